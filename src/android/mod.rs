@@ -1,0 +1,9 @@
+//! Pure parsers for the text Android devices print: `&str` in, typed data out, no I/O.
+//!
+//! The server reads device output through these, and the simulator builds its answers from
+//! the same types, so the two cannot drift apart.
+
+pub mod getprop;
+pub mod logcat;
+pub mod packages;
+pub mod uiautomator;

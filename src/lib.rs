@@ -1,0 +1,6 @@
+//! droidmcp: an MCP server that drives Android devices with answers sized for a model's
+//! context window, and a simulated device that speaks adbd's wire protocol.
+//! The code map is in `docs/ARCHITECTURE.md`.
+
+pub mod android;
+pub mod sim;

@@ -1,0 +1,56 @@
+//! The device's commands, answered from the device model as a real device answers them.
+//! One file per family; `run` dispatches on the program name.
+
+mod am;
+mod coreutils;
+mod dumpsys;
+mod input;
+mod logcat;
+mod pm;
+mod props;
+mod screen;
+
+use std::sync::Arc;
+
+use super::Simulator;
+use super::shell::Output;
+
+pub async fn run(sim: &Arc<Simulator>, argv: &[String], stdin: Vec<u8>) -> Output {
+    let Some(first) = argv.first() else {
+        return Output::default();
+    };
+    // `/system/bin/getprop` runs `getprop`.
+    let program = first.rsplit('/').next().unwrap_or(first);
+    if sim.faults.stall_on.iter().any(|s| s == program) {
+        tracing::warn!(program, "fault: stalling");
+        std::future::pending::<()>().await;
+    }
+    let args: Vec<&str> = argv[1..].iter().map(String::as_str).collect();
+    match program {
+        "sleep" => coreutils::sleep(&args).await,
+        "getprop" => sim.with_device(|d| props::getprop(d, &args)),
+        "setprop" => sim.with_device(|d| props::setprop(d, &args)),
+        "settings" => sim.with_device(|d| props::settings(d, &args)),
+        "pm" => sim.with_device(|d| pm::pm(d, &args, &stdin)),
+        "cmd" => match args.first() {
+            Some(&"package") => sim.with_device(|d| pm::pm(d, &args[1..], &stdin)),
+            Some(&"window") => sim.with_device(|d| input::wm(d, &args[1..])),
+            Some(service) => Output::err(20, format!("cmd: Can't find service: {service}\n")),
+            None => Output::err(20, "cmd: No service specified; use -l to list all running services.\n"),
+        },
+        "dumpsys" => sim.with_device(|d| dumpsys::dumpsys(d, &args)),
+        "wm" => sim.with_device(|d| input::wm(d, &args)),
+        "input" => sim.with_device(|d| input::input(d, &args)),
+        "uiautomator" => sim.with_device(|d| screen::uiautomator(d, &args)),
+        "screencap" => sim.with_device(|d| screen::screencap(d, &args)),
+        "am" => sim.with_device(|d| am::am(d, &args)),
+        "monkey" => sim.with_device(|d| am::monkey(d, &args)),
+        "logcat" => sim.with_device(|d| logcat::logcat(d, &args)),
+        "pidof" => sim.with_device(|d| coreutils::pidof(d, &args)),
+        "ps" => sim.with_device(|d| coreutils::ps(d, &args)),
+        _ => match coreutils::run(sim, program, &args, &stdin) {
+            Some(out) => out,
+            None => Output::err(127, format!("/system/bin/sh: {program}: inaccessible or not found\n")),
+        },
+    }
+}
