@@ -37,13 +37,12 @@ fn parse_package_line(line: &str) -> Option<PackageLine> {
     })
 }
 
-/// Whether `name` follows Android's package-name grammar: two or more dot-separated segments,
-/// each starting with a letter and made of ASCII letters, digits and `_`.
+/// Whether `name` follows Android's package-name grammar: dot-separated segments, each starting
+/// with a letter and made of ASCII letters, digits and `_`. One segment is allowed: the system
+/// package is called `android`.
 pub fn is_valid_package_name(name: &str) -> bool {
-    let segments: Vec<&str> = name.split('.').collect();
     name.len() <= 255
-        && segments.len() >= 2
-        && segments.iter().all(|s| {
+        && name.split('.').all(|s| {
             let mut chars = s.chars();
             chars.next().is_some_and(|c| c.is_ascii_alphabetic())
                 && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
@@ -66,7 +65,8 @@ mod tests {
     fn package_name_grammar() {
         assert!(is_valid_package_name("com.android.settings"));
         assert!(is_valid_package_name("com.foo_bar.a1"));
-        assert!(!is_valid_package_name("settings"));
+        assert!(is_valid_package_name("android"));
+        assert!(!is_valid_package_name(""));
         assert!(!is_valid_package_name("com.foo; reboot"));
         assert!(!is_valid_package_name("com..foo"));
         assert!(!is_valid_package_name("com.1foo"));

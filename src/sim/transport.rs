@@ -28,6 +28,8 @@ pub struct StreamIo {
     streams: Streams,
     /// Bytes the host sent that a `read_exact` has not consumed yet.
     pending: Vec<u8>,
+    /// A WRTE was sent and its OKAY has not arrived yet.
+    awaiting_okay: bool,
 }
 
 /// The stream was closed by the host or the connection went away.
@@ -35,14 +37,18 @@ pub struct StreamIo {
 pub struct StreamClosed;
 
 impl StreamIo {
-    /// Sends `data` as WRTE messages no larger than the negotiated maxdata, waiting for the host's
-    /// OKAY after each one.
+    /// Sends `data` as WRTE messages no larger than the negotiated maxdata. One WRTE is in flight
+    /// at a time: each waits for the OKAY of the one before, not for its own, so the service can
+    /// go on reading (adb_client sends QUIT before it acknowledges the last sync reply).
     pub async fn write(&mut self, data: &[u8]) -> Result<(), StreamClosed> {
         for chunk in data.chunks(self.max_payload.max(1)) {
+            if self.awaiting_okay {
+                self.okays.recv().await.ok_or(StreamClosed)?;
+            }
             self.out
                 .send(Message::new(A_WRTE, self.local_id, self.remote_id, chunk.to_vec()))
                 .map_err(|_| StreamClosed)?;
-            self.okays.recv().await.ok_or(StreamClosed)?;
+            self.awaiting_okay = true;
         }
         Ok(())
     }
@@ -220,6 +226,7 @@ async fn dispatch_loop(
                     okays,
                     streams: streams.clone(),
                     pending: Vec::new(),
+                    awaiting_okay: false,
                 };
                 tracing::debug!(service = %name, local_id, "stream opened");
                 tokio::spawn(services::run(sim.clone(), name, io));

@@ -1,0 +1,123 @@
+//! The parsers the simulator shares with the server, run on every real capture in
+//! `../shared/device-captures` (skipped with a reason when that folder is absent, failed under CI).
+
+mod common;
+
+use droidmcp::android::getprop::parse_getprop;
+use droidmcp::android::logcat::{Level, parse_threadtime_line};
+use droidmcp::android::packages::{is_valid_package_name, parse_package_list};
+use droidmcp::android::uiautomator::parse_ui_dump;
+
+fn read(path: &std::path::Path) -> String {
+    String::from_utf8_lossy(&std::fs::read(path).expect("read capture")).into_owned()
+}
+
+#[test]
+fn getprop_captures_parse_every_property_including_multi_line_values() {
+    for (name, path) in common::captures("getprop") {
+        let text = read(&path);
+        let props = parse_getprop(&text);
+        let entries = text
+            .lines()
+            .filter(|l| l.starts_with('[') && l.contains("]: ["))
+            .count();
+        assert_eq!(props.len(), entries, "{name}: one property per entry line");
+        let multi: Vec<_> = props.iter().filter(|(_, v)| v.contains('\n')).collect();
+        let continuation_lines = text.lines().count() - entries;
+        assert_eq!(
+            multi.iter().map(|(_, v)| v.matches('\n').count()).sum::<usize>(),
+            continuation_lines,
+            "{name}"
+        );
+        if !name.contains("SUBSET") {
+            assert!(props.contains_key("ro.product.model"), "{name}");
+            assert!(
+                props
+                    .get("ro.build.version.sdk")
+                    .is_some_and(|v| v.parse::<u32>().is_ok()),
+                "{name}"
+            );
+        }
+        if let Some(history) = props.get("persist.sys.boot.reason.history") {
+            assert!(
+                history.lines().count() >= 2 && !history.contains(']'),
+                "{name}: {history:?}"
+            );
+        }
+        println!("{name}: {} properties, {} multi-line", props.len(), multi.len());
+    }
+}
+
+#[test]
+fn pm_list_packages_capture_keeps_paths_and_names() {
+    for (name, path) in common::captures("pm-list-packages") {
+        let text = read(&path);
+        let packages = parse_package_list(&text);
+        assert_eq!(
+            packages.len(),
+            text.lines().filter(|l| l.starts_with("package:")).count(),
+            "{name}"
+        );
+        assert!(packages.iter().all(|p| {
+            p.path
+                .as_deref()
+                .is_some_and(|p| p.starts_with('/') && p.ends_with(".apk"))
+        }));
+        assert!(
+            packages.iter().all(|p| is_valid_package_name(&p.name)),
+            "{name}: every name follows the grammar"
+        );
+        assert!(
+            packages.iter().any(|p| p.path.as_deref().unwrap().contains("==/")),
+            "{name}: /data/app/~~…== paths"
+        );
+        println!("{name}: {} packages", packages.len());
+    }
+}
+
+#[test]
+fn uiautomator_captures_parse_with_bounds_on_every_node() {
+    let mut files = common::captures("uiautomator");
+    files.extend(common::captures("appium-page-source"));
+    for (name, path) in files {
+        let text = read(&path);
+        let tree = parse_ui_dump(&text).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let expected = roxmltree::Document::parse(text.trim_start_matches('\u{feff}'))
+            .map(|d| d.descendants().filter(|n| n.is_element()).count() - 1)
+            .expect("well-formed XML");
+        assert_eq!(tree.nodes.len(), expected, "{name}: every element becomes a node");
+        for node in &tree.nodes {
+            let b = node.bounds().unwrap_or_else(|| panic!("{name}: node without bounds"));
+            let (x, y) = b.center();
+            assert!(b.is_empty() || b.contains(x, y), "{name}: center inside bounds");
+        }
+        assert!(
+            tree.nodes.iter().any(|n| !n.class().is_empty()),
+            "{name}: classes are read"
+        );
+        // Writing out and reading back keeps every attribute.
+        assert_eq!(parse_ui_dump(&tree.to_xml()).unwrap().nodes, tree.nodes, "{name}");
+        println!("{name}: {} nodes", tree.nodes.len());
+    }
+}
+
+#[test]
+fn logcat_capture_parses_and_holds_two_fatal_exceptions() {
+    for (name, path) in common::captures("logcat") {
+        let text = read(&path);
+        let parsed: Vec<_> = text.lines().filter_map(parse_threadtime_line).collect();
+        let total = text.lines().filter(|l| !l.starts_with("---------")).count();
+        assert_eq!(parsed.len(), total, "{name}: every threadtime line parses");
+        let fatal: Vec<_> = parsed
+            .iter()
+            .filter(|l| l.message.starts_with("FATAL EXCEPTION"))
+            .collect();
+        assert_eq!(fatal.len(), 2, "{name}");
+        assert!(
+            fatal
+                .iter()
+                .all(|l| l.tag == "AndroidRuntime" && l.level == Level::Error)
+        );
+        println!("{name}: {} lines", parsed.len());
+    }
+}

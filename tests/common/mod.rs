@@ -1,0 +1,209 @@
+//! Shared test helpers: a simulator process on a free port, a private adb server, the shared
+//! captures folder, and a test APK. Missing `adb` or `../shared` skips locally and fails under CI.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+
+pub fn under_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0")
+}
+
+/// Skips (prints why) or, under CI, fails.
+pub fn skip_or_fail(reason: &str) {
+    if under_ci() {
+        panic!("CI=true and {reason}: CI must run this test");
+    }
+    eprintln!("SKIPPED: {reason}");
+}
+
+pub fn repo_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+pub fn profile_dir() -> PathBuf {
+    repo_dir().join("fixtures/pixel-emulator")
+}
+
+/// `../shared/device-captures`, if present.
+pub fn captures_dir() -> Option<PathBuf> {
+    let dir = repo_dir().join("../shared/device-captures");
+    if dir.is_dir() {
+        Some(dir)
+    } else {
+        skip_or_fail(&format!("{} is absent", dir.display()));
+        None
+    }
+}
+
+/// Every capture whose file name starts with `prefix`, sorted.
+pub fn captures(prefix: &str) -> Vec<(String, PathBuf)> {
+    let Some(dir) = captures_dir() else { return Vec::new() };
+    let mut found: Vec<(String, PathBuf)> = std::fs::read_dir(&dir)
+        .expect("read captures dir")
+        .filter_map(|e| e.ok())
+        .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
+        .filter(|(name, _)| name.starts_with(prefix))
+        .collect();
+    found.sort();
+    assert!(!found.is_empty(), "no capture named {prefix}* in {}", dir.display());
+    found
+}
+
+/// A `droidmcp sim` process on a free loopback port, killed on drop.
+pub struct SimProcess {
+    child: Child,
+    pub addr: SocketAddr,
+}
+
+impl SimProcess {
+    pub fn start(extra: &[&str]) -> SimProcess {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_droidmcp"))
+            .args(["sim", "--listen", "127.0.0.1:0", "--profile"])
+            .arg(profile_dir())
+            .args(extra)
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("spawn droidmcp sim");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().expect("stdout"))
+            .read_line(&mut line)
+            .expect("read sim address");
+        let addr = line
+            .trim()
+            .strip_prefix("listening on ")
+            .unwrap_or_else(|| panic!("unexpected first line from sim: {line:?}"))
+            .parse()
+            .expect("sim address");
+        SimProcess { child, addr }
+    }
+
+    pub fn serial(&self) -> String {
+        self.addr.to_string()
+    }
+}
+
+impl Drop for SimProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("bind")
+        .local_addr()
+        .expect("addr")
+        .port()
+}
+
+/// A private adb server (its own port and HOME, so its own key), killed on drop.
+pub struct AdbServer {
+    pub port: u16,
+    pub home: tempfile::TempDir,
+}
+
+impl AdbServer {
+    /// `None` when `adb` is not installed (a skip locally, a failure under CI).
+    pub fn start() -> Option<AdbServer> {
+        if Command::new("adb").arg("version").output().is_err() {
+            skip_or_fail("the adb program is not installed (apt-get install -y adb)");
+            return None;
+        }
+        let server = AdbServer {
+            port: free_port(),
+            home: tempfile::tempdir().expect("tempdir"),
+        };
+        let out = server.run(&["start-server"]);
+        assert!(
+            out.status.success(),
+            "adb start-server failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        Some(server)
+    }
+
+    pub fn command(&self) -> Command {
+        let mut cmd = Command::new("adb");
+        cmd.arg("-P").arg(self.port.to_string()).env("HOME", self.home.path());
+        cmd
+    }
+
+    pub fn run(&self, args: &[&str]) -> Output {
+        self.command().args(args).output().expect("run adb")
+    }
+
+    /// `adb connect` then `wait-for-device`, so the transport is up before the test goes on.
+    pub fn connect(&self, sim: &SimProcess) -> String {
+        let serial = sim.serial();
+        let out = self.run(&["connect", &serial]);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains("connected to"), "adb connect: {text}");
+        assert!(self.run(&["-s", &serial, "wait-for-device"]).status.success());
+        serial
+    }
+
+    /// `adb -s SERIAL shell ARGS`: stdout, stderr and the exit code.
+    pub fn shell(&self, serial: &str, args: &[&str]) -> (String, String, i32) {
+        let mut all = vec!["-s", serial, "shell"];
+        all.extend_from_slice(args);
+        let out = self.run(&all);
+        (
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+            out.status.code().unwrap_or(-1),
+        )
+    }
+
+    pub fn public_key_path(&self) -> PathBuf {
+        self.home.path().join(".android/adbkey.pub")
+    }
+}
+
+impl Drop for AdbServer {
+    fn drop(&mut self) {
+        let _ = self.run(&["kill-server"]);
+    }
+}
+
+/// A minimal APK the simulator can install: a zip with a text manifest.
+pub fn build_test_apk(dir: &Path, package: &str, version_code: u32) -> PathBuf {
+    let path = dir.join(format!("{package}.apk"));
+    let manifest = format!(
+        r#"<?xml version="1.0" encoding="utf-8"?>
+<manifest xmlns:android="http://schemas.android.com/apk/res/android" package="{package}" android:versionCode="{version_code}" android:versionName="1.{version_code}">
+  <uses-sdk android:minSdkVersion="24" android:targetSdkVersion="34"/>
+  <uses-permission android:name="android.permission.INTERNET"/>
+  <application android:label="Test App">
+    <activity android:name=".MainActivity" android:exported="true">
+      <intent-filter><action android:name="android.intent.action.MAIN"/><category android:name="android.intent.category.LAUNCHER"/></intent-filter>
+    </activity>
+  </application>
+</manifest>"#
+    );
+    let file = std::fs::File::create(&path).expect("create apk");
+    let mut zip = zip::ZipWriter::new(file);
+    let opts = zip::write::SimpleFileOptions::default();
+    zip.start_file("AndroidManifest.xml", opts).expect("zip entry");
+    zip.write_all(manifest.as_bytes()).expect("write manifest");
+    zip.start_file("classes.dex", opts).expect("zip entry");
+    zip.write_all(b"dex\n035\0").expect("write dex");
+    zip.finish().expect("finish apk");
+    path
+}
+
+/// The center of the first node whose attribute `attr` equals `value` in a uiautomator dump.
+pub fn center_of(xml: &str, attr: &str, value: &str) -> (i32, i32) {
+    let tree = droidmcp::android::uiautomator::parse_ui_dump(xml).expect("parse dump");
+    let node = tree
+        .nodes
+        .iter()
+        .find(|n| n.attr(attr) == Some(value))
+        .unwrap_or_else(|| panic!("no node with {attr}={value:?} on this screen"));
+    node.bounds().expect("bounds").center()
+}
