@@ -16,7 +16,7 @@ pub struct Bounds {
 impl Bounds {
     pub fn parse(s: &str) -> Option<Bounds> {
         let nums: Vec<i32> = s
-            .split(|c: char| c == '[' || c == ']' || c == ',')
+            .split(['[', ']', ','])
             .filter(|p| !p.is_empty())
             .map(|p| p.trim().parse().ok())
             .collect::<Option<_>>()?;

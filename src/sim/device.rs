@@ -242,7 +242,7 @@ impl Device {
             })
             .or_else(|| tree.deepest_at(x, y, |_| true));
         let Some(target) = target else { return };
-        if !tree.nodes[target].attr("enabled").is_none_or(|e| e == "true") {
+        if tree.nodes[target].attr("enabled").is_some_and(|e| e != "true") {
             return;
         }
         // The tapped element and everything inside it, for matching transitions.

@@ -211,7 +211,8 @@ async fn interactive(sim: &Arc<Simulator>, io: &mut StreamIo, mode: &ShellMode) 
             last_code = out.code;
             let mut shown = out.clone();
             shown.stdout.extend_from_slice(prompt.as_bytes());
-            if out.exits || io.write(&frame_output(mode, shown, out.exits)).await.is_err() || out.exits {
+            let failed = io.write(&frame_output(mode, shown, out.exits)).await.is_err();
+            if failed || out.exits {
                 return;
             }
         }
