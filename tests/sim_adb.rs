@@ -224,3 +224,28 @@ fn fault_dropped_connection_cuts_the_output_and_adb_reports_the_device_gone() {
     let (_, err, code) = adb.shell(&serial, &["echo", "again"]);
     assert_ne!(code, 0, "the device is gone until it reconnects: {err}");
 }
+
+#[test]
+fn interactive_adb_shell_runs_each_line_and_exits_with_its_code() {
+    let Some(adb) = AdbServer::start() else { return };
+    let sim = SimProcess::start(&[]);
+    let serial = adb.connect(&sim);
+    let mut child = adb
+        .command()
+        .args(["-s", &serial, "shell"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("adb shell");
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"getprop ro.product.device\nfalse\necho $?\nexit 3\n")
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(text, "emu64xa:/ $ emu64xa\nemu64xa:/ $ emu64xa:/ $ 1\nemu64xa:/ $ ");
+    assert_eq!(out.status.code(), Some(3));
+}

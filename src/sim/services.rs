@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use super::Simulator;
-use super::shell::{Output, run_script, stdin_wanted};
+use super::shell::{Output, run_script, run_script_after, stdin_wanted};
 use super::sync;
 use super::transport::StreamIo;
 
@@ -207,10 +207,12 @@ async fn interactive(sim: &Arc<Simulator>, io: &mut StreamIo, mode: &ShellMode) 
                     .await;
                 return;
             }
-            let out = run_script(sim, &script, Vec::new()).await;
+            let out = run_script_after(sim, &script, Vec::new(), last_code).await;
             last_code = out.code;
             let mut shown = out.clone();
-            shown.stdout.extend_from_slice(prompt.as_bytes());
+            if !out.exits {
+                shown.stdout.extend_from_slice(prompt.as_bytes());
+            }
             let failed = io.write(&frame_output(mode, shown, out.exits)).await.is_err();
             if failed || out.exits {
                 return;

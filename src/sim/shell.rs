@@ -341,12 +341,17 @@ fn flags_only(args: &[&str]) -> usize {
 
 /// Runs a whole command line against the device.
 pub async fn run_script(sim: &Arc<Simulator>, script: &str, stdin: Vec<u8>) -> Output {
+    run_script_after(sim, script, stdin, 0).await
+}
+
+/// Runs a command line where `$?` starts as `last_status` (the previous line of a session).
+pub async fn run_script_after(sim: &Arc<Simulator>, script: &str, stdin: Vec<u8>, last_status: i32) -> Output {
     let list = match tokenize(script).and_then(parse) {
         Ok(list) => list,
         Err(e) => return Output::err(2, format!("/system/bin/sh: {e}\n")),
     };
     let mut total = Output::default();
-    let mut status = 0;
+    let mut status = last_status;
     let mut stdin = Some(stdin);
     for (connector, pipeline) in list {
         let run = match connector {
@@ -371,6 +376,7 @@ pub async fn run_script(sim: &Arc<Simulator>, script: &str, stdin: Vec<u8>) -> O
             }
             if out.exits {
                 total.code = out.code;
+                total.exits = true;
                 return total;
             }
         }
