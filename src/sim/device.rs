@@ -152,10 +152,6 @@ impl Device {
         &mut self.screens[self.current]
     }
 
-    pub fn screen_by_name(&self, name: &str) -> Option<&Screen> {
-        self.screens.iter().find(|s| s.name == name)
-    }
-
     pub fn pid_of(&self, package: &str) -> Option<u32> {
         self.running.get(package).copied()
     }
@@ -303,16 +299,6 @@ impl Device {
         }
     }
 
-    /// The real value of a field on the current screen (password fields included), for tests.
-    pub fn field_value(&self, id: usize) -> String {
-        let screen = self.screen();
-        screen
-            .secrets
-            .get(&id)
-            .cloned()
-            .unwrap_or_else(|| screen.tree.nodes[id].text().to_string())
-    }
-
     /// A key event by name without `KEYCODE_` (e.g. `BACK`).
     pub fn key(&mut self, name: &str) {
         if let Some(to) = self.transition_for(|t| t.key.as_deref() == Some(name)) {
@@ -453,11 +439,6 @@ impl Device {
         self.screens
             .retain(|s| s.package != package || s.name != format!("app:{package}"));
         self.generation += 1;
-    }
-
-    /// The focused window and app, as `dumpsys window` reports them.
-    pub fn focus_component(&self) -> String {
-        self.screen().component()
     }
 }
 
