@@ -2,13 +2,13 @@
 
 mod common;
 
-use common::{AdbServer, SimProcess, build_test_apk, center_of};
+use common::{AdbServer, SimProcess, build_test_apk, center_of, connected_sim};
 
 #[test]
 fn adb_connect_lists_the_model_and_product() {
-    let Some(adb) = AdbServer::start() else { return };
-    let sim = SimProcess::start(&[]);
-    let serial = adb.connect(&sim);
+    let Some((adb, _sim, serial)) = connected_sim(&[]) else {
+        return;
+    };
     let devices = String::from_utf8_lossy(&adb.run(&["devices", "-l"]).stdout).into_owned();
     let line = devices
         .lines()
@@ -24,9 +24,9 @@ fn adb_connect_lists_the_model_and_product() {
 
 #[test]
 fn adb_shell_getprop_reads_the_profile() {
-    let Some(adb) = AdbServer::start() else { return };
-    let sim = SimProcess::start(&[]);
-    let serial = adb.connect(&sim);
+    let Some((adb, _sim, serial)) = connected_sim(&[]) else {
+        return;
+    };
     let (out, _, code) = adb.shell(&serial, &["getprop", "ro.product.model"]);
     assert_eq!((out.as_str(), code), ("Pixel 7 (droidmcp sim)\n", 0));
     let (all, _, _) = adb.shell(&serial, &["getprop"]);
@@ -38,9 +38,9 @@ fn adb_shell_getprop_reads_the_profile() {
 
 #[test]
 fn adb_shell_exit_codes_match_a_device() {
-    let Some(adb) = AdbServer::start() else { return };
-    let sim = SimProcess::start(&[]);
-    let serial = adb.connect(&sim);
+    let Some((adb, _sim, serial)) = connected_sim(&[]) else {
+        return;
+    };
     assert_eq!(adb.shell(&serial, &["false"]).2, 1);
     assert_eq!(adb.shell(&serial, &["true"]).2, 0);
     assert_eq!(adb.shell(&serial, &["exit", "42"]).2, 42);
@@ -54,9 +54,9 @@ fn adb_shell_exit_codes_match_a_device() {
 
 #[test]
 fn adb_exec_out_screencap_is_a_png_of_the_screen_size() {
-    let Some(adb) = AdbServer::start() else { return };
-    let sim = SimProcess::start(&[]);
-    let serial = adb.connect(&sim);
+    let Some((adb, _sim, serial)) = connected_sim(&[]) else {
+        return;
+    };
     let out = adb.run(&["-s", &serial, "exec-out", "screencap", "-p"]);
     assert!(out.status.success());
     let img = image::load_from_memory_with_format(&out.stdout, image::ImageFormat::Png).expect("valid PNG");
@@ -70,9 +70,9 @@ fn adb_exec_out_screencap_is_a_png_of_the_screen_size() {
 
 #[test]
 fn adb_push_then_pull_round_trips_byte_for_byte() {
-    let Some(adb) = AdbServer::start() else { return };
-    let sim = SimProcess::start(&[]);
-    let serial = adb.connect(&sim);
+    let Some((adb, _sim, serial)) = connected_sim(&[]) else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     // Over 64 KiB so the sync DATA chunking is exercised, and every byte value.
     let data: Vec<u8> = (0..300_000u32)
@@ -94,9 +94,9 @@ fn adb_push_then_pull_round_trips_byte_for_byte() {
 
 #[test]
 fn adb_install_and_uninstall_change_the_package_list() {
-    let Some(adb) = AdbServer::start() else { return };
-    let sim = SimProcess::start(&[]);
-    let serial = adb.connect(&sim);
+    let Some((adb, _sim, serial)) = connected_sim(&[]) else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let apk = build_test_apk(dir.path(), "org.droidmcp.test.installme", 3);
     assert_eq!(adb.shell(&serial, &["pm", "list", "packages", "installme"]).0, "");
@@ -133,9 +133,9 @@ fn adb_install_and_uninstall_change_the_package_list() {
 
 #[test]
 fn input_tap_on_settings_entries_changes_the_ui_dump() {
-    let Some(adb) = AdbServer::start() else { return };
-    let sim = SimProcess::start(&[]);
-    let serial = adb.connect(&sim);
+    let Some((adb, _sim, serial)) = connected_sim(&[]) else {
+        return;
+    };
     let dump = |adb: &AdbServer| {
         let out = adb.run(&["-s", &serial, "exec-out", "uiautomator", "dump", "/dev/tty"]);
         String::from_utf8_lossy(&out.stdout).into_owned()
@@ -162,9 +162,9 @@ fn input_tap_on_settings_entries_changes_the_ui_dump() {
 
 #[test]
 fn adb_logcat_dump_and_filters() {
-    let Some(adb) = AdbServer::start() else { return };
-    let sim = SimProcess::start(&[]);
-    let serial = adb.connect(&sim);
+    let Some((adb, _sim, serial)) = connected_sim(&[]) else {
+        return;
+    };
     let all = adb.run(&["-s", &serial, "logcat", "-d"]);
     let text = String::from_utf8_lossy(&all.stdout);
     assert!(text.lines().count() >= 2000, "2,000+ lines");
@@ -209,9 +209,9 @@ fn auth_with_required_keys_accepts_the_listed_key_only() {
 
 #[test]
 fn fault_dropped_connection_cuts_the_output_and_adb_reports_the_device_gone() {
-    let Some(adb) = AdbServer::start() else { return };
-    let sim = SimProcess::start(&["--drop-after-bytes", "20000"]);
-    let serial = adb.connect(&sim);
+    let Some((adb, _sim, serial)) = connected_sim(&["--drop-after-bytes", "20000"]) else {
+        return;
+    };
     // adb_client busy-loops on a closed socket, so this fault is checked with the real adb.
     let out = adb.run(&["-s", &serial, "exec-out", "seq", "100000"]);
     let text = String::from_utf8_lossy(&out.stdout);
@@ -227,9 +227,9 @@ fn fault_dropped_connection_cuts_the_output_and_adb_reports_the_device_gone() {
 
 #[test]
 fn interactive_adb_shell_runs_each_line_and_exits_with_its_code() {
-    let Some(adb) = AdbServer::start() else { return };
-    let sim = SimProcess::start(&[]);
-    let serial = adb.connect(&sim);
+    let Some((adb, _sim, serial)) = connected_sim(&[]) else {
+        return;
+    };
     let mut child = adb
         .command()
         .args(["-s", &serial, "shell"])

@@ -171,6 +171,15 @@ impl Drop for AdbServer {
     }
 }
 
+/// A private adb server connected to a fresh simulator started with `extra` flags, and its serial.
+/// `None` when `adb` is missing (a skip locally, a failure under CI).
+pub fn connected_sim(extra: &[&str]) -> Option<(AdbServer, SimProcess, String)> {
+    let adb = AdbServer::start()?;
+    let sim = SimProcess::start(extra);
+    let serial = adb.connect(&sim);
+    Some((adb, sim, serial))
+}
+
 /// A minimal APK the simulator can install: a zip with a text manifest.
 pub fn build_test_apk(dir: &Path, package: &str, version_code: u32) -> PathBuf {
     let path = dir.join(format!("{package}.apk"));
