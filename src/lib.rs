@@ -2,5 +2,9 @@
 //! context window, and a simulated device that speaks adbd's wire protocol.
 //! The code map is in `docs/ARCHITECTURE.md`.
 
+pub mod adb;
 pub mod android;
+pub mod context;
+pub mod server;
 pub mod sim;
+pub mod tools;

@@ -4,8 +4,16 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use std::sync::Arc;
+
 use clap::{Parser, Subcommand};
-use droidmcp::sim::{self, AuthPolicy, Faults, Simulator};
+use droidmcp::adb::{Adb, Route};
+use droidmcp::context::cache::Limits;
+use droidmcp::context::{Cache, DEFAULT_BUDGET};
+use droidmcp::server::DroidMcp;
+use droidmcp::sim::{self, AuthPolicy, Faults, SimHandle, Simulator};
+use droidmcp::tools::State;
+use rmcp::ServiceExt;
 
 #[derive(Parser)]
 #[command(
@@ -15,13 +23,53 @@ use droidmcp::sim::{self, AuthPolicy, Faults, Simulator};
 )]
 struct Cli {
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
+    #[command(flatten)]
+    serve: ServeArgs,
 }
 
 #[derive(Subcommand)]
 enum Command {
+    /// Serve MCP over stdio (the default when no command is given).
+    Serve(ServeArgs),
+    /// Run one tool call and print its result as JSON, e.g. `call adb-device '{"operation":"list"}'`.
+    Call(CallArgs),
     /// Start a simulated Android device that `adb connect` can reach.
     Sim(SimArgs),
+}
+
+#[derive(clap::Args, Clone)]
+struct ServeArgs {
+    /// Default device serial (as `adb devices` shows it).
+    #[arg(long, env = "ANDROID_SERIAL")]
+    device: Option<String>,
+    /// Where devices are: tcp:HOST:PORT for one device's adbd, server:HOST:PORT for an adb server.
+    /// Default: the adb server from ADB_SERVER_SOCKET or ANDROID_ADB_SERVER_PORT, else 127.0.0.1:5037.
+    #[arg(long, conflicts_with = "sim")]
+    adb: Option<String>,
+    /// Start a simulated device in-process and use it (optionally from this profile folder).
+    #[arg(long, num_args = 0..=1, default_missing_value = "", value_name = "PROFILE")]
+    sim: Option<String>,
+    /// Response budget in chars: a larger answer is summarised, the rest kept behind a cacheId.
+    #[arg(long, default_value_t = DEFAULT_BUDGET as u64, value_parser = clap::value_parser!(u64).range(500..=1_000_000))]
+    budget: u64,
+    /// Byte bound of the cache, in MiB.
+    #[arg(long, default_value_t = 64)]
+    cache_mib: usize,
+    /// Timeout of one device call, in milliseconds.
+    #[arg(long, default_value_t = 20_000)]
+    timeout_ms: u64,
+}
+
+#[derive(clap::Args)]
+struct CallArgs {
+    /// Tool name, e.g. adb-device.
+    tool: String,
+    /// Arguments as a JSON object.
+    #[arg(default_value = "{}")]
+    arguments: String,
+    #[command(flatten)]
+    serve: ServeArgs,
 }
 
 #[derive(clap::Args)]
@@ -88,11 +136,86 @@ async fn main() -> anyhow::Result<()> {
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info,rmcp=warn".into()),
+        )
         .init();
-    match Cli::parse().command {
-        Command::Sim(args) => run_sim(args).await,
+    let cli = Cli::parse();
+    match cli.command {
+        None => serve(cli.serve).await,
+        Some(Command::Serve(args)) => serve(args).await,
+        Some(Command::Call(args)) => call(args).await,
+        Some(Command::Sim(args)) => run_sim(args).await,
     }
+}
+
+/// The shared state of a server, and the simulator it runs when asked to.
+async fn build_state(args: &ServeArgs) -> anyhow::Result<(Arc<State>, Option<SimHandle>)> {
+    let (route, sim, device) = match (&args.sim, &args.adb) {
+        (Some(profile), _) => {
+            let profile = if profile.is_empty() {
+                default_profile()
+            } else {
+                PathBuf::from(profile)
+            };
+            let simulator = Simulator::load(&profile, None, AuthPolicy::None)?;
+            let handle = sim::start(simulator, SocketAddr::from(([127, 0, 0, 1], 0))).await?;
+            tracing::info!(addr = %handle.addr, profile = %profile.display(), "simulated device started");
+            (Route::Direct(handle.addr), Some(handle), None)
+        }
+        (None, Some(spec)) => (
+            Route::parse_direct(spec).map_err(anyhow::Error::msg)?,
+            None,
+            args.device.clone(),
+        ),
+        (None, None) => (
+            Route::server_from_env().map_err(anyhow::Error::msg)?,
+            None,
+            args.device.clone(),
+        ),
+    };
+    tracing::info!(?route, "devices");
+    let adb = Adb::new(route, Duration::from_millis(args.timeout_ms));
+    let cache = Cache::new(Limits {
+        max_bytes: args.cache_mib * 1024 * 1024,
+        ..Limits::default()
+    });
+    Ok((Arc::new(State::new(adb, cache, args.budget as usize, device)), sim))
+}
+
+/// The bundled profile: next to the working directory when run from the repository, else where
+/// the crate was built.
+fn default_profile() -> PathBuf {
+    let local = PathBuf::from("fixtures/pixel-emulator");
+    if local.join("profile.toml").exists() {
+        local
+    } else {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/pixel-emulator")
+    }
+}
+
+async fn serve(args: ServeArgs) -> anyhow::Result<()> {
+    let (state, _sim) = build_state(&args).await?;
+    let service = DroidMcp::new(state).serve(rmcp::transport::stdio()).await?;
+    tracing::info!("serving MCP on stdio");
+    service.waiting().await?;
+    Ok(())
+}
+
+async fn call(args: CallArgs) -> anyhow::Result<()> {
+    let arguments: serde_json::Value = serde_json::from_str(&args.arguments).map_err(|e| {
+        anyhow::anyhow!("the arguments are not JSON ({e}); pass an object such as '{{\"operation\":\"list\"}}'")
+    })?;
+    let serde_json::Value::Object(arguments) = arguments else {
+        anyhow::bail!("the arguments must be a JSON object, e.g. '{{\"operation\":\"list\"}}'");
+    };
+    let (state, _sim) = build_state(&args.serve).await?;
+    let result = droidmcp::server::call_once(DroidMcp::new(state), &args.tool, arguments).await?;
+    println!("{}", serde_json::to_string_pretty(&result)?);
+    if result.is_error == Some(true) {
+        std::process::exit(1);
+    }
+    Ok(())
 }
 
 async fn run_sim(args: SimArgs) -> anyhow::Result<()> {

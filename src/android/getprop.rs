@@ -61,6 +61,60 @@ pub fn format_getprop(props: &BTreeMap<String, String>) -> String {
     out
 }
 
+/// The eight properties a model needs to know which device it drives.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PropertySummary {
+    pub model: Option<String>,
+    pub manufacturer: Option<String>,
+    pub sdk_version: Option<u32>,
+    pub android_version: Option<String>,
+    pub device: Option<String>,
+    pub product: Option<String>,
+    pub hardware: Option<String>,
+    pub abi_list: Vec<String>,
+}
+
+/// Picks the summary out of a full property map. Each field falls back through the names
+/// vendors and Android versions use (`ro.product.vendor.*` on Treble devices, `ro.product.cpu.abi`
+/// before Lollipop's abilist).
+pub fn summarize(props: &BTreeMap<String, String>) -> PropertySummary {
+    let first = |keys: &[&str]| {
+        keys.iter()
+            .filter_map(|k| props.get(*k))
+            .map(|v| v.trim())
+            .find(|v| !v.is_empty())
+            .map(str::to_string)
+    };
+    let abi = first(&[
+        "ro.product.cpu.abilist",
+        "ro.vendor.product.cpu.abilist",
+        "ro.product.cpu.abi",
+    ]);
+    PropertySummary {
+        model: first(&["ro.product.model", "ro.product.vendor.model", "ro.product.system.model"]),
+        manufacturer: first(&[
+            "ro.product.manufacturer",
+            "ro.product.vendor.manufacturer",
+            "ro.product.system.manufacturer",
+        ]),
+        sdk_version: first(&["ro.build.version.sdk"]).and_then(|v| v.parse().ok()),
+        android_version: first(&["ro.build.version.release_or_codename", "ro.build.version.release"]),
+        device: first(&["ro.product.device", "ro.product.vendor.device", "ro.build.product"]),
+        product: first(&["ro.product.name", "ro.product.vendor.name", "ro.product.system.name"]),
+        hardware: first(&["ro.hardware", "ro.boot.hardware", "ro.board.platform"]),
+        abi_list: abi
+            .map(|a| {
+                a.split(',')
+                    .map(str::trim)
+                    .filter(|s| !s.is_empty())
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

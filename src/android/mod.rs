@@ -3,6 +3,7 @@
 //! The server reads device output through these, and the simulator builds its answers from
 //! the same types, so the two cannot drift apart.
 
+pub mod device_state;
 pub mod getprop;
 pub mod logcat;
 pub mod packages;

@@ -9,7 +9,6 @@ pub mod auth;
 pub mod commands;
 pub mod device;
 pub mod fs;
-pub mod message;
 pub mod profile;
 pub mod render;
 pub mod services;

@@ -11,8 +11,8 @@ use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 
 use super::auth::{AuthPolicy, verify_signature};
-use super::message::*;
 use super::{Faults, Simulator, services};
+use crate::adb::message::*;
 
 /// Messages the connection writes, in order.
 type Outbox = mpsc::UnboundedSender<Message>;

@@ -1,4 +1,5 @@
 //! The adbd transport message: a 24-byte little-endian header plus payload (AOSP `protocol.txt`).
+//! Shared by both ends: the direct client in `adb/direct.rs` and the simulator in `sim/transport.rs`.
 
 use tokio::io::{AsyncRead, AsyncReadExt};
 

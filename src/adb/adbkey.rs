@@ -1,0 +1,108 @@
+//! The host's adb key, `~/.android/adbkey` (PEM) and `adbkey.pub` (Android's mincrypt format),
+//! shared with the `adb` program so a device that trusts one trusts the other.
+
+use std::path::PathBuf;
+
+use base64::Engine;
+use rsa::pkcs1::DecodeRsaPrivateKey;
+use rsa::pkcs8::{DecodePrivateKey, EncodePrivateKey, LineEnding};
+use rsa::traits::PublicKeyParts;
+use rsa::{BigUint, Pkcs1v15Sign, RsaPrivateKey};
+
+use super::AdbError;
+
+/// `$ANDROID_USER_HOME`, else `$HOME/.android`, as adb looks for it.
+pub fn key_dir() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("ANDROID_USER_HOME") {
+        return Some(PathBuf::from(dir));
+    }
+    std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".android"))
+}
+
+pub fn load_or_create() -> Result<RsaPrivateKey, AdbError> {
+    let dir = key_dir().ok_or_else(|| AdbError::Key("neither ANDROID_USER_HOME nor HOME is set".into()))?;
+    let path = dir.join("adbkey");
+    match std::fs::read_to_string(&path) {
+        Ok(pem) => RsaPrivateKey::from_pkcs8_pem(&pem)
+            .or_else(|_| RsaPrivateKey::from_pkcs1_pem(&pem))
+            .map_err(|e| AdbError::Key(format!("{} is not an RSA key: {e}", path.display()))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            tracing::info!(path = %path.display(), "no adb key yet, making one");
+            let key = RsaPrivateKey::new(&mut rsa::rand_core::OsRng, 2048)
+                .map_err(|e| AdbError::Key(format!("could not make an RSA key: {e}")))?;
+            let pem = key
+                .to_pkcs8_pem(LineEnding::LF)
+                .map_err(|e| AdbError::Key(format!("could not encode the key: {e}")))?;
+            let write = || -> std::io::Result<()> {
+                std::fs::create_dir_all(&dir)?;
+                std::fs::write(&path, pem.as_bytes())?;
+                std::fs::write(
+                    dir.join("adbkey.pub"),
+                    format!("{} droidmcp@host\n", android_public_key(&key)?),
+                )
+            };
+            write().map_err(|e| AdbError::Key(format!("could not save {}: {e}", path.display())))?;
+            Ok(key)
+        }
+        Err(e) => Err(AdbError::Key(format!("could not read {}: {e}", path.display()))),
+    }
+}
+
+/// adbd's AUTH token is signed as if it were a SHA-1 digest (PKCS#1 v1.5).
+pub fn sign(key: &RsaPrivateKey, token: &[u8]) -> Result<Vec<u8>, AdbError> {
+    key.sign(Pkcs1v15Sign::new::<sha1::Sha1>(), token)
+        .map_err(|e| AdbError::Key(format!("could not sign the device's token: {e}")))
+}
+
+/// Encodes the public key as mincrypt's `RSAPublicKey`: len, n0inv, n[len], rr[len], exponent,
+/// little-endian u32 words, then base64.
+pub fn android_public_key(key: &RsaPrivateKey) -> std::io::Result<String> {
+    let n = key.n();
+    let words = n.bits().div_ceil(32);
+    let modulus_2_32 = BigUint::from(1u64 << 32);
+    let n0 = low_u32(&(n % &modulus_2_32));
+    // Newton's iteration for n0^-1 mod 2^32 (n is odd), then negate.
+    let mut inverse: u32 = 1;
+    for _ in 0..5 {
+        inverse = inverse.wrapping_mul(2u32.wrapping_sub(n0.wrapping_mul(inverse)));
+    }
+    let n0inv = inverse.wrapping_neg();
+    let rr = (BigUint::from(1u8) << (words * 64)) % n;
+    let exponent = low_u32(key.e());
+
+    let mut raw = Vec::with_capacity(12 + words * 8);
+    raw.extend_from_slice(&(words as u32).to_le_bytes());
+    raw.extend_from_slice(&n0inv.to_le_bytes());
+    raw.extend_from_slice(&padded_le(n, words));
+    raw.extend_from_slice(&padded_le(&rr, words));
+    raw.extend_from_slice(&exponent.to_le_bytes());
+    Ok(base64::engine::general_purpose::STANDARD.encode(raw))
+}
+
+fn low_u32(value: &BigUint) -> u32 {
+    let bytes = padded_le(value, 1);
+    u32::from_le_bytes(bytes[..4].try_into().expect("4 bytes"))
+}
+
+fn padded_le(value: &BigUint, words: usize) -> Vec<u8> {
+    let mut bytes = value.to_bytes_le();
+    bytes.resize(bytes.len().max(words * 4), 0);
+    bytes.truncate(words * 4);
+    bytes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn public_key_round_trips_through_the_simulators_decoder_and_verifies_a_signature() {
+        let key = RsaPrivateKey::new(&mut rsa::rand_core::OsRng, 1024).unwrap();
+        let encoded = android_public_key(&key).unwrap();
+        let decoded = crate::sim::auth::decode_android_pubkey(&encoded).unwrap();
+        assert_eq!(decoded.n(), key.n());
+        let token = [7u8; 20];
+        let signature = sign(&key, &token).unwrap();
+        assert!(crate::sim::auth::verify_signature(&decoded, &token, &signature));
+    }
+}

@@ -1,0 +1,79 @@
+//! The adb server's smart-socket protocol (port 5037): a request is 4 hex digits of length and the
+//! service; the answer is `OKAY`, or `FAIL` plus a hex length and a message.
+//!
+//! adb_client covers this too, but through it a shell returns no exit code, each listing first
+//! spawns `adb start-server`, each shell asks for the host features again, and a dropped
+//! connection makes it spin. These few requests are the hot path, so they are ours, async, and
+//! every one of them can be cancelled by dropping it.
+
+use std::net::SocketAddr;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+use super::{AdbError, ShellOutput, shell_v2};
+
+pub async fn connect(server: SocketAddr) -> Result<TcpStream, AdbError> {
+    let stream = TcpStream::connect(server)
+        .await
+        .map_err(|source| AdbError::ServerUnreachable { addr: server, source })?;
+    stream.set_nodelay(true).ok();
+    Ok(stream)
+}
+
+/// Sends one request and waits for OKAY. A FAIL becomes an error carrying the server's message.
+pub async fn request(stream: &mut TcpStream, service: &str) -> Result<(), AdbError> {
+    let framed = format!("{:04x}{service}", service.len());
+    stream.write_all(framed.as_bytes()).await?;
+    let mut status = [0u8; 4];
+    stream.read_exact(&mut status).await?;
+    match &status {
+        b"OKAY" => Ok(()),
+        b"FAIL" => Err(AdbError::Refused(read_hex_block(stream).await?)),
+        other => Err(AdbError::Protocol(format!(
+            "the adb server answered {:?} to {service:?}",
+            String::from_utf8_lossy(other)
+        ))),
+    }
+}
+
+async fn read_hex_block(stream: &mut TcpStream) -> Result<String, AdbError> {
+    let mut len = [0u8; 4];
+    stream.read_exact(&mut len).await?;
+    let len = std::str::from_utf8(&len)
+        .ok()
+        .and_then(|s| usize::from_str_radix(s, 16).ok())
+        .ok_or_else(|| AdbError::Protocol("the adb server sent a bad length".into()))?;
+    let mut body = vec![0u8; len];
+    stream.read_exact(&mut body).await?;
+    Ok(String::from_utf8_lossy(&body).into_owned())
+}
+
+/// A `host:` query whose answer is one length-prefixed block, e.g. `host:devices-l`.
+pub async fn query(server: SocketAddr, service: &str) -> Result<String, AdbError> {
+    let mut stream = connect(server).await?;
+    request(&mut stream, service).await?;
+    read_hex_block(&mut stream).await
+}
+
+/// Runs `command` with the shell v2 protocol on `serial` and collects stdout, stderr and the
+/// exit code. The caller bounds it with a timeout; dropping the future closes the socket, and the
+/// device then ends the remote command.
+pub async fn shell(server: SocketAddr, serial: &str, command: &str) -> Result<ShellOutput, AdbError> {
+    let mut stream = connect(server).await?;
+    request(&mut stream, &format!("host:transport:{serial}")).await?;
+    request(&mut stream, &format!("shell,v2,raw:{command}")).await?;
+    let mut decoder = shell_v2::Decoder::default();
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let n = stream.read(&mut buf).await?;
+        if n == 0 {
+            return Err(AdbError::Protocol(
+                "the device closed the shell before it sent an exit code".into(),
+            ));
+        }
+        if decoder.feed(&buf[..n]).map_err(AdbError::Protocol)? {
+            return Ok(decoder.finish());
+        }
+    }
+}

@@ -1,0 +1,250 @@
+//! The response budget, one mechanism for every tool. A tool hands over its typed output; if the
+//! serialized JSON is within the budget it goes out whole. If not, the whole output goes into the
+//! cache and the model gets the tool's declared key fields, a preview of its bulk field, the
+//! `cacheId`, a hint on how to page on, and a resource link.
+
+use rmcp::model::{CallToolResult, ContentBlock, Resource};
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+
+use super::cache::{Cache, Data, Kind};
+
+pub const DEFAULT_BUDGET: usize = 4000;
+
+/// What a tool's output tells the budget about itself.
+pub trait Budgeted: Serialize + schemars::JsonSchema + 'static {
+    /// Always kept, whatever is dropped (operation, success, exit code, counts, totals).
+    const KEY_FIELDS: &'static [&'static str];
+    /// The fields that may be long; the first present one is previewed and stored whole.
+    const BULK_FIELDS: &'static [&'static str];
+    /// How a stored copy is kept and refreshed.
+    const KIND: Kind;
+}
+
+/// Characters, as a model's context counts them, not bytes.
+pub fn chars(text: &str) -> usize {
+    text.chars().count()
+}
+
+pub fn resource_uri(id: &str) -> String {
+    format!("droidmcp://cache/{id}")
+}
+
+pub fn resource_link(id: &str, about: &str, bytes: usize) -> ContentBlock {
+    ContentBlock::resource_link(
+        Resource::new(resource_uri(id), id.to_string())
+            .with_description(about)
+            .with_mime_type("application/json")
+            .with_size(bytes as u64),
+    )
+}
+
+/// Sizes one tool response. `about` names what the output is, for the cache listing.
+pub fn respond<T: Budgeted>(output: &T, limit: usize, cache: &Cache, about: &str) -> CallToolResult {
+    let value = serde_json::to_value(output).unwrap_or_else(|e| json!({"error": e.to_string()}));
+    respond_value::<T>(value, limit, cache, about)
+}
+
+pub fn respond_value<T: Budgeted>(value: Value, limit: usize, cache: &Cache, about: &str) -> CallToolResult {
+    let text = value.to_string();
+    if chars(&text) <= limit {
+        return CallToolResult::structured(value);
+    }
+    let Value::Object(object) = value else {
+        return CallToolResult::structured(value);
+    };
+    let full_chars = chars(&text);
+    let bulk = T::BULK_FIELDS.iter().find(|f| object.contains_key(**f)).copied();
+    let stored = match bulk.and_then(|f| object.get(f)) {
+        Some(Value::Array(items)) => Data::List(items.clone()),
+        Some(Value::String(s)) => Data::Text(s.clone()),
+        Some(Value::Object(map)) if map.values().all(Value::is_string) => Data::Map(
+            map.iter()
+                .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string()))
+                .collect(),
+        ),
+        _ => Data::Text(serde_json::to_string_pretty(&object).unwrap_or_default()),
+    };
+    let total = stored.len();
+    let entry = cache.put(T::KIND, about, stored);
+
+    let mut reduced = Map::new();
+    for key in T::KEY_FIELDS {
+        if let Some(v) = object.get(*key) {
+            reduced.insert(key.to_string(), v.clone());
+        }
+    }
+    reduced.insert("cacheId".into(), json!(entry.id));
+    let unit = super::page::unit(&entry.data);
+    let mut note = json!({
+        "truncated": true,
+        "fullChars": full_chars,
+        "total": total,
+        "shown": 0,
+        "hint": format!(
+            "over the {limit}-char budget: the whole output is behind cacheId; cache get {{id: \"{}\", offset, limit, filter}} pages its {total} {unit}",
+            entry.id
+        ),
+    });
+    // Fill the preview with as much of the bulk field as still fits.
+    if let Some(field) = bulk {
+        let room =
+            limit.saturating_sub(chars(&Value::Object(reduced.clone()).to_string()) + chars(&note.to_string()) + 40);
+        let (preview, shown) = preview(&object[field], room);
+        if shown > 0 {
+            reduced.insert(field.to_string(), preview);
+            note["shown"] = json!(shown);
+        }
+    }
+    reduced.insert("budget".into(), note);
+    let value = Value::Object(reduced);
+    let mut result = CallToolResult::structured(value);
+    result.content.push(resource_link(&entry.id, &entry.about, entry.bytes));
+    result
+}
+
+/// The head of a long value that fits in `room` chars, and how many items (or lines) it holds.
+fn preview(value: &Value, room: usize) -> (Value, usize) {
+    match value {
+        Value::Array(items) => {
+            let mut used = 2;
+            let mut kept = Vec::new();
+            for item in items {
+                let size = chars(&item.to_string()) + 1;
+                if used + size > room {
+                    break;
+                }
+                used += size;
+                kept.push(item.clone());
+            }
+            let n = kept.len();
+            (Value::Array(kept), n)
+        }
+        Value::String(text) => {
+            let mut used = 0;
+            let mut lines = 0;
+            let mut end = 0;
+            for line in text.split_inclusive('\n') {
+                let size = chars(&serde_json::to_string(line).unwrap_or_default()) - 2;
+                if used + size > room {
+                    break;
+                }
+                used += size;
+                end += line.len();
+                lines += 1;
+            }
+            (Value::String(text[..end].to_string()), lines)
+        }
+        Value::Object(map) => {
+            let mut used = 2;
+            let mut kept = Map::new();
+            for (k, v) in map {
+                let size = chars(k) + chars(&v.to_string()) + 4;
+                if used + size > room {
+                    break;
+                }
+                used += size;
+                kept.insert(k.clone(), v.clone());
+            }
+            let n = kept.len();
+            (Value::Object(kept), n)
+        }
+        _ => (Value::Null, 0),
+    }
+}
+
+/// A tool's outputSchema: its output type's schema plus the budget's `cacheId` and `budget`
+/// fields; only the key fields stay required, since a budgeted response drops the rest.
+/// Descriptions are dropped: every tool's schemas are paid for on every turn.
+pub fn output_schema<T: Budgeted>() -> std::sync::Arc<rmcp::model::JsonObject> {
+    let schema = rmcp::handler::server::common::schema_for_output::<T>();
+    let mut schema = (*schema).clone();
+    strip_descriptions(&mut schema);
+    if let Some(Value::Object(props)) = schema.get_mut("properties") {
+        props.insert("cacheId".into(), json!({"type": "string"}));
+        props.insert("budget".into(), json!({"type": "object"}));
+    }
+    if let Some(Value::Array(required)) = schema.get_mut("required") {
+        required.retain(|r| r.as_str().is_some_and(|r| T::KEY_FIELDS.contains(&r)));
+    }
+    std::sync::Arc::new(schema)
+}
+
+fn strip_descriptions(object: &mut Map<String, Value>) {
+    object.remove("description");
+    object.remove("title");
+    for value in object.values_mut() {
+        match value {
+            Value::Object(inner) => strip_descriptions(inner),
+            Value::Array(items) => items.iter_mut().for_each(|i| {
+                if let Value::Object(inner) = i {
+                    strip_descriptions(inner)
+                }
+            }),
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::context::cache::Limits;
+
+    #[derive(Serialize, schemars::JsonSchema)]
+    struct Listing {
+        operation: String,
+        total: usize,
+        extra: String,
+        lines: Vec<String>,
+    }
+
+    impl Budgeted for Listing {
+        const KEY_FIELDS: &'static [&'static str] = &["operation", "total"];
+        const BULK_FIELDS: &'static [&'static str] = &["lines"];
+        const KIND: Kind = Kind::Output;
+    }
+
+    #[test]
+    fn a_small_output_goes_out_whole_and_a_big_one_keeps_key_fields_preview_and_id() {
+        let cache = Cache::new(Limits::default());
+        let small = Listing {
+            operation: "read".into(),
+            total: 2,
+            extra: "x".into(),
+            lines: vec!["a".into(), "b".into()],
+        };
+        let r = respond(&small, 4000, &cache, "small");
+        assert_eq!(r.structured_content.unwrap()["lines"], json!(["a", "b"]));
+        assert_eq!(cache.stats().entries, 0);
+
+        let lines: Vec<String> = (0..2000).map(|i| format!("line {i} of a long output")).collect();
+        let big = Listing {
+            operation: "read".into(),
+            total: 2000,
+            extra: "dropped".into(),
+            lines: lines.clone(),
+        };
+        let r = respond(&big, 4000, &cache, "big");
+        let v = r.structured_content.clone().unwrap();
+        assert!(chars(&v.to_string()) <= 4000, "{}", chars(&v.to_string()));
+        assert_eq!(
+            (v["operation"].as_str(), v["total"].as_u64()),
+            (Some("read"), Some(2000))
+        );
+        assert!(v.get("extra").is_none());
+        let shown = v["budget"]["shown"].as_u64().unwrap() as usize;
+        assert!(shown > 50, "the preview uses the room it has: {shown}");
+        assert_eq!(v["lines"].as_array().unwrap().len(), shown);
+        let entry = cache.get(v["cacheId"].as_str().unwrap()).unwrap();
+        assert_eq!(entry.data, Data::List(lines.into_iter().map(Value::String).collect()));
+        assert!(r.content.iter().any(|c| c.as_resource_link().is_some()));
+    }
+
+    #[test]
+    fn the_output_schema_adds_the_budget_fields_and_requires_only_key_fields() {
+        let schema = output_schema::<Listing>();
+        assert_eq!(schema["required"], json!(["operation", "total"]));
+        assert!(schema["properties"]["cacheId"].is_object());
+    }
+}

@@ -1,0 +1,414 @@
+//! The cache behind every `cacheId`: an LRU of full results that responses only summarise.
+//! Ids are `KIND-ULID` (`props-01J…`); the ULID's timestamp tells an expired id from an unknown one
+//! even after the entry is gone. Entries leave by count (LRU), by age (TTL per kind) and by size
+//! (a byte bound, oldest use first).
+
+use std::collections::BTreeMap;
+use std::num::NonZeroUsize;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+
+use lru::LruCache;
+use serde::Serialize;
+use serde_json::Value;
+use ulid::Ulid;
+
+/// What an entry holds, which decides its TTL, its id prefix and which call refreshes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    Props,
+    Packages,
+    Package,
+    Ui,
+    Logcat,
+    Shell,
+    Output,
+}
+
+impl Kind {
+    pub const ALL: [Kind; 7] = [
+        Kind::Props,
+        Kind::Packages,
+        Kind::Package,
+        Kind::Ui,
+        Kind::Logcat,
+        Kind::Shell,
+        Kind::Output,
+    ];
+
+    pub fn prefix(self) -> &'static str {
+        match self {
+            Kind::Props => "props",
+            Kind::Packages => "pkgs",
+            Kind::Package => "pkg",
+            Kind::Ui => "ui",
+            Kind::Logcat => "log",
+            Kind::Shell => "sh",
+            Kind::Output => "out",
+        }
+    }
+
+    /// Properties barely change; a screen is stale in moments.
+    pub fn ttl(self) -> Duration {
+        let minutes = match self {
+            Kind::Props => 60,
+            Kind::Packages | Kind::Package => 15,
+            Kind::Ui => 5,
+            Kind::Logcat | Kind::Shell | Kind::Output => 30,
+        };
+        Duration::from_secs(minutes * 60)
+    }
+
+    /// The call that makes fresh data of this kind, for error messages.
+    pub fn refreshed_by(self) -> &'static str {
+        match self {
+            Kind::Props => "adb-device properties",
+            Kind::Packages => "adb-app list",
+            Kind::Package => "adb-app info",
+            Kind::Ui => "ui dump",
+            Kind::Logcat => "adb-logcat read",
+            Kind::Shell => "adb-shell run",
+            Kind::Output => "the call that made it",
+        }
+    }
+
+    fn from_prefix(prefix: &str) -> Option<Kind> {
+        Kind::ALL.into_iter().find(|k| k.prefix() == prefix)
+    }
+}
+
+/// The stored data, in the three shapes `cache get` knows how to page.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Data {
+    /// Keyed values (properties): paged by key, filtered by key prefix or substring.
+    Map(BTreeMap<String, String>),
+    /// Items (packages, elements, log records): paged by index, filtered by substring.
+    List(Vec<Value>),
+    /// Text (shell output, dumps): paged by line, grepped by substring.
+    Text(String),
+}
+
+impl Data {
+    /// Approximate heap size, for the byte bound.
+    pub fn bytes(&self) -> usize {
+        match self {
+            Data::Map(map) => map.iter().map(|(k, v)| k.len() + v.len() + 48).sum(),
+            Data::List(items) => items.iter().map(|v| v.to_string().len() + 32).sum(),
+            Data::Text(text) => text.len(),
+        }
+    }
+
+    pub fn shape(&self) -> &'static str {
+        match self {
+            Data::Map(_) => "map",
+            Data::List(_) => "list",
+            Data::Text(_) => "text",
+        }
+    }
+
+    /// Keys, items or lines.
+    pub fn len(&self) -> usize {
+        match self {
+            Data::Map(map) => map.len(),
+            Data::List(items) => items.len(),
+            Data::Text(text) => text.lines().count(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The whole entry as text, for `resources/read`.
+    pub fn full_text(&self) -> String {
+        match self {
+            Data::Map(map) => serde_json::to_string_pretty(map).unwrap_or_default(),
+            Data::List(items) => serde_json::to_string_pretty(items).unwrap_or_default(),
+            Data::Text(text) => text.clone(),
+        }
+    }
+}
+
+#[derive(Debug)]
+pub struct Entry {
+    pub id: String,
+    pub kind: Kind,
+    /// One line on what this is, e.g. "getprop of emulator-5554".
+    pub about: String,
+    pub data: Data,
+    pub created: SystemTime,
+    pub bytes: usize,
+}
+
+impl Entry {
+    pub fn expires(&self) -> SystemTime {
+        self.created + self.kind.ttl()
+    }
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum CacheError {
+    #[error("`{0}` is not a cache id; ids look like props-01JD3V6M8Q9ZK4X2B7T5R1N0PA, as returned in `cacheId`")]
+    Malformed(String),
+    #[error(
+        "cache id `{id}` expired {ago_minutes} min ago (entries of this kind live {ttl_minutes} min); run {refresh} again for fresh data"
+    )]
+    Expired {
+        id: String,
+        ago_minutes: u64,
+        ttl_minutes: u64,
+        refresh: &'static str,
+    },
+    #[error(
+        "cache id `{id}` is unknown: it was evicted to stay within the cache's bounds, or made by an earlier server run; run {refresh} again for fresh data"
+    )]
+    Unknown { id: String, refresh: &'static str },
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    pub max_entries: usize,
+    pub max_bytes: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_entries: 256,
+            max_bytes: 64 * 1024 * 1024,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Stats {
+    pub entries: usize,
+    pub bytes: usize,
+    pub max_entries: usize,
+    pub max_bytes: usize,
+    pub hits: u64,
+    pub misses: u64,
+    pub evicted_for_count: u64,
+    pub evicted_for_size: u64,
+    pub expired: u64,
+}
+
+#[derive(Debug)]
+struct Inner {
+    entries: LruCache<String, Arc<Entry>>,
+    bytes: usize,
+    stats: Stats,
+}
+
+#[derive(Debug)]
+pub struct Cache {
+    limits: Limits,
+    inner: Mutex<Inner>,
+}
+
+impl Cache {
+    pub fn new(limits: Limits) -> Cache {
+        let cap = NonZeroUsize::new(limits.max_entries.max(1)).expect("at least one");
+        Cache {
+            limits,
+            inner: Mutex::new(Inner {
+                entries: LruCache::new(cap),
+                bytes: 0,
+                stats: Stats::default(),
+            }),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Stores `data` and returns its new entry. An entry larger than the whole byte bound is
+    /// still kept (alone): a result the user just asked for must stay readable.
+    pub fn put(&self, kind: Kind, about: impl Into<String>, data: Data) -> Arc<Entry> {
+        let id = format!("{}-{}", kind.prefix(), Ulid::generate());
+        let bytes = data.bytes();
+        let entry = Arc::new(Entry {
+            id: id.clone(),
+            kind,
+            about: about.into(),
+            data,
+            created: SystemTime::now(),
+            bytes,
+        });
+        let mut inner = self.lock();
+        Self::sweep_expired(&mut inner);
+        if let Some((_, old)) = inner.entries.push(id, entry.clone()) {
+            inner.bytes -= old.bytes;
+            inner.stats.evicted_for_count += 1;
+        }
+        inner.bytes += bytes;
+        while inner.bytes > self.limits.max_bytes && inner.entries.len() > 1 {
+            let Some((_, old)) = inner.entries.pop_lru() else { break };
+            inner.bytes -= old.bytes;
+            inner.stats.evicted_for_size += 1;
+        }
+        entry
+    }
+
+    fn sweep_expired(inner: &mut Inner) {
+        let now = SystemTime::now();
+        let expired: Vec<String> = inner
+            .entries
+            .iter()
+            .filter(|(_, e)| e.expires() <= now)
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in expired {
+            if let Some(e) = inner.entries.pop(&id) {
+                inner.bytes -= e.bytes;
+                inner.stats.expired += 1;
+            }
+        }
+    }
+
+    pub fn get(&self, id: &str) -> Result<Arc<Entry>, CacheError> {
+        let (kind, ulid) = parse_id(id)?;
+        let mut inner = self.lock();
+        let now = SystemTime::now();
+        if let Some(entry) = inner.entries.get(id).cloned() {
+            if entry.expires() > now {
+                inner.stats.hits += 1;
+                return Ok(entry);
+            }
+            inner.entries.pop(id);
+            inner.bytes -= entry.bytes;
+            inner.stats.expired += 1;
+        }
+        inner.stats.misses += 1;
+        let made = ulid.datetime();
+        let expires = made + kind.ttl();
+        if expires <= now {
+            let ago = now.duration_since(expires).unwrap_or_default();
+            return Err(CacheError::Expired {
+                id: id.to_string(),
+                ago_minutes: ago.as_secs() / 60,
+                ttl_minutes: kind.ttl().as_secs() / 60,
+                refresh: kind.refreshed_by(),
+            });
+        }
+        Err(CacheError::Unknown {
+            id: id.to_string(),
+            refresh: kind.refreshed_by(),
+        })
+    }
+
+    /// The live entries, most recently used first.
+    pub fn entries(&self) -> Vec<Arc<Entry>> {
+        let mut inner = self.lock();
+        Self::sweep_expired(&mut inner);
+        inner.entries.iter().map(|(_, e)| e.clone()).collect()
+    }
+
+    pub fn clear(&self) -> usize {
+        let mut inner = self.lock();
+        let n = inner.entries.len();
+        inner.entries.clear();
+        inner.bytes = 0;
+        n
+    }
+
+    pub fn stats(&self) -> Stats {
+        let mut inner = self.lock();
+        Self::sweep_expired(&mut inner);
+        Stats {
+            entries: inner.entries.len(),
+            bytes: inner.bytes,
+            max_entries: self.limits.max_entries,
+            max_bytes: self.limits.max_bytes,
+            ..inner.stats.clone()
+        }
+    }
+
+    #[cfg(test)]
+    fn put_made_at(&self, kind: Kind, data: Data, created: SystemTime) -> String {
+        let ulid = Ulid::from_datetime(created);
+        let id = format!("{}-{ulid}", kind.prefix());
+        let bytes = data.bytes();
+        let entry = Arc::new(Entry {
+            id: id.clone(),
+            kind,
+            about: String::new(),
+            data,
+            created,
+            bytes,
+        });
+        let mut inner = self.lock();
+        inner.entries.push(id.clone(), entry);
+        inner.bytes += bytes;
+        id
+    }
+}
+
+/// Checks an id's form: a known prefix, a dash, and a 26-character ULID.
+pub fn parse_id(id: &str) -> Result<(Kind, Ulid), CacheError> {
+    let malformed = || CacheError::Malformed(id.chars().take(80).collect());
+    let (prefix, ulid) = id.split_once('-').ok_or_else(malformed)?;
+    let kind = Kind::from_prefix(prefix).ok_or_else(malformed)?;
+    if ulid.len() != 26 {
+        return Err(malformed());
+    }
+    let ulid = Ulid::from_string(ulid).map_err(|_| malformed())?;
+    Ok((kind, ulid))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(n: usize) -> Data {
+        Data::Text("x".repeat(n))
+    }
+
+    #[test]
+    fn entries_are_evicted_by_count_then_by_size() {
+        let cache = Cache::new(Limits {
+            max_entries: 2,
+            max_bytes: 1000,
+        });
+        let a = cache.put(Kind::Shell, "a", text(100));
+        let b = cache.put(Kind::Shell, "b", text(100));
+        cache.get(&a.id).unwrap();
+        let c = cache.put(Kind::Shell, "c", text(100));
+        assert!(
+            matches!(cache.get(&b.id), Err(CacheError::Unknown { .. })),
+            "b was least recently used"
+        );
+        assert!(cache.get(&a.id).is_ok() && cache.get(&c.id).is_ok());
+        let d = cache.put(Kind::Shell, "d", text(950));
+        assert!(cache.get(&d.id).is_ok());
+        let stats = cache.stats();
+        assert_eq!((stats.entries, stats.bytes), (1, 950));
+        assert_eq!((stats.evicted_for_count, stats.evicted_for_size), (2, 1));
+    }
+
+    #[test]
+    fn expired_unknown_and_malformed_ids_get_distinct_errors_naming_the_refresh() {
+        let cache = Cache::new(Limits::default());
+        let old = SystemTime::now() - Duration::from_secs(2 * 3600);
+        let id = cache.put_made_at(Kind::Props, Data::Text("x".into()), old);
+        match cache.get(&id) {
+            Err(e @ CacheError::Expired { .. }) => assert!(e.to_string().contains("adb-device properties")),
+            other => panic!("expected expired, got {other:?}"),
+        }
+        assert_eq!(cache.stats().entries, 0);
+        let unknown = format!("ui-{}", Ulid::generate());
+        assert!(matches!(cache.get(&unknown), Err(CacheError::Unknown { .. })));
+        for bad in [
+            "",
+            "props",
+            "props-123",
+            "nope-01JD3V6M8Q9ZK4X2B7T5R1N0PA",
+            "props-01JD3V6M8Q9ZK4X2B7T5R1N0P!",
+        ] {
+            assert!(matches!(cache.get(bad), Err(CacheError::Malformed(_))), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,9 @@
+//! Sizing answers for a model's context: the response budget, the cache behind every `cacheId`,
+//! and the pages `cache get` serves from it.
+
+pub mod budget;
+pub mod cache;
+pub mod page;
+
+pub use budget::{Budgeted, DEFAULT_BUDGET};
+pub use cache::{Cache, Data, Kind};

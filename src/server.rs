@@ -1,0 +1,166 @@
+//! The MCP server: the tool router, the instructions, and the cache as resources
+//! (`droidmcp://cache/{id}`). Tools live in `tools/`, one file each; this file only wires them.
+
+use std::sync::Arc;
+
+use rmcp::handler::server::common::schema_for_input;
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{
+    CallToolResult, Implementation, JsonObject, ListResourceTemplatesResult, ListResourcesResult,
+    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
+    ResourceContents, ResourceTemplate, ServerCapabilities, ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler, tool, tool_handler, tool_router};
+
+use crate::context::budget::{output_schema, resource_uri};
+use crate::tools::cache::{CacheArgs, CacheOutput};
+use crate::tools::device::{DeviceArgs, DeviceOutput};
+use crate::tools::{self, State};
+
+const INSTRUCTIONS: &str = "droidmcp drives Android devices. Answers are sized for your context: \
+any answer over the budget (default 4000 chars) holds its key fields, a preview and a cacheId. \
+`cache get {id, offset, limit, filter}` pages the full data behind any cacheId (`prefix` on properties). \
+Start with adb-device list or adb-device properties; pass `device` when several are online.";
+
+#[derive(Clone)]
+pub struct DroidMcp {
+    pub state: Arc<State>,
+    tool_router: ToolRouter<DroidMcp>,
+}
+
+#[tool_router]
+impl DroidMcp {
+    pub fn new(state: Arc<State>) -> DroidMcp {
+        DroidMcp {
+            state,
+            tool_router: Self::tool_router(),
+        }
+    }
+
+    /// Devices: list, select (session default), properties (8-field summary + cacheId of all), wait (for boot; progress), health (state, boot, battery, screen).
+    #[tool(
+        name = "adb-device",
+        input_schema = input_schema::<DeviceArgs>(),
+        output_schema = output_schema::<DeviceOutput>(),
+        annotations(read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
+    )]
+    async fn adb_device(
+        &self,
+        Parameters(args): Parameters<JsonObject>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        Ok(tools::device::run(&self.state, args, ctx).await)
+    }
+
+    /// Read what other tools stored behind a cacheId: get (page a map, list or text; filter, prefix), list, stats, clear.
+    #[tool(
+        name = "cache",
+        input_schema = input_schema::<CacheArgs>(),
+        output_schema = output_schema::<CacheOutput>(),
+        annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
+    )]
+    async fn cache(&self, Parameters(args): Parameters<JsonObject>) -> Result<CallToolResult, ErrorData> {
+        Ok(tools::cache::run(&self.state, args))
+    }
+}
+
+/// The input schema of a tool's typed arguments. Arguments arrive untyped so that a bad one
+/// becomes a readable tool error (see `tools::parse_args`), but the schema is the typed one.
+fn input_schema<T: schemars::JsonSchema + std::any::Any>() -> Arc<JsonObject> {
+    let schema = schema_for_input::<T>().unwrap_or_else(|e| panic!("input schema: {e}"));
+    let mut schema = (*schema).clone();
+    schema.remove("title");
+    schema.remove("$schema");
+    Arc::new(schema)
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for DroidMcp {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_resources().build())
+            .with_server_info(Implementation::new(env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION")))
+            .with_instructions(INSTRUCTIONS)
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let resources = self
+            .state
+            .cache
+            .entries()
+            .iter()
+            .map(|e| {
+                Resource::new(resource_uri(&e.id), e.id.clone())
+                    .with_description(e.about.clone())
+                    .with_mime_type(mime(&e.data))
+                    .with_size(e.bytes as u64)
+            })
+            .collect();
+        Ok(ListResourcesResult::with_all_items(resources))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        let template = ResourceTemplate::new("droidmcp://cache/{id}", "cache entry")
+            .with_description("The whole data behind a cacheId, as JSON (maps, lists) or plain text");
+        Ok(ListResourceTemplatesResult::with_all_items(vec![template]))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let Some(id) = request.uri.strip_prefix("droidmcp://cache/") else {
+            return Err(ErrorData::resource_not_found(
+                format!(
+                    "{} is not a droidmcp resource; they look like droidmcp://cache/ID",
+                    request.uri
+                ),
+                None,
+            ));
+        };
+        let entry = self
+            .state
+            .cache
+            .get(id)
+            .map_err(|e| ErrorData::resource_not_found(e.to_string(), None))?;
+        let contents =
+            ResourceContents::text(entry.data.full_text(), request.uri.clone()).with_mime_type(mime(&entry.data));
+        Ok(ReadResourceResult::new(vec![contents]).into())
+    }
+}
+
+fn mime(data: &crate::context::Data) -> &'static str {
+    match data {
+        crate::context::Data::Text(_) => "text/plain",
+        _ => "application/json",
+    }
+}
+
+/// Runs one tool call through the real MCP protocol, in-process over a pipe: what
+/// `droidmcp call` prints is exactly what a client would receive.
+pub async fn call_once(server: DroidMcp, tool: &str, arguments: JsonObject) -> anyhow::Result<CallToolResult> {
+    use rmcp::ServiceExt;
+    let (server_end, client_end) = tokio::io::duplex(1 << 20);
+    let server_task = tokio::spawn(async move {
+        let running = server.serve(server_end).await?;
+        running.waiting().await?;
+        anyhow::Ok(())
+    });
+    let client = ().serve(client_end).await?;
+    let result = client
+        .call_tool(rmcp::model::CallToolRequestParams::new(tool.to_string()).with_arguments(arguments))
+        .await?;
+    client.cancel().await?;
+    server_task.abort();
+    Ok(result)
+}

@@ -1,0 +1,309 @@
+//! `adb-device`: which devices there are, which one the session uses, what it is (an 8-field
+//! summary with the full property map behind a cacheId), waiting for boot, and a health check.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use rmcp::RoleServer;
+use rmcp::model::{CallToolResult, JsonObject, ProgressNotificationParam};
+use rmcp::service::RequestContext;
+use serde::{Deserialize, Serialize};
+
+use super::{State, error, parse_args};
+use crate::adb::{AdbError, DeviceEntry};
+use crate::android::device_state::{Battery, parse_battery, parse_wm_size};
+use crate::android::getprop::{PropertySummary, parse_getprop, summarize};
+use crate::context::budget::{Budgeted, respond};
+use crate::context::{Data, Kind};
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct DeviceArgs {
+    pub operation: DeviceOperation,
+    /// Serial from `list`. Default: the selected device, else the only one online.
+    #[serde(default)]
+    pub device: Option<String>,
+    /// wait: give up after this long (default 60000, at most 600000).
+    #[serde(default)]
+    pub timeout_ms: Option<u64>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum DeviceOperation {
+    List,
+    Select,
+    Properties,
+    Wait,
+    Health,
+}
+
+#[derive(Debug, Default, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DeviceOutput {
+    pub operation: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub devices: Option<Vec<DeviceEntry>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub summary: Option<PropertySummary>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub property_count: Option<usize>,
+    /// The full property map: cache get pages it, `prefix: "ro.build."` narrows it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub boot_completed: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub waited_ms: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub health: Option<Health>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
+}
+
+impl Budgeted for DeviceOutput {
+    const KEY_FIELDS: &'static [&'static str] = &[
+        "operation",
+        "device",
+        "propertyCount",
+        "cacheId",
+        "bootCompleted",
+        "health",
+    ];
+    const BULK_FIELDS: &'static [&'static str] = &["devices"];
+    const KIND: Kind = Kind::Output;
+}
+
+#[derive(Debug, Default, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Health {
+    pub adb_reachable: bool,
+    pub state: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub boot_completed: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub battery: Option<Battery>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub screen: Option<Screen>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub problems: Vec<String>,
+}
+
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub struct Screen {
+    pub width: u32,
+    pub height: u32,
+}
+
+const MAX_WAIT_MS: u64 = 600_000;
+
+pub async fn run(state: &State, args: JsonObject, ctx: RequestContext<RoleServer>) -> CallToolResult {
+    let args: DeviceArgs = match parse_args("adb-device", args) {
+        Ok(a) => a,
+        Err(e) => return error(e),
+    };
+    let result = match args.operation {
+        DeviceOperation::List => list(state).await,
+        DeviceOperation::Select => select(state, args.device.as_deref()).await,
+        DeviceOperation::Properties => properties(state, args.device.as_deref()).await,
+        DeviceOperation::Wait => {
+            let timeout = args.timeout_ms.unwrap_or(60_000);
+            if timeout == 0 || timeout > MAX_WAIT_MS {
+                return error(format!("timeoutMs must be between 1 and {MAX_WAIT_MS}; got {timeout}"));
+            }
+            wait(state, args.device.as_deref(), Duration::from_millis(timeout), ctx).await
+        }
+        DeviceOperation::Health => Ok(health(state, args.device.as_deref()).await),
+    };
+    match result {
+        Ok(output) => {
+            let about = format!("adb-device {}", output.operation);
+            respond(&output, state.budget, &state.cache, &about)
+        }
+        Err(e) => e.into(),
+    }
+}
+
+async fn list(state: &State) -> Result<DeviceOutput, AdbError> {
+    let devices = state.adb.devices().await?;
+    let hint = match devices.iter().filter(|d| d.state == "device").count() {
+        0 => Some("no device online: connect one, or start droidmcp with --sim".to_string()),
+        1 => None,
+        _ if state.selected().is_none() => Some("several devices: pass `device`, or pick one with select".into()),
+        _ => None,
+    };
+    Ok(DeviceOutput {
+        operation: "list".into(),
+        device: state.selected(),
+        devices: Some(devices),
+        hint,
+        ..Default::default()
+    })
+}
+
+async fn select(state: &State, device: Option<&str>) -> Result<DeviceOutput, AdbError> {
+    let Some(device) = device else {
+        // Without a device, select clears the choice back to "the only one online".
+        state.select(None);
+        return Ok(DeviceOutput {
+            operation: "select".into(),
+            hint: Some("cleared: calls now use the only device online".into()),
+            ..Default::default()
+        });
+    };
+    let serial = state.adb.resolve(Some(device)).await?;
+    state.select(Some(serial.clone()));
+    Ok(DeviceOutput {
+        operation: "select".into(),
+        device: Some(serial),
+        ..Default::default()
+    })
+}
+
+async fn properties(state: &State, device: Option<&str>) -> Result<DeviceOutput, AdbError> {
+    let serial = state.device(device).await?;
+    let out = state.adb.shell(&serial, "getprop").await?;
+    let props = parse_getprop(&out.stdout_text());
+    if props.is_empty() {
+        return Err(AdbError::Protocol(format!(
+            "getprop on {serial} printed no properties (exit {:?}): {}",
+            out.exit_code,
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
+    }
+    let entry = state
+        .cache
+        .put(Kind::Props, format!("getprop of {serial}"), Data::Map(props.clone()));
+    Ok(properties_output(&serial, &props, &entry.id))
+}
+
+/// The `properties` answer for a parsed property map; pure, so the captures test it.
+pub fn properties_output(serial: &str, props: &BTreeMap<String, String>, cache_id: &str) -> DeviceOutput {
+    DeviceOutput {
+        operation: "properties".into(),
+        device: Some(serial.to_string()),
+        summary: Some(summarize(props)),
+        property_count: Some(props.len()),
+        cache_id: Some(cache_id.to_string()),
+        hint: Some("cache get {id, prefix: \"ro.build.\"} or {id, filter} reads the rest".into()),
+        ..Default::default()
+    }
+}
+
+async fn wait(
+    state: &State,
+    device: Option<&str>,
+    timeout: Duration,
+    ctx: RequestContext<RoleServer>,
+) -> Result<DeviceOutput, AdbError> {
+    let started = Instant::now();
+    let progress_token = ctx.meta.get_progress_token();
+    let mut step = 0u32;
+    let mut last_problem;
+    loop {
+        step += 1;
+        let stage = match state.device(device).await {
+            Ok(serial) => {
+                let probe = state
+                    .adb
+                    .shell_with_timeout(&serial, "getprop sys.boot_completed", Duration::from_secs(5))
+                    .await;
+                match probe {
+                    Ok(out) if out.stdout_text().trim() == "1" => {
+                        return Ok(DeviceOutput {
+                            operation: "wait".into(),
+                            device: Some(serial),
+                            boot_completed: Some(true),
+                            waited_ms: Some(started.elapsed().as_millis() as u64),
+                            ..Default::default()
+                        });
+                    }
+                    Ok(_) => "online, still booting".to_string(),
+                    Err(e) => e.to_string(),
+                }
+            }
+            Err(e) => e.to_string(),
+        };
+        last_problem = stage.clone();
+        if let Some(token) = &progress_token {
+            let elapsed = started.elapsed().as_millis() as f64;
+            let note = ProgressNotificationParam::new(token.clone(), elapsed)
+                .with_total(timeout.as_millis() as f64)
+                .with_message(format!("check {step}: {stage}"));
+            let _ = ctx.peer.notify_progress(note).await;
+        }
+        let pause = Duration::from_millis((200 * u64::from(step)).min(2000));
+        if started.elapsed() + pause >= timeout {
+            break;
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(pause) => {}
+            _ = ctx.ct.cancelled() => {
+                return Err(AdbError::Timeout { what: "wait (cancelled by the client)".into(), after: started.elapsed() });
+            }
+        }
+    }
+    Err(AdbError::Timeout {
+        what: format!("waiting for the device to boot (last: {last_problem})"),
+        after: timeout,
+    })
+}
+
+/// One shell round trip gathers boot state, screen size and battery.
+const HEALTH_COMMAND: &str =
+    "getprop sys.boot_completed; echo '--droidmcp--'; wm size; echo '--droidmcp--'; dumpsys battery";
+
+async fn health(state: &State, device: Option<&str>) -> DeviceOutput {
+    let mut health = Health::default();
+    let serial = match state.device(device).await {
+        Ok(serial) => serial,
+        Err(e) => {
+            health.adb_reachable = !matches!(
+                e,
+                AdbError::ServerUnreachable { .. } | AdbError::DeviceUnreachable { .. }
+            );
+            health.state = match &e {
+                AdbError::Unauthorized(_) => "unauthorized",
+                AdbError::Offline(_) => "offline",
+                _ => "unavailable",
+            }
+            .into();
+            health.problems.push(e.to_string());
+            return DeviceOutput {
+                operation: "health".into(),
+                device: device.map(str::to_string),
+                health: Some(health),
+                ..Default::default()
+            };
+        }
+    };
+    health.adb_reachable = true;
+    health.state = "device".into();
+    match state.adb.shell(&serial, HEALTH_COMMAND).await {
+        Ok(out) => {
+            let text = out.stdout_text();
+            let mut parts = text.split("--droidmcp--\n");
+            let boot = parts.next().unwrap_or("").trim() == "1";
+            health.boot_completed = Some(boot);
+            if !boot {
+                health
+                    .problems
+                    .push("still booting: adb-device wait blocks until it is done".into());
+            }
+            health.screen = parse_wm_size(parts.next().unwrap_or("")).map(|(width, height)| Screen { width, height });
+            let battery = parse_battery(parts.next().unwrap_or(""));
+            if battery.level.is_some() {
+                health.battery = Some(battery);
+            }
+        }
+        Err(e) => health.problems.push(e.to_string()),
+    }
+    DeviceOutput {
+        operation: "health".into(),
+        device: Some(serial),
+        health: Some(health),
+        ..Default::default()
+    }
+}

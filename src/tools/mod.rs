@@ -1,0 +1,68 @@
+//! One file per MCP tool: parse the arguments, run against the device layer, shape the answer
+//! through the budget. What they share (the device layer, the cache, the selected device) is here.
+
+pub mod cache;
+pub mod device;
+
+use std::sync::RwLock;
+
+use rmcp::model::{CallToolResult, ContentBlock, JsonObject};
+use serde::de::DeserializeOwned;
+
+use crate::adb::{Adb, AdbError};
+use crate::context::Cache;
+
+/// Everything a tool call can reach. One per server.
+#[derive(Debug)]
+pub struct State {
+    pub adb: Adb,
+    pub cache: Cache,
+    /// Response budget in chars.
+    pub budget: usize,
+    /// The session's default device: `--device`, `ANDROID_SERIAL`, or `adb-device select`.
+    pub selected: RwLock<Option<String>>,
+}
+
+impl State {
+    pub fn new(adb: Adb, cache: Cache, budget: usize, selected: Option<String>) -> State {
+        State {
+            adb,
+            cache,
+            budget,
+            selected: RwLock::new(selected),
+        }
+    }
+
+    pub fn selected(&self) -> Option<String> {
+        self.selected.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    pub fn select(&self, serial: Option<String>) {
+        *self.selected.write().unwrap_or_else(|p| p.into_inner()) = serial;
+    }
+
+    /// The device for a call: the one named, else the selected one, else the only one online.
+    pub async fn device(&self, requested: Option<&str>) -> Result<String, AdbError> {
+        let selected = self.selected();
+        self.adb.resolve(requested.or(selected.as_deref())).await
+    }
+}
+
+/// A tool-level error: `isError: true` with a message that says what to do. The server goes on.
+pub fn error(message: impl Into<String>) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(message.into())])
+}
+
+/// Reads a tool's arguments into its typed form. Bad arguments become a tool error with serde's
+/// precise message (unknown operation, missing field, wrong type), not a JSON-RPC error, which
+/// clients tend to show as an opaque failure.
+pub fn parse_args<T: DeserializeOwned>(tool: &str, args: JsonObject) -> Result<T, String> {
+    serde_json::from_value(serde_json::Value::Object(args))
+        .map_err(|e| format!("invalid arguments for {tool}: {e}. tools/list shows its input schema"))
+}
+
+impl From<AdbError> for CallToolResult {
+    fn from(e: AdbError) -> Self {
+        error(e.to_string())
+    }
+}
