@@ -3,7 +3,6 @@
 
 use std::sync::Arc;
 
-use rmcp::handler::server::common::schema_for_input;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
@@ -14,7 +13,8 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, tool, tool_handler, tool_router};
 
-use crate::context::budget::{output_schema, resource_uri};
+use crate::context::budget::resource_uri;
+use crate::context::schema::{input_schema, output_schema};
 use crate::tools::cache::{CacheArgs, CacheOutput};
 use crate::tools::device::{DeviceArgs, DeviceOutput};
 use crate::tools::{self, State};
@@ -39,7 +39,7 @@ impl DroidMcp {
         }
     }
 
-    /// Devices: list, select (session default), properties (8-field summary + cacheId of all), wait (for boot; progress), health (state, boot, battery, screen).
+    /// Devices: list, select (session default), properties (summary + cacheId), wait (boot), health.
     #[tool(
         name = "adb-device",
         input_schema = input_schema::<DeviceArgs>(),
@@ -54,7 +54,7 @@ impl DroidMcp {
         Ok(tools::device::run(&self.state, args, ctx).await)
     }
 
-    /// Read what other tools stored behind a cacheId: get (page a map, list or text; filter, prefix), list, stats, clear.
+    /// Data behind any cacheId: get (page; filter, prefix), list, stats, clear.
     #[tool(
         name = "cache",
         input_schema = input_schema::<CacheArgs>(),
@@ -64,16 +64,6 @@ impl DroidMcp {
     async fn cache(&self, Parameters(args): Parameters<JsonObject>) -> Result<CallToolResult, ErrorData> {
         Ok(tools::cache::run(&self.state, args))
     }
-}
-
-/// The input schema of a tool's typed arguments. Arguments arrive untyped so that a bad one
-/// becomes a readable tool error (see `tools::parse_args`), but the schema is the typed one.
-fn input_schema<T: schemars::JsonSchema + std::any::Any>() -> Arc<JsonObject> {
-    let schema = schema_for_input::<T>().unwrap_or_else(|e| panic!("input schema: {e}"));
-    let mut schema = (*schema).clone();
-    schema.remove("title");
-    schema.remove("$schema");
-    Arc::new(schema)
 }
 
 #[tool_handler(router = self.tool_router)]

@@ -153,39 +153,6 @@ fn preview(value: &Value, room: usize) -> (Value, usize) {
     }
 }
 
-/// A tool's outputSchema: its output type's schema plus the budget's `cacheId` and `budget`
-/// fields; only the key fields stay required, since a budgeted response drops the rest.
-/// Descriptions are dropped: every tool's schemas are paid for on every turn.
-pub fn output_schema<T: Budgeted>() -> std::sync::Arc<rmcp::model::JsonObject> {
-    let schema = rmcp::handler::server::common::schema_for_output::<T>();
-    let mut schema = (*schema).clone();
-    strip_descriptions(&mut schema);
-    if let Some(Value::Object(props)) = schema.get_mut("properties") {
-        props.insert("cacheId".into(), json!({"type": "string"}));
-        props.insert("budget".into(), json!({"type": "object"}));
-    }
-    if let Some(Value::Array(required)) = schema.get_mut("required") {
-        required.retain(|r| r.as_str().is_some_and(|r| T::KEY_FIELDS.contains(&r)));
-    }
-    std::sync::Arc::new(schema)
-}
-
-fn strip_descriptions(object: &mut Map<String, Value>) {
-    object.remove("description");
-    object.remove("title");
-    for value in object.values_mut() {
-        match value {
-            Value::Object(inner) => strip_descriptions(inner),
-            Value::Array(items) => items.iter_mut().for_each(|i| {
-                if let Value::Object(inner) = i {
-                    strip_descriptions(inner)
-                }
-            }),
-            _ => {}
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -239,12 +206,5 @@ mod tests {
         let entry = cache.get(v["cacheId"].as_str().unwrap()).unwrap();
         assert_eq!(entry.data, Data::List(lines.into_iter().map(Value::String).collect()));
         assert!(r.content.iter().any(|c| c.as_resource_link().is_some()));
-    }
-
-    #[test]
-    fn the_output_schema_adds_the_budget_fields_and_requires_only_key_fields() {
-        let schema = output_schema::<Listing>();
-        assert_eq!(schema["required"], json!(["operation", "total"]));
-        assert!(schema["properties"]["cacheId"].is_object());
     }
 }

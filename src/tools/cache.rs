@@ -20,19 +20,19 @@ pub const MAX_LIMIT: u64 = 1000;
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct CacheArgs {
     pub operation: CacheOperation,
-    /// get: a cacheId from any tool's answer.
+    /// get: a cacheId from an answer.
     #[serde(default)]
     pub id: Option<String>,
-    /// get: first key, item or line to return (0-based, after filtering). Default 0.
+    /// get: first key/item/line, 0-based, after filter.
     #[serde(default)]
     pub offset: Option<u64>,
-    /// get: how many to return, 1 to 1000. Default 50; a page is cut further to fit the budget.
+    /// get: 1-1000, default 50; cut to fit the budget.
     #[serde(default)]
     pub limit: Option<u64>,
-    /// get: case-insensitive substring (literal, not a regex) on keys and values, items or lines.
+    /// get: case-insensitive literal substring (not regex).
     #[serde(default)]
     pub filter: Option<String>,
-    /// get, on properties: keys starting with this, e.g. "ro.build.".
+    /// get, maps: key prefix, e.g. "ro.build.".
     #[serde(default)]
     pub prefix: Option<String>,
 }
@@ -175,6 +175,7 @@ fn get(state: &State, args: &CacheArgs) -> CallToolResult {
         prefix: args.prefix.clone().filter(|p| !p.is_empty()),
     };
     // Shrink the page until it fits the budget; say so when it had to.
+    let requested = query.limit;
     loop {
         let p = match page(&entry.data, &query) {
             Ok(p) => p,
@@ -200,7 +201,7 @@ fn get(state: &State, args: &CacheArgs) -> CallToolResult {
             }),
             ..Default::default()
         };
-        if p.count < query.limit && p.count > 0 && p.has_more {
+        if p.count < requested && p.count > 0 && p.has_more {
             output.hint = output
                 .hint
                 .map(|h| format!("page cut to {} {} to fit the budget; {h}", p.count, unit(&entry.data)));

@@ -20,10 +20,10 @@ use crate::context::{Data, Kind};
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct DeviceArgs {
     pub operation: DeviceOperation,
-    /// Serial from `list`. Default: the selected device, else the only one online.
+    /// Serial; default: selected, else the only one online.
     #[serde(default)]
     pub device: Option<String>,
-    /// wait: give up after this long (default 60000, at most 600000).
+    /// wait: default 60000, max 600000.
     #[serde(default)]
     pub timeout_ms: Option<u64>,
 }

@@ -216,3 +216,83 @@ pub fn center_of(xml: &str, attr: &str, value: &str) -> (i32, i32) {
         .unwrap_or_else(|| panic!("no node with {attr}={value:?} on this screen"));
     node.bounds().expect("bounds").center()
 }
+
+/// A droidmcp server process spoken to with rmcp's own client over stdio.
+pub type McpClient = rmcp::service::RunningService<rmcp::RoleClient, ()>;
+
+/// Starts `droidmcp ARGS` (serve mode) with a private HOME, so it never touches the user's adb key.
+pub async fn mcp_server(args: &[&str], envs: &[(&str, &str)], home: &Path) -> McpClient {
+    use rmcp::ServiceExt;
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_droidmcp"));
+    cmd.args(args)
+        .env("RUST_LOG", "warn")
+        .env("HOME", home)
+        .env_remove("ANDROID_SERIAL")
+        .env_remove("ANDROID_ADB_SERVER_PORT")
+        .env_remove("ADB_SERVER_SOCKET")
+        .env_remove("ANDROID_USER_HOME");
+    for (k, v) in envs {
+        cmd.env(k, v);
+    }
+    let (transport, _) = rmcp::transport::TokioChildProcess::builder(cmd)
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("spawn droidmcp");
+    ().serve(transport).await.expect("MCP initialize")
+}
+
+/// Calls a tool with JSON arguments.
+pub async fn call(client: &McpClient, tool: &str, args: serde_json::Value) -> rmcp::model::CallToolResult {
+    let serde_json::Value::Object(args) = args else {
+        panic!("arguments must be an object")
+    };
+    client
+        .call_tool(rmcp::model::CallToolRequestParams::new(tool.to_string()).with_arguments(args))
+        .await
+        .unwrap_or_else(|e| panic!("{tool} call failed at the protocol level: {e}"))
+}
+
+/// The structured content of a successful call, with its text twin checked against it.
+pub fn ok(result: &rmcp::model::CallToolResult) -> serde_json::Value {
+    assert_ne!(
+        result.is_error,
+        Some(true),
+        "expected success, got {:?}",
+        result.content
+    );
+    let value = result.structured_content.clone().expect("structuredContent");
+    let text = result.content[0].as_text().expect("a text twin").text.clone();
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&text).expect("text twin is JSON"),
+        value
+    );
+    value
+}
+
+/// The message of a tool-level error (`isError: true`).
+pub fn err(result: &rmcp::model::CallToolResult) -> String {
+    assert_eq!(
+        result.is_error,
+        Some(true),
+        "expected isError, got {:?}",
+        result.structured_content
+    );
+    result.content[0].as_text().expect("error text").text.clone()
+}
+
+/// Chars of the JSON a model reads for this result (the structured content, which the text
+/// twin repeats).
+pub fn response_chars(result: &rmcp::model::CallToolResult) -> usize {
+    result
+        .structured_content
+        .as_ref()
+        .map(|v| v.to_string().chars().count())
+        .unwrap_or_else(|| {
+            result
+                .content
+                .iter()
+                .filter_map(|c| c.as_text())
+                .map(|t| t.text.chars().count())
+                .sum()
+        })
+}

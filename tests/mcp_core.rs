@@ -1,0 +1,345 @@
+//! The MCP server end to end: the built binary spoken to with rmcp's client over stdio, against
+//! the simulator, both through a real adb server and straight over TCP.
+
+mod common;
+
+use std::collections::BTreeSet;
+
+use common::*;
+use rmcp::model::ReadResourceRequestParams;
+use serde_json::{Value, json};
+
+#[tokio::test]
+async fn initialize_names_the_server_and_tools_list_is_small_with_schemas_and_annotations() {
+    let home = tempfile::tempdir().unwrap();
+    let client = mcp_server(&["--sim"], &[], home.path()).await;
+    let info = client.peer_info().expect("server info");
+    let implementation = info.server_info.as_ref().expect("serverInfo");
+    assert_eq!(implementation.name, "droidmcp");
+    assert_eq!(implementation.version, env!("CARGO_PKG_VERSION"));
+    assert!(info.instructions.as_deref().unwrap_or("").contains("cache get"));
+
+    let tools = client.list_all_tools().await.unwrap();
+    let names: BTreeSet<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    assert!(names.is_superset(&BTreeSet::from(["adb-device", "cache"])), "{names:?}");
+    for tool in &tools {
+        assert!(tool.output_schema.is_some(), "{} has no outputSchema", tool.name);
+        let a = tool
+            .annotations
+            .as_ref()
+            .unwrap_or_else(|| panic!("{} has no annotations", tool.name));
+        assert!(a.read_only_hint.is_some() && a.destructive_hint.is_some() && a.open_world_hint.is_some());
+        assert!(
+            tool.input_schema
+                .get("properties")
+                .is_some_and(|p| p.get("operation").is_some())
+        );
+    }
+    let size = serde_json::to_string(&json!({ "tools": tools }))
+        .unwrap()
+        .chars()
+        .count();
+    println!("tools/list: {} tools, {size} chars", tools.len());
+    assert!(size <= 6000, "tools/list is {size} chars, over the 6,000-char goal");
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn properties_summary_is_small_and_cache_get_serves_every_property_through_pages_and_resources() {
+    let home = tempfile::tempdir().unwrap();
+    let client = mcp_server(&["--sim"], &[], home.path()).await;
+
+    let result = call(&client, "adb-device", json!({"operation": "properties"})).await;
+    let props = ok(&result);
+    let chars = response_chars(&result);
+    println!("adb-device properties on the simulator: {chars} chars");
+    assert!(chars <= 500, "{chars} chars");
+    assert_eq!(props["summary"]["model"], "Pixel 7 (droidmcp sim)");
+    assert_eq!(props["summary"]["sdkVersion"], 34);
+    let total = props["propertyCount"].as_u64().unwrap() as usize;
+    let id = props["cacheId"].as_str().unwrap().to_string();
+    assert!(id.starts_with("props-"), "{id}");
+
+    // A key prefix narrows the map.
+    let build = ok(&call(
+        &client,
+        "cache",
+        json!({"operation": "get", "id": id, "prefix": "ro.build.", "limit": 1000}),
+    )
+    .await);
+    let keys: Vec<&String> = build["items"].as_object().unwrap().keys().collect();
+    assert!(
+        keys.len() > 5 && keys.iter().all(|k| k.starts_with("ro.build.")),
+        "{keys:?}"
+    );
+    assert!(build["matching"].as_u64().unwrap() < total as u64);
+
+    // Paging with nextOffset reproduces every key exactly once.
+    let mut seen = BTreeSet::new();
+    let mut offset = 0;
+    let mut pages = 0;
+    loop {
+        let page = call(
+            &client,
+            "cache",
+            json!({"operation": "get", "id": id, "offset": offset, "limit": 200}),
+        )
+        .await;
+        assert!(response_chars(&page) <= 4000, "a cache page is over the budget");
+        let page = ok(&page);
+        for key in page["items"].as_object().unwrap().keys() {
+            assert!(seen.insert(key.clone()), "{key} came twice");
+        }
+        pages += 1;
+        match page["nextOffset"].as_u64() {
+            Some(next) => offset = next,
+            None => break,
+        }
+    }
+    assert_eq!(seen.len(), total);
+    println!("{total} properties read back in {pages} budgeted pages");
+
+    // The same entry is a resource, served whole.
+    let resources = client.list_all_resources().await.unwrap();
+    let uri = format!("droidmcp://cache/{id}");
+    assert!(resources.iter().any(|r| r.uri == uri), "the entry is listed");
+    let templates = client.list_all_resource_templates().await.unwrap();
+    assert!(templates.iter().any(|t| t.uri_template == "droidmcp://cache/{id}"));
+    let read = client.read_resource(ReadResourceRequestParams::new(uri)).await.unwrap();
+    let rmcp::model::ResourceContents::TextResourceContents { text, .. } = &read.contents[0] else {
+        panic!("expected text contents")
+    };
+    let whole: serde_json::Map<String, Value> = serde_json::from_str(text).unwrap();
+    assert_eq!(whole.len(), total);
+    assert_eq!(whole.keys().cloned().collect::<BTreeSet<_>>(), seen);
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn adb_device_works_through_a_real_adb_server() {
+    let Some((adb, _sim, serial)) = connected_sim(&[]) else {
+        return;
+    };
+    let home = tempfile::tempdir().unwrap();
+    let port = adb.port.to_string();
+    let client = mcp_server(&[], &[("ANDROID_ADB_SERVER_PORT", &port)], home.path()).await;
+
+    let list = ok(&call(&client, "adb-device", json!({"operation": "list"})).await);
+    let devices = list["devices"].as_array().unwrap();
+    let sim = devices
+        .iter()
+        .find(|d| d["serial"] == serial.as_str())
+        .expect("the simulator is listed");
+    assert_eq!(sim["state"], "device");
+    assert_eq!(sim["transport"], "tcp");
+    assert_eq!(sim["model"], "Pixel 7 (droidmcp sim)");
+
+    let props = ok(&call(
+        &client,
+        "adb-device",
+        json!({"operation": "properties", "device": serial}),
+    )
+    .await);
+    assert_eq!(props["device"], serial.as_str());
+    assert_eq!(props["summary"]["manufacturer"], "Google");
+
+    let selected = ok(&call(&client, "adb-device", json!({"operation": "select", "device": serial})).await);
+    assert_eq!(selected["device"], serial.as_str());
+    let health = ok(&call(&client, "adb-device", json!({"operation": "health"})).await);
+    assert_eq!(health["health"]["state"], "device");
+    assert_eq!(health["health"]["bootCompleted"], true);
+    assert_eq!(health["health"]["screen"], json!({"width": 1080, "height": 2400}));
+    assert!(health["health"]["battery"]["level"].is_u64());
+    let wait = ok(&call(&client, "adb-device", json!({"operation": "wait", "timeoutMs": 5000})).await);
+    assert_eq!(wait["bootCompleted"], true);
+
+    let unknown = err(&call(
+        &client,
+        "adb-device",
+        json!({"operation": "properties", "device": "emulator-9999"}),
+    )
+    .await);
+    assert!(
+        unknown.contains("emulator-9999") && unknown.contains(&serial),
+        "{unknown}"
+    );
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn the_direct_path_makes_an_adb_key_and_a_device_that_trusts_it_lets_it_in() {
+    let home = tempfile::tempdir().unwrap();
+    // First contact makes ~/.android/adbkey; a device that accepts any key lets it in.
+    let open = SimProcess::start(&["--auth-any"]);
+    let addr = format!("tcp:{}", open.addr);
+    let client = mcp_server(&["--adb", &addr], &[], home.path()).await;
+    let props = ok(&call(&client, "adb-device", json!({"operation": "properties"})).await);
+    assert_eq!(props["summary"]["model"], "Pixel 7 (droidmcp sim)");
+    client.cancel().await.unwrap();
+    let public = home.path().join(".android/adbkey.pub");
+    assert!(home.path().join(".android/adbkey").exists() && public.exists());
+
+    // A device that knows only that public key accepts our signature.
+    let trusting = SimProcess::start(&["--auth-keys", public.to_str().unwrap()]);
+    let client = mcp_server(&["--adb", &format!("tcp:{}", trusting.addr)], &[], home.path()).await;
+    let list = ok(&call(&client, "adb-device", json!({"operation": "list"})).await);
+    assert_eq!(list["devices"][0]["state"], "device");
+    assert_eq!(list["devices"][0]["transport"], "direct");
+    client.cancel().await.unwrap();
+
+    // A device that does not know it says unauthorized, and says what to do.
+    let other_home = tempfile::tempdir().unwrap();
+    let client = mcp_server(&["--adb", &format!("tcp:{}", trusting.addr)], &[], other_home.path()).await;
+    let refused = err(&call(&client, "adb-device", json!({"operation": "properties"})).await);
+    assert!(
+        refused.contains("unauthorized") && refused.contains("Allow USB debugging"),
+        "{refused}"
+    );
+    let list = ok(&call(&client, "adb-device", json!({"operation": "list"})).await);
+    assert_eq!(list["devices"][0]["state"], "unauthorized");
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn bad_input_gets_a_clear_tool_error_and_the_server_keeps_serving() {
+    let home = tempfile::tempdir().unwrap();
+    let client = mcp_server(&["--sim"], &[], home.path()).await;
+    let id = ok(&call(&client, "adb-device", json!({"operation": "properties"})).await)["cacheId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let expired_id = format!(
+        "props-{}",
+        ulid::Ulid::from_datetime(std::time::SystemTime::now() - std::time::Duration::from_secs(3 * 3600))
+    );
+    let unknown_id = format!("props-{}", ulid::Ulid::generate());
+
+    let cases: Vec<(&str, Value, &[&str])> = vec![
+        (
+            "adb-device",
+            json!({"operation": "reboot"}),
+            &["unknown variant `reboot`", "list"],
+        ),
+        ("adb-device", json!({}), &["missing field `operation`"]),
+        ("adb-device", json!({"operation": 5}), &["invalid type"]),
+        (
+            "adb-device",
+            json!({"operation": "list", "colour": "red"}),
+            &["unknown field `colour`"],
+        ),
+        (
+            "adb-device",
+            json!({"operation": "properties", "device": "nope-123"}),
+            &["no device `nope-123`", "adb-device list"],
+        ),
+        (
+            "adb-device",
+            json!({"operation": "wait", "timeoutMs": 0}),
+            &["timeoutMs must be between"],
+        ),
+        ("cache", json!({"operation": "get"}), &["needs `id`"]),
+        (
+            "cache",
+            json!({"operation": "get", "id": "props-; reboot"}),
+            &["is not a cache id"],
+        ),
+        (
+            "cache",
+            json!({"operation": "get", "id": unknown_id}),
+            &["unknown", "adb-device properties"],
+        ),
+        (
+            "cache",
+            json!({"operation": "get", "id": expired_id}),
+            &["expired", "adb-device properties"],
+        ),
+        (
+            "cache",
+            json!({"operation": "get", "id": id, "limit": -1}),
+            &["invalid value: integer `-1`"],
+        ),
+        (
+            "cache",
+            json!({"operation": "get", "id": id, "limit": 100000}),
+            &["limit must be between 1 and 1000"],
+        ),
+        (
+            "cache",
+            json!({"operation": "get", "id": id, "limit": 0}),
+            &["limit must be between 1 and 1000"],
+        ),
+        (
+            "cache",
+            json!({"operation": "get", "id": id, "offset": 99999}),
+            &["past the end"],
+        ),
+        (
+            "cache",
+            json!({"operation": "get", "id": id, "prefix": "ro.", "offset": -5}),
+            &["invalid value: integer `-5`"],
+        ),
+    ];
+    for (tool, args, expected) in cases {
+        let message = err(&call(&client, tool, args.clone()).await);
+        for e in expected {
+            assert!(message.contains(e), "{tool} {args}: {message:?} should say {e:?}");
+        }
+    }
+    // Shell metacharacters in a filter are a literal substring, matched locally, never run.
+    let literal = ok(&call(
+        &client,
+        "cache",
+        json!({"operation": "get", "id": id, "filter": "$(reboot); `id` | rm -rf /"}),
+    )
+    .await);
+    assert_eq!(literal["matching"], 0);
+    // Still serving, and the device is still there.
+    let again = ok(&call(&client, "adb-device", json!({"operation": "properties"})).await);
+    assert_eq!(again["propertyCount"], literal["total"]);
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn an_answer_over_the_budget_keeps_key_fields_and_a_working_cache_id() {
+    let home = tempfile::tempdir().unwrap();
+    let client = mcp_server(&["--sim", "--budget", "600"], &[], home.path()).await;
+    for _ in 0..6 {
+        ok(&call(&client, "adb-device", json!({"operation": "properties"})).await);
+    }
+    let result = call(&client, "cache", json!({"operation": "list"})).await;
+    let listing = ok(&result);
+    let chars = response_chars(&result);
+    assert!(chars <= 600, "{chars} chars over a 600-char budget");
+    assert_eq!(listing["operation"], "list");
+    assert_eq!(listing["budget"]["truncated"], true);
+    assert_eq!(listing["budget"]["total"], 6);
+    let id = listing["cacheId"].as_str().unwrap();
+    assert!(
+        result
+            .content
+            .iter()
+            .any(|c| c.as_resource_link().is_some_and(|l| l.uri.ends_with(id)))
+    );
+    let whole = ok(&call(&client, "cache", json!({"operation": "get", "id": id, "limit": 2})).await);
+    assert_eq!(whole["total"], 6);
+    assert_eq!(whole["count"], 2);
+    assert!(whole["hint"].as_str().unwrap().contains("offset: 2"));
+
+    // A page asked bigger than the budget is cut to fit, and says so.
+    let props = ok(&call(&client, "adb-device", json!({"operation": "properties"})).await);
+    let big = call(
+        &client,
+        "cache",
+        json!({"operation": "get", "id": props["cacheId"], "limit": 1000}),
+    )
+    .await;
+    assert!(response_chars(&big) <= 600);
+    let big = ok(&big);
+    assert!(big["count"].as_u64().unwrap() >= 3);
+    assert!(
+        big["hint"].as_str().unwrap().contains("to fit the budget"),
+        "{}",
+        big["hint"]
+    );
+    client.cancel().await.unwrap();
+}
