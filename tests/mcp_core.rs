@@ -132,7 +132,7 @@ async fn adb_device_works_through_a_real_adb_server() {
         .expect("the simulator is listed");
     assert_eq!(sim["state"], "device");
     assert_eq!(sim["transport"], "tcp");
-    assert_eq!(sim["model"], "Pixel 7 (droidmcp sim)");
+    assert_eq!(sim["model"], "Pixel_7__droidmcp_sim_", "adb's own sanitised form");
 
     let props = ok(&call(
         &client,

@@ -107,6 +107,7 @@ pub struct DeviceEntry {
     pub serial: String,
     /// `device` (online), `offline`, `unauthorized`, `recovery`, …
     pub state: String,
+    /// As the adb server reports it: characters other than letters, digits, `-` and `.` become `_`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
     /// `usb`, `emulator`, `tcp` (via the adb server) or `direct` (our own adbd connection).
@@ -125,7 +126,7 @@ pub fn parse_devices_long(text: &str) -> Vec<DeviceEntry> {
             let mut usb = false;
             for word in words {
                 if let Some(m) = word.strip_prefix("model:") {
-                    model = Some(m.replace('_', " "));
+                    model = Some(m.to_string());
                 } else if word.starts_with("usb:") {
                     usb = true;
                 }
@@ -352,11 +353,11 @@ mod tests {
         let devices = parse_devices_long(text);
         assert_eq!(devices.len(), 3);
         assert_eq!(devices[0].transport, "emulator");
-        assert_eq!(devices[0].model.as_deref(), Some("sdk gphone64 x86 64"));
+        assert_eq!(devices[0].model.as_deref(), Some("sdk_gphone64_x86_64"));
         assert_eq!(devices[1].state, "unauthorized");
         assert_eq!(devices[1].transport, "usb");
         assert_eq!(devices[2].transport, "tcp");
-        assert_eq!(devices[2].model.as_deref(), Some("Pixel 7"));
+        assert_eq!(devices[2].model.as_deref(), Some("Pixel_7"));
     }
 
     #[test]
