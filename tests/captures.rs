@@ -3,6 +3,7 @@
 
 mod common;
 
+use droidmcp::android::device_state::parse_battery;
 use droidmcp::android::getprop::parse_getprop;
 use droidmcp::android::logcat::{Level, parse_threadtime_line};
 use droidmcp::android::packages::{is_valid_package_name, parse_package_list};
@@ -45,6 +46,61 @@ fn getprop_captures_parse_every_property_including_multi_line_values() {
             );
         }
         println!("{name}: {} properties, {} multi-line", props.len(), multi.len());
+    }
+}
+
+#[test]
+fn properties_answer_for_every_getprop_capture_is_a_full_summary_within_500_chars() {
+    let cache = droidmcp::context::Cache::new(Default::default());
+    for (name, path) in common::captures("getprop") {
+        let text = read(&path);
+        let props = parse_getprop(&text);
+        let id = cache
+            .put(
+                droidmcp::context::Kind::Props,
+                name.clone(),
+                droidmcp::context::Data::Map(props.clone()),
+            )
+            .id
+            .clone();
+        let answer = droidmcp::tools::device::properties_output("emulator-5554", &props, &id);
+        let result = droidmcp::context::budget::respond(&answer, 4000, &cache, "properties");
+        let json = result.structured_content.expect("structured").to_string();
+        let chars = json.chars().count();
+        println!(
+            "{name}: getprop {} chars -> properties answer {chars} chars",
+            text.chars().count()
+        );
+        assert!(chars <= 500, "{name}: {chars} chars");
+        if name.contains("SUBSET") {
+            continue;
+        }
+        let summary = answer.summary.expect("summary");
+        assert!(
+            summary.model.is_some() && summary.manufacturer.is_some(),
+            "{name}: {summary:?}"
+        );
+        assert!(summary.sdk_version.is_some_and(|v| v >= 23), "{name}: {summary:?}");
+        assert!(
+            summary.android_version.is_some() && summary.device.is_some(),
+            "{name}: {summary:?}"
+        );
+        assert!(
+            summary.product.is_some() && summary.hardware.is_some(),
+            "{name}: {summary:?}"
+        );
+        assert!(!summary.abi_list.is_empty(), "{name}: {summary:?}");
+    }
+}
+
+#[test]
+fn dumpsys_battery_capture_gives_level_status_and_power_source() {
+    for (name, path) in common::captures("dumpsys-battery") {
+        let battery = parse_battery(&read(&path));
+        assert_eq!(battery.level, Some(100), "{name}");
+        assert_eq!(battery.status.as_deref(), Some("charging"), "{name}");
+        assert_eq!(battery.powered_by, ["ac"], "{name}");
+        assert_eq!(battery.temperature_c, Some(25.0), "{name}");
     }
 }
 

@@ -343,3 +343,63 @@ async fn an_answer_over_the_budget_keeps_key_fields_and_a_working_cache_id() {
     );
     client.cancel().await.unwrap();
 }
+
+/// Records the progress notifications a server sends.
+#[derive(Clone, Default)]
+struct ProgressRecorder(std::sync::Arc<std::sync::Mutex<Vec<rmcp::model::ProgressNotificationParam>>>);
+
+impl rmcp::ClientHandler for ProgressRecorder {
+    async fn on_progress(
+        &self,
+        params: rmcp::model::ProgressNotificationParam,
+        _context: rmcp::service::NotificationContext<rmcp::RoleClient>,
+    ) {
+        self.0.lock().unwrap().push(params);
+    }
+}
+
+#[tokio::test]
+async fn wait_sends_progress_and_stops_when_the_client_cancels() {
+    let home = tempfile::tempdir().unwrap();
+    // Nothing listens on this port: the device never comes.
+    let nowhere = format!("tcp:127.0.0.1:{}", free_port());
+    let recorder = ProgressRecorder::default();
+    let client = mcp_server_with(recorder.clone(), &["--adb", &nowhere], &[], home.path()).await;
+
+    let mut params = rmcp::model::CallToolRequestParams::new("adb-device");
+    params.arguments = json!({"operation": "wait", "timeoutMs": 600000}).as_object().cloned();
+    let request = rmcp::model::ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(params));
+    let handle = client
+        .peer()
+        .send_cancellable_request(request, rmcp::service::PeerRequestOptions::no_options())
+        .await
+        .unwrap();
+    // Two progress notifications arrive (the first check, then one after a 200 ms pause).
+    for _ in 0..100 {
+        if recorder.0.lock().unwrap().len() >= 2 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    {
+        let seen = recorder.0.lock().unwrap();
+        assert!(seen.len() >= 2, "progress notifications: {}", seen.len());
+        assert!(seen[1].progress >= seen[0].progress);
+        assert_eq!(seen[0].total, Some(600000.0));
+        let message = seen[0].message.as_deref().unwrap_or("");
+        assert!(message.contains("cannot reach the device"), "{message}");
+    }
+    handle.cancel(Some("test is done waiting".into())).await.unwrap();
+    // The server stopped the wait: progress ceases, and it still answers.
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    let after_cancel = recorder.0.lock().unwrap().len();
+    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+    assert_eq!(
+        recorder.0.lock().unwrap().len(),
+        after_cancel,
+        "no progress after the cancel"
+    );
+    let list = call(&client, "adb-device", json!({"operation": "list"})).await;
+    assert_eq!(ok(&list)["devices"], json!([]));
+    client.cancel().await.unwrap();
+}

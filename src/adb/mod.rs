@@ -246,6 +246,23 @@ impl Adb {
 
     /// Picks the device a call runs on: the one asked for, else the only one online.
     pub async fn resolve(&self, requested: Option<&str>) -> Result<String, AdbError> {
+        if let Route::Direct(addr) = self.route {
+            // One device: name it, and say why it cannot be reached if it cannot.
+            let serial = addr.to_string();
+            if let Some(other) = requested.filter(|r| *r != serial) {
+                return Err(AdbError::UnknownDevice {
+                    serial: other.to_string(),
+                    known: vec![serial],
+                });
+            }
+            self.bounded(
+                || format!("connecting to {addr}"),
+                self.timeout,
+                self.with_direct(|_| Box::pin(async { Ok(()) })),
+            )
+            .await?;
+            return Ok(serial);
+        }
         let devices = self.devices().await?;
         let online: Vec<String> = devices
             .iter()

@@ -222,6 +222,16 @@ pub type McpClient = rmcp::service::RunningService<rmcp::RoleClient, ()>;
 
 /// Starts `droidmcp ARGS` (serve mode) with a private HOME, so it never touches the user's adb key.
 pub async fn mcp_server(args: &[&str], envs: &[(&str, &str)], home: &Path) -> McpClient {
+    mcp_server_with((), args, envs, home).await
+}
+
+/// The same, with a client handler of the test's own (e.g. one that records progress).
+pub async fn mcp_server_with<H: rmcp::ClientHandler>(
+    handler: H,
+    args: &[&str],
+    envs: &[(&str, &str)],
+    home: &Path,
+) -> rmcp::service::RunningService<rmcp::RoleClient, H> {
     use rmcp::ServiceExt;
     let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_droidmcp"));
     cmd.args(args)
@@ -238,11 +248,15 @@ pub async fn mcp_server(args: &[&str], envs: &[(&str, &str)], home: &Path) -> Mc
         .stderr(Stdio::inherit())
         .spawn()
         .expect("spawn droidmcp");
-    ().serve(transport).await.expect("MCP initialize")
+    handler.serve(transport).await.expect("MCP initialize")
 }
 
 /// Calls a tool with JSON arguments.
-pub async fn call(client: &McpClient, tool: &str, args: serde_json::Value) -> rmcp::model::CallToolResult {
+pub async fn call<H: rmcp::ClientHandler>(
+    client: &rmcp::service::RunningService<rmcp::RoleClient, H>,
+    tool: &str,
+    args: serde_json::Value,
+) -> rmcp::model::CallToolResult {
     let serde_json::Value::Object(args) = args else {
         panic!("arguments must be an object")
     };
