@@ -47,7 +47,10 @@ async fn main() -> anyhow::Result<()> {
     adb(&["connect", &serial])?;
     adb(&["-s", &serial, "wait-for-device"])?;
 
-    let server = Adb::new(Route::Server(SocketAddr::from(([127, 0, 0, 1], port))), Duration::from_secs(10));
+    let server = Adb::new(
+        Route::Server(SocketAddr::from(([127, 0, 0, 1], port))),
+        Duration::from_secs(10),
+    );
     let direct = Adb::new(Route::Direct(handle.addr), Duration::from_secs(10));
     // The simulator runs without AUTH here, so the direct route needs no adb key.
 
