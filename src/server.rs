@@ -15,6 +15,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, tool, tool_handler, tool_router
 
 use crate::context::budget::resource_uri;
 use crate::context::schema::{input_schema, output_schema};
+use crate::tools::app::{AppArgs, AppOutput};
 use crate::tools::cache::{CacheArgs, CacheOutput};
 use crate::tools::device::{DeviceArgs, DeviceOutput};
 use crate::tools::{self, State};
@@ -52,6 +53,21 @@ impl DroidMcp {
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
         Ok(tools::device::run(&self.state, args, ctx).await)
+    }
+
+    /// Apps: list (paged), info, launch, stop, clear-data, install, uninstall. stop, clear-data, uninstall are destructive.
+    #[tool(
+        name = "adb-app",
+        input_schema = input_schema::<AppArgs>(),
+        output_schema = output_schema::<AppOutput>(),
+        annotations(read_only_hint = false, destructive_hint = true, idempotent_hint = false, open_world_hint = false)
+    )]
+    async fn adb_app(
+        &self,
+        Parameters(args): Parameters<JsonObject>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        Ok(tools::app::run(&self.state, args, ctx).await)
     }
 
     /// Data behind any cacheId: get (page; filter, prefix), list, stats, clear.

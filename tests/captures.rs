@@ -177,3 +177,50 @@ fn logcat_capture_parses_and_holds_two_fatal_exceptions() {
         println!("{name}: {} lines", parsed.len());
     }
 }
+
+#[test]
+fn dumpsys_package_captures_give_versions_flags_permissions_and_skip_the_hidden_copy() {
+    use droidmcp::android::dumpsys_package::parse_package_dump;
+    let captures = common::captures("dumpsys-package");
+    for (name, path) in &captures {
+        let text = read(path);
+        let package = if name.contains("updated-system-app") {
+            "com.tekartik.package1"
+        } else {
+            "com.tekartik.package2"
+        };
+        let dump = parse_package_dump(&text, package).unwrap_or_else(|| panic!("{name}: no package block"));
+        println!("{name}: {dump:?}");
+        assert!(dump.version_name.is_some() && dump.version_code.is_some(), "{name}");
+        assert!(dump.target_sdk.is_some() && dump.min_sdk.is_some(), "{name}");
+        assert!(dump.code_path.as_deref().is_some_and(|p| p.starts_with('/')), "{name}");
+        assert!(
+            dump.first_install_time.is_some() && dump.last_update_time.is_some(),
+            "{name}"
+        );
+        assert!(dump.granted_permissions > 0 && dump.requested_permissions > 0, "{name}");
+        assert_eq!(dump.enabled.as_deref(), Some("default"), "{name}");
+        assert!(parse_package_dump(&text, "com.not.there").is_none(), "{name}");
+        if name.contains("updated-system-app") {
+            // The live package, not the older copy under "Hidden system packages:".
+            assert_eq!(dump.version_code, Some(20));
+            assert_eq!(dump.version_name.as_deref(), Some("1.0.16"));
+            assert!(dump.system && dump.updated_system_app);
+            assert!(dump.code_path.as_deref().unwrap().starts_with("/data/app/"));
+            assert_eq!(dump.granted_permissions, 4, "3 install + 1 runtime");
+        }
+    }
+}
+
+#[test]
+fn dumpsys_activity_capture_names_the_resumed_launcher() {
+    use droidmcp::android::activity::parse_focus;
+    for (name, path) in common::captures("dumpsys-activity") {
+        let focus = parse_focus(&read(&path)).unwrap_or_else(|| panic!("{name}: no focus"));
+        assert_eq!(focus.package, "com.google.android.apps.nexuslauncher", "{name}");
+        assert_eq!(
+            focus.activity, "com.google.android.apps.nexuslauncher.NexusLauncherActivity",
+            "{name}"
+        );
+    }
+}

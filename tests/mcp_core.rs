@@ -344,20 +344,6 @@ async fn an_answer_over_the_budget_keeps_key_fields_and_a_working_cache_id() {
     client.cancel().await.unwrap();
 }
 
-/// Records the progress notifications a server sends.
-#[derive(Clone, Default)]
-struct ProgressRecorder(std::sync::Arc<std::sync::Mutex<Vec<rmcp::model::ProgressNotificationParam>>>);
-
-impl rmcp::ClientHandler for ProgressRecorder {
-    async fn on_progress(
-        &self,
-        params: rmcp::model::ProgressNotificationParam,
-        _context: rmcp::service::NotificationContext<rmcp::RoleClient>,
-    ) {
-        self.0.lock().unwrap().push(params);
-    }
-}
-
 #[tokio::test]
 async fn wait_sends_progress_and_stops_when_the_client_cancels() {
     let home = tempfile::tempdir().unwrap();

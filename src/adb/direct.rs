@@ -185,6 +185,61 @@ impl Connection {
     }
 }
 
+impl Connection {
+    /// Runs `exec:COMMAND`, streams `input` to its stdin as WRTEs (one in flight, each at most
+    /// the device's payload size), and collects its output until the device closes the stream.
+    pub async fn exec(
+        &mut self,
+        command: &str,
+        input: &[u8],
+        sent: &(dyn Fn(u64) + Send + Sync),
+    ) -> Result<Vec<u8>, AdbError> {
+        let mut payload = format!("exec:{command}").into_bytes();
+        payload.push(0);
+        let local = self.next_local_id;
+        self.next_local_id += 1;
+        self.send(Message::new(A_OPEN, local, 0, payload)).await?;
+        let mut output = Vec::new();
+        let mut remote = 0;
+        let mut chunks = input.chunks(self.max_payload);
+        let mut written = 0u64;
+        let mut in_flight = false;
+        loop {
+            if remote != 0
+                && !in_flight
+                && let Some(chunk) = chunks.next()
+            {
+                self.send(Message::new(A_WRTE, local, remote, chunk.to_vec())).await?;
+                written += chunk.len() as u64;
+                sent(written);
+                in_flight = true;
+            }
+            let msg = self.recv().await?;
+            if msg.arg1 != local {
+                continue;
+            }
+            match msg.command {
+                A_OKAY => {
+                    remote = msg.arg0;
+                    in_flight = false;
+                }
+                A_WRTE => {
+                    self.send(Message::new(A_OKAY, local, msg.arg0, Vec::new())).await?;
+                    output.extend_from_slice(&msg.payload);
+                }
+                A_CLSE if remote == 0 => {
+                    return Err(AdbError::Protocol(format!("the device refused exec for {command:?}")));
+                }
+                A_CLSE => {
+                    self.send(Message::new(A_CLSE, local, remote, Vec::new())).await?;
+                    return Ok(output);
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -77,3 +77,35 @@ pub async fn shell(server: SocketAddr, serial: &str, command: &str) -> Result<Sh
         }
     }
 }
+
+/// Runs `exec:COMMAND` (raw: no pty, no shell v2 framing), streams `input` to its stdin, and
+/// reads its output to the end. `sent` is told the bytes written so far, for progress.
+pub async fn exec(
+    server: SocketAddr,
+    serial: &str,
+    command: &str,
+    input: &[u8],
+    sent: &(dyn Fn(u64) + Send + Sync),
+) -> Result<Vec<u8>, AdbError> {
+    let mut stream = connect(server).await?;
+    request(&mut stream, &format!("host:transport:{serial}")).await?;
+    request(&mut stream, &format!("exec:{command}")).await?;
+    let (mut reader, mut writer) = stream.split();
+    // Read while writing: a device that answers early (a refusal) must not deadlock the upload.
+    let write = async {
+        for (i, chunk) in input.chunks(64 * 1024).enumerate() {
+            writer.write_all(chunk).await?;
+            sent((i * 64 * 1024 + chunk.len()) as u64);
+        }
+        Ok::<_, std::io::Error>(())
+    };
+    let mut output = Vec::new();
+    let read = reader.read_to_end(&mut output);
+    let (written, read) = tokio::join!(write, read);
+    read?;
+    if let Err(e) = written {
+        // The device closed its end early; its output says why.
+        tracing::debug!("exec input cut short: {e}");
+    }
+    Ok(output)
+}

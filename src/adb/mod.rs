@@ -222,11 +222,12 @@ impl Adb {
             Route::Direct(addr) => {
                 let addr = *addr;
                 let probe = self
-                    .bounded(
-                        || format!("connecting to {addr}"),
-                        self.timeout,
-                        self.with_direct(|conn| Box::pin(async move { Ok(conn.banner.model.clone()) })),
-                    )
+                    .bounded(|| format!("connecting to {addr}"), self.timeout, async {
+                        let (mut slot, conn) = self.checkout().await?;
+                        let model = conn.banner.model.clone();
+                        *slot = Some(conn);
+                        Ok(model)
+                    })
                     .await;
                 let (state, model) = match probe {
                     Ok(model) => ("device", model),
@@ -255,11 +256,11 @@ impl Adb {
                     known: vec![serial],
                 });
             }
-            self.bounded(
-                || format!("connecting to {addr}"),
-                self.timeout,
-                self.with_direct(|_| Box::pin(async { Ok(()) })),
-            )
+            self.bounded(|| format!("connecting to {addr}"), self.timeout, async {
+                let (mut slot, conn) = self.checkout().await?;
+                *slot = Some(conn);
+                Ok(())
+            })
             .await?;
             return Ok(serial);
         }
@@ -315,39 +316,68 @@ impl Adb {
         match &self.route {
             Route::Server(server) => self.bounded(what, limit, host::shell(*server, serial, command)).await,
             Route::Direct(_) => {
-                let command = command.to_string();
-                self.bounded(
-                    what,
-                    limit,
-                    self.with_direct(move |conn| Box::pin(async move { conn.shell(&command).await })),
-                )
-                .await
+                let call = async {
+                    let (mut slot, mut conn) = self.checkout().await?;
+                    let output = conn.shell(command).await?;
+                    *slot = Some(conn);
+                    Ok(output)
+                };
+                self.bounded(what, limit, call).await
             }
         }
     }
 
-    /// Runs `f` on the direct connection, opening it first if needed. The connection is taken
-    /// out while in use: if `f` fails or is dropped half-way, it is not put back, and the next
-    /// call starts from a fresh, well-defined connection.
-    async fn with_direct<T>(
+    /// Runs `exec:COMMAND` with `input` on its stdin and returns its raw output (stdout and
+    /// stderr together, binary-safe). `sent` hears the bytes uploaded so far. The timeout covers
+    /// the whole call, so callers size it for the upload.
+    pub async fn exec(
         &self,
-        f: impl for<'c> FnOnce(
-            &'c mut direct::Connection,
-        ) -> std::pin::Pin<Box<dyn Future<Output = Result<T, AdbError>> + Send + 'c>>,
-    ) -> Result<T, AdbError> {
+        serial: &str,
+        command: &str,
+        input: &[u8],
+        limit: Duration,
+        sent: &(dyn Fn(u64) + Send + Sync),
+    ) -> Result<Vec<u8>, AdbError> {
+        tracing::debug!(serial, command, input = input.len(), "exec");
+        let what = || format!("`{}` on {serial}", abbreviate(command));
+        match &self.route {
+            Route::Server(server) => {
+                self.bounded(what, limit, host::exec(*server, serial, command, input, sent))
+                    .await
+            }
+            Route::Direct(_) => {
+                let call = async {
+                    let (mut slot, mut conn) = self.checkout().await?;
+                    let output = conn.exec(command, input, sent).await?;
+                    *slot = Some(conn);
+                    Ok(output)
+                };
+                self.bounded(what, limit, call).await
+            }
+        }
+    }
+
+    /// Takes the direct connection out of its slot, opening it first if needed. The caller puts
+    /// it back (`*slot = Some(conn)`) only after a call that succeeded: one that failed or was
+    /// dropped half-way leaves the slot empty, and the next call starts a fresh connection.
+    async fn checkout(
+        &self,
+    ) -> Result<
+        (
+            tokio::sync::MutexGuard<'_, Option<direct::Connection>>,
+            direct::Connection,
+        ),
+        AdbError,
+    > {
         let Route::Direct(addr) = self.route else {
             return Err(AdbError::Protocol("not a direct route".into()));
         };
         let mut slot = self.direct.lock().await;
-        let mut conn = match slot.take() {
+        let conn = match slot.take() {
             Some(conn) => conn,
             None => direct::Connection::open(addr).await?,
         };
-        let result = f(&mut conn).await;
-        if result.is_ok() {
-            *slot = Some(conn);
-        }
-        result
+        Ok((slot, conn))
     }
 }
 

@@ -3,7 +3,9 @@
 //! The server reads device output through these, and the simulator builds its answers from
 //! the same types, so the two cannot drift apart.
 
+pub mod activity;
 pub mod device_state;
+pub mod dumpsys_package;
 pub mod getprop;
 pub mod logcat;
 pub mod packages;

@@ -1,10 +1,12 @@
 //! One file per MCP tool: parse the arguments, run against the device layer, shape the answer
 //! through the budget. What they share (the device layer, the cache, the selected device) is here.
 
+pub mod app;
 pub mod cache;
 pub mod device;
 
-use std::sync::RwLock;
+use std::collections::HashMap;
+use std::sync::{Mutex, RwLock};
 
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject};
 use serde::de::DeserializeOwned;
@@ -21,6 +23,9 @@ pub struct State {
     pub budget: usize,
     /// The session's default device: `--device`, `ANDROID_SERIAL`, or `adb-device select`.
     pub selected: RwLock<Option<String>>,
+    /// The cache id of the last package list per (serial, kind), so a repeated list is served
+    /// from the cache until its TTL or an install/uninstall.
+    pub package_lists: Mutex<HashMap<(String, String), String>>,
 }
 
 impl State {
@@ -30,7 +35,16 @@ impl State {
             cache,
             budget,
             selected: RwLock::new(selected),
+            package_lists: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// After an install or uninstall, the device's package lists are stale.
+    pub fn forget_package_lists(&self, serial: &str) {
+        self.package_lists
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .retain(|(s, _), _| s != serial);
     }
 
     pub fn selected(&self) -> Option<String> {

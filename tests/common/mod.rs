@@ -310,3 +310,37 @@ pub fn response_chars(result: &rmcp::model::CallToolResult) -> usize {
                 .sum()
         })
 }
+
+/// Records the progress notifications a server sends.
+#[derive(Clone, Default)]
+pub struct ProgressRecorder(pub std::sync::Arc<std::sync::Mutex<Vec<rmcp::model::ProgressNotificationParam>>>);
+
+impl rmcp::ClientHandler for ProgressRecorder {
+    async fn on_progress(
+        &self,
+        params: rmcp::model::ProgressNotificationParam,
+        _context: rmcp::service::NotificationContext<rmcp::RoleClient>,
+    ) {
+        self.0.lock().unwrap().push(params);
+    }
+}
+
+/// Calls a tool with a progress token (rmcp assigns one to a cancellable request) and waits.
+pub async fn call_with_progress<H: rmcp::ClientHandler>(
+    client: &rmcp::service::RunningService<rmcp::RoleClient, H>,
+    tool: &str,
+    args: serde_json::Value,
+) -> rmcp::model::CallToolResult {
+    let mut params = rmcp::model::CallToolRequestParams::new(tool.to_string());
+    params.arguments = args.as_object().cloned();
+    let request = rmcp::model::ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(params));
+    let handle = client
+        .peer()
+        .send_cancellable_request(request, rmcp::service::PeerRequestOptions::no_options())
+        .await
+        .expect("send");
+    match handle.await_response().await.expect("response") {
+        rmcp::model::ServerResult::CallToolResult(result) => result,
+        other => panic!("unexpected answer {other:?}"),
+    }
+}
