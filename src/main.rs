@@ -9,6 +9,7 @@ use std::sync::Arc;
 use clap::{Parser, Subcommand};
 use droidmcp::adb::{Adb, Route};
 use droidmcp::context::cache::Limits;
+use droidmcp::context::workspace::Workspace;
 use droidmcp::context::{Cache, DEFAULT_BUDGET};
 use droidmcp::server::DroidMcp;
 use droidmcp::sim::{self, AuthPolicy, Faults, SimHandle, Simulator};
@@ -56,9 +57,19 @@ struct ServeArgs {
     /// Byte bound of the cache, in MiB.
     #[arg(long, default_value_t = 64)]
     cache_mib: usize,
+    /// Also write every cached entry bigger than the budget to this folder, named by its cacheId.
+    #[arg(long, value_name = "DIR")]
+    workspace: Option<PathBuf>,
+    /// Quota of the workspace folder in MiB; the oldest files go first.
+    #[arg(long, default_value_t = 256)]
+    workspace_mib: u64,
     /// Timeout of one device call, in milliseconds.
     #[arg(long, default_value_t = 20_000)]
     timeout_ms: u64,
+    /// A command adb-shell refuses, as leading words of a command segment; repeatable; `none`
+    /// for no rule. A guard against slips, not a sandbox.
+    #[arg(long = "shell-deny", value_name = "RULE", default_values_t = droidmcp::tools::shell::DenyList::DEFAULT.map(String::from))]
+    shell_deny: Vec<String>,
 }
 
 #[derive(clap::Args)]
@@ -176,11 +187,30 @@ async fn build_state(args: &ServeArgs) -> anyhow::Result<(Arc<State>, Option<Sim
     };
     tracing::info!(?route, "devices");
     let adb = Adb::new(route, Duration::from_millis(args.timeout_ms));
-    let cache = Cache::new(Limits {
+    let mut cache = Cache::new(Limits {
         max_bytes: args.cache_mib * 1024 * 1024,
         ..Limits::default()
     });
-    Ok((Arc::new(State::new(adb, cache, args.budget as usize, device)), sim))
+    if let Some(dir) = &args.workspace {
+        let workspace = Arc::new(
+            Workspace::open(dir, args.workspace_mib * 1024 * 1024)
+                .map_err(|e| anyhow::anyhow!("cannot use {} as the workspace: {e}", dir.display()))?,
+        );
+        tracing::info!(dir = %workspace.dir().display(), "large responses are also written to the workspace");
+        let sweeper = workspace.clone();
+        tokio::spawn(async move {
+            let mut every = tokio::time::interval(Duration::from_secs(300));
+            loop {
+                every.tick().await;
+                sweeper.sweep();
+            }
+        });
+        cache = cache.with_workspace(workspace, args.budget as usize);
+    }
+    let mut state = State::new(adb, cache, args.budget as usize, device);
+    let rules: Vec<&String> = args.shell_deny.iter().filter(|r| r.as_str() != "none").collect();
+    state.shell_deny = droidmcp::tools::shell::DenyList::new(&rules);
+    Ok((Arc::new(state), sim))
 }
 
 /// The bundled profile: next to the working directory when run from the repository, else where

@@ -18,6 +18,8 @@ use crate::context::schema::{input_schema, output_schema};
 use crate::tools::app::{AppArgs, AppOutput};
 use crate::tools::cache::{CacheArgs, CacheOutput};
 use crate::tools::device::{DeviceArgs, DeviceOutput};
+use crate::tools::logcat::{LogcatArgs, LogcatOutput};
+use crate::tools::shell::{ShellArgs, ShellOutput};
 use crate::tools::{self, State};
 
 const INSTRUCTIONS: &str = "droidmcp drives Android devices. Answers are sized for your context: \
@@ -68,6 +70,28 @@ impl DroidMcp {
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
         Ok(tools::app::run(&self.state, args, ctx).await)
+    }
+
+    /// Log: read (level counts, crashes with stacks, last lines; filters) or clear (destructive).
+    #[tool(
+        name = "adb-logcat",
+        input_schema = input_schema::<LogcatArgs>(),
+        output_schema = output_schema::<LogcatOutput>(),
+        annotations(read_only_hint = false, destructive_hint = true, idempotent_hint = false, open_world_hint = false)
+    )]
+    async fn adb_logcat(&self, Parameters(args): Parameters<JsonObject>) -> Result<CallToolResult, ErrorData> {
+        Ok(tools::logcat::run(&self.state, args).await)
+    }
+
+    /// Run a shell command on the device as given: exit code, stdout, stderr (long ones: head, tail and cacheId).
+    #[tool(
+        name = "adb-shell",
+        input_schema = input_schema::<ShellArgs>(),
+        output_schema = output_schema::<ShellOutput>(),
+        annotations(read_only_hint = false, destructive_hint = true, idempotent_hint = false, open_world_hint = true)
+    )]
+    async fn adb_shell(&self, Parameters(args): Parameters<JsonObject>) -> Result<CallToolResult, ErrorData> {
+        Ok(tools::shell::run(&self.state, args).await)
     }
 
     /// Data behind any cacheId: get (page; filter, prefix), list, stats, clear.

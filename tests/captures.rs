@@ -224,3 +224,37 @@ fn dumpsys_activity_capture_names_the_resumed_launcher() {
         );
     }
 }
+
+#[test]
+fn logcat_capture_crashes_are_found_with_exception_process_and_frames() {
+    use droidmcp::android::crashes::{find_crashes, pids_of_package};
+    for (name, path) in common::captures("logcat") {
+        let lines: Vec<_> = read(&path).lines().filter_map(parse_threadtime_line).collect();
+        let crashes = find_crashes(&lines, 5);
+        let java: Vec<_> = crashes.iter().filter(|c| c.kind == "java").collect();
+        assert_eq!(java.len(), 2, "{name}: {crashes:#?}");
+        for c in &java {
+            assert_eq!(
+                c.process.as_deref(),
+                Some("com.mgoogle.android.gms:persistent"),
+                "{name}"
+            );
+            assert!(
+                c.what.starts_with("java.lang.NullPointerException"),
+                "{name}: {}",
+                c.what
+            );
+            assert_eq!(c.frames.len(), 5, "{name}");
+            assert!(
+                c.frames[0].starts_with("org.microg.gms.gcm.McsService.connect"),
+                "{name}"
+            );
+        }
+        assert_eq!(
+            pids_of_package(&lines, "com.mgoogle.android.gms"),
+            std::collections::HashSet::from([7675, 7711, 7932]),
+            "{name}: the started main process and both crashed :persistent ones, from the log itself"
+        );
+        println!("{name}: {} crashes", crashes.len());
+    }
+}

@@ -4,6 +4,7 @@
 //! the same types, so the two cannot drift apart.
 
 pub mod activity;
+pub mod crashes;
 pub mod device_state;
 pub mod dumpsys_package;
 pub mod getprop;

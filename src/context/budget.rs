@@ -45,7 +45,8 @@ pub fn respond<T: Budgeted>(output: &T, limit: usize, cache: &Cache, about: &str
     respond_value::<T>(value, limit, cache, about)
 }
 
-pub fn respond_value<T: Budgeted>(value: Value, limit: usize, cache: &Cache, about: &str) -> CallToolResult {
+pub fn respond_value<T: Budgeted>(mut value: Value, limit: usize, cache: &Cache, about: &str) -> CallToolResult {
+    name_files(&mut value, cache);
     let text = value.to_string();
     if chars(&text) <= limit {
         return CallToolResult::structured(value);
@@ -96,11 +97,36 @@ pub fn respond_value<T: Budgeted>(value: Value, limit: usize, cache: &Cache, abo
             note["shown"] = json!(shown);
         }
     }
+    if let Some(file) = &entry.file {
+        note["file"] = json!(file.display().to_string());
+    }
     reduced.insert("budget".into(), note);
     let value = Value::Object(reduced);
     let mut result = CallToolResult::structured(value);
     result.content.push(resource_link(&entry.id, &entry.about, entry.bytes));
     result
+}
+
+/// With `--workspace`, each `…cacheId` field whose entry was written to a file gets a `…file`
+/// sibling naming it (`cacheId` → `file`, `stdoutCacheId` → `stdoutFile`).
+fn name_files(value: &mut Value, cache: &Cache) {
+    let Value::Object(object) = value else { return };
+    let files: Vec<(String, String)> = object
+        .iter()
+        .filter_map(|(key, id)| {
+            let stem = key.strip_suffix("cacheId").or_else(|| key.strip_suffix("CacheId"))?;
+            let file = cache.peek(id.as_str()?)?.file.clone()?;
+            let name = if stem.is_empty() {
+                "file".to_string()
+            } else {
+                format!("{stem}File")
+            };
+            Some((name, file.display().to_string()))
+        })
+        .collect();
+    for (name, file) in files {
+        object.insert(name, Value::String(file));
+    }
 }
 
 /// The head of a long value that fits in `room` chars, and how many items (or lines) it holds.

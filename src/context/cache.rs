@@ -139,6 +139,8 @@ pub struct Entry {
     pub data: Data,
     pub created: SystemTime,
     pub bytes: usize,
+    /// Where `--workspace` wrote it, when it is bigger than the budget.
+    pub file: Option<std::path::PathBuf>,
 }
 
 impl Entry {
@@ -206,6 +208,8 @@ struct Inner {
 pub struct Cache {
     limits: Limits,
     inner: Mutex<Inner>,
+    /// `--workspace`: entries over this many bytes are also written there.
+    workspace: Option<(Arc<super::workspace::Workspace>, usize)>,
 }
 
 impl Cache {
@@ -218,7 +222,19 @@ impl Cache {
                 bytes: 0,
                 stats: Stats::default(),
             }),
+            workspace: None,
         }
+    }
+
+    /// Also writes every entry over `threshold` bytes (the budget) to the workspace.
+    pub fn with_workspace(mut self, workspace: Arc<super::workspace::Workspace>, threshold: usize) -> Cache {
+        self.workspace = Some((workspace, threshold));
+        self
+    }
+
+    /// An entry by id without touching the LRU order or the stats (to name its file).
+    pub fn peek(&self, id: &str) -> Option<Arc<Entry>> {
+        self.lock().entries.peek(id).cloned()
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
@@ -230,14 +246,24 @@ impl Cache {
     pub fn put(&self, kind: Kind, about: impl Into<String>, data: Data) -> Arc<Entry> {
         let id = format!("{}-{}", kind.prefix(), Ulid::generate());
         let bytes = data.bytes();
-        let entry = Arc::new(Entry {
+        let mut entry = Entry {
             id: id.clone(),
             kind,
             about: about.into(),
             data,
             created: SystemTime::now(),
             bytes,
-        });
+            file: None,
+        };
+        if let Some((workspace, threshold)) = &self.workspace
+            && bytes > *threshold
+        {
+            match workspace.write(&entry) {
+                Ok(path) => entry.file = Some(path),
+                Err(e) => tracing::warn!(id = %entry.id, "could not write the workspace file: {e}"),
+            }
+        }
+        let entry = Arc::new(entry);
         let mut inner = self.lock();
         Self::sweep_expired(&mut inner);
         if let Some((_, old)) = inner.entries.push(id, entry.clone()) {
@@ -339,6 +365,7 @@ impl Cache {
             data,
             created,
             bytes,
+            file: None,
         });
         let mut inner = self.lock();
         inner.entries.push(id.clone(), entry);

@@ -5,6 +5,7 @@ pub mod budget;
 pub mod cache;
 pub mod page;
 pub mod schema;
+pub mod workspace;
 
 pub use budget::{Budgeted, DEFAULT_BUDGET};
 pub use cache::{Cache, Data, Kind};

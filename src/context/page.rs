@@ -44,36 +44,46 @@ pub fn page(data: &Data, query: &Query) -> Result<Page, String> {
     let needle = query.filter.as_deref().map(str::to_lowercase);
     let passes = |text: &str| needle.as_deref().is_none_or(|n| text.to_lowercase().contains(n));
 
-    let (total, selected): (usize, Vec<Value>) = match data {
-        Data::Map(map) => (
-            map.len(),
-            map.iter()
-                .filter(|(k, _)| query.prefix.as_deref().is_none_or(|p| k.starts_with(p)))
-                .filter(|(k, v)| passes(k) || passes(v))
-                .map(|(k, v)| json!([k, v]))
-                .collect(),
-        ),
-        Data::List(items) => (
-            items.len(),
-            items
-                .iter()
-                .filter(|item| match item {
+    // One pass: count what matches, and build values only for the window (a 5 MB text is
+    // 700,000 lines; only the page's few become JSON).
+    let mut matching = 0usize;
+    let mut window: Vec<Value> = Vec::new();
+    let mut take = |passed: bool, make: &mut dyn FnMut() -> Value| {
+        if !passed {
+            return;
+        }
+        if matching >= query.offset && window.len() < query.limit {
+            window.push(make());
+        }
+        matching += 1;
+    };
+    let total = match data {
+        Data::Map(map) => {
+            for (k, v) in map {
+                let passed = query.prefix.as_deref().is_none_or(|p| k.starts_with(p)) && (passes(k) || passes(v));
+                take(passed, &mut || json!([k, v]));
+            }
+            map.len()
+        }
+        Data::List(items) => {
+            for item in items {
+                let passed = match item {
                     Value::String(s) => passes(s),
                     other => passes(&other.to_string()),
-                })
-                .cloned()
-                .collect(),
-        ),
-        Data::Text(text) => (
-            text.lines().count(),
-            text.lines()
-                .enumerate()
-                .filter(|(_, line)| passes(line))
-                .map(|(i, line)| json!({"n": i + 1, "text": line}))
-                .collect(),
-        ),
+                };
+                take(passed, &mut || item.clone());
+            }
+            items.len()
+        }
+        Data::Text(text) => {
+            let mut lines = 0;
+            for (i, line) in text.lines().enumerate() {
+                take(passes(line), &mut || json!({"n": i + 1, "text": line}));
+                lines += 1;
+            }
+            lines
+        }
     };
-    let matching = selected.len();
     if query.offset > 0 && query.offset >= matching {
         return Err(format!(
             "offset {} is past the end: {matching} {} match. Use an offset below {matching}",
@@ -81,7 +91,6 @@ pub fn page(data: &Data, query: &Query) -> Result<Page, String> {
             unit(data)
         ));
     }
-    let window: Vec<Value> = selected.into_iter().skip(query.offset).take(query.limit).collect();
     let count = window.len();
     let end = query.offset + count;
     let items = match data {

@@ -56,6 +56,7 @@ struct SimpleCommand {
     stdout_to: Option<(String, bool)>,
     stderr_to: Option<(String, bool)>,
     stderr_to_stdout: bool,
+    stdout_to_stderr: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -268,7 +269,7 @@ fn parse(tokens: Vec<Token>) -> Result<Vec<(Connector, Vec<SimpleCommand>)>, Syn
                 match (fd, op) {
                     (0, "<") => cmd.stdin_from = Some(target),
                     (2, ">&") if target == "1" => cmd.stderr_to_stdout = true,
-                    (1, ">&") if target == "2" => {} // rare; stdout stays where it is
+                    (1, ">&") if target == "2" => cmd.stdout_to_stderr = true,
                     (1, ">" | ">>") => cmd.stdout_to = Some((target, op == ">>")),
                     (2, ">" | ">>") => cmd.stderr_to = Some((target, op == ">>")),
                     _ => return Err(SyntaxError::Unexpected(format!("{fd}{op}{target}"))),
@@ -419,6 +420,10 @@ async fn run_simple(sim: &Arc<Simulator>, cmd: &SimpleCommand, stdin: Vec<u8>, l
     if cmd.stderr_to_stdout {
         let err = std::mem::take(&mut out.stderr);
         out.stdout.extend_from_slice(&err);
+    }
+    if cmd.stdout_to_stderr {
+        let data = std::mem::take(&mut out.stdout);
+        out.stderr.extend_from_slice(&data);
     }
     if let Some((path, append)) = &cmd.stdout_to {
         let data = std::mem::take(&mut out.stdout);

@@ -4,6 +4,8 @@
 pub mod app;
 pub mod cache;
 pub mod device;
+pub mod logcat;
+pub mod shell;
 
 use std::collections::HashMap;
 use std::sync::{Mutex, RwLock};
@@ -26,6 +28,10 @@ pub struct State {
     /// The cache id of the last package list per (serial, kind), so a repeated list is served
     /// from the cache until its TTL or an install/uninstall.
     pub package_lists: Mutex<HashMap<(String, String), String>>,
+    /// The newest log timestamp each device's last `adb-logcat read` saw.
+    pub log_reads: Mutex<HashMap<String, String>>,
+    /// Commands adb-shell refuses (`--shell-deny`).
+    pub shell_deny: shell::DenyList,
 }
 
 impl State {
@@ -36,7 +42,24 @@ impl State {
             budget,
             selected: RwLock::new(selected),
             package_lists: Mutex::new(HashMap::new()),
+            log_reads: Mutex::new(HashMap::new()),
+            shell_deny: shell::DenyList::new(&shell::DenyList::DEFAULT),
         }
+    }
+
+    pub fn last_log_read(&self, serial: &str) -> Option<String> {
+        self.log_reads
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(serial)
+            .cloned()
+    }
+
+    pub fn remember_log_read(&self, serial: &str, newest: String) {
+        self.log_reads
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(serial.to_string(), newest);
     }
 
     /// After an install or uninstall, the device's package lists are stale.

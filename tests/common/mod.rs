@@ -251,6 +251,24 @@ pub async fn mcp_server_with<H: rmcp::ClientHandler>(
     handler.serve(transport).await.expect("MCP initialize")
 }
 
+/// `mcp_server`, and the server's process id (to watch its memory).
+pub async fn mcp_server_with_pid(args: &[&str], home: &Path) -> (McpClient, u32) {
+    use rmcp::ServiceExt;
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_droidmcp"));
+    cmd.args(args)
+        .env("RUST_LOG", "warn")
+        .env("HOME", home)
+        .env_remove("ANDROID_SERIAL")
+        .env_remove("ANDROID_ADB_SERVER_PORT")
+        .env_remove("ADB_SERVER_SOCKET");
+    let (transport, _) = rmcp::transport::TokioChildProcess::builder(cmd)
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("spawn droidmcp");
+    let pid = transport.id().expect("pid");
+    (().serve(transport).await.expect("MCP initialize"), pid)
+}
+
 /// Calls a tool with JSON arguments.
 pub async fn call<H: rmcp::ClientHandler>(
     client: &rmcp::service::RunningService<rmcp::RoleClient, H>,

@@ -222,6 +222,23 @@ fn grep(args: &[&str], stdin: &[u8]) -> Output {
 }
 
 fn head_tail(program: &str, args: &[&str], stdin: &[u8]) -> Output {
+    // `-c N`: bytes, untouched (binary-safe).
+    if let Some(n) = args
+        .iter()
+        .position(|a| *a == "-c")
+        .and_then(|i| args.get(i + 1)?.parse::<usize>().ok())
+    {
+        let n = n.min(stdin.len());
+        let bytes = if program == "head" {
+            &stdin[..n]
+        } else {
+            &stdin[stdin.len() - n..]
+        };
+        return Output {
+            stdout: bytes.to_vec(),
+            ..Output::default()
+        };
+    }
     let n = match args.iter().position(|a| *a == "-n") {
         Some(i) => args.get(i + 1).and_then(|v| v.parse().ok()),
         None => args.iter().find_map(|a| a.strip_prefix('-')?.parse().ok()),

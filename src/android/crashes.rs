@@ -1,0 +1,244 @@
+//! What matters in a log: crashes (Java `FATAL EXCEPTION`, ANR, native signal), the processes of
+//! a package, and runs of identical lines. Pure functions over parsed threadtime lines.
+
+use std::collections::HashSet;
+
+use super::logcat::LogLine;
+
+/// One crash found in the log.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+pub struct Crash {
+    /// `java`, `anr` or `native`.
+    pub kind: String,
+    /// `MM-DD HH:MM:SS.mmm` of its first line.
+    pub time: String,
+    pub pid: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub process: Option<String>,
+    /// The exception line, the ANR reason, or the signal.
+    pub what: String,
+    /// The root cause of a Java crash (its last `Caused by:`), when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cause: Option<String>,
+    /// The first frames of the stack (`at ` and `#NN pc` prefixes dropped).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub frames: Vec<String>,
+}
+
+/// How far past its first line a crash's lines are looked for.
+const CRASH_WINDOW: usize = 600;
+
+pub fn find_crashes(lines: &[LogLine], max_frames: usize) -> Vec<Crash> {
+    let mut crashes = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let crash = if line.tag == "AndroidRuntime" && line.message.starts_with("FATAL EXCEPTION") {
+            Some(java_crash(lines, i, max_frames))
+        } else if line.tag == "ActivityManager" && line.message.starts_with("ANR in ") {
+            Some(anr(lines, i))
+        } else if line.tag == "libc" && line.message.starts_with("Fatal signal") {
+            Some(native_crash(lines, i, max_frames))
+        } else {
+            None
+        };
+        crashes.extend(crash);
+    }
+    crashes
+}
+
+/// The lines after `start` written by the same process under the same tag.
+fn following<'a>(lines: &'a [LogLine], start: usize, pid: u32, tag: &'a str) -> impl Iterator<Item = &'a LogLine> {
+    lines[start + 1..]
+        .iter()
+        .take(CRASH_WINDOW)
+        .filter(move |l| l.pid == pid && l.tag == tag)
+}
+
+fn java_crash(lines: &[LogLine], start: usize, max_frames: usize) -> Crash {
+    let head = &lines[start];
+    let mut crash = new_crash("java", head, head.message.clone());
+    let mut have_exception = false;
+    for l in following(lines, start, head.pid, "AndroidRuntime") {
+        let text = l.message.trim();
+        if text.starts_with("FATAL EXCEPTION") {
+            break;
+        }
+        if let Some(rest) = text.strip_prefix("Process: ") {
+            crash.process = rest.split(',').next().map(str::to_string);
+        } else if let Some(frame) = text.strip_prefix("at ") {
+            if crash.frames.len() < max_frames && crash.cause.is_none() {
+                crash.frames.push(frame.to_string());
+            }
+        } else if let Some(cause) = text.strip_prefix("Caused by: ") {
+            crash.cause = Some(cause.to_string());
+        } else if !have_exception && !text.starts_with("...") {
+            crash.what = text.to_string();
+            have_exception = true;
+        }
+    }
+    crash
+}
+
+fn anr(lines: &[LogLine], start: usize) -> Crash {
+    let head = &lines[start];
+    let target = head.message.trim_start_matches("ANR in ");
+    let mut crash = new_crash("anr", head, "ANR".into());
+    crash.process = target.split_whitespace().next().map(str::to_string);
+    for l in following(lines, start, head.pid, "ActivityManager")
+        .filter(|l| l.tid == head.tid)
+        .take(20)
+    {
+        if let Some(pid) = l.message.strip_prefix("PID: ") {
+            crash.pid = pid.trim().parse().unwrap_or(crash.pid);
+        } else if let Some(reason) = l.message.strip_prefix("Reason: ") {
+            crash.what = format!("ANR: {reason}");
+        }
+    }
+    crash
+}
+
+fn native_crash(lines: &[LogLine], start: usize, max_frames: usize) -> Crash {
+    let head = &lines[start];
+    let mut crash = new_crash("native", head, head.message.clone());
+    // The tombstone comes from crash_dump under the tag DEBUG, in its own pid.
+    let window = || lines[start + 1..].iter().take(CRASH_WINDOW);
+    let Some(debug_pid) = window().find(|l| l.tag == "DEBUG").map(|l| l.pid) else {
+        return crash;
+    };
+    for l in window().filter(|l| l.tag == "DEBUG" && l.pid == debug_pid) {
+        let text = l.message.trim();
+        if let Some((_, name)) = text.split_once(">>> ") {
+            crash.process = name.split(" <<<").next().map(str::to_string);
+        } else if let Some(cause) = text.strip_prefix("Cause: ") {
+            crash.cause = Some(cause.to_string());
+        } else if text.starts_with('#') && text.contains(" pc ") && crash.frames.len() < max_frames {
+            let frame = text.split_once(" pc ").map_or(text, |(_, f)| f);
+            crash
+                .frames
+                .push(frame.split_whitespace().skip(1).collect::<Vec<_>>().join(" "));
+        }
+    }
+    crash
+}
+
+fn new_crash(kind: &str, head: &LogLine, what: String) -> Crash {
+    Crash {
+        kind: kind.into(),
+        time: head.timestamp.clone(),
+        pid: head.pid,
+        process: None,
+        what,
+        cause: None,
+        frames: Vec::new(),
+    }
+}
+
+/// Every pid the log ties to `package` (its main process and `package:suffix` ones): from
+/// ActivityManager's `Start proc PID:PKG/…` and `Process PKG (pid N)`, AndroidRuntime's
+/// `Process: PKG, PID: N`, an ANR's `PID:`, and a tombstone's `pid: N … >>> PKG <<<`.
+/// A crashed process is gone by the time anyone asks, so `pidof` alone would miss it.
+pub fn pids_of_package(lines: &[LogLine], package: &str) -> HashSet<u32> {
+    let belongs = |name: &str| name == package || name.strip_prefix(package).is_some_and(|r| r.starts_with(':'));
+    let mut pids = HashSet::new();
+    for (i, l) in lines.iter().enumerate() {
+        let m = l.message.as_str();
+        if let Some(rest) = m.strip_prefix("Start proc ")
+            && let Some((pid, name)) = rest.split_once(':')
+            && belongs(name.split('/').next().unwrap_or(""))
+        {
+            pids.extend(pid.parse::<u32>().ok());
+        } else if let Some(rest) = m.strip_prefix("Process: ")
+            && let Some((name, pid)) = rest.split_once(", PID: ")
+            && belongs(name)
+        {
+            pids.extend(pid.trim().parse::<u32>().ok());
+        } else if let Some(rest) = m.strip_prefix("pid: ")
+            && let Some((_, name)) = rest.split_once(">>> ")
+            && belongs(name.trim_end_matches(" <<<").trim())
+        {
+            pids.extend(rest.split(',').next().and_then(|p| p.trim().parse::<u32>().ok()));
+        } else if let Some(rest) = m.strip_prefix("ANR in ")
+            && belongs(rest.split_whitespace().next().unwrap_or(""))
+            && let Some(pid) = lines[i + 1..]
+                .iter()
+                .take(5)
+                .find_map(|n| n.message.strip_prefix("PID: "))
+        {
+            pids.extend(pid.trim().parse::<u32>().ok());
+        }
+    }
+    pids
+}
+
+/// A run of identical lines (same pid, level, tag and message) as one line and its count.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Run<'a> {
+    pub line: &'a LogLine,
+    pub count: usize,
+}
+
+pub fn collapse_runs<'a>(lines: &[&'a LogLine]) -> Vec<Run<'a>> {
+    let mut runs: Vec<Run<'a>> = Vec::new();
+    for &line in lines {
+        match runs.last_mut() {
+            Some(run)
+                if run.line.pid == line.pid
+                    && run.line.level == line.level
+                    && run.line.tag == line.tag
+                    && run.line.message == line.message =>
+            {
+                run.count += 1
+            }
+            _ => runs.push(Run { line, count: 1 }),
+        }
+    }
+    runs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::android::logcat::parse_threadtime_line;
+
+    fn parse(text: &str) -> Vec<LogLine> {
+        text.lines().filter_map(parse_threadtime_line).collect()
+    }
+
+    #[test]
+    fn a_java_crash_keeps_its_exception_frames_and_root_cause() {
+        let lines = parse(
+            "01-01 10:00:00.000  1200  1300 I ActivityManager: Start proc 77:com.x/u0a1 for activity\n\
+             01-01 10:00:01.000    77    77 E AndroidRuntime: FATAL EXCEPTION: main\n\
+             01-01 10:00:01.000    77    77 E AndroidRuntime: Process: com.x, PID: 77\n\
+             01-01 10:00:01.000    99    99 I Other: interleaved\n\
+             01-01 10:00:01.000    77    77 E AndroidRuntime: java.lang.RuntimeException: boom\n\
+             01-01 10:00:01.000    77    77 E AndroidRuntime: \tat com.x.A.b(A.java:1)\n\
+             01-01 10:00:01.000    77    77 E AndroidRuntime: Caused by: java.io.IOException: disk\n\
+             01-01 10:00:01.000    77    77 E AndroidRuntime: \tat com.x.C.d(C.java:2)\n",
+        );
+        let crashes = find_crashes(&lines, 5);
+        assert_eq!(crashes.len(), 1);
+        let c = &crashes[0];
+        assert_eq!(
+            (c.kind.as_str(), c.pid, c.process.as_deref()),
+            ("java", 77, Some("com.x"))
+        );
+        assert_eq!(c.what, "java.lang.RuntimeException: boom");
+        assert_eq!(c.cause.as_deref(), Some("java.io.IOException: disk"));
+        assert_eq!(c.frames, ["com.x.A.b(A.java:1)"]);
+        assert_eq!(pids_of_package(&lines, "com.x"), HashSet::from([77]));
+        assert!(pids_of_package(&lines, "com.xy").is_empty());
+    }
+
+    #[test]
+    fn identical_consecutive_lines_collapse_with_a_count() {
+        let lines = parse(
+            "01-01 10:00:00.000     1     1 I T: same\n\
+             01-01 10:00:00.100     1     1 I T: same\n\
+             01-01 10:00:00.200     1     1 I T: other\n\
+             01-01 10:00:00.300     1     1 I T: same\n",
+        );
+        let refs: Vec<&LogLine> = lines.iter().collect();
+        let counts: Vec<usize> = collapse_runs(&refs).iter().map(|r| r.count).collect();
+        assert_eq!(counts, [2, 1, 1]);
+    }
+}

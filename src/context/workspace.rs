@@ -1,0 +1,145 @@
+//! Large-response files (`--workspace DIR`): a cache entry bigger than the budget is also written
+//! to DIR as `<cacheId>.json` or `<cacheId>.txt`, for clients that read files. Names come only from
+//! our own cache ids, never from user input. Files older than their kind's TTL go at start and
+//! on every sweep; over the quota, the oldest go first. Other files in DIR are never touched.
+
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use super::cache::{Data, Entry, parse_id};
+
+#[derive(Debug)]
+pub struct Workspace {
+    dir: PathBuf,
+    quota_bytes: u64,
+}
+
+impl Workspace {
+    pub fn open(dir: &Path, quota_bytes: u64) -> std::io::Result<Workspace> {
+        std::fs::create_dir_all(dir)?;
+        let workspace = Workspace {
+            dir: dir.canonicalize()?,
+            quota_bytes,
+        };
+        workspace.sweep();
+        Ok(workspace)
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Writes the entry whole; returns where. The name is the entry's id, checked again here.
+    pub fn write(&self, entry: &Entry) -> std::io::Result<PathBuf> {
+        parse_id(&entry.id).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e.to_string()))?;
+        let ext = match entry.data {
+            Data::Text(_) => "txt",
+            _ => "json",
+        };
+        let path = self.dir.join(format!("{}.{ext}", entry.id));
+        let partial = self.dir.join(format!(".{}.{ext}.partial", entry.id));
+        std::fs::write(&partial, entry.data.full_text())?;
+        std::fs::rename(&partial, &path)?;
+        self.sweep();
+        Ok(path)
+    }
+
+    /// Our files: (path, cache id, modified, size). Anything else in the folder is left alone.
+    fn files(&self) -> Vec<(PathBuf, String, SystemTime, u64)> {
+        let Ok(read) = std::fs::read_dir(&self.dir) else {
+            return Vec::new();
+        };
+        read.filter_map(Result::ok)
+            .filter_map(|e| {
+                let name = e.file_name().to_string_lossy().into_owned();
+                let id = name
+                    .strip_suffix(".txt")
+                    .or_else(|| name.strip_suffix(".json"))?
+                    .to_string();
+                parse_id(&id).ok()?;
+                let meta = e.metadata().ok()?;
+                meta.is_file()
+                    .then(|| (e.path(), id, meta.modified().unwrap_or(SystemTime::now()), meta.len()))
+            })
+            .collect()
+    }
+
+    /// Deletes our files older than their kind's TTL, then the oldest until within the quota.
+    pub fn sweep(&self) {
+        let now = SystemTime::now();
+        let mut kept = Vec::new();
+        for (path, id, modified, size) in self.files() {
+            let ttl = parse_id(&id).map(|(kind, _)| kind.ttl()).unwrap_or_default();
+            if now.duration_since(modified).unwrap_or_default() > ttl {
+                remove(&path);
+            } else {
+                kept.push((path, modified, size));
+            }
+        }
+        kept.sort_by_key(|(_, modified, _)| *modified);
+        let mut total: u64 = kept.iter().map(|(_, _, size)| size).sum();
+        for (path, _, size) in kept {
+            if total <= self.quota_bytes {
+                break;
+            }
+            remove(&path);
+            total -= size;
+        }
+    }
+}
+
+fn remove(path: &Path) {
+    if let Err(e) = std::fs::remove_file(path) {
+        tracing::warn!(path = %path.display(), "could not remove a workspace file: {e}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::context::cache::{Cache, Kind, Limits};
+    use std::time::Duration;
+
+    fn age(path: &Path, by: Duration) {
+        let file = std::fs::File::options().write(true).open(path).unwrap();
+        file.set_modified(SystemTime::now() - by).unwrap();
+    }
+
+    #[test]
+    fn files_are_named_by_id_cleaned_by_age_and_quota_and_strangers_are_left_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let stranger = dir.path().join("notes.txt");
+        std::fs::write(&stranger, "mine").unwrap();
+        let ws = Workspace::open(dir.path(), 10_000).unwrap();
+        let cache = Cache::new(Limits::default());
+
+        let log = cache.put(Kind::Logcat, "log", Data::Text("x".repeat(4000)));
+        let log_path = ws.write(&log).unwrap();
+        assert_eq!(log_path, ws.dir().join(format!("{}.txt", log.id)));
+        assert_eq!(std::fs::read_to_string(&log_path).unwrap().len(), 4000);
+        let props = cache.put(Kind::Props, "props", Data::Map([("a".into(), "b".into())].into()));
+        let props_path = ws.write(&props).unwrap();
+        assert!(props_path.ends_with(format!("{}.json", props.id)));
+
+        // Past its kind's TTL (30 min for logs), a file goes at the next sweep.
+        age(&log_path, Duration::from_secs(31 * 60));
+        ws.sweep();
+        assert!(!log_path.exists() && props_path.exists());
+
+        // Over the quota, the oldest goes first.
+        let a = ws
+            .write(&cache.put(Kind::Shell, "a", Data::Text("a".repeat(6000))))
+            .unwrap();
+        age(&a, Duration::from_secs(60));
+        let b = ws
+            .write(&cache.put(Kind::Shell, "b", Data::Text("b".repeat(6000))))
+            .unwrap();
+        assert!(!a.exists() && b.exists(), "a was older");
+        assert!(stranger.exists(), "files that are not ours stay");
+        assert!(
+            std::fs::read_dir(ws.dir())
+                .unwrap()
+                .all(|e| e.unwrap().path().starts_with(ws.dir()))
+        );
+    }
+}

@@ -1,0 +1,371 @@
+//! `adb-logcat`: a log read as counts, crashes and the last lines that match, with every
+//! matching line behind a cacheId; and `clear`.
+
+use std::collections::{BTreeMap, HashSet};
+
+use rmcp::model::{CallToolResult, JsonObject};
+use serde::{Deserialize, Serialize};
+
+use super::{State, error, parse_args};
+use crate::adb::quote;
+use crate::android::crashes::{Crash, collapse_runs, find_crashes, pids_of_package};
+use crate::android::logcat::{Level, LogLine, format_threadtime, parse_threadtime_line};
+use crate::android::packages::is_valid_package_name;
+use crate::context::budget::{Budgeted, respond};
+use crate::context::{Data, Kind};
+
+const DEFAULT_LINES: u64 = 20;
+const MAX_LINES: u64 = 200;
+/// Crashes listed, the most recent; the rest are counted.
+const MAX_CRASHES: usize = 3;
+const MAX_FRAMES: usize = 3;
+/// A message in the window or a crash's text longer than this is cut and marked with `…`;
+/// the whole line is in the cache.
+const MAX_MESSAGE_CHARS: usize = 64;
+const MAX_CRASH_TEXT_CHARS: usize = 160;
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct LogcatArgs {
+    pub operation: LogcatOperation,
+    #[serde(default)]
+    pub device: Option<String>,
+    /// Its processes, including crashed ones.
+    #[serde(default)]
+    pub package: Option<String>,
+    #[serde(default)]
+    pub pid: Option<u32>,
+    /// Minimum level.
+    #[serde(default)]
+    pub level: Option<LevelArg>,
+    #[serde(default)]
+    pub tags: Option<Vec<String>>,
+    /// "last" (since the last read) or a time: MM-DD HH:MM:SS[.mmm], HH:MM:SS.
+    #[serde(default)]
+    pub since: Option<String>,
+    /// Last lines shown: 1-200, default 20.
+    #[serde(default)]
+    pub lines: Option<u64>,
+    /// Case-insensitive substring of tag or message.
+    #[serde(default)]
+    pub grep: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum LogcatOperation {
+    Read,
+    Clear,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, schemars::JsonSchema)]
+pub enum LevelArg {
+    V,
+    D,
+    I,
+    W,
+    E,
+    F,
+}
+
+impl LevelArg {
+    fn level(self) -> Level {
+        match self {
+            LevelArg::V => Level::Verbose,
+            LevelArg::D => Level::Debug,
+            LevelArg::I => Level::Info,
+            LevelArg::W => Level::Warn,
+            LevelArg::E => Level::Error,
+            LevelArg::F => Level::Fatal,
+        }
+    }
+}
+
+#[derive(Debug, Default, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LogcatOutput {
+    pub operation: String,
+    pub device: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total_lines: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub matching_lines: Option<usize>,
+    /// Matching lines per level letter.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub counts: Option<BTreeMap<String, usize>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub crash_count: Option<usize>,
+    /// The most recent crashes, newest last.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub crashes: Option<Vec<Crash>>,
+    /// The last matching lines, oldest first, as `HH:MM:SS.mmm L TAG: message`; a run of
+    /// identical lines is one, with `(×N)`. Whole lines, with date and pids, are in the cache.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lines: Option<Vec<String>>,
+    /// The newest timestamp read, what `since: "last"` starts after next time.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub newest: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
+}
+
+impl Budgeted for LogcatOutput {
+    const KEY_FIELDS: &'static [&'static str] = &[
+        "operation",
+        "device",
+        "totalLines",
+        "matchingLines",
+        "counts",
+        "crashCount",
+        "crashes",
+        "cacheId",
+    ];
+    const BULK_FIELDS: &'static [&'static str] = &["lines"];
+    const KIND: Kind = Kind::Logcat;
+}
+
+pub async fn run(state: &State, args: JsonObject) -> CallToolResult {
+    let args: LogcatArgs = match parse_args("adb-logcat", args) {
+        Ok(a) => a,
+        Err(e) => return error(e),
+    };
+    let serial = match state.device(args.device.as_deref()).await {
+        Ok(s) => s,
+        Err(e) => return e.into(),
+    };
+    let outcome = match args.operation {
+        LogcatOperation::Read => read(state, &serial, &args).await,
+        LogcatOperation::Clear => clear(state, &serial).await,
+    };
+    match outcome {
+        Ok(output) => respond(&output, state.budget, &state.cache, &format!("logcat of {serial}")),
+        Err(message) => error(message),
+    }
+}
+
+async fn clear(state: &State, serial: &str) -> Result<LogcatOutput, String> {
+    let out = state.adb.shell(serial, "logcat -c").await.map_err(|e| e.to_string())?;
+    if out.exit_code.is_some_and(|c| c != 0) {
+        return Err(format!(
+            "logcat -c failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    Ok(LogcatOutput {
+        operation: "clear".into(),
+        device: serial.into(),
+        ..Default::default()
+    })
+}
+
+async fn read(state: &State, serial: &str, args: &LogcatArgs) -> Result<LogcatOutput, String> {
+    let shown = args.lines.unwrap_or(DEFAULT_LINES);
+    if !(1..=MAX_LINES).contains(&shown) {
+        return Err(format!(
+            "lines must be between 1 and {MAX_LINES}; got {shown}. cache get pages all of them"
+        ));
+    }
+    if let Some(p) = &args.package
+        && !is_valid_package_name(p)
+    {
+        return Err(format!("`{p}` is not a package name (e.g. com.example.app)"));
+    }
+    let out = state
+        .adb
+        .shell(serial, "logcat -d -v threadtime -b main -b system -b crash")
+        .await
+        .map_err(|e| e.to_string())?;
+    let text = out.stdout_text();
+    let all: Vec<LogLine> = text.lines().filter_map(parse_threadtime_line).collect();
+    let newest = all.iter().map(|l| l.timestamp.clone()).max();
+
+    let since = match args.since.as_deref().map(str::trim) {
+        None | Some("") => None,
+        Some("last" | "last call" | "last read") => state.last_log_read(serial).map(|t| (t, false)),
+        Some(t) => Some((parse_since(t, newest.as_deref())?, true)),
+    };
+    let mut pids: Option<HashSet<u32>> = args.pid.map(|p| HashSet::from([p]));
+    if let Some(package) = &args.package {
+        let mut found = pids_of_package(&all, package);
+        let running = state
+            .adb
+            .shell(serial, &format!("pidof {}", quote(package)))
+            .await
+            .map_err(|e| e.to_string())?;
+        found.extend(
+            running
+                .stdout_text()
+                .split_whitespace()
+                .filter_map(|p| p.parse::<u32>().ok()),
+        );
+        pids = Some(match pids {
+            Some(p) => p.intersection(&found).copied().collect(),
+            None => found,
+        });
+    }
+    let min_level = args.level.map(LevelArg::level);
+    let tags: Option<Vec<String>> = args.tags.as_ref().map(|t| t.iter().map(|s| s.to_lowercase()).collect());
+    let needle = args.grep.as_deref().filter(|g| !g.is_empty()).map(str::to_lowercase);
+    let matching: Vec<&LogLine> = all
+        .iter()
+        .filter(|l| match &since {
+            Some((t, inclusive)) => l.timestamp.as_str() > t.as_str() || (*inclusive && l.timestamp == *t),
+            None => true,
+        })
+        .filter(|l| pids.as_ref().is_none_or(|p| p.contains(&l.pid)))
+        .filter(|l| min_level.is_none_or(|m| l.level >= m))
+        .filter(|l| tags.as_ref().is_none_or(|t| t.contains(&l.tag.to_lowercase())))
+        .filter(|l| {
+            needle
+                .as_ref()
+                .is_none_or(|n| l.tag.to_lowercase().contains(n) || l.message.to_lowercase().contains(n))
+        })
+        .collect();
+
+    let mut counts = BTreeMap::new();
+    for l in &matching {
+        *counts.entry(l.level.as_char().to_string()).or_insert(0) += 1;
+    }
+    let owned: Vec<LogLine> = matching.iter().map(|l| (*l).clone()).collect();
+    let crashes = find_crashes(&owned, MAX_FRAMES);
+    let crash_count = crashes.len();
+    let recent_crashes: Vec<Crash> = crashes
+        .into_iter()
+        .rev()
+        .take(MAX_CRASHES)
+        .rev()
+        .map(|mut c| {
+            c.what = cut(&c.what, MAX_CRASH_TEXT_CHARS);
+            c.cause = c.cause.map(|t| cut(&t, MAX_CRASH_TEXT_CHARS));
+            // A native frame's library path: its file name says enough.
+            c.frames = c
+                .frames
+                .iter()
+                .map(|f| match f.split_once(' ') {
+                    Some((path, rest)) if path.starts_with('/') => {
+                        format!("{} {rest}", path.rsplit('/').next().unwrap_or(path))
+                    }
+                    _ => f.clone(),
+                })
+                .collect();
+            c
+        })
+        .collect();
+
+    let runs = collapse_runs(&matching);
+    let window: Vec<String> = runs
+        .iter()
+        .rev()
+        .take(shown as usize)
+        .rev()
+        .map(|run| {
+            let l = run.line;
+            // Date and pid are in `newest`, the crashes and the cache; the window stays short.
+            let mut text = format!(
+                "{} {} {}: {}",
+                &l.timestamp[6..],
+                l.level.as_char(),
+                l.tag,
+                cut(l.message.trim(), MAX_MESSAGE_CHARS)
+            );
+            if run.count > 1 {
+                text.push_str(&format!(" (×{})", run.count));
+            }
+            text
+        })
+        .collect();
+
+    let whole: String = matching.iter().map(|l| format_threadtime(l) + "\n").collect();
+    let entry = state.cache.put(
+        Kind::Logcat,
+        format!("{} matching logcat lines of {serial}", matching.len()),
+        Data::Text(whole),
+    );
+    if let Some(t) = &newest {
+        state.remember_log_read(serial, t.clone());
+    }
+    let hint = if matching.is_empty() {
+        Some("no line matches; drop a filter, or use since: \"last\" only after a read".into())
+    } else {
+        Some("cache get {id, filter, offset} greps and pages every matching line".into())
+    };
+    Ok(LogcatOutput {
+        operation: "read".into(),
+        device: serial.into(),
+        total_lines: Some(all.len()),
+        matching_lines: Some(matching.len()),
+        counts: Some(counts),
+        crash_count: Some(crash_count),
+        crashes: Some(recent_crashes),
+        lines: Some(window),
+        newest,
+        cache_id: Some(entry.id.clone()),
+        hint,
+    })
+}
+
+/// The first `max` chars of `text`, marked with `…` when cut.
+fn cut(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_string(),
+    }
+}
+
+/// `MM-DD HH:MM:SS[.mmm]`, `YYYY-MM-DD HH:MM:SS[.mmm]` or `HH:MM:SS[.mmm]` (the newest line's day)
+/// → the `MM-DD HH:MM:SS.mmm` form log lines sort by.
+fn parse_since(text: &str, newest: Option<&str>) -> Result<String, String> {
+    let bad = || {
+        format!(
+            "since {text:?} is not a time: use \"last\", MM-DD HH:MM:SS[.mmm], YYYY-MM-DD HH:MM:SS[.mmm] or HH:MM:SS[.mmm]"
+        )
+    };
+    let (date, time) = match text.split_once(' ') {
+        Some((date, time)) => {
+            let date = if date.len() == 10 { &date[5..] } else { date };
+            (date.to_string(), time)
+        }
+        None => (
+            newest.map(|n| n[..5].to_string()).unwrap_or_else(|| "01-01".into()),
+            text,
+        ),
+    };
+    let time = if time.len() == 8 {
+        format!("{time}.000")
+    } else {
+        time.to_string()
+    };
+    let candidate = format!("{date} {time}");
+    let shape = parse_threadtime_line(&format!("{candidate}     1     1 I x: y")).is_some();
+    let field = |at: usize| candidate[at..at + 2].parse::<u32>().unwrap_or(99);
+    let in_range = shape
+        && (1..=12).contains(&field(0))
+        && (1..=31).contains(&field(3))
+        && field(6) < 24
+        && field(9) < 60
+        && field(12) < 60;
+    if in_range { Ok(candidate) } else { Err(bad()) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn since_accepts_the_forms_logcat_prints_and_refuses_the_rest() {
+        assert_eq!(parse_since("11-20 14:05:00", None).unwrap(), "11-20 14:05:00.000");
+        assert_eq!(
+            parse_since("2025-11-20 14:05:00.250", None).unwrap(),
+            "11-20 14:05:00.250"
+        );
+        assert_eq!(
+            parse_since("14:05:00", Some("11-21 09:00:00.000")).unwrap(),
+            "11-21 14:05:00.000"
+        );
+        for bad in ["yesterday", "14:05", "11-20 25:00:00", "1; reboot"] {
+            assert!(parse_since(bad, None).is_err(), "{bad}");
+        }
+    }
+}

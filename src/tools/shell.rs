@@ -1,0 +1,268 @@
+//! `adb-shell`: one command on the device's shell, as given (this is the assistant's own shell),
+//! with its exit code, stdout and stderr. A stream too long for the budget is shown as its head
+//! and tail, and kept whole behind a cacheId.
+
+use std::time::Duration;
+
+use rmcp::model::{CallToolResult, JsonObject};
+use serde::{Deserialize, Serialize};
+
+use super::{State, error, parse_args};
+use crate::adb::AdbError;
+use crate::context::budget::{Budgeted, chars, respond};
+use crate::context::{Data, Kind};
+
+const DEFAULT_TIMEOUT_MS: u64 = 30_000;
+const MAX_TIMEOUT_MS: u64 = 600_000;
+/// Room kept for the other fields when the streams share the budget.
+const OVERHEAD_CHARS: usize = 600;
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ShellArgs {
+    pub operation: ShellOperation,
+    #[serde(default)]
+    pub device: Option<String>,
+    /// Run as given by the device's sh.
+    #[serde(default)]
+    pub command: Option<String>,
+    /// Default 30000, max 600000; the command is ended when it passes.
+    #[serde(default)]
+    pub timeout_ms: Option<u64>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum ShellOperation {
+    Run,
+}
+
+#[derive(Debug, Default, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ShellOutput {
+    pub operation: String,
+    pub device: String,
+    /// None from a device without shell v2 (Android 6 and older).
+    pub exit_code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+    /// Sizes of the whole streams.
+    pub stdout_chars: usize,
+    pub stderr_chars: usize,
+    /// The whole stdout, when the answer shows only its head and tail.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stdout_cache_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stderr_cache_id: Option<String>,
+    /// The output was not UTF-8; invalid bytes are shown as U+FFFD.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub binary: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
+}
+
+impl Budgeted for ShellOutput {
+    const KEY_FIELDS: &'static [&'static str] = &[
+        "operation",
+        "device",
+        "exitCode",
+        "stdoutChars",
+        "stderrChars",
+        "stdoutCacheId",
+        "stderrCacheId",
+        "binary",
+    ];
+    const BULK_FIELDS: &'static [&'static str] = &["stdout", "stderr"];
+    const KIND: Kind = Kind::Shell;
+}
+
+/// Commands refused before they run. Not a sandbox: `sh -c`, variables or a script get past
+/// it; it catches the plain slip, and the tool is annotated destructive either way.
+#[derive(Debug, Clone)]
+pub struct DenyList(Vec<Vec<String>>);
+
+impl DenyList {
+    pub const DEFAULT: [&'static str; 2] = ["reboot", "rm -rf /"];
+
+    pub fn new<S: AsRef<str>>(rules: &[S]) -> DenyList {
+        DenyList(
+            rules
+                .iter()
+                .map(|r| r.as_ref().split_whitespace().map(str::to_string).collect::<Vec<_>>())
+                .filter(|r| !r.is_empty())
+                .collect(),
+        )
+    }
+
+    /// The rule a command's segment (between `;`, `&&`, `||`, `|`, `&`, newlines) starts with.
+    pub fn refuses(&self, command: &str) -> Option<String> {
+        command
+            .split([';', '|', '&', '\n'])
+            .map(|segment| segment.split_whitespace().collect::<Vec<_>>())
+            .find_map(|words| {
+                self.0
+                    .iter()
+                    .find(|rule| words.len() >= rule.len() && words.iter().zip(rule.iter()).all(|(w, r)| w == r))
+                    .map(|rule| rule.join(" "))
+            })
+    }
+}
+
+pub async fn run(state: &State, args: JsonObject) -> CallToolResult {
+    let args: ShellArgs = match parse_args("adb-shell", args) {
+        Ok(a) => a,
+        Err(e) => return error(e),
+    };
+    let ShellOperation::Run = args.operation;
+    let Some(command) = args.command.as_deref().filter(|c| !c.trim().is_empty()) else {
+        return error("run needs `command`, e.g. \"ls /sdcard\"");
+    };
+    let timeout = args.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS);
+    if !(1..=MAX_TIMEOUT_MS).contains(&timeout) {
+        return error(format!(
+            "timeoutMs must be between 1 and {MAX_TIMEOUT_MS}; got {timeout}"
+        ));
+    }
+    if let Some(rule) = state.shell_deny.refuses(command) {
+        return error(format!(
+            "refused: the command matches the deny-list rule `{rule}` (droidmcp --shell-deny sets the rules; they are a guard against slips, not a sandbox)"
+        ));
+    }
+    let serial = match state.device(args.device.as_deref()).await {
+        Ok(s) => s,
+        Err(e) => return e.into(),
+    };
+    let out = match state
+        .adb
+        .shell_with_timeout(&serial, command, Duration::from_millis(timeout))
+        .await
+    {
+        Ok(out) => out,
+        Err(AdbError::Timeout { after, .. }) => {
+            return error(format!(
+                "the command ran past its {} ms timeout and was ended: its connection was closed, so the device stopped it. Pass a larger timeoutMs (max {MAX_TIMEOUT_MS}) or run it in the background (`cmd &`)",
+                after.as_millis()
+            ));
+        }
+        Err(e) => return e.into(),
+    };
+    let output = shape(state, &serial, command, out);
+    respond(&output, state.budget, &state.cache, &format!("adb-shell on {serial}"))
+}
+
+/// Fits the streams into the budget: each gets a share, and one over its share is shown as its
+/// head and tail with the whole behind a cacheId.
+fn shape(state: &State, serial: &str, command: &str, out: crate::adb::ShellOutput) -> ShellOutput {
+    let binary = std::str::from_utf8(&out.stdout).is_err() || std::str::from_utf8(&out.stderr).is_err();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let (out_chars, err_chars) = (chars(&stdout), chars(&stderr));
+    let room = state.budget.saturating_sub(OVERHEAD_CHARS + chars(command).min(200));
+    // JSON escapes grow text (newlines, quotes): measure the escaped size.
+    let escaped = |s: &str| chars(&serde_json::to_string(s).unwrap_or_default());
+    let fits = escaped(&stdout) + escaped(&stderr) <= room;
+    // Each stream gets what it needs up to its share (stdout 2/3, stderr 1/3); what one does not
+    // need goes to the other.
+    let (out_room, err_room) = if fits {
+        (usize::MAX, usize::MAX)
+    } else {
+        let err_room = escaped(&stderr)
+            .min(room / 3)
+            .max(room.saturating_sub(escaped(&stdout)));
+        (room.saturating_sub(err_room), err_room)
+    };
+    let mut output = ShellOutput {
+        operation: "run".into(),
+        device: serial.into(),
+        exit_code: out.exit_code,
+        stdout_chars: out_chars,
+        stderr_chars: err_chars,
+        binary,
+        ..Default::default()
+    };
+    let short = |s: &str| s.chars().take(60).collect::<String>();
+    let keep = |text: String, room: usize, which: &str| -> (String, Option<String>) {
+        if escaped(&text) <= room {
+            return (text, None);
+        }
+        let entry = state.cache.put(
+            Kind::Shell,
+            format!("{which} of `{}` on {serial}", short(command)),
+            Data::Text(text.clone()),
+        );
+        (head_and_tail(&text, room, &entry.id), Some(entry.id.clone()))
+    };
+    (output.stdout, output.stdout_cache_id) = keep(stdout, out_room, "stdout");
+    (output.stderr, output.stderr_cache_id) = keep(stderr, err_room, "stderr");
+    let mut hints = Vec::new();
+    if output.stdout_cache_id.is_some() || output.stderr_cache_id.is_some() {
+        hints.push("cut to head and tail: cache get {id, offset, filter} pages the whole stream".to_string());
+    }
+    if out.overflowed {
+        hints.push("a stream passed 64 MiB; the rest was read and dropped".into());
+    }
+    if binary {
+        hints.push("not UTF-8: invalid bytes show as U+FFFD".into());
+    }
+    output.hint = (!hints.is_empty()).then(|| hints.join("; "));
+    output
+}
+
+/// The first and last lines of `text` that fit in about `room` escaped chars, with a marker
+/// saying what was left out and where it is.
+pub fn head_and_tail(text: &str, room: usize, cache_id: &str) -> String {
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let size = |l: &str| chars(&serde_json::to_string(l).unwrap_or_default()).saturating_sub(2);
+    let marker_room = 120;
+    let budget = room.saturating_sub(marker_room);
+    let (head_room, tail_room) = (budget * 2 / 3, budget / 3);
+    let mut head = 0;
+    let mut used = 0;
+    while head < lines.len() && used + size(lines[head]) <= head_room {
+        used += size(lines[head]);
+        head += 1;
+    }
+    let mut tail = lines.len();
+    used = 0;
+    while tail > head && used + size(lines[tail - 1]) <= tail_room {
+        used += size(lines[tail - 1]);
+        tail -= 1;
+    }
+    let head_text: String = if head == 0 {
+        // One enormous first line: its first chars.
+        text.chars().take(head_room).collect()
+    } else {
+        lines[..head].concat()
+    };
+    let left_out_lines = tail.saturating_sub(head);
+    let left_out_chars = chars(text) - chars(&head_text) - chars(&lines[tail..].concat());
+    format!(
+        "{head_text}\n…[{left_out_lines} lines, {left_out_chars} chars left out; cache get {{id: \"{cache_id}\", offset}} pages them]…\n{}",
+        lines[tail..].concat()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deny_rules_match_whole_words_at_the_start_of_a_segment() {
+        let deny = DenyList::new(&DenyList::DEFAULT);
+        assert_eq!(deny.refuses("reboot").as_deref(), Some("reboot"));
+        assert_eq!(deny.refuses("ls; reboot now").as_deref(), Some("reboot"));
+        assert_eq!(deny.refuses("true && rm -rf /").as_deref(), Some("rm -rf /"));
+        assert_eq!(deny.refuses("rm -rf /sdcard/tmp"), None);
+        assert_eq!(deny.refuses("echo reboot"), None);
+        assert_eq!(DenyList::new::<&str>(&[]).refuses("reboot"), None);
+    }
+
+    #[test]
+    fn head_and_tail_keep_both_ends_and_say_what_is_left_out() {
+        let text: String = (1..=1000).map(|i| format!("line {i}\n")).collect();
+        let cut = head_and_tail(&text, 1000, "sh-X");
+        assert!(cut.starts_with("line 1\n") && cut.ends_with("line 1000\n"), "{cut}");
+        assert!(cut.contains("lines, ") && cut.contains("sh-X"));
+        assert!(chars(&serde_json::to_string(&cut).unwrap()) <= 1000 + 20);
+    }
+}
