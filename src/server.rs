@@ -57,7 +57,7 @@ impl DroidMcp {
         Ok(tools::device::run(&self.state, args, ctx).await)
     }
 
-    /// Apps: list (paged), info, launch, stop, clear-data, install, uninstall. stop, clear-data, uninstall are destructive.
+    /// Apps: list (paged), info, launch, stop, clear-data, install, uninstall.
     #[tool(
         name = "adb-app",
         input_schema = input_schema::<AppArgs>(),
@@ -72,7 +72,7 @@ impl DroidMcp {
         Ok(tools::app::run(&self.state, args, ctx).await)
     }
 
-    /// Log: read (level counts, crashes with stacks, last lines; filters) or clear (destructive).
+    /// Log: read (counts, crashes, last lines; filters) or clear.
     #[tool(
         name = "adb-logcat",
         input_schema = input_schema::<LogcatArgs>(),
@@ -83,7 +83,7 @@ impl DroidMcp {
         Ok(tools::logcat::run(&self.state, args).await)
     }
 
-    /// Run a shell command on the device as given: exit code, stdout, stderr (long ones: head, tail and cacheId).
+    /// Run a shell command as given: exit code, stdout, stderr (long: head, tail, cacheId).
     #[tool(
         name = "adb-shell",
         input_schema = input_schema::<ShellArgs>(),

@@ -21,7 +21,16 @@ async fn initialize_names_the_server_and_tools_list_is_small_with_schemas_and_an
 
     let tools = client.list_all_tools().await.unwrap();
     let names: BTreeSet<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
-    assert!(names.is_superset(&BTreeSet::from(["adb-device", "cache"])), "{names:?}");
+    assert!(
+        names.is_superset(&BTreeSet::from([
+            "adb-device",
+            "adb-app",
+            "adb-logcat",
+            "adb-shell",
+            "cache"
+        ])),
+        "{names:?}"
+    );
     for tool in &tools {
         assert!(tool.output_schema.is_some(), "{} has no outputSchema", tool.name);
         let a = tool

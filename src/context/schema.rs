@@ -20,7 +20,7 @@ pub fn input_schema<T: schemars::JsonSchema + std::any::Any>() -> Arc<JsonObject
     Arc::new(out)
 }
 
-/// A tool's outputSchema: the types of its key fields plus the budget's `cacheId` and `budget`;
+/// A tool's outputSchema: an object with `operation`, and the budget's `cacheId` and `budget`;
 /// only key fields may be required, since a budgeted response drops the rest.
 pub fn output_schema<T: Budgeted>() -> Arc<JsonObject> {
     let schema = rmcp::handler::server::common::schema_for_output::<T>();
@@ -28,9 +28,10 @@ pub fn output_schema<T: Budgeted>() -> Arc<JsonObject> {
     let mut out = (*schema).clone();
     compact(&mut out, &defs, Mode::Output, 0);
     if let Some(Value::Object(props)) = out.get_mut("properties") {
-        // The key fields, which every answer keeps; the operation-specific rest is allowed
-        // (JSON Schema's default) but not spelled out, to keep tools/list small.
-        props.retain(|name, _| T::KEY_FIELDS.contains(&name.as_str()));
+        // Every tool answers with `operation`; the budget adds `cacheId` and `budget`. The
+        // operation-specific rest is allowed (JSON Schema's default) and documented in README,
+        // not spelled out here: a model pays for tools/list on every turn.
+        props.retain(|name, _| name == "operation");
         props.insert("cacheId".into(), json!({"type": "string"}));
         props.insert("budget".into(), json!({"type": "object"}));
     }
@@ -162,11 +163,11 @@ mod tests {
     }
 
     #[test]
-    fn output_keeps_top_level_types_and_budget_fields() {
+    fn output_names_operation_and_the_budget_fields_and_requires_only_key_fields() {
         let s = Value::Object((*output_schema::<Out>()).clone());
-        assert_eq!(s["properties"]["inner"], json!({"type": "object"}));
+        assert_eq!(s["properties"]["operation"], json!({"type": "string"}));
         assert_eq!(s["properties"]["cacheId"], json!({"type": "string"}));
-        assert!(s["properties"].get("dropped").is_none());
+        assert!(s["properties"].get("dropped").is_none() && s["properties"].get("inner").is_none());
         assert_eq!(s["required"], json!(["operation", "inner"]));
     }
 }

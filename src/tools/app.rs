@@ -29,7 +29,6 @@ pub struct AppArgs {
     pub operation: AppOperation,
     #[serde(default)]
     pub device: Option<String>,
-    /// Not for list/install.
     #[serde(default)]
     pub package: Option<String>,
     /// list: 1-100, default 20.
@@ -42,19 +41,18 @@ pub struct AppArgs {
     pub filter: Option<String>,
     #[serde(default)]
     pub kind: Option<PackageKind>,
-    /// list: skip the cached list.
+    /// list: re-read.
     #[serde(default)]
     pub refresh: Option<bool>,
     /// launch: default launcher.
     #[serde(default)]
     pub activity: Option<String>,
-    /// uninstall: keep the app's data.
+    /// uninstall
     #[serde(default)]
     pub keep_data: Option<bool>,
     /// install: absolute path of a local APK.
     #[serde(default)]
     pub path: Option<String>,
-    /// install: default true.
     #[serde(default)]
     pub replace: Option<bool>,
     #[serde(default)]

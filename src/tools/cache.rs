@@ -20,10 +20,8 @@ pub const MAX_LIMIT: u64 = 1000;
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct CacheArgs {
     pub operation: CacheOperation,
-    /// get: a cacheId from an answer.
     #[serde(default)]
     pub id: Option<String>,
-    /// get: first key/item/line, 0-based, after filter.
     #[serde(default)]
     pub offset: Option<u64>,
     /// get: 1-1000, default 50; cut to fit the budget.

@@ -30,23 +30,21 @@ pub struct LogcatArgs {
     pub operation: LogcatOperation,
     #[serde(default)]
     pub device: Option<String>,
-    /// Its processes, including crashed ones.
     #[serde(default)]
     pub package: Option<String>,
     #[serde(default)]
     pub pid: Option<u32>,
-    /// Minimum level.
     #[serde(default)]
     pub level: Option<LevelArg>,
     #[serde(default)]
     pub tags: Option<Vec<String>>,
-    /// "last" (since the last read) or a time: MM-DD HH:MM:SS[.mmm], HH:MM:SS.
+    /// "last" (read) or MM-DD HH:MM:SS[.mmm]
     #[serde(default)]
     pub since: Option<String>,
-    /// Last lines shown: 1-200, default 20.
+    /// Lines shown: 1-200, default 20.
     #[serde(default)]
     pub lines: Option<u64>,
-    /// Case-insensitive substring of tag or message.
+    /// Substring, any case.
     #[serde(default)]
     pub grep: Option<String>,
 }

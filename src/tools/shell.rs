@@ -23,10 +23,9 @@ pub struct ShellArgs {
     pub operation: ShellOperation,
     #[serde(default)]
     pub device: Option<String>,
-    /// Run as given by the device's sh.
     #[serde(default)]
     pub command: Option<String>,
-    /// Default 30000, max 600000; the command is ended when it passes.
+    /// Default 30000, max 600000.
     #[serde(default)]
     pub timeout_ms: Option<u64>,
 }
