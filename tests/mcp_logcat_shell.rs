@@ -62,8 +62,12 @@ async fn a_two_thousand_line_log_with_a_crash_is_summarised_within_2500_chars_wi
     let result = call(&client, "adb-logcat", json!({"operation": "read"})).await;
     let chars = response_chars(&result);
     let read = ok(&result);
+    let log_chars = std::fs::read_to_string(profile.join("logcat.txt"))
+        .unwrap()
+        .chars()
+        .count();
     println!(
-        "adb-logcat read, {} lines with one crash: {chars} chars",
+        "adb-logcat read, {} lines ({log_chars} chars) with one crash: {chars} chars",
         read["totalLines"]
     );
     assert_eq!(read["totalLines"], 2000);

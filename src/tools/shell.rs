@@ -235,8 +235,9 @@ pub fn head_and_tail(text: &str, room: usize, cache_id: &str) -> String {
     };
     let left_out_lines = tail.saturating_sub(head);
     let left_out_chars = chars(text) - chars(&head_text) - chars(&lines[tail..].concat());
+    let gap = if head_text.ends_with('\n') { "" } else { "\n" };
     format!(
-        "{head_text}\n…[{left_out_lines} lines, {left_out_chars} chars left out; cache get {{id: \"{cache_id}\", offset}} pages them]…\n{}",
+        "{head_text}{gap}…[{left_out_lines} lines, {left_out_chars} chars left out; cache get {{id: \"{cache_id}\", offset}} pages them]…\n{}",
         lines[tail..].concat()
     )
 }
