@@ -194,6 +194,8 @@ fn dumpsys_package_captures_give_versions_flags_permissions_and_skip_the_hidden_
         assert!(dump.version_name.is_some() && dump.version_code.is_some(), "{name}");
         assert!(dump.target_sdk.is_some() && dump.min_sdk.is_some(), "{name}");
         assert!(dump.code_path.as_deref().is_some_and(|p| p.starts_with('/')), "{name}");
+        let code_path = dump.code_path.clone().unwrap();
+        assert_eq!(dump.apk_paths, [format!("{code_path}/base.apk")], "{name}");
         assert!(
             dump.first_install_time.is_some() && dump.last_update_time.is_some(),
             "{name}"

@@ -21,6 +21,9 @@ pub struct PackageDump {
     /// The folder of the APKs (`codePath`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub code_path: Option<String>,
+    /// The APK files (base and splits), from the `Dexopt state` section.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub apk_paths: Vec<String>,
     pub system: bool,
     /// A system app with an update installed over it.
     pub updated_system_app: bool,
@@ -101,11 +104,36 @@ pub fn parse_package_dump(text: &str, package: &str) -> Option<PackageDump> {
         return None;
     }
     dump.launcher_activity = launcher_activity(text, package);
+    dump.apk_paths = apk_paths(text, package);
     Some(dump)
 }
 
 fn looks_like_permission(line: &str) -> bool {
     !line.contains(' ') && line.contains('.') && !line.contains('=')
+}
+
+/// `path:` lines under `Dexopt state:` → `[PKG]`.
+fn apk_paths(text: &str, package: &str) -> Vec<String> {
+    let header = format!("[{package}]");
+    let mut section = false;
+    let mut ours = false;
+    let mut paths = Vec::new();
+    for line in text.lines() {
+        let trimmed = line.trim();
+        if !line.starts_with(' ') {
+            section = trimmed == "Dexopt state:";
+            continue;
+        }
+        if section && trimmed.starts_with('[') {
+            ours = trimmed == header;
+        } else if section
+            && ours
+            && let Some(path) = trimmed.strip_prefix("path: ")
+        {
+            paths.push(path.to_string());
+        }
+    }
+    paths
 }
 
 /// PackageManager's COMPONENT_ENABLED_STATE_* codes.
