@@ -260,3 +260,43 @@ fn logcat_capture_crashes_are_found_with_exception_process_and_frames() {
         println!("{name}: {} crashes", crashes.len());
     }
 }
+
+#[test]
+fn ui_elements_of_every_capture_are_labelled_centered_and_compact() {
+    use droidmcp::android::ui_elements::{elements, label_of};
+    let mut all = common::captures("uiautomator");
+    all.extend(common::captures("appium"));
+    for (name, path) in all {
+        let tree = parse_ui_dump(&read(&path)).expect("parse");
+        let els = elements(&tree);
+        assert!(!els.is_empty(), "{name}");
+        for e in &els {
+            let b = e.bounds;
+            assert_eq!(e.at, [(b.left + b.right) / 2, (b.top + b.bottom) / 2], "{name}: {e:?}");
+            if e.clickable && !label_of(&tree, e.node).is_empty() {
+                assert!(!e.label.is_empty(), "{name}: {e:?}");
+            }
+            // No clickable element is unlabeled while a descendant has text.
+            let has_text_below = {
+                let mut stack = tree.nodes[e.node].children.clone();
+                let mut found = false;
+                while let Some(i) = stack.pop() {
+                    found |= !tree.nodes[i].text().trim().is_empty();
+                    stack.extend(tree.nodes[i].children.iter().copied());
+                }
+                found
+            };
+            assert!(
+                !(e.clickable && has_text_below && e.label.is_empty()),
+                "{name}: unlabeled {e:?}"
+            );
+        }
+        let json = serde_json::to_string(&els).unwrap();
+        println!(
+            "{name}: {} nodes -> {} elements, {} chars",
+            tree.nodes.len(),
+            els.len(),
+            json.chars().count()
+        );
+    }
+}

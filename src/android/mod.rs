@@ -10,4 +10,5 @@ pub mod dumpsys_package;
 pub mod getprop;
 pub mod logcat;
 pub mod packages;
+pub mod ui_elements;
 pub mod uiautomator;

@@ -1,0 +1,337 @@
+//! The elements of a window dump that a model acts on, each with a label it can read: pure
+//! functions over a parsed `UiTree`.
+//!
+//! An element matters if it is clickable, long-clickable, checkable, scrollable or focusable, or
+//! has text or a content-desc. A tappable row with no text of its own takes its label from its
+//! descendants' texts, so list rows are never unlabeled; a plain text inside such a row is then
+//! left out, because the row already says it. Containers (scrollable or focusable only) keep just
+//! their own label, so they do not repeat the whole screen.
+
+use super::uiautomator::{Bounds, UiNode, UiTree};
+
+/// Longest label kept; longer ones end with `…`.
+pub const MAX_LABEL_CHARS: usize = 60;
+
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+pub struct Element {
+    /// `e1`, `e2`… in document order; valid for the dump that made it.
+    #[serde(rename = "ref")]
+    pub reference: String,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub label: String,
+    /// The class's short name: `Button`, `Switch`, `EditText`…
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// The resource-id without its `package:id/` prefix.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// The center, in device pixels: where a tap lands.
+    pub at: [i32; 2],
+    /// Only the set ones: checked, selected, disabled, password, scrollable, focused.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub flags: Vec<String>,
+    #[serde(skip)]
+    pub node: usize,
+    #[serde(skip)]
+    pub bounds: Bounds,
+    #[serde(skip)]
+    pub clickable: bool,
+}
+
+fn interactive(n: &UiNode) -> bool {
+    ["clickable", "long-clickable", "checkable", "scrollable"]
+        .iter()
+        .any(|f| n.flag(f))
+}
+
+fn matters(n: &UiNode) -> bool {
+    interactive(n) || n.flag("focusable") || !n.text().trim().is_empty() || !n.content_desc().trim().is_empty()
+}
+
+pub fn short_class(class: &str) -> String {
+    class.rsplit(['.', '$']).next().unwrap_or(class).to_string()
+}
+
+fn short_id(id: &str) -> Option<String> {
+    let id = id.trim();
+    if id.is_empty() {
+        return None;
+    }
+    Some(id.split_once(":id/").map_or(id, |(_, short)| short).to_string())
+}
+
+/// The node's own text or content-desc.
+fn own_label(n: &UiNode) -> String {
+    let text = n.text().trim();
+    if !text.is_empty() {
+        return text.to_string();
+    }
+    n.content_desc().trim().to_string()
+}
+
+/// The texts (or descs) of the node's descendants, in order, joined by ` · `.
+fn descendant_label(tree: &UiTree, id: usize) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut stack: Vec<usize> = tree.nodes[id].children.iter().rev().copied().collect();
+    while let Some(i) = stack.pop() {
+        let label = own_label(&tree.nodes[i]);
+        if !label.is_empty() && !parts.contains(&label) {
+            parts.push(label);
+        }
+        stack.extend(tree.nodes[i].children.iter().rev());
+    }
+    parts.join(" · ")
+}
+
+pub fn cut(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_string(),
+    }
+}
+
+/// The full label: own text or desc, else the descendants' texts.
+pub fn label_of(tree: &UiTree, id: usize) -> String {
+    let own = own_label(&tree.nodes[id]);
+    if own.is_empty() {
+        descendant_label(tree, id)
+    } else {
+        own
+    }
+}
+
+/// The elements that matter, in document order, numbered `e1`…
+pub fn elements(tree: &UiTree) -> Vec<Element> {
+    let mut out = Vec::new();
+    for (i, n) in tree.nodes.iter().enumerate() {
+        if !matters(n) {
+            continue;
+        }
+        let Some(bounds) = n.bounds() else { continue };
+        if bounds.is_empty() {
+            continue;
+        }
+        // A plain text inside an interactive ancestor: the ancestor's label already holds it.
+        if !interactive(n) && !n.flag("focusable") && has_interactive_ancestor(tree, i) {
+            continue;
+        }
+        let tappable = n.flag("clickable") || n.flag("long-clickable") || n.flag("checkable");
+        // Only something tappable speaks for its children; a container's label would repeat them.
+        let label = if tappable { label_of(tree, i) } else { own_label(n) };
+        let mut flags = Vec::new();
+        for (attr, name) in [
+            ("checked", "checked"),
+            ("selected", "selected"),
+            ("password", "password"),
+            ("scrollable", "scrollable"),
+            ("focused", "focused"),
+        ] {
+            if n.flag(attr) {
+                flags.push(name.to_string());
+            }
+        }
+        if n.attr("enabled") == Some("false") {
+            flags.push("disabled".into());
+        }
+        let (x, y) = bounds.center();
+        out.push(Element {
+            reference: String::new(),
+            label: cut(&label, MAX_LABEL_CHARS),
+            kind: short_class(n.class()),
+            id: short_id(n.resource_id()),
+            at: [x, y],
+            flags,
+            node: i,
+            bounds,
+            clickable: tappable,
+        });
+    }
+    for (k, e) in out.iter_mut().enumerate() {
+        e.reference = format!("e{}", k + 1);
+    }
+    out
+}
+
+fn has_interactive_ancestor(tree: &UiTree, id: usize) -> bool {
+    let mut at = tree.nodes[id].parent;
+    while let Some(p) = at {
+        if interactive(&tree.nodes[p]) && !tree.nodes[p].flag("scrollable") {
+            return true;
+        }
+        at = tree.nodes[p].parent;
+    }
+    false
+}
+
+/// What `find` looks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Field {
+    /// Text, content-desc, or the label taken from children.
+    Text,
+    ResourceId,
+    ContentDesc,
+    ClassName,
+}
+
+/// How a query matches, always ignoring case.
+pub enum Matcher {
+    Exact(String),
+    Contains(String),
+    Regex(regex::Regex),
+}
+
+impl Matcher {
+    pub fn matches(&self, value: &str) -> bool {
+        match self {
+            Matcher::Exact(q) => value.trim().to_lowercase() == *q,
+            Matcher::Contains(q) => value.to_lowercase().contains(q.as_str()),
+            Matcher::Regex(r) => r.is_match(value),
+        }
+    }
+
+    fn exact(&self, value: &str) -> bool {
+        match self {
+            Matcher::Exact(q) | Matcher::Contains(q) => value.trim().to_lowercase() == *q,
+            Matcher::Regex(_) => false,
+        }
+    }
+}
+
+/// A match and why it ranks where it does.
+#[derive(Debug, Clone)]
+pub struct Found {
+    pub element: Element,
+    pub exact: bool,
+}
+
+/// Matching nodes, ranked: exact and visible first, then the rest; a match that is not itself
+/// tappable brings in its nearest tappable ancestor right after it.
+pub fn find(tree: &UiTree, all: &[Element], field: Field, matcher: &Matcher, screen: Bounds) -> Vec<Found> {
+    let values = |n: &UiNode, id: usize| -> Vec<String> {
+        match field {
+            Field::Text => vec![n.text().to_string(), n.content_desc().to_string(), label_of(tree, id)],
+            Field::ResourceId => {
+                let rid = n.resource_id();
+                vec![rid.to_string(), short_id(rid).unwrap_or_default()]
+            }
+            Field::ContentDesc => vec![n.content_desc().to_string()],
+            Field::ClassName => vec![n.class().to_string(), short_class(n.class())],
+        }
+    };
+    let by_node = |node: usize| all.iter().find(|e| e.node == node);
+    let mut found: Vec<(bool, bool, Element)> = Vec::new();
+    for (i, n) in tree.nodes.iter().enumerate() {
+        let vals = values(n, i);
+        if !vals.iter().any(|v| !v.is_empty() && matcher.matches(v)) {
+            continue;
+        }
+        let exact = vals.iter().any(|v| matcher.exact(v));
+        // The element to act on: the node itself if listed, else its nearest listed, tappable ancestor.
+        let target = by_node(i).cloned().or_else(|| {
+            let mut at = n.parent;
+            while let Some(p) = at {
+                if let Some(e) = by_node(p).filter(|e| e.clickable) {
+                    return Some(e.clone());
+                }
+                at = tree.nodes[p].parent;
+            }
+            None
+        });
+        let Some(target) = target.or_else(|| element_for(tree, i)) else {
+            continue;
+        };
+        if found.iter().any(|(_, _, e)| e.node == target.node) {
+            continue;
+        }
+        let visible = screen.contains(target.at[0], target.at[1]);
+        found.push((exact && visible, visible, target));
+    }
+    found.sort_by_key(|(exact_visible, visible, e)| (!exact_visible, !visible, !e.clickable));
+    found
+        .into_iter()
+        .map(|(exact, _, element)| Found { element, exact })
+        .collect()
+}
+
+/// An element for a node that is not in the list (a plain text inside nothing tappable).
+fn element_for(tree: &UiTree, i: usize) -> Option<Element> {
+    let n = &tree.nodes[i];
+    let bounds = n.bounds().filter(|b| !b.is_empty())?;
+    let (x, y) = bounds.center();
+    Some(Element {
+        reference: String::new(),
+        label: cut(&label_of(tree, i), MAX_LABEL_CHARS),
+        kind: short_class(n.class()),
+        id: short_id(n.resource_id()),
+        at: [x, y],
+        flags: Vec::new(),
+        node: i,
+        bounds,
+        clickable: false,
+    })
+}
+
+/// Labels close to `query` (for "did you mean"): by shared words, then by edit distance.
+pub fn closest<'a>(all: &'a [Element], query: &str, n: usize) -> Vec<&'a Element> {
+    let q = query.to_lowercase();
+    let mut scored: Vec<(f64, &Element)> = all
+        .iter()
+        .filter(|e| !e.label.is_empty())
+        .map(|e| {
+            let label = e.label.to_lowercase();
+            let words = q.split_whitespace().filter(|w| label.contains(w)).count() as f64;
+            (words + strsim::normalized_levenshtein(&q, &label), e)
+        })
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0));
+    scored.into_iter().take(n).map(|(_, e)| e).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::android::uiautomator::parse_ui_dump;
+
+    const ROW: &str = r#"<hierarchy rotation="0">
+      <node index="0" text="" resource-id="" class="android.widget.FrameLayout" package="p" clickable="false" bounds="[0,0][1080,2400]">
+        <node index="0" text="" resource-id="p:id/row" class="android.widget.LinearLayout" package="p" clickable="true" bounds="[0,100][1080,300]">
+          <node index="0" text="Network &amp; internet" resource-id="android:id/title" class="android.widget.TextView" package="p" clickable="false" bounds="[40,120][600,180]"/>
+          <node index="1" text="Wi-Fi, hotspot" resource-id="android:id/summary" class="android.widget.TextView" package="p" clickable="false" bounds="[40,190][600,260]"/>
+        </node>
+        <node index="1" text="" content-desc="" resource-id="p:id/switch" class="android.widget.Switch" package="p" checkable="true" checked="true" clickable="true" bounds="[900,400][1000,460]"/>
+      </node>
+    </hierarchy>"#;
+
+    #[test]
+    fn a_row_takes_its_childrens_texts_and_they_are_not_listed_again() {
+        let tree = parse_ui_dump(ROW).unwrap();
+        let els = elements(&tree);
+        assert_eq!(els.len(), 2, "{els:?}");
+        assert_eq!(els[0].label, "Network & internet · Wi-Fi, hotspot");
+        assert_eq!(
+            (els[0].reference.as_str(), els[0].at, els[0].id.as_deref()),
+            ("e1", [540, 200], Some("row"))
+        );
+        assert_eq!(
+            (els[1].kind.as_str(), els[1].flags.clone()),
+            ("Switch", vec!["checked".to_string()])
+        );
+    }
+
+    #[test]
+    fn find_by_text_returns_the_tappable_row_first() {
+        let tree = parse_ui_dump(ROW).unwrap();
+        let els = elements(&tree);
+        let screen = Bounds::parse("[0,0][1080,2400]").unwrap();
+        let found = find(
+            &tree,
+            &els,
+            Field::Text,
+            &Matcher::Exact("network & internet".into()),
+            screen,
+        );
+        assert_eq!(found[0].element.reference, "e1");
+        assert!(found[0].exact);
+        assert_eq!(found.len(), 1, "the title and the row are one target");
+    }
+}
