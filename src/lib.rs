@@ -5,6 +5,7 @@
 pub mod adb;
 pub mod android;
 pub mod context;
+pub mod image;
 pub mod server;
 pub mod sim;
 pub mod tools;

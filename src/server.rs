@@ -20,6 +20,7 @@ use crate::tools::cache::{CacheArgs, CacheOutput};
 use crate::tools::device::{DeviceArgs, DeviceOutput};
 use crate::tools::logcat::{LogcatArgs, LogcatOutput};
 use crate::tools::shell::{ShellArgs, ShellOutput};
+use crate::tools::ui::{UiArgs, UiOutput};
 use crate::tools::{self, State};
 
 const INSTRUCTIONS: &str = "droidmcp drives Android devices. Answers are sized for your context: \
@@ -42,7 +43,7 @@ impl DroidMcp {
         }
     }
 
-    /// Devices: list, select (session default), properties (summary + cacheId), wait (boot), health.
+    /// Devices: list, select, properties (summary + cacheId), wait (boot), health.
     #[tool(
         name = "adb-device",
         input_schema = input_schema::<DeviceArgs>(),
@@ -92,6 +93,17 @@ impl DroidMcp {
     )]
     async fn adb_shell(&self, Parameters(args): Parameters<JsonObject>) -> Result<CallToolResult, ErrorData> {
         Ok(tools::shell::run(&self.state, args).await)
+    }
+
+    /// Screen: dump (elements, refs), find, act on it, screenshot (JPEG, grid).
+    #[tool(
+        name = "ui",
+        input_schema = input_schema::<UiArgs>(),
+        output_schema = output_schema::<UiOutput>(),
+        annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false)
+    )]
+    async fn ui(&self, Parameters(args): Parameters<JsonObject>) -> Result<CallToolResult, ErrorData> {
+        Ok(tools::ui::run(&self.state, args).await)
     }
 
     /// Data behind any cacheId: get (page; filter, prefix), list, stats, clear.

@@ -20,7 +20,7 @@ pub fn input_schema<T: schemars::JsonSchema + std::any::Any>() -> Arc<JsonObject
     Arc::new(out)
 }
 
-/// A tool's outputSchema: an object with `operation`, and the budget's `cacheId` and `budget`;
+/// A tool's outputSchema: an object with `operation` and the budget's `cacheId`;
 /// only key fields may be required, since a budgeted response drops the rest.
 pub fn output_schema<T: Budgeted>() -> Arc<JsonObject> {
     let schema = rmcp::handler::server::common::schema_for_output::<T>();
@@ -28,12 +28,11 @@ pub fn output_schema<T: Budgeted>() -> Arc<JsonObject> {
     let mut out = (*schema).clone();
     compact(&mut out, &defs, Mode::Output, 0);
     if let Some(Value::Object(props)) = out.get_mut("properties") {
-        // Every tool answers with `operation`; the budget adds `cacheId` and `budget`. The
+        // Every tool answers with `operation`; the budget adds `cacheId` (and a `budget` note). The
         // operation-specific rest is allowed (JSON Schema's default) and documented in README,
         // not spelled out here: a model pays for tools/list on every turn.
         props.retain(|name, _| name == "operation");
         props.insert("cacheId".into(), json!({"type": "string"}));
-        props.insert("budget".into(), json!({"type": "object"}));
     }
     if let Some(Value::Array(required)) = out.get_mut("required") {
         required.retain(|r| r.as_str().is_some_and(|r| T::KEY_FIELDS.contains(&r)));
@@ -61,9 +60,12 @@ fn compact(node: &mut Map<String, Value>, defs: &Value, mode: Mode, depth: usize
     if node.get("default").is_some_and(Value::is_null) {
         node.remove("default");
     }
+    if mode == Mode::Output || node.get("minimum") == Some(&json!(0)) {
+        // An unsigned type's minimum of 0 says little; the tool checks ranges and says so.
+        node.remove("minimum");
+    }
     if mode == Mode::Output {
         node.remove("description");
-        node.remove("minimum");
     }
     // anyOf [X, null] → X
     if let Some(Value::Array(options)) = node.get("anyOf") {
@@ -157,7 +159,7 @@ mod tests {
         );
         assert_eq!(
             s["properties"]["limit"],
-            json!({"description": "How many.", "type": "integer", "minimum": 0})
+            json!({"description": "How many.", "type": "integer"})
         );
         assert!(s.get("$defs").is_none());
     }

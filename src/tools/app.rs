@@ -41,13 +41,11 @@ pub struct AppArgs {
     pub filter: Option<String>,
     #[serde(default)]
     pub kind: Option<PackageKind>,
-    /// list: re-read.
     #[serde(default)]
     pub refresh: Option<bool>,
     /// launch: default launcher.
     #[serde(default)]
     pub activity: Option<String>,
-    /// uninstall
     #[serde(default)]
     pub keep_data: Option<bool>,
     /// install: absolute path of a local APK.

@@ -30,7 +30,7 @@ pub struct CacheArgs {
     /// get: case-insensitive literal substring (not regex).
     #[serde(default)]
     pub filter: Option<String>,
-    /// get, maps: key prefix, e.g. "ro.build.".
+    /// get: key prefix, e.g. ro.build.
     #[serde(default)]
     pub prefix: Option<String>,
 }

@@ -6,6 +6,7 @@ pub mod cache;
 pub mod device;
 pub mod logcat;
 pub mod shell;
+pub mod ui;
 
 use std::collections::HashMap;
 use std::sync::{Mutex, RwLock};
@@ -32,6 +33,9 @@ pub struct State {
     pub log_reads: Mutex<HashMap<String, String>>,
     /// Commands adb-shell refuses (`--shell-deny`).
     pub shell_deny: shell::DenyList,
+    /// Each device's last screen reading (for refs and `observe`) and screenshot geometry.
+    pub screens: Mutex<HashMap<String, ui::Snapshot>>,
+    pub shots: Mutex<HashMap<String, ui::Shot>>,
 }
 
 impl State {
@@ -44,7 +48,39 @@ impl State {
             package_lists: Mutex::new(HashMap::new()),
             log_reads: Mutex::new(HashMap::new()),
             shell_deny: shell::DenyList::new(&shell::DenyList::DEFAULT),
+            screens: Mutex::new(HashMap::new()),
+            shots: Mutex::new(HashMap::new()),
         }
+    }
+
+    pub fn screen(&self, serial: &str) -> Option<ui::Snapshot> {
+        self.screens
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(serial)
+            .cloned()
+    }
+
+    pub fn remember_screen(&self, serial: &str, snapshot: ui::Snapshot) {
+        self.screens
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(serial.to_string(), snapshot);
+    }
+
+    pub fn shot(&self, serial: &str) -> Option<ui::Shot> {
+        self.shots
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(serial)
+            .copied()
+    }
+
+    pub fn remember_shot(&self, serial: &str, shot: ui::Shot) {
+        self.shots
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(serial.to_string(), shot);
     }
 
     pub fn last_log_read(&self, serial: &str) -> Option<String> {

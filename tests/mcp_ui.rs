@@ -1,0 +1,271 @@
+//! `ui` over MCP against the simulator through a real adb server: a task end to end, checked at
+//! each step through the device's own state (read with the `adb` program, not through droidmcp),
+//! screenshots, the tap grid, and bad input.
+
+mod common;
+
+use common::*;
+use serde_json::{Value, json};
+
+/// The focused window, as the device reports it to the adb program.
+fn focus(adb: &AdbServer, serial: &str) -> String {
+    let (out, _, _) = adb.shell(serial, &["dumpsys", "window"]);
+    out.lines()
+        .find(|l| l.contains("mCurrentFocus"))
+        .unwrap_or_default()
+        .to_string()
+}
+
+fn element<'a>(page: &'a Value, label: &str) -> &'a Value {
+    page["elements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["label"] == label)
+        .unwrap_or_else(|| panic!("no element {label:?} in {page}"))
+}
+
+#[tokio::test]
+async fn a_task_end_to_end_settings_network_back_then_login_with_symbols() {
+    let Some((adb, _sim, serial)) = connected_sim(&[]) else {
+        return;
+    };
+    let home = tempfile::tempdir().unwrap();
+    let port = adb.port.to_string();
+    let client = mcp_server(&[], &[("ANDROID_ADB_SERVER_PORT", &port)], home.path()).await;
+
+    // The launcher.
+    let result = call(&client, "ui", json!({"operation": "dump"})).await;
+    println!("ui dump of the launcher: {} chars", response_chars(&result));
+    let launcher = ok(&result);
+    assert_eq!(launcher["screen"], json!([1080, 2400]));
+    assert!(launcher["focused"]["package"].as_str().unwrap().contains("launcher"));
+    let settings = element(&launcher, "Settings");
+    let y = settings["at"][1].as_i64().unwrap();
+    assert!((0..2400).contains(&y), "{settings}");
+
+    // Open Settings by its label, and watch what changed.
+    let tapped = ok(&call(
+        &client,
+        "ui",
+        json!({"operation": "tap", "text": "Settings", "observe": true}),
+    )
+    .await);
+    assert_eq!(tapped["observed"]["changed"], true);
+    assert_eq!(tapped["observed"]["focused"]["package"], "com.android.settings");
+    assert!(
+        focus(&adb, &serial).contains("com.android.settings"),
+        "{}",
+        focus(&adb, &serial)
+    );
+
+    // Find the Network entry and tap it by ref.
+    let result = call(&client, "ui", json!({"operation": "find", "text": "network"})).await;
+    println!("ui find on Settings: {} chars", response_chars(&result));
+    assert!(response_chars(&result) <= 600 + 600, "one match plus context");
+    let found = ok(&result);
+    let best = &found["matches"][0];
+    assert!(
+        best["label"].as_str().unwrap().starts_with("Network & internet"),
+        "{best}"
+    );
+    ok(&call(&client, "ui", json!({"operation": "tap", "ref": best["ref"]})).await);
+    assert!(focus(&adb, &serial).contains("SubSettings"), "{}", focus(&adb, &serial));
+
+    // BACK returns to Settings.
+    ok(&call(&client, "ui", json!({"operation": "key", "name": "BACK"})).await);
+    assert!(
+        focus(&adb, &serial).contains("com.android.settings.Settings"),
+        "{}",
+        focus(&adb, &serial)
+    );
+
+    // Open the login app, type a user name with spaces and symbols, then submit.
+    ok(&call(
+        &client,
+        "adb-app",
+        json!({"operation": "launch", "package": "org.droidmcp.demo.login"}),
+    )
+    .await);
+    let login = ok(&call(&client, "ui", json!({"operation": "dump"})).await);
+    let field = login["elements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["id"] == "username")
+        .expect("the user name field");
+    let name = r#"Ada Lovelace & co; <tag> | $HOME `x` "q" 'a' \ 100%"#;
+    ok(&call(
+        &client,
+        "ui",
+        json!({"operation": "type", "ref": field["ref"], "text": name}),
+    )
+    .await);
+    let (xml, _, _) = adb.shell(&serial, &["uiautomator", "dump", "/dev/tty"]);
+    let typed = droidmcp::android::uiautomator::parse_ui_dump(&xml).unwrap();
+    let value = typed
+        .nodes
+        .iter()
+        .find(|n| n.resource_id().ends_with(":id/username"))
+        .unwrap()
+        .text()
+        .to_string();
+    assert_eq!(value, name, "the device got every character");
+    let submitted = ok(&call(
+        &client,
+        "ui",
+        json!({"operation": "key", "name": "ENTER", "observe": true}),
+    )
+    .await);
+    assert_eq!(submitted["observed"]["changed"], true);
+    assert!(
+        focus(&adb, &serial).contains("HomeActivity"),
+        "{}",
+        focus(&adb, &serial)
+    );
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn screenshots_are_jpeg_image_blocks_with_their_scale_and_the_grid_maps_cells_to_pixels() {
+    let home = tempfile::tempdir().unwrap();
+    let client = mcp_server(&["--sim"], &[], home.path()).await;
+    let result = call(&client, "ui", json!({"operation": "screenshot"})).await;
+    let shot = ok(&result);
+    assert_eq!(
+        (shot["image"].clone(), shot["screen"].clone()),
+        (json!([450, 1000]), json!([1080, 2400]))
+    );
+    assert_eq!(shot["scale"], 2.4);
+    assert!(
+        shot["hint"]
+            .as_str()
+            .unwrap()
+            .contains("450×1000 of a 1080×2400 screen")
+    );
+    let image = result
+        .content
+        .iter()
+        .find_map(|c| c.as_image())
+        .expect("an image block");
+    assert_eq!(image.mime_type, "image/jpeg");
+    println!("screenshot: {} base64 chars", image.data.len());
+    use base64::Engine;
+    let jpeg = base64::engine::general_purpose::STANDARD.decode(&image.data).unwrap();
+    let decoded = image::load_from_memory_with_format(&jpeg, image::ImageFormat::Jpeg).unwrap();
+    assert_eq!((decoded.width(), decoded.height()), (450, 1000));
+    assert_eq!(
+        first_quantizer(&jpeg),
+        10,
+        "quality 70: 16 × (200 − 2·70) / 100, rounded"
+    );
+    assert!(
+        !result
+            .content
+            .iter()
+            .any(|c| c.as_text().is_some_and(|t| t.text.contains("/9j/"))),
+        "no base64 in the text"
+    );
+
+    // Nothing matches on the launcher: the closest labels and a grid image.
+    let miss = call(&client, "ui", json!({"operation": "find", "text": "Setings"})).await;
+    let found = ok(&miss);
+    assert_eq!(found["count"], 0);
+    assert_eq!(found["matches"][0]["label"], "Settings", "the closest label");
+    assert!(miss.content.iter().any(|c| c.as_image().is_some()));
+    assert!(found["hint"].as_str().unwrap().contains("gridCell"));
+
+    let small = call(
+        &client,
+        "ui",
+        json!({"operation": "screenshot", "maxSize": 500, "grid": true}),
+    )
+    .await;
+    assert_eq!(ok(&small)["image"], json!([225, 500]));
+
+    // A grid cell and a position land on the device pixels they name.
+    let tap = ok(&call(
+        &client,
+        "ui",
+        json!({"operation": "tap", "gridCell": 14, "gridPosition": "top-left"}),
+    )
+    .await);
+    assert_eq!(tap["at"], json!([338, 1300]));
+    let tap = ok(&call(&client, "ui", json!({"operation": "tap", "gridCell": 1})).await);
+    assert_eq!(tap["at"], json!([135, 200]));
+    // Image pixels map back through the last screenshot's scale (225×500 → 1080×2400).
+    let tap = ok(&call(
+        &client,
+        "ui",
+        json!({"operation": "tap", "x": 100, "y": 250, "space": "image"}),
+    )
+    .await);
+    assert_eq!(tap["at"], json!([480, 1200]));
+
+    client.cancel().await.unwrap();
+}
+
+/// The first luminance quantizer value in a JPEG's DQT segment.
+fn first_quantizer(jpeg: &[u8]) -> u8 {
+    let at = jpeg.windows(2).position(|w| w == [0xFF, 0xDB]).expect("a DQT segment");
+    jpeg[at + 5]
+}
+
+#[tokio::test]
+async fn bad_ui_input_gets_clear_errors() {
+    let home = tempfile::tempdir().unwrap();
+    let client = mcp_server(&["--sim"], &[], home.path()).await;
+    let no_dump_yet = err(&call(&client, "ui", json!({"operation": "tap", "ref": "e3"})).await);
+    assert!(no_dump_yet.contains("ui dump"), "{no_dump_yet}");
+    let dump = ok(&call(&client, "ui", json!({"operation": "dump"})).await);
+    let settings = element(&dump, "Settings")["ref"].clone();
+    let cases: Vec<(Value, &str)> = vec![
+        (json!({"operation": "tap", "ref": "e999"}), "unknown ref e999"),
+        (
+            json!({"operation": "tap", "x": 5000, "y": 10}),
+            "off the 1080×2400 screen",
+        ),
+        (json!({"operation": "tap", "x": -1, "y": 10}), "off the"),
+        (json!({"operation": "tap", "text": ""}), "empty"),
+        (
+            json!({"operation": "tap", "text": "zzzz-not-here"}),
+            "nothing on the screen matches",
+        ),
+        (json!({"operation": "key", "name": "SELF_DESTRUCT"}), "unknown key"),
+        (
+            json!({"operation": "tap", "gridCell": 25}),
+            "gridCell must be between 1 and 24",
+        ),
+        (
+            json!({"operation": "tap", "x": 10, "y": 10, "space": "image"}),
+            "ui screenshot first",
+        ),
+        (json!({"operation": "type", "text": "café"}), "printable ASCII"),
+        (
+            json!({"operation": "find", "text": "(", "match": "regex"}),
+            "not a valid regex",
+        ),
+        (json!({"operation": "tap"}), "say where"),
+        (json!({"operation": "dump", "limit": 0}), "limit must be between"),
+        (
+            json!({"operation": "screenshot", "maxSize": 50}),
+            "maxSize must be between",
+        ),
+    ];
+    for (args, expected) in cases {
+        let message = err(&call(&client, "ui", args.clone()).await);
+        assert!(message.contains(expected), "{args}: {message}");
+    }
+    // Ambiguous: several launcher labels contain an "o".
+    let ambiguous = err(&call(&client, "ui", json!({"operation": "tap", "text": "o"})).await);
+    assert!(
+        ambiguous.contains("ambiguous") && ambiguous.contains("Tap one by ref"),
+        "{ambiguous}"
+    );
+
+    // A stale ref: the screen changed after the dump that made it.
+    ok(&call(&client, "ui", json!({"operation": "tap", "ref": settings})).await);
+    let stale = err(&call(&client, "ui", json!({"operation": "tap", "ref": settings})).await);
+    assert!(stale.contains("stale ref") && stale.contains("dump again"), "{stale}");
+    client.cancel().await.unwrap();
+}
