@@ -95,15 +95,19 @@ impl DroidMcp {
         Ok(tools::shell::run(&self.state, args).await)
     }
 
-    /// Screen: dump (elements, refs), find, act on it, screenshot (JPEG, grid).
+    /// Screen: dump (elements, refs), find, act, scroll, wait, screenshot (JPEG, grid).
     #[tool(
         name = "ui",
         input_schema = input_schema::<UiArgs>(),
         output_schema = output_schema::<UiOutput>(),
         annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false)
     )]
-    async fn ui(&self, Parameters(args): Parameters<JsonObject>) -> Result<CallToolResult, ErrorData> {
-        Ok(tools::ui::run(&self.state, args).await)
+    async fn ui(
+        &self,
+        Parameters(args): Parameters<JsonObject>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        Ok(tools::ui::run(&self.state, args, ctx).await)
     }
 
     /// Data behind any cacheId: get (page; filter, prefix), list, stats, clear.

@@ -300,3 +300,29 @@ fn ui_elements_of_every_capture_are_labelled_centered_and_compact() {
         );
     }
 }
+
+#[test]
+fn real_screenshots_come_to_at_most_35k_base64_chars_at_the_defaults() {
+    use base64::Engine;
+    use droidmcp::image::{decode, encode_jpeg, fit, grid, resize};
+    for (name, path) in common::captures("screenshot") {
+        let frame = decode(&std::fs::read(&path).unwrap()).expect("decode");
+        let (w, h) = fit(frame.width, frame.height, 1000);
+        let mut small = resize(&frame, w, h).unwrap();
+        let plain = base64::engine::general_purpose::STANDARD
+            .encode(encode_jpeg(&small, 70).unwrap())
+            .len();
+        grid::draw(&mut small);
+        let gridded = base64::engine::general_purpose::STANDARD
+            .encode(encode_jpeg(&small, 70).unwrap())
+            .len();
+        println!(
+            "{name}: {}×{} PNG {} base64 chars -> JPEG {w}×{h} q70 {plain} chars ({gridded} with the grid)",
+            frame.width,
+            frame.height,
+            std::fs::metadata(&path).unwrap().len() * 4 / 3
+        );
+        assert_eq!(w.max(h), 1000, "{name}");
+        assert!(plain <= 35_000, "{name}: {plain}");
+    }
+}

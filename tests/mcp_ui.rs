@@ -269,3 +269,65 @@ async fn bad_ui_input_gets_clear_errors() {
     assert!(stale.contains("stale ref") && stale.contains("dump again"), "{stale}");
     client.cancel().await.unwrap();
 }
+
+#[tokio::test]
+async fn scroll_until_text_wait_for_appear_and_gone_and_annotated_screenshots() {
+    let home = tempfile::tempdir().unwrap();
+    let recorder = ProgressRecorder::default();
+    let client = mcp_server_with(recorder.clone(), &["--sim"], &[], home.path()).await;
+    ok(&call(&client, "ui", json!({"operation": "tap", "text": "Contacts"})).await);
+
+    // The contact is on the second page: one scroll down finds it.
+    let found = ok(&call(
+        &client,
+        "ui",
+        json!({"operation": "scroll", "direction": "down", "text": "+1 555 0120"}),
+    )
+    .await);
+    assert_eq!(found["count"], 1, "{found}");
+    assert!(found["target"]["label"].as_str().unwrap().contains("+1 555 0120"));
+    // Further down there is nothing more: the end is reached, and it says so.
+    let end = err(&call(
+        &client,
+        "ui",
+        json!({"operation": "scroll", "direction": "down", "text": "no such contact"}),
+    )
+    .await);
+    assert!(end.contains("end is reached"), "{end}");
+    ok(&call(&client, "ui", json!({"operation": "scroll", "direction": "up"})).await);
+
+    // Wait for something already there, and for something that goes away.
+    let here = ok(&call(
+        &client,
+        "ui",
+        json!({"operation": "wait", "text": "Contacts", "timeoutMs": 2000}),
+    )
+    .await);
+    assert_eq!(here["count"], 1);
+    ok(&call(&client, "ui", json!({"operation": "key", "name": "HOME"})).await);
+    let gone = ok(&call(
+        &client,
+        "ui",
+        json!({"operation": "wait", "text": "+1 555 0101", "gone": true, "timeoutMs": 2000}),
+    )
+    .await);
+    assert_eq!(gone["operation"], "wait");
+    // Waiting in vain sends progress, then says what did not happen.
+    let never = call_with_progress(
+        &client,
+        "ui",
+        json!({"operation": "wait", "text": "never-there", "timeoutMs": 1200}),
+    )
+    .await;
+    assert!(err(&never).contains("did not appear after 1200 ms"));
+    assert!(
+        !recorder.0.lock().unwrap().is_empty(),
+        "progress notifications while waiting"
+    );
+
+    // Annotated: the boxes are numbered as a fresh dump's refs.
+    let shot = call(&client, "ui", json!({"operation": "screenshot", "annotate": true})).await;
+    assert!(ok(&shot)["hint"].as_str().unwrap().contains("numbered as the refs"));
+    assert!(shot.content.iter().any(|c| c.as_image().is_some()));
+    client.cancel().await.unwrap();
+}

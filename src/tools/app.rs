@@ -36,7 +36,7 @@ pub struct AppArgs {
     pub limit: Option<u64>,
     #[serde(default)]
     pub offset: Option<u64>,
-    /// list: substring, any case (no glob/regex).
+    /// Substring (no glob/regex).
     #[serde(default)]
     pub filter: Option<String>,
     #[serde(default)]

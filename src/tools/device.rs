@@ -23,7 +23,6 @@ pub struct DeviceArgs {
     /// Serial; default: selected, else the only one online.
     #[serde(default)]
     pub device: Option<String>,
-    /// wait: default 60000, max 600000.
     #[serde(default)]
     pub timeout_ms: Option<u64>,
 }

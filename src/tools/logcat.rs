@@ -41,7 +41,6 @@ pub struct LogcatArgs {
     /// "last" (read) or MM-DD HH:MM:SS[.mmm]
     #[serde(default)]
     pub since: Option<String>,
-    /// Lines shown: 1-200, default 20.
     #[serde(default)]
     pub lines: Option<u64>,
     /// Substring, any case.

@@ -6,7 +6,9 @@ use std::hash::{Hash, Hasher};
 use std::time::Duration;
 
 use base64::Engine;
-use rmcp::model::{CallToolResult, ContentBlock, JsonObject};
+use rmcp::RoleServer;
+use rmcp::model::{CallToolResult, ContentBlock, JsonObject, ProgressNotificationParam};
+use rmcp::service::RequestContext;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -56,7 +58,6 @@ pub struct UiArgs {
     pub x: Option<i32>,
     #[serde(default)]
     pub y: Option<i32>,
-    /// image: last screenshot's pixels.
     #[serde(default)]
     pub space: Option<Space>,
     #[serde(default, rename = "ref")]
@@ -83,6 +84,12 @@ pub struct UiArgs {
     #[serde(default)]
     pub max_size: Option<u32>,
     #[serde(default)]
+    pub annotate: Option<bool>,
+    #[serde(default)]
+    pub gone: Option<bool>,
+    #[serde(default)]
+    pub timeout_ms: Option<u64>,
+    #[serde(default)]
     pub observe: Option<bool>,
 }
 
@@ -96,6 +103,8 @@ pub enum UiOperation {
     Swipe,
     Type,
     Key,
+    Scroll,
+    Wait,
     Screenshot,
 }
 
@@ -212,7 +221,7 @@ pub struct Shot {
 
 type Outcome = Result<(UiOutput, Option<ContentBlock>), String>;
 
-pub async fn run(state: &State, args: JsonObject) -> CallToolResult {
+pub async fn run(state: &State, args: JsonObject, ctx: RequestContext<RoleServer>) -> CallToolResult {
     let args: UiArgs = match parse_args("ui", args) {
         Ok(a) => a,
         Err(e) => return error(e),
@@ -225,6 +234,8 @@ pub async fn run(state: &State, args: JsonObject) -> CallToolResult {
         UiOperation::Dump => dump(state, &serial, &args).await,
         UiOperation::Find => find_op(state, &serial, &args).await,
         UiOperation::Screenshot => screenshot_op(state, &serial, &args).await,
+        UiOperation::Scroll => scroll(state, &serial, &args).await,
+        UiOperation::Wait => wait(state, &serial, &args, &ctx).await,
         action => act(state, &serial, action, &args).await,
     };
     match outcome {
@@ -425,7 +436,7 @@ async fn find_op(state: &State, serial: &str, args: &UiArgs) -> Outcome {
         out.hint = Some("tap {ref: matches[0].ref} taps the best match".into());
     }
     let image = if want_grid {
-        let (meta, block) = capture(state, serial, DEFAULT_MAX_SIZE, true).await?;
+        let (meta, block) = capture(state, serial, DEFAULT_MAX_SIZE, true, None).await?;
         out.image = Some(meta.image);
         out.screen = Some(meta.screen);
         out.scale = Some(scale(&meta));
@@ -445,7 +456,13 @@ fn scale(shot: &Shot) -> f64 {
 }
 
 /// Takes a screenshot, makes the JPEG image block, and remembers its geometry.
-async fn capture(state: &State, serial: &str, max_size: u32, with_grid: bool) -> Result<(Shot, ContentBlock), String> {
+async fn capture(
+    state: &State,
+    serial: &str,
+    max_size: u32,
+    with_grid: bool,
+    annotate: Option<&[Element]>,
+) -> Result<(Shot, ContentBlock), String> {
     // Raw frames: no PNG compression on the device and no decoding here (README has the numbers).
     let raw = state
         .adb
@@ -457,6 +474,23 @@ async fn capture(state: &State, serial: &str, max_size: u32, with_grid: bool) ->
     let mut small = crate::image::resize(&frame, w, h).map_err(|e| e.to_string())?;
     if with_grid {
         grid::draw(&mut small);
+    }
+    if let Some(els) = annotate {
+        let (fx, fy) = (w as f64 / frame.width as f64, h as f64 / frame.height as f64);
+        let boxes: Vec<(String, u32, u32, u32, u32)> = els
+            .iter()
+            .map(|e| {
+                let px = |v: i32, f: f64| (v.max(0) as f64 * f).round() as u32;
+                (
+                    e.reference.trim_start_matches('e').to_string(),
+                    px(e.bounds.left, fx),
+                    px(e.bounds.top, fy),
+                    px(e.bounds.right, fx),
+                    px(e.bounds.bottom, fy),
+                )
+            })
+            .collect();
+        grid::annotate(&mut small, &boxes);
     }
     let jpeg = crate::image::encode_jpeg(&small, JPEG_QUALITY).map_err(|e| e.to_string())?;
     let shot = Shot {
@@ -474,8 +508,22 @@ async fn screenshot_op(state: &State, serial: &str, args: &UiArgs) -> Outcome {
         return Err(format!("maxSize must be between 200 and 2000; got {max_size}"));
     }
     let with_grid = args.grid.unwrap_or(false);
-    let (shot, block) = capture(state, serial, max_size, with_grid).await?;
-    let hint = if with_grid {
+    // Annotations number the current screen's elements as a fresh dump's refs.
+    let snapshot = match args.annotate.unwrap_or(false) {
+        true => Some(read_screen(state, serial).await?),
+        false => None,
+    };
+    let (shot, block) = capture(
+        state,
+        serial,
+        max_size,
+        with_grid,
+        snapshot.as_ref().map(|s| s.elements.as_slice()),
+    )
+    .await?;
+    let hint = if snapshot.is_some() {
+        "boxes are numbered as the refs of a fresh dump: tap {ref: \"eN\"}"
+    } else if with_grid {
         "tap {x, y, space: \"image\"} maps image pixels to the device; or tap {gridCell, gridPosition}"
     } else {
         "tap {x, y, space: \"image\"} maps image pixels to the device"
@@ -674,7 +722,9 @@ async fn act(state: &State, serial: &str, action: UiOperation, args: &UiArgs) ->
             }
             steps.join(" && ")
         }
-        UiOperation::Dump | UiOperation::Find | UiOperation::Screenshot => unreachable!("not actions"),
+        UiOperation::Dump | UiOperation::Find | UiOperation::Screenshot | UiOperation::Scroll | UiOperation::Wait => {
+            unreachable!("not plain actions")
+        }
     };
     let result = state.adb.shell(serial, &command).await.map_err(|e| e.to_string())?;
     if result.exit_code.is_some_and(|c| c != 0) {
@@ -690,6 +740,129 @@ async fn act(state: &State, serial: &str, action: UiOperation, args: &UiArgs) ->
         out.focused = after.focused.clone();
     }
     Ok((out, None))
+}
+
+/// Scrolls `direction` (where the content moves: down shows what is below), and with `text`,
+/// until an element matching it is on screen, at most `MAX_SCROLLS` times or to the end.
+const MAX_SCROLLS: usize = 8;
+
+async fn scroll(state: &State, serial: &str, args: &UiArgs) -> Outcome {
+    let direction = args
+        .direction
+        .ok_or("scroll needs `direction`: up, down, left or right")?;
+    let until = query(args)?;
+    let screen = screen_size(state, serial).await?;
+    let (w, h) = (screen[0] as i32, screen[1] as i32);
+    let (cx, cy, dx, dy) = (w / 2, h / 2, w * 3 / 10, h * 3 / 10);
+    // The finger moves against the content: to scroll down, swipe up.
+    let (from, to) = match direction {
+        Direction::Down => ([cx, cy + dy], [cx, cy - dy]),
+        Direction::Up => ([cx, cy - dy], [cx, cy + dy]),
+        Direction::Right => ([cx + dx, cy], [cx - dx, cy]),
+        Direction::Left => ([cx - dx, cy], [cx + dx, cy]),
+    };
+    let swipe = format!("input swipe {} {} {} {} 300", from[0], from[1], to[0], to[1]);
+    let mut out = output(UiOperation::Scroll, serial);
+    let Some((field, matcher, value)) = until else {
+        state.adb.shell(serial, &swipe).await.map_err(|e| e.to_string())?;
+        out.at = Some(to);
+        return Ok((out, None));
+    };
+    let mut snap = read_screen(state, serial).await?;
+    for attempt in 0..=MAX_SCROLLS {
+        let found = find(&snap.tree, &snap.elements, field, &matcher, screen_bounds(&snap));
+        if let Some(hit) = found
+            .into_iter()
+            .find(|f| screen_bounds(&snap).contains(f.element.at[0], f.element.at[1]))
+        {
+            out.target = Some(hit.element);
+            out.count = Some(attempt);
+            out.focused = snap.focused.clone();
+            out.hint = Some(format!("found after {attempt} scrolls; tap {{ref}} acts on it"));
+            return Ok((out, None));
+        }
+        if attempt == MAX_SCROLLS {
+            break;
+        }
+        state.adb.shell(serial, &swipe).await.map_err(|e| e.to_string())?;
+        tokio::time::sleep(Duration::from_millis(250)).await;
+        let next = read_screen(state, serial).await?;
+        if next.signature == snap.signature {
+            return Err(format!(
+                "{value:?} is not on the screen, and scrolling {} changes nothing more: the end is reached",
+                name_of(direction)
+            ));
+        }
+        snap = next;
+    }
+    Err(format!(
+        "{value:?} did not appear in {MAX_SCROLLS} scrolls {}",
+        name_of(direction)
+    ))
+}
+
+fn name_of(direction: Direction) -> &'static str {
+    match direction {
+        Direction::Up => "up",
+        Direction::Down => "down",
+        Direction::Left => "left",
+        Direction::Right => "right",
+    }
+}
+
+const DEFAULT_WAIT_MS: u64 = 10_000;
+const MAX_WAIT_MS: u64 = 120_000;
+
+/// Polls the screen (200 ms, growing to 2 s) until an element matches (or, with `gone`, until none
+/// does), with progress notifications; the client's cancel ends it.
+async fn wait(state: &State, serial: &str, args: &UiArgs, ctx: &RequestContext<RoleServer>) -> Outcome {
+    let (field, matcher, value) = query(args)?.ok_or("wait needs text, resourceId, contentDesc or className")?;
+    let timeout = args.timeout_ms.unwrap_or(DEFAULT_WAIT_MS);
+    if !(1..=MAX_WAIT_MS).contains(&timeout) {
+        return Err(format!("timeoutMs must be between 1 and {MAX_WAIT_MS}; got {timeout}"));
+    }
+    let gone = args.gone.unwrap_or(false);
+    let started = std::time::Instant::now();
+    let token = ctx.meta.get_progress_token();
+    let mut pause = Duration::from_millis(200);
+    let mut polls = 0;
+    loop {
+        polls += 1;
+        let snap = read_screen(state, serial).await?;
+        let found = find(&snap.tree, &snap.elements, field, &matcher, screen_bounds(&snap));
+        if found.is_empty() == gone {
+            let mut out = output(UiOperation::Wait, serial);
+            out.target = found.into_iter().next().map(|f| f.element);
+            out.focused = snap.focused;
+            out.count = Some(polls);
+            out.hint = Some(format!("after {} ms", started.elapsed().as_millis()));
+            return Ok((out, None));
+        }
+        if let Some(token) = &token {
+            let note = ProgressNotificationParam::new(token.clone(), started.elapsed().as_millis() as f64)
+                .with_total(timeout as f64)
+                .with_message(format!(
+                    "poll {polls}: {value:?} {}",
+                    if gone { "still there" } else { "not yet" }
+                ));
+            let _ = ctx.peer.notify_progress(note).await;
+        }
+        if started.elapsed() + pause > Duration::from_millis(timeout) {
+            return Err(format!(
+                "{value:?} {} after {timeout} ms ({polls} looks); ui dump shows what is there",
+                if gone {
+                    "is still on the screen"
+                } else {
+                    "did not appear"
+                }
+            ));
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(pause) => {}
+            _ = ctx.ct.cancelled() => return Err("wait cancelled by the client".into()),
+        }
+        pause = (pause * 3 / 2).min(Duration::from_secs(2));
+    }
 }
 
 /// Escapes text for `input text`: a space becomes `%s`; the shell quoting is done by `quote`.
