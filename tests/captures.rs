@@ -326,3 +326,37 @@ fn real_screenshots_come_to_at_most_35k_base64_chars_at_the_defaults() {
         assert!(plain <= 35_000, "{name}: {plain}");
     }
 }
+
+#[test]
+fn ui_dump_answer_for_the_settings_home_capture_is_within_3000_chars() {
+    use droidmcp::android::ui_elements::elements;
+    use droidmcp::tools::ui::UiOutput;
+    let cache = droidmcp::context::Cache::new(Default::default());
+    for (name, path) in common::captures("uiautomator_settings") {
+        let tree = parse_ui_dump(&read(&path)).unwrap();
+        let els = elements(&tree);
+        let answer = UiOutput {
+            operation: "dump".into(),
+            device: "R58M123ABC".into(),
+            focused: Some(droidmcp::android::activity::Focus {
+                package: "com.android.settings".into(),
+                activity: "com.android.settings.Settings".into(),
+            }),
+            screen: Some([1080, 2400]),
+            count: Some(els.len()),
+            total_count: Some(els.len()),
+            has_more: Some(false),
+            elements: Some(els),
+            cache_id: Some("ui-01JD3V6M8Q9ZK4X2B7T5R1N0PA".into()),
+            hint: Some("tap {ref} acts on an element; refs hold until the screen changes".into()),
+            ..Default::default()
+        };
+        let result = droidmcp::context::budget::respond(&answer, 4000, &cache, "dump");
+        let chars = result.structured_content.unwrap().to_string().chars().count();
+        println!(
+            "{name}: ui dump answer {chars} chars (the XML is {} chars)",
+            read(&path).chars().count()
+        );
+        assert!(chars <= 3000, "{name}: {chars}");
+    }
+}

@@ -59,11 +59,21 @@ async fn a_task_end_to_end_settings_network_back_then_login_with_symbols() {
         focus(&adb, &serial)
     );
 
+    let result = call(&client, "ui", json!({"operation": "dump"})).await;
+    println!("ui dump of Settings: {} chars", response_chars(&result));
+    assert!(response_chars(&result) <= 3000);
+
     // Find the Network entry and tap it by ref.
-    let result = call(&client, "ui", json!({"operation": "find", "text": "network"})).await;
-    println!("ui find on Settings: {} chars", response_chars(&result));
-    assert!(response_chars(&result) <= 600 + 600, "one match plus context");
+    let result = call(
+        &client,
+        "ui",
+        json!({"operation": "find", "text": "network & internet", "match": "exact"}),
+    )
+    .await;
+    println!("ui find, one match: {} chars", response_chars(&result));
+    assert!(response_chars(&result) <= 600, "{}", response_chars(&result));
     let found = ok(&result);
+    assert_eq!(found["count"], 1);
     let best = &found["matches"][0];
     assert!(
         best["label"].as_str().unwrap().starts_with("Network & internet"),

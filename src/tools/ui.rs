@@ -463,10 +463,11 @@ async fn capture(
     with_grid: bool,
     annotate: Option<&[Element]>,
 ) -> Result<(Shot, ContentBlock), String> {
-    // Raw frames: no PNG compression on the device and no decoding here (README has the numbers).
+    // PNG: 70-100× fewer bytes than a raw frame, which wins on USB and Wi-Fi links and on the
+    // simulator (benches/ui_pipeline.rs; README has the numbers and the reasoning).
     let raw = state
         .adb
-        .exec(serial, "screencap", &[], state.adb.timeout(), &|_| {})
+        .exec(serial, "screencap -p", &[], state.adb.timeout(), &|_| {})
         .await
         .map_err(|e| e.to_string())?;
     let frame = crate::image::decode(&raw).map_err(|e| e.to_string())?;
