@@ -95,7 +95,7 @@ impl DroidMcp {
         Ok(tools::shell::run(&self.state, args).await)
     }
 
-    /// Screen: dump (elements, refs), find, act, scroll, wait, screenshot (JPEG, grid).
+    /// Screen: dump (refs), find, act, scroll, wait, screenshot (JPEG, grid).
     #[tool(
         name = "ui",
         input_schema = input_schema::<UiArgs>(),

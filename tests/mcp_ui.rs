@@ -277,6 +277,14 @@ async fn bad_ui_input_gets_clear_errors() {
     ok(&call(&client, "ui", json!({"operation": "tap", "ref": settings})).await);
     let stale = err(&call(&client, "ui", json!({"operation": "tap", "ref": settings})).await);
     assert!(stale.contains("stale ref") && stale.contains("dump again"), "{stale}");
+    // Asking to observe does not refresh a stale ref.
+    let stale = err(&call(
+        &client,
+        "ui",
+        json!({"operation": "tap", "ref": settings, "observe": true}),
+    )
+    .await);
+    assert!(stale.contains("stale ref"), "{stale}");
     client.cancel().await.unwrap();
 }
 
@@ -305,6 +313,26 @@ async fn scroll_until_text_wait_for_appear_and_gone_and_annotated_screenshots() 
     .await);
     assert!(end.contains("end is reached"), "{end}");
     ok(&call(&client, "ui", json!({"operation": "scroll", "direction": "up"})).await);
+    // A swipe by direction and distance; and an action that changes nothing says so.
+    let swiped = ok(&call(
+        &client,
+        "ui",
+        json!({"operation": "swipe", "direction": "left", "distance": 50}),
+    )
+    .await);
+    assert_eq!(
+        swiped["at"],
+        json!([270, 1200]),
+        "half the width, leftwards through the middle"
+    );
+    let still = ok(&call(
+        &client,
+        "ui",
+        json!({"operation": "key", "name": "VOLUME_UP", "observe": true}),
+    )
+    .await);
+    assert_eq!(still["observed"]["changed"], false);
+    assert!(still["hint"].as_str().unwrap().starts_with("unchanged"));
 
     // Wait for something already there, and for something that goes away.
     let here = ok(&call(

@@ -40,7 +40,7 @@ pub struct UiArgs {
     pub offset: Option<u64>,
     #[serde(default)]
     pub filter: Option<String>,
-    /// Text, desc or child label.
+    /// Text, desc or label.
     #[serde(default)]
     pub text: Option<String>,
     #[serde(default)]
@@ -72,6 +72,9 @@ pub struct UiArgs {
     pub to: Option<[i32; 2]>,
     #[serde(default)]
     pub direction: Option<Direction>,
+    /// swipe: % of screen.
+    #[serde(default)]
+    pub distance: Option<u32>,
     #[serde(default)]
     pub duration_ms: Option<u32>,
     #[serde(default)]
@@ -644,14 +647,6 @@ async fn screen_size(state: &State, serial: &str) -> Result<[u32; 2], String> {
 
 async fn act(state: &State, serial: &str, action: UiOperation, args: &UiArgs) -> Outcome {
     let observe = args.observe.unwrap_or(false);
-    let before = if observe {
-        match state.screen(serial) {
-            Some(s) => Some(s),
-            None => Some(read_screen(state, serial).await?),
-        }
-    } else {
-        None
-    };
     let mut out = output(action, serial);
     let command = match action {
         UiOperation::Tap | UiOperation::LongPress => {
@@ -670,10 +665,14 @@ async fn act(state: &State, serial: &str, action: UiOperation, args: &UiArgs) ->
             let (from, to) = match (args.from, args.to, args.direction) {
                 (Some(from), Some(to), _) => (from, to),
                 (_, _, Some(direction)) => {
-                    // A finger moving `direction` across 60% of the screen, through its middle.
+                    // A finger moving `direction` across `distance`% of the screen, through its middle.
+                    let percent = args.distance.unwrap_or(60);
+                    if !(5..=90).contains(&percent) {
+                        return Err(format!("distance is a % of the screen, 5 to 90; got {percent}"));
+                    }
                     let (w, h) = (screen[0] as i32, screen[1] as i32);
                     let (cx, cy) = (w / 2, h / 2);
-                    let (dx, dy) = (w * 3 / 10, h * 3 / 10);
+                    let (dx, dy) = (w * percent as i32 / 200, h * percent as i32 / 200);
                     match direction {
                         Direction::Up => ([cx, cy + dy], [cx, cy - dy]),
                         Direction::Down => ([cx, cy - dy], [cx, cy + dy]),
@@ -727,6 +726,13 @@ async fn act(state: &State, serial: &str, action: UiOperation, args: &UiArgs) ->
             unreachable!("not plain actions")
         }
     };
+    // A fresh reading, taken after the target was checked (a ref is checked against the dump
+    // that made it), and before the action: the stored one may predate actions that read nothing.
+    let before = if observe {
+        Some(read_screen(state, serial).await?)
+    } else {
+        None
+    };
     let result = state.adb.shell(serial, &command).await.map_err(|e| e.to_string())?;
     if result.exit_code.is_some_and(|c| c != 0) {
         return Err(format!(
@@ -737,7 +743,11 @@ async fn act(state: &State, serial: &str, action: UiOperation, args: &UiArgs) ->
     if let Some(before) = before {
         tokio::time::sleep(Duration::from_millis(300)).await;
         let after = read_screen(state, serial).await?;
-        out.observed = Some(observed(&before, &after));
+        let seen = observed(&before, &after);
+        if !seen.changed {
+            out.hint = Some("unchanged: the screen looks the same as before".into());
+        }
+        out.observed = Some(seen);
         out.focused = after.focused.clone();
     }
     Ok((out, None))
