@@ -268,8 +268,10 @@ fn output(operation: UiOperation, serial: &str) -> UiOutput {
 }
 
 /// Reads the screen: the window dump (one round trip, `uiautomator dump /dev/tty`) and the
-/// resumed activity; keeps it as the device's snapshot.
-async fn read_screen(state: &State, serial: &str) -> Result<Snapshot, String> {
+/// resumed activity. A reading that hands out refs (dump, find, scroll, wait, tap by text)
+/// becomes the one refs are checked against; a check's own reading never does, so a stale ref
+/// stays stale until the next dump.
+async fn read_screen(state: &State, serial: &str, hands_out_refs: bool) -> Result<Snapshot, String> {
     let out = state
         .adb
         .shell(serial, "uiautomator dump /dev/tty")
@@ -311,7 +313,9 @@ async fn read_screen(state: &State, serial: &str) -> Result<Snapshot, String> {
         screen,
         signature: hasher.finish(),
     };
-    state.remember_screen(serial, snapshot.clone());
+    if hands_out_refs {
+        state.remember_screen(serial, snapshot.clone());
+    }
     Ok(snapshot)
 }
 
@@ -321,7 +325,7 @@ async fn dump(state: &State, serial: &str, args: &UiArgs) -> Outcome {
         return Err(format!("limit must be between 1 and {MAX_LIMIT}; got {limit}"));
     }
     let offset = args.offset.unwrap_or(0) as usize;
-    let snap = read_screen(state, serial).await?;
+    let snap = read_screen(state, serial, true).await?;
     let needle = args.filter.as_deref().filter(|f| !f.is_empty()).map(str::to_lowercase);
     let matching: Vec<Element> = snap
         .elements
@@ -414,7 +418,7 @@ fn screen_bounds(snap: &Snapshot) -> Bounds {
 
 async fn find_op(state: &State, serial: &str, args: &UiArgs) -> Outcome {
     let (field, matcher, value) = query(args)?.ok_or("find needs text, resourceId, contentDesc or className")?;
-    let snap = read_screen(state, serial).await?;
+    let snap = read_screen(state, serial, true).await?;
     let found = find(&snap.tree, &snap.elements, field, &matcher, screen_bounds(&snap));
     let total = found.len();
     let matches: Vec<Element> = found.into_iter().take(MAX_MATCHES).map(|f| f.element).collect();
@@ -514,7 +518,7 @@ async fn screenshot_op(state: &State, serial: &str, args: &UiArgs) -> Outcome {
     let with_grid = args.grid.unwrap_or(false);
     // Annotations number the current screen's elements as a fresh dump's refs.
     let snapshot = match args.annotate.unwrap_or(false) {
-        true => Some(read_screen(state, serial).await?),
+        true => Some(read_screen(state, serial, true).await?),
         false => None,
     };
     let (shot, block) = capture(
@@ -562,7 +566,7 @@ async fn target(state: &State, serial: &str, args: &UiArgs) -> Result<([i32; 2],
                 "unknown ref {reference}: the last dump has e1–e{}",
                 old.elements.len()
             ))?;
-        let now = read_screen(state, serial).await?;
+        let now = read_screen(state, serial, false).await?;
         if now.signature != old.signature {
             return Err(format!(
                 "stale ref {reference}: the screen changed since the dump that made it; dump again (ui dump) and use the new refs"
@@ -601,7 +605,7 @@ async fn target(state: &State, serial: &str, args: &UiArgs) -> Result<([i32; 2],
         return Ok(([x, y], None));
     }
     if let Some((field, matcher, value)) = query(args)? {
-        let snap = read_screen(state, serial).await?;
+        let snap = read_screen(state, serial, true).await?;
         let found = find(&snap.tree, &snap.elements, field, &matcher, screen_bounds(&snap));
         let exact: Vec<&Element> = found.iter().filter(|f| f.exact).map(|f| &f.element).collect();
         let pick: Vec<&Element> = if exact.is_empty() {
@@ -729,7 +733,7 @@ async fn act(state: &State, serial: &str, action: UiOperation, args: &UiArgs) ->
     // A fresh reading, taken after the target was checked (a ref is checked against the dump
     // that made it), and before the action: the stored one may predate actions that read nothing.
     let before = if observe {
-        Some(read_screen(state, serial).await?)
+        Some(read_screen(state, serial, false).await?)
     } else {
         None
     };
@@ -742,7 +746,7 @@ async fn act(state: &State, serial: &str, action: UiOperation, args: &UiArgs) ->
     }
     if let Some(before) = before {
         tokio::time::sleep(Duration::from_millis(300)).await;
-        let after = read_screen(state, serial).await?;
+        let after = read_screen(state, serial, false).await?;
         let seen = observed(&before, &after);
         if !seen.changed {
             out.hint = Some("unchanged: the screen looks the same as before".into());
@@ -779,7 +783,7 @@ async fn scroll(state: &State, serial: &str, args: &UiArgs) -> Outcome {
         out.at = Some(to);
         return Ok((out, None));
     };
-    let mut snap = read_screen(state, serial).await?;
+    let mut snap = read_screen(state, serial, true).await?;
     for attempt in 0..=MAX_SCROLLS {
         let found = find(&snap.tree, &snap.elements, field, &matcher, screen_bounds(&snap));
         if let Some(hit) = found
@@ -797,7 +801,7 @@ async fn scroll(state: &State, serial: &str, args: &UiArgs) -> Outcome {
         }
         state.adb.shell(serial, &swipe).await.map_err(|e| e.to_string())?;
         tokio::time::sleep(Duration::from_millis(250)).await;
-        let next = read_screen(state, serial).await?;
+        let next = read_screen(state, serial, true).await?;
         if next.signature == snap.signature {
             return Err(format!(
                 "{value:?} is not on the screen, and scrolling {} changes nothing more: the end is reached",
@@ -839,7 +843,7 @@ async fn wait(state: &State, serial: &str, args: &UiArgs, ctx: &RequestContext<R
     let mut polls = 0;
     loop {
         polls += 1;
-        let snap = read_screen(state, serial).await?;
+        let snap = read_screen(state, serial, true).await?;
         let found = find(&snap.tree, &snap.elements, field, &matcher, screen_bounds(&snap));
         if found.is_empty() == gone {
             let mut out = output(UiOperation::Wait, serial);
