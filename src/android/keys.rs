@@ -1,6 +1,7 @@
-//! Key names an assistant uses, and their `android.view.KeyEvent` codes.
+//! Key names an assistant uses, and their `android.view.KeyEvent` codes; the simulator
+//! answers `input keyevent` from the same table.
 
-pub const KEYS: [(&str, u32); 22] = [
+pub const KEYS: [(&str, u32); 28] = [
     ("HOME", 3),
     ("BACK", 4),
     ("CALL", 5),
@@ -21,8 +22,14 @@ pub const KEYS: [(&str, u32); 22] = [
     ("MENU", 82),
     ("SEARCH", 84),
     ("MEDIA_PLAY_PAUSE", 85),
+    ("ESCAPE", 111),
+    ("FORWARD_DEL", 112),
+    ("MOVE_HOME", 122),
+    ("MOVE_END", 123),
     ("VOLUME_MUTE", 164),
     ("APP_SWITCH", 187),
+    ("SLEEP", 223),
+    ("WAKEUP", 224),
 ];
 
 /// A name (`back`, `KEYCODE_BACK`) or a code number (0–400) → the code.

@@ -233,6 +233,22 @@ pub async fn mcp_server_with<H: rmcp::ClientHandler>(
     home: &Path,
 ) -> rmcp::service::RunningService<rmcp::RoleClient, H> {
     use rmcp::ServiceExt;
+    handler
+        .serve(mcp_transport(args, envs, home))
+        .await
+        .expect("MCP initialize")
+}
+
+/// `mcp_server`, and the server's process id (to watch its memory).
+pub async fn mcp_server_with_pid(args: &[&str], home: &Path) -> (McpClient, u32) {
+    use rmcp::ServiceExt;
+    let transport = mcp_transport(args, &[], home);
+    let pid = transport.id().expect("pid");
+    (().serve(transport).await.expect("MCP initialize"), pid)
+}
+
+/// `droidmcp ARGS` as a child process, with none of the caller's adb settings.
+fn mcp_transport(args: &[&str], envs: &[(&str, &str)], home: &Path) -> rmcp::transport::TokioChildProcess {
     let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_droidmcp"));
     cmd.args(args)
         .env("RUST_LOG", "warn")
@@ -248,25 +264,7 @@ pub async fn mcp_server_with<H: rmcp::ClientHandler>(
         .stderr(Stdio::inherit())
         .spawn()
         .expect("spawn droidmcp");
-    handler.serve(transport).await.expect("MCP initialize")
-}
-
-/// `mcp_server`, and the server's process id (to watch its memory).
-pub async fn mcp_server_with_pid(args: &[&str], home: &Path) -> (McpClient, u32) {
-    use rmcp::ServiceExt;
-    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_droidmcp"));
-    cmd.args(args)
-        .env("RUST_LOG", "warn")
-        .env("HOME", home)
-        .env_remove("ANDROID_SERIAL")
-        .env_remove("ANDROID_ADB_SERVER_PORT")
-        .env_remove("ADB_SERVER_SOCKET");
-    let (transport, _) = rmcp::transport::TokioChildProcess::builder(cmd)
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("spawn droidmcp");
-    let pid = transport.id().expect("pid");
-    (().serve(transport).await.expect("MCP initialize"), pid)
+    transport
 }
 
 /// Calls a tool with JSON arguments.

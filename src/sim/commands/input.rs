@@ -19,37 +19,8 @@ const SOURCES: [&str; 11] = [
     "rotaryencoder",
 ];
 
-/// Key codes from `android.view.KeyEvent`, for the names an assistant uses.
-pub const KEYCODES: [(&str, u32); 28] = [
-    ("HOME", 3),
-    ("BACK", 4),
-    ("CALL", 5),
-    ("ENDCALL", 6),
-    ("DPAD_UP", 19),
-    ("DPAD_DOWN", 20),
-    ("DPAD_LEFT", 21),
-    ("DPAD_RIGHT", 22),
-    ("DPAD_CENTER", 23),
-    ("VOLUME_UP", 24),
-    ("VOLUME_DOWN", 25),
-    ("POWER", 26),
-    ("CAMERA", 27),
-    ("TAB", 61),
-    ("SPACE", 62),
-    ("ENTER", 66),
-    ("DEL", 67),
-    ("MENU", 82),
-    ("SEARCH", 84),
-    ("MEDIA_PLAY_PAUSE", 85),
-    ("ESCAPE", 111),
-    ("FORWARD_DEL", 112),
-    ("MOVE_HOME", 122),
-    ("MOVE_END", 123),
-    ("VOLUME_MUTE", 164),
-    ("APP_SWITCH", 187),
-    ("SLEEP", 223),
-    ("WAKEUP", 224),
-];
+/// The key names both sides know (`android::keys`).
+use crate::android::keys::KEYS as KEYCODES;
 
 /// `BACK`, `KEYCODE_BACK` or `4` → `BACK`. Unknown numbers keep their number as the name.
 pub fn key_name(arg: &str) -> Option<String> {
