@@ -13,3 +13,11 @@ pub mod logcat;
 pub mod packages;
 pub mod ui_elements;
 pub mod uiautomator;
+
+/// The first `max` chars of `text`, marked with `…` when cut (the whole text stays in the cache).
+pub fn cut(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_string(),
+    }
+}

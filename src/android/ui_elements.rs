@@ -7,6 +7,7 @@
 //! left out, because the row already says it. Containers (scrollable or focusable only) keep just
 //! their own label, so they do not repeat the whole screen.
 
+use super::cut;
 use super::uiautomator::{Bounds, UiNode, UiTree};
 
 /// Longest label kept; longer ones end with `…`.
@@ -81,13 +82,6 @@ fn descendant_label(tree: &UiTree, id: usize) -> String {
         stack.extend(tree.nodes[i].children.iter().rev());
     }
     parts.join(" · ")
-}
-
-pub fn cut(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        Some((at, _)) => format!("{}…", &text[..at]),
-        None => text.to_string(),
-    }
 }
 
 /// The full label: own text or desc, else the descendants' texts.

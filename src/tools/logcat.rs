@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::{State, error, parse_args};
 use crate::adb::quote;
 use crate::android::crashes::{Crash, collapse_runs, find_crashes, pids_of_package};
+use crate::android::cut;
 use crate::android::logcat::{Level, LogLine, format_threadtime, parse_threadtime_line};
 use crate::android::packages::is_valid_package_name;
 use crate::context::budget::{Budgeted, respond};
@@ -301,14 +302,6 @@ async fn read(state: &State, serial: &str, args: &LogcatArgs) -> Result<LogcatOu
         cache_id: Some(entry.id.clone()),
         hint,
     })
-}
-
-/// The first `max` chars of `text`, marked with `…` when cut.
-fn cut(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        Some((at, _)) => format!("{}…", &text[..at]),
-        None => text.to_string(),
-    }
 }
 
 /// `MM-DD HH:MM:SS[.mmm]`, `YYYY-MM-DD HH:MM:SS[.mmm]` or `HH:MM:SS[.mmm]` (the newest line's day)

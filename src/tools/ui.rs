@@ -280,7 +280,7 @@ async fn read_screen(state: &State, serial: &str, hands_out_refs: bool) -> Resul
     let tree = parse_ui_dump(&out.stdout_text()).map_err(|e| {
         format!(
             "could not read the screen: {e}. uiautomator said: {}",
-            crate::android::ui_elements::cut(
+            crate::android::cut(
                 format!("{}{}", out.stdout_text(), String::from_utf8_lossy(&out.stderr)).trim(),
                 200
             )
