@@ -125,14 +125,14 @@ async fn main() -> anyhow::Result<()> {
     for _ in 0..15 {
         let t = Instant::now();
         let raw = adb
-            .exec(&serial, "screencap", &[], Duration::from_secs(20), &|_| {})
+            .exec(&serial, "screencap", None, Duration::from_secs(20), &|_| {})
             .await?;
         std::hint::black_box(decode(&raw).expect("raw"));
         raw_runs.push(t.elapsed());
         raw_bytes = raw.len();
         let t = Instant::now();
         let png = adb
-            .exec(&serial, "screencap -p", &[], Duration::from_secs(20), &|_| {})
+            .exec(&serial, "screencap -p", None, Duration::from_secs(20), &|_| {})
             .await?;
         std::hint::black_box(decode(&png).expect("png"));
         png_runs.push(t.elapsed());

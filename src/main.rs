@@ -100,6 +100,9 @@ struct SimArgs {
     /// Require a signature from one of the keys in this adb_keys file (e.g. ~/.android/adbkey.pub).
     #[arg(long)]
     auth_keys: Option<PathBuf>,
+    /// Announce no shell v2, as Android 6 and older do: hosts then use shell v1.
+    #[arg(long)]
+    no_shell_v2: bool,
     /// Fault: added latency before every message, in milliseconds.
     #[arg(long)]
     latency_ms: Option<u64>,
@@ -249,7 +252,10 @@ async fn call(args: CallArgs) -> anyhow::Result<()> {
 }
 
 async fn run_sim(args: SimArgs) -> anyhow::Result<()> {
-    let simulator = Simulator::load(&args.profile, args.faults(), args.auth()?)?;
+    let mut simulator = Simulator::load(&args.profile, args.faults(), args.auth()?)?;
+    if args.no_shell_v2 {
+        simulator.features.retain(|f| f != "shell_v2");
+    }
     if let Some(serial) = &args.serial {
         simulator.with_device(|d| d.props.insert("ro.serialno".into(), serial.clone()));
     }

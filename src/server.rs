@@ -55,7 +55,12 @@ impl DroidMcp {
         Parameters(args): Parameters<JsonObject>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        Ok(tools::device::run(&self.state, args, ctx).await)
+        let state = self.state.clone();
+        Ok(guard(
+            &ctx.ct.clone(),
+            async move { tools::device::run(&state, args, ctx).await },
+        )
+        .await)
     }
 
     /// Apps: list (paged), info, launch, stop, clear-data, install, uninstall.
@@ -70,7 +75,8 @@ impl DroidMcp {
         Parameters(args): Parameters<JsonObject>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        Ok(tools::app::run(&self.state, args, ctx).await)
+        let state = self.state.clone();
+        Ok(guard(&ctx.ct.clone(), async move { tools::app::run(&state, args, ctx).await }).await)
     }
 
     /// Log: read (counts, crashes, last lines; filters) or clear.
@@ -80,8 +86,13 @@ impl DroidMcp {
         output_schema = output_schema::<LogcatOutput>(),
         annotations(read_only_hint = false, destructive_hint = true, idempotent_hint = false, open_world_hint = false)
     )]
-    async fn adb_logcat(&self, Parameters(args): Parameters<JsonObject>) -> Result<CallToolResult, ErrorData> {
-        Ok(tools::logcat::run(&self.state, args).await)
+    async fn adb_logcat(
+        &self,
+        Parameters(args): Parameters<JsonObject>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let state = self.state.clone();
+        Ok(guard(&ctx.ct, async move { tools::logcat::run(&state, args).await }).await)
     }
 
     /// Run a shell command as given: exit code, stdout, stderr (long: head, tail, cacheId).
@@ -91,8 +102,13 @@ impl DroidMcp {
         output_schema = output_schema::<ShellOutput>(),
         annotations(read_only_hint = false, destructive_hint = true, idempotent_hint = false, open_world_hint = true)
     )]
-    async fn adb_shell(&self, Parameters(args): Parameters<JsonObject>) -> Result<CallToolResult, ErrorData> {
-        Ok(tools::shell::run(&self.state, args).await)
+    async fn adb_shell(
+        &self,
+        Parameters(args): Parameters<JsonObject>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let state = self.state.clone();
+        Ok(guard(&ctx.ct, async move { tools::shell::run(&state, args).await }).await)
     }
 
     /// Screen: dump (refs), find, act, scroll, wait, screenshot (JPEG, grid).
@@ -107,7 +123,8 @@ impl DroidMcp {
         Parameters(args): Parameters<JsonObject>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        Ok(tools::ui::run(&self.state, args, ctx).await)
+        let state = self.state.clone();
+        Ok(guard(&ctx.ct.clone(), async move { tools::ui::run(&state, args, ctx).await }).await)
     }
 
     /// Data behind any cacheId: get (page; filter, prefix), list, stats, clear.
@@ -117,8 +134,13 @@ impl DroidMcp {
         output_schema = output_schema::<CacheOutput>(),
         annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
     )]
-    async fn cache(&self, Parameters(args): Parameters<JsonObject>) -> Result<CallToolResult, ErrorData> {
-        Ok(tools::cache::run(&self.state, args))
+    async fn cache(
+        &self,
+        Parameters(args): Parameters<JsonObject>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let state = self.state.clone();
+        Ok(guard(&ctx.ct, async move { tools::cache::run(&state, args) }).await)
     }
 }
 
@@ -182,6 +204,40 @@ impl ServerHandler for DroidMcp {
         let contents =
             ResourceContents::text(entry.data.full_text(), request.uri.clone()).with_mime_type(mime(&entry.data));
         Ok(ReadResourceResult::new(vec![contents]).into())
+    }
+}
+
+/// Runs one tool call as a task of its own. The client's cancellation (or the server shutting
+/// down) aborts it, which drops its device streams and so ends the device command at once. A
+/// panic, which would otherwise leave the request unanswered, becomes an `isError` result and
+/// the server goes on serving.
+async fn guard(
+    cancel: &tokio_util::sync::CancellationToken,
+    call: impl Future<Output = CallToolResult> + Send + 'static,
+) -> CallToolResult {
+    let mut task = tokio::spawn(call);
+    tokio::select! {
+        joined = &mut task => match joined {
+            Ok(result) => result,
+            Err(e) if e.is_panic() => {
+                let what = e.into_panic();
+                let what = what
+                    .downcast_ref::<String>()
+                    .map(String::as_str)
+                    .or_else(|| what.downcast_ref::<&str>().copied())
+                    .unwrap_or("a panic");
+                tracing::error!(what, "a tool call panicked");
+                tools::error(format!(
+                    "internal error: this call failed on a bug in droidmcp ({}); nothing else is affected. Please report it with the arguments you used",
+                    crate::adb::cut(what)
+                ))
+            }
+            Err(_) => tools::error("the call was aborted"),
+        },
+        _ = cancel.cancelled() => {
+            task.abort();
+            tools::error("cancelled by the client; the device command was stopped")
+        }
     }
 }
 

@@ -394,7 +394,10 @@ async fn wait_sends_progress_and_stops_when_the_client_cancels() {
         after_cancel,
         "no progress after the cancel"
     );
-    let list = call(&client, "adb-device", json!({"operation": "list"})).await;
-    assert_eq!(ok(&list)["devices"], json!([]));
+    // list probes the device and says why it is not there.
+    let list = ok(&call(&client, "adb-device", json!({"operation": "list"})).await);
+    assert_eq!(list["devices"][0]["state"], "offline", "{list}");
+    let why = list["devices"][0]["error"].as_str().unwrap_or("");
+    assert!(why.contains("cannot reach the device"), "{why}");
     client.cancel().await.unwrap();
 }

@@ -3,18 +3,25 @@
 //!
 //! adb_client's `ADBTcpDevice` has no shell v2 (so no exit code and stderr mixed into stdout),
 //! leaves Nagle on (each request waits ~40 ms for a delayed ACK), and spins when the device
-//! drops the link. This client keeps one authenticated connection per device, sets TCP_NODELAY,
-//! and runs one stream at a time on it. A call that is cancelled or times out drops the
-//! connection, which ends the remote command; the next call connects again.
+//! drops the link. This client keeps one authenticated connection per device and carries many
+//! streams on it at once, as adbd allows: a reader task routes each message to its stream, a
+//! writer task sends what the streams queue. Flow control is per stream: a WRTE from the device
+//! is acknowledged only when its stream's owner reads it, so a slow reader holds back only its
+//! own stream and buffers at most one payload. Dropping a `Stream` sends CLSE, which ends the
+//! remote command; the connection and its other streams go on.
 
+use std::collections::HashMap;
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
 
 use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
-use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
 
 use super::message::*;
-use super::{AdbError, ShellOutput, adbkey, shell_v2};
+use super::{AdbError, adbkey};
 
 /// What the device said about itself in its CNXN banner.
 #[derive(Debug, Clone, Default)]
@@ -47,13 +54,69 @@ impl Banner {
     }
 }
 
+/// What the reader task hands a stream.
 #[derive(Debug)]
-pub struct Connection {
-    reader: BufReader<OwnedReadHalf>,
-    writer: OwnedWriteHalf,
-    pub banner: Banner,
+enum Event {
+    /// OKAY: the first one opens the stream (with the device's id), later ones ack our WRTE.
+    Okay(u32),
+    Data(Vec<u8>),
+    Closed,
+}
+
+/// Streams by local id, and why the connection ended once it has.
+#[derive(Debug, Default)]
+struct Router {
+    streams: Mutex<HashMap<u32, mpsc::UnboundedSender<Event>>>,
+    lost: Mutex<Option<String>>,
+}
+
+impl Router {
+    fn route(&self, local: u32, event: Event) {
+        let streams = self.streams.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(tx) = streams.get(&local) {
+            let _ = tx.send(event);
+        }
+    }
+
+    /// Marks the connection lost (the first reason wins) and ends every stream on it.
+    fn lose(&self, why: String) {
+        let mut lost = self.lost.lock().unwrap_or_else(|p| p.into_inner());
+        if lost.is_none() {
+            tracing::debug!(why, "direct connection lost");
+            *lost = Some(why);
+        }
+        drop(lost);
+        self.streams.lock().unwrap_or_else(|p| p.into_inner()).clear();
+    }
+
+    fn lost(&self) -> Option<String> {
+        self.lost.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+}
+
+#[derive(Debug)]
+struct Inner {
+    addr: SocketAddr,
+    banner: Banner,
     max_payload: usize,
-    next_local_id: u32,
+    outbox: mpsc::UnboundedSender<Message>,
+    router: Arc<Router>,
+    next_local: AtomicU32,
+    tasks: [JoinHandle<()>; 2],
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        for task in &self.tasks {
+            task.abort();
+        }
+    }
+}
+
+/// One authenticated connection to a device; cheap to clone, shared by every call.
+#[derive(Debug, Clone)]
+pub struct Connection {
+    inner: Arc<Inner>,
 }
 
 impl Connection {
@@ -63,29 +126,34 @@ impl Connection {
             .await
             .map_err(|source| AdbError::DeviceUnreachable { addr, source })?;
         stream.set_nodelay(true).ok();
-        let (read, writer) = stream.into_split();
-        let mut conn = Connection {
-            reader: BufReader::new(read),
-            writer,
-            banner: Banner::default(),
-            max_payload: 4096,
-            next_local_id: 1,
-        };
-        conn.send(Message::new(A_CNXN, A_VERSION, MAX_PAYLOAD, b"host::\0".to_vec()))
-            .await?;
+        let (read, mut write) = stream.into_split();
+        let mut reader = BufReader::new(read);
+        let send = |msg: Message| msg.encode();
+        write
+            .write_all(&send(Message::new(
+                A_CNXN,
+                A_VERSION,
+                MAX_PAYLOAD,
+                b"host::\0".to_vec(),
+            )))
+            .await
+            .map_err(|e| handshake_error(addr, e.into()))?;
         let mut sent_signature = false;
-        loop {
-            let msg = conn.recv().await?;
+        let (banner, max_payload) = loop {
+            let msg = Message::read_from(&mut reader)
+                .await
+                .map_err(|e| handshake_error(addr, e))?;
             match msg.command {
                 A_CNXN => {
-                    conn.max_payload = (msg.arg1 as usize).clamp(4096, MAX_PAYLOAD as usize);
-                    conn.banner = Banner::parse(&msg.payload);
-                    return Ok(conn);
+                    let max_payload = (msg.arg1 as usize).clamp(4096, MAX_PAYLOAD as usize);
+                    break (Banner::parse(&msg.payload), max_payload);
                 }
                 A_AUTH if msg.arg0 == AUTH_TOKEN && !sent_signature => {
                     let key = adbkey::load_or_create()?;
                     let signature = adbkey::sign(&key, &msg.payload)?;
-                    conn.send(Message::new(A_AUTH, AUTH_SIGNATURE, 0, signature)).await?;
+                    write
+                        .write_all(&send(Message::new(A_AUTH, AUTH_SIGNATURE, 0, signature)))
+                        .await?;
                     sent_signature = true;
                 }
                 A_AUTH if msg.arg0 == AUTH_TOKEN => {
@@ -93,7 +161,9 @@ impl Connection {
                     let key = adbkey::load_or_create()?;
                     let mut public = adbkey::android_public_key(&key)?.into_bytes();
                     public.push(0);
-                    conn.send(Message::new(A_AUTH, AUTH_RSAPUBLICKEY, 0, public)).await?;
+                    write
+                        .write_all(&send(Message::new(A_AUTH, AUTH_RSAPUBLICKEY, 0, public)))
+                        .await?;
                     return Err(AdbError::Unauthorized(format!(
                         "{addr}: the device did not know this host's key; accept the \"Allow USB debugging\" prompt on the device, then retry"
                     )));
@@ -110,132 +180,256 @@ impl Connection {
                     )));
                 }
             }
-        }
-    }
+        };
 
-    async fn send(&mut self, msg: Message) -> Result<(), AdbError> {
-        self.writer.write_all(&msg.encode()).await?;
-        Ok(())
-    }
-
-    async fn recv(&mut self) -> Result<Message, AdbError> {
-        Message::read_from(&mut self.reader).await.map_err(|e| match e {
-            MessageError::Io(io) => AdbError::Io(io),
-            MessageError::Closed => AdbError::Protocol("the device closed the connection".into()),
-            other => AdbError::Protocol(format!("bad message from the device: {other}")),
+        let router = Arc::new(Router::default());
+        let (outbox, mut queued) = mpsc::unbounded_channel::<Message>();
+        let writer_router = router.clone();
+        let writer = tokio::spawn(async move {
+            while let Some(msg) = queued.recv().await {
+                if let Err(e) = write.write_all(&msg.encode()).await {
+                    writer_router.lose(describe_io(&e));
+                    return;
+                }
+            }
+        });
+        let reader_router = router.clone();
+        let reader = tokio::spawn(async move {
+            loop {
+                let msg = match Message::read_from(&mut reader).await {
+                    Ok(msg) => msg,
+                    Err(e) => {
+                        reader_router.lose(describe_message_error(&e));
+                        return;
+                    }
+                };
+                let event = match msg.command {
+                    A_OKAY => Event::Okay(msg.arg0),
+                    A_WRTE => Event::Data(msg.payload),
+                    A_CLSE => Event::Closed,
+                    other => {
+                        tracing::debug!(command = %command_name(other), "ignored a message from the device");
+                        continue;
+                    }
+                };
+                reader_router.route(msg.arg1, event);
+            }
+        });
+        Ok(Connection {
+            inner: Arc::new(Inner {
+                addr,
+                banner,
+                max_payload,
+                outbox,
+                router,
+                next_local: AtomicU32::new(1),
+                tasks: [reader, writer],
+            }),
         })
     }
 
-    pub fn has_feature(&self, name: &str) -> bool {
-        self.banner.features.iter().any(|f| f == name)
+    pub fn banner(&self) -> &Banner {
+        &self.inner.banner
     }
 
-    /// Runs a command over shell v2 when the device has it, else over v1 (no exit code, stderr
-    /// mixed into stdout, as adbd gives it).
-    pub async fn shell(&mut self, command: &str) -> Result<ShellOutput, AdbError> {
-        let v2 = self.has_feature("shell_v2");
-        let service = if v2 {
-            format!("shell,v2,raw:{command}")
-        } else {
-            format!("shell:{command}")
-        };
-        let mut payload = service.into_bytes();
+    pub fn has_feature(&self, name: &str) -> bool {
+        self.inner.banner.features.iter().any(|f| f == name)
+    }
+
+    /// Why the connection ended, once it has.
+    pub fn lost(&self) -> Option<String> {
+        self.inner.router.lost()
+    }
+
+    /// The error a call on a lost connection gets: bad data, or a disconnection.
+    fn lost_error(&self) -> AdbError {
+        let why = self.lost().unwrap_or_else(|| "the connection ended".into());
+        match why.strip_prefix(BAD_DATA) {
+            Some(detail) => AdbError::bad_data(detail),
+            None => AdbError::disconnected(why),
+        }
+    }
+
+    pub fn same_as(&self, other: &Connection) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+    }
+
+    /// Opens a stream to `service` (e.g. `shell,v2,raw:ls`). `Refused` when the device answers
+    /// CLSE; `Disconnected` when the connection ends first, before anything ran.
+    pub async fn open_stream(&self, service: &str) -> Result<Stream, AdbError> {
+        let inner = &self.inner;
+        let mut payload = service.as_bytes().to_vec();
         payload.push(0);
-        if payload.len() > self.max_payload {
+        if payload.len() > inner.max_payload {
             return Err(AdbError::Protocol(format!(
                 "the command is {} bytes, over the device's {}-byte limit",
                 payload.len(),
-                self.max_payload
+                inner.max_payload
             )));
         }
-        let local = self.next_local_id;
-        self.next_local_id += 1;
-        self.send(Message::new(A_OPEN, local, 0, payload)).await?;
-
-        let mut decoder = shell_v2::Decoder::default();
-        let mut v1_output = ShellOutput::default();
-        let mut remote = 0;
-        loop {
-            let msg = self.recv().await?;
-            if msg.arg1 != local {
-                continue; // a late message of an earlier stream
+        let local = inner.next_local.fetch_add(1, Ordering::Relaxed);
+        let (tx, events) = mpsc::unbounded_channel();
+        inner
+            .router
+            .streams
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(local, tx);
+        // A connection lost before the stream was registered would never end it.
+        if self.lost().is_some() {
+            return Err(self.lost_error());
+        }
+        let mut stream = Stream {
+            conn: self.clone(),
+            local,
+            remote: 0,
+            events,
+            pending: None,
+            write_acked: true,
+            closed: false,
+        };
+        stream.send(Message::new(A_OPEN, local, 0, payload))?;
+        match stream.events.recv().await {
+            Some(Event::Okay(remote)) => {
+                stream.remote = remote;
+                Ok(stream)
             }
-            match msg.command {
-                A_OKAY => remote = msg.arg0,
-                A_WRTE => {
-                    self.send(Message::new(A_OKAY, local, msg.arg0, Vec::new())).await?;
-                    if v2 {
-                        decoder.feed(&msg.payload).map_err(AdbError::Protocol)?;
-                    } else {
-                        v1_output.stdout.extend_from_slice(&msg.payload);
-                    }
-                }
-                A_CLSE if remote == 0 => {
-                    return Err(AdbError::Protocol(format!(
-                        "the device refused the service for {command:?}"
-                    )));
-                }
-                A_CLSE => {
-                    self.send(Message::new(A_CLSE, local, remote, Vec::new())).await?;
-                    return Ok(if v2 { decoder.finish() } else { v1_output });
-                }
-                _ => {}
+            Some(Event::Closed) => {
+                stream.closed = true;
+                Err(AdbError::Refused(format!(
+                    "the device refused the service {}",
+                    short(service)
+                )))
             }
+            Some(Event::Data(_)) => Err(AdbError::bad_data(format!(
+                "the device wrote on stream {local} before opening it"
+            ))),
+            None => Err(self.lost_error()),
         }
     }
 }
 
-impl Connection {
-    /// Runs `exec:COMMAND`, streams `input` to its stdin as WRTEs (one in flight, each at most
-    /// the device's payload size), and collects its output until the device closes the stream.
-    pub async fn exec(
-        &mut self,
-        command: &str,
-        input: &[u8],
-        sent: &(dyn Fn(u64) + Send + Sync),
-    ) -> Result<Vec<u8>, AdbError> {
-        let mut payload = format!("exec:{command}").into_bytes();
-        payload.push(0);
-        let local = self.next_local_id;
-        self.next_local_id += 1;
-        self.send(Message::new(A_OPEN, local, 0, payload)).await?;
-        let mut output = Vec::new();
-        let mut remote = 0;
-        let mut chunks = input.chunks(self.max_payload);
-        let mut written = 0u64;
-        let mut in_flight = false;
+/// One open stream. Reading acknowledges what it returns; dropping it closes it on the device.
+#[derive(Debug)]
+pub struct Stream {
+    conn: Connection,
+    local: u32,
+    remote: u32,
+    events: mpsc::UnboundedReceiver<Event>,
+    /// Data that arrived while a write waited for its ack, not yet acknowledged.
+    pending: Option<Vec<u8>>,
+    write_acked: bool,
+    closed: bool,
+}
+
+impl Stream {
+    fn send(&self, msg: Message) -> Result<(), AdbError> {
+        self.conn.inner.outbox.send(msg).map_err(|_| self.lost())
+    }
+
+    fn lost(&self) -> AdbError {
+        self.conn.lost_error()
+    }
+
+    /// The next bytes the device wrote, or `None` once it closed the stream.
+    pub async fn read(&mut self) -> Result<Option<Vec<u8>>, AdbError> {
+        if let Some(data) = self.pending.take() {
+            self.send(Message::new(A_OKAY, self.local, self.remote, Vec::new()))?;
+            return Ok(Some(data));
+        }
         loop {
-            if remote != 0
-                && !in_flight
-                && let Some(chunk) = chunks.next()
-            {
-                self.send(Message::new(A_WRTE, local, remote, chunk.to_vec())).await?;
-                written += chunk.len() as u64;
-                sent(written);
-                in_flight = true;
+            match self.events.recv().await {
+                Some(Event::Data(data)) => {
+                    self.send(Message::new(A_OKAY, self.local, self.remote, Vec::new()))?;
+                    return Ok(Some(data));
+                }
+                Some(Event::Okay(_)) => self.write_acked = true,
+                Some(Event::Closed) => {
+                    self.closed = true;
+                    return Ok(None);
+                }
+                None => return Err(self.lost()),
             }
-            let msg = self.recv().await?;
-            if msg.arg1 != local {
-                continue;
+        }
+    }
+
+    /// Writes `data` as WRTEs of at most the device's payload size, one in flight at a time.
+    pub async fn write(&mut self, data: &[u8]) -> Result<(), AdbError> {
+        for chunk in data.chunks(self.conn.inner.max_payload) {
+            while !self.write_acked {
+                match self.events.recv().await {
+                    Some(Event::Okay(_)) => self.write_acked = true,
+                    // Held unacknowledged: the device sends no more until it is read.
+                    Some(Event::Data(data)) => self.pending = Some(data),
+                    Some(Event::Closed) => {
+                        self.closed = true;
+                        return Err(AdbError::Refused(
+                            "the device closed the stream while we wrote to it".into(),
+                        ));
+                    }
+                    None => return Err(self.lost()),
+                }
             }
-            match msg.command {
-                A_OKAY => {
-                    remote = msg.arg0;
-                    in_flight = false;
-                }
-                A_WRTE => {
-                    self.send(Message::new(A_OKAY, local, msg.arg0, Vec::new())).await?;
-                    output.extend_from_slice(&msg.payload);
-                }
-                A_CLSE if remote == 0 => {
-                    return Err(AdbError::Protocol(format!("the device refused exec for {command:?}")));
-                }
-                A_CLSE => {
-                    self.send(Message::new(A_CLSE, local, remote, Vec::new())).await?;
-                    return Ok(output);
-                }
-                _ => {}
-            }
+            self.send(Message::new(A_WRTE, self.local, self.remote, chunk.to_vec()))?;
+            self.write_acked = false;
+        }
+        Ok(())
+    }
+
+    pub fn max_payload(&self) -> usize {
+        self.conn.inner.max_payload
+    }
+}
+
+impl Drop for Stream {
+    fn drop(&mut self) {
+        let inner = &self.conn.inner;
+        inner
+            .router
+            .streams
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&self.local);
+        // Our CLSE ends the remote command, or acknowledges the device's own.
+        let _ = inner
+            .outbox
+            .send(Message::new(A_CLSE, self.local, self.remote, Vec::new()));
+        if !self.closed {
+            tracing::debug!(local = self.local, addr = %inner.addr, "closed a stream before the device did");
+        }
+    }
+}
+
+fn short(service: &str) -> String {
+    super::abbreviate(service)
+}
+
+fn handshake_error(addr: SocketAddr, e: MessageError) -> AdbError {
+    AdbError::disconnected(format!(
+        "{addr} ended the connection during the handshake ({})",
+        describe_message_error(&e)
+    ))
+}
+
+/// Starts the reason of a connection lost to bytes that were not adb messages.
+const BAD_DATA: &str = "bad data: ";
+
+fn describe_io(e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::UnexpectedEof => "the device closed the connection in the middle of a message".into(),
+        std::io::ErrorKind::ConnectionReset | std::io::ErrorKind::BrokenPipe => {
+            "the device reset the connection".into()
+        }
+        _ => format!("i/o error: {e}"),
+    }
+}
+
+fn describe_message_error(e: &MessageError) -> String {
+    match e {
+        MessageError::Closed => "the device closed the connection".into(),
+        MessageError::Io(io) => describe_io(io),
+        MessageError::BadMagic(_) | MessageError::TooLarge(_) | MessageError::BadChecksum { .. } => {
+            format!("{BAD_DATA}{e}")
         }
     }
 }

@@ -11,6 +11,7 @@ use std::net::SocketAddr;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
+use super::capture::Capture;
 use super::{AdbError, ShellOutput, shell_v2};
 
 pub async fn connect(server: SocketAddr) -> Result<TcpStream, AdbError> {
@@ -56,56 +57,104 @@ pub async fn query(server: SocketAddr, service: &str) -> Result<String, AdbError
     read_hex_block(&mut stream).await
 }
 
-/// Runs `command` with the shell v2 protocol on `serial` and collects stdout, stderr and the
-/// exit code. The caller bounds it with a timeout; dropping the future closes the socket, and the
-/// device then ends the remote command.
-pub async fn shell(server: SocketAddr, serial: &str, command: &str) -> Result<ShellOutput, AdbError> {
+/// Switches the socket to `serial`'s transport and opens `service` there. A FAIL of `closed` means
+/// the server lost the device between the two.
+async fn open_service(server: SocketAddr, serial: &str, service: &str) -> Result<TcpStream, AdbError> {
     let mut stream = connect(server).await?;
     request(&mut stream, &format!("host:transport:{serial}")).await?;
-    request(&mut stream, &format!("shell,v2,raw:{command}")).await?;
-    let mut decoder = shell_v2::Decoder::default();
+    match request(&mut stream, service).await {
+        Err(AdbError::Refused(why)) if why == "closed" => Err(AdbError::TransportLost(serial.to_string())),
+        other => other.map(|()| stream),
+    }
+}
+
+/// Runs a shell service (`shell,v2,raw:…` when `v2`, else `shell:…`) on `serial` and collects
+/// its output within `cap` bytes a stream. Shell v2 stdin is closed at once. The caller bounds it
+/// with a timeout; dropping the future closes the socket, and the device then ends the command.
+pub async fn shell(
+    server: SocketAddr,
+    serial: &str,
+    service: &str,
+    v2: bool,
+    cap: usize,
+) -> Result<ShellOutput, AdbError> {
+    let mut stream = open_service(server, serial, service).await?;
     let mut buf = vec![0u8; 64 * 1024];
+    if !v2 {
+        let mut capture = Capture::new(cap);
+        loop {
+            let n = stream.read(&mut buf).await?;
+            if n == 0 {
+                let (stdout, dropped) = capture.finish();
+                let (stdout, exit_code) = super::split_exit_marker(stdout);
+                return Ok(ShellOutput {
+                    stdout,
+                    exit_code,
+                    dropped,
+                    ..Default::default()
+                });
+            }
+            capture.push(&buf[..n]);
+        }
+    }
+    stream.write_all(&shell_v2::close_stdin_packet()).await?;
+    let mut decoder = shell_v2::Decoder::new(cap);
     loop {
         let n = stream.read(&mut buf).await?;
         if n == 0 {
-            return Err(AdbError::Protocol(
-                "the device closed the shell before it sent an exit code".into(),
+            return Err(AdbError::server_dropped(
+                "the shell ended before its exit code came (the device went away, or the server dropped its transport)",
             ));
         }
-        if decoder.feed(&buf[..n]).map_err(AdbError::Protocol)? {
+        if decoder.feed(&buf[..n]).map_err(AdbError::bad_data)? {
             return Ok(decoder.finish());
         }
     }
 }
 
-/// Runs `exec:COMMAND` (raw: no pty, no shell v2 framing), streams `input` to its stdin, and
-/// reads its output to the end. `sent` is told the bytes written so far, for progress.
+/// Runs `exec:COMMAND` (raw: no pty, no shell v2 framing), streams `input` to its stdin in
+/// chunks, and reads its output to the end within `cap` bytes. `sent` is told the bytes written
+/// so far, for progress.
 pub async fn exec(
     server: SocketAddr,
     serial: &str,
     command: &str,
-    input: &[u8],
+    input: Option<tokio::fs::File>,
+    cap: usize,
     sent: &(dyn Fn(u64) + Send + Sync),
 ) -> Result<Vec<u8>, AdbError> {
-    let mut stream = connect(server).await?;
-    request(&mut stream, &format!("host:transport:{serial}")).await?;
-    request(&mut stream, &format!("exec:{command}")).await?;
+    let mut stream = open_service(server, serial, &format!("exec:{command}")).await?;
     let (mut reader, mut writer) = stream.split();
     // Read while writing: a device that answers early (a refusal) must not deadlock the upload.
     let write = async {
-        for (i, chunk) in input.chunks(64 * 1024).enumerate() {
-            writer.write_all(chunk).await?;
-            sent((i * 64 * 1024 + chunk.len()) as u64);
+        let Some(mut file) = input else { return Ok(()) };
+        let mut chunk = vec![0u8; 64 * 1024];
+        let mut written = 0u64;
+        loop {
+            let n = file.read(&mut chunk).await?;
+            if n == 0 {
+                return Ok::<_, std::io::Error>(());
+            }
+            writer.write_all(&chunk[..n]).await?;
+            written += n as u64;
+            sent(written);
         }
-        Ok::<_, std::io::Error>(())
     };
-    let mut output = Vec::new();
-    let read = reader.read_to_end(&mut output);
+    let read = async {
+        let mut capture = Capture::new(cap);
+        let mut buf = vec![0u8; 64 * 1024];
+        loop {
+            let n = reader.read(&mut buf).await?;
+            if n == 0 {
+                return Ok::<_, std::io::Error>(capture.finish().0);
+            }
+            capture.push(&buf[..n]);
+        }
+    };
     let (written, read) = tokio::join!(write, read);
-    read?;
     if let Err(e) = written {
         // The device closed its end early; its output says why.
         tracing::debug!("exec input cut short: {e}");
     }
-    Ok(output)
+    Ok(read?)
 }

@@ -34,8 +34,9 @@ pub enum MessageError {
     Closed,
     #[error("io: {0}")]
     Io(#[from] std::io::Error),
-    #[error("bad magic for command {0:#010x}")]
-    BadMagic(u32),
+    /// The header's magic does not match its command: not an adb message at all.
+    #[error("not an adb message header (bytes {0})")]
+    BadMagic(String),
     #[error("payload of {0} bytes is over the {MAX_PAYLOAD}-byte limit")]
     TooLarge(u32),
     #[error("payload checksum {got:#x} does not match header {want:#x}")]
@@ -84,7 +85,7 @@ impl Message {
         let word = |i: usize| u32::from_le_bytes(header[i * 4..i * 4 + 4].try_into().expect("4 bytes"));
         let (command, arg0, arg1, len, check, magic) = (word(0), word(1), word(2), word(3), word(4), word(5));
         if magic != command ^ 0xffff_ffff {
-            return Err(MessageError::BadMagic(command));
+            return Err(MessageError::BadMagic(super::hex(&header[..16])));
         }
         if len > MAX_PAYLOAD {
             return Err(MessageError::TooLarge(len));

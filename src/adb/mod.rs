@@ -7,6 +7,7 @@
 //! reach a device shell only through `quote`.
 
 pub mod adbkey;
+pub mod capture;
 pub mod direct;
 pub mod host;
 pub mod message;
@@ -83,22 +84,104 @@ pub enum AdbError {
     NoDevice,
     #[error("{} devices are online ({}); pass `device` with one of them, or pick a default with adb-device select", .0.len(), .0.join(", "))]
     SeveralDevices(Vec<String>),
-    #[error("no device `{serial}`; online now: {}. adb-device list shows them", if .known.is_empty() { "none".to_string() } else { .known.join(", ") })]
+    #[error("no device `{}`; online now: {}. adb-device list shows them", cut(serial), if .known.is_empty() { "none".to_string() } else { .known.join(", ") })]
     UnknownDevice { serial: String, known: Vec<String> },
     #[error("device `{0}` is offline; reconnect it (or `adb reconnect offline`) and retry")]
     Offline(String),
     #[error("device unauthorized: {0}")]
     Unauthorized(String),
-    #[error("{what} timed out after {} ms; the device may be busy or gone. adb-device health tells", after.as_millis())]
+    #[error("{what} timed out after {} ms and was stopped on the device; it may be busy or gone. adb-device health tells", after.as_millis())]
     Timeout { what: String, after: Duration },
     #[error("the adb server refused: {0}")]
     Refused(String),
+    #[error(
+        "the adb server dropped the transport to `{0}` (the device went away or restarted). adb-device list shows whether it is back"
+    )]
+    TransportLost(String),
+    #[error(
+        "the device disconnected{during}: {detail}. Check the cable or network and that adbd still runs; adb-device list shows whether it is back"
+    )]
+    Disconnected { during: String, detail: String },
+    #[error(
+        "the adb server dropped the connection{during}: {detail}. It was stopped or restarted, or the device went away: `adb devices` tells"
+    )]
+    ServerDropped { during: String, detail: String },
+    #[error("bad data from the device{during}: {detail}. The connection was dropped; the next call opens a new one")]
+    BadData { during: String, detail: String },
     #[error("adb key: {0}")]
     Key(String),
     #[error("adb protocol: {0}")]
     Protocol(String),
     #[error("i/o with the device: {0}")]
     Io(#[from] std::io::Error),
+}
+
+impl AdbError {
+    /// Adds what the call was doing, and names the cause of a bare i/o error by the route it
+    /// came over: no "early eof" reaches a user.
+    fn during(self, what: &str, route: &Route) -> AdbError {
+        use std::io::ErrorKind::*;
+        let at = format!(" during {what}");
+        match self {
+            AdbError::Io(e)
+                if matches!(
+                    e.kind(),
+                    UnexpectedEof | ConnectionReset | BrokenPipe | ConnectionAborted
+                ) =>
+            {
+                let detail = "the connection ended in the middle of an answer".to_string();
+                match route {
+                    Route::Server(_) => AdbError::ServerDropped { during: at, detail },
+                    Route::Direct(_) => AdbError::Disconnected { during: at, detail },
+                }
+            }
+            AdbError::Io(e) => AdbError::Io(std::io::Error::new(e.kind(), format!("{what}: {e}"))),
+            AdbError::Disconnected { during, detail } if during.is_empty() => {
+                AdbError::Disconnected { during: at, detail }
+            }
+            AdbError::BadData { during, detail } if during.is_empty() => AdbError::BadData { during: at, detail },
+            AdbError::ServerDropped { during, detail } if during.is_empty() => {
+                AdbError::ServerDropped { during: at, detail }
+            }
+            other => other,
+        }
+    }
+
+    pub fn disconnected(detail: impl Into<String>) -> AdbError {
+        AdbError::Disconnected {
+            during: String::new(),
+            detail: detail.into(),
+        }
+    }
+
+    pub fn bad_data(detail: impl Into<String>) -> AdbError {
+        AdbError::BadData {
+            during: String::new(),
+            detail: detail.into(),
+        }
+    }
+
+    pub fn server_dropped(detail: impl Into<String>) -> AdbError {
+        AdbError::ServerDropped {
+            during: String::new(),
+            detail: detail.into(),
+        }
+    }
+}
+
+/// Bytes as short hex, for errors that show what the device sent.
+pub fn hex(bytes: &[u8]) -> String {
+    let shown: Vec<String> = bytes.iter().take(16).map(|b| format!("{b:02x}")).collect();
+    let more = if bytes.len() > 16 { " …" } else { "" };
+    format!("{}{more}", shown.join(" "))
+}
+
+/// A caller's string as errors echo it: at most 80 chars, so no answer outgrows the budget.
+pub fn cut(text: &str) -> String {
+    match text.char_indices().nth(80) {
+        Some((at, _)) => format!("{}… ({} chars)", &text[..at], text.chars().count()),
+        None => text.to_string(),
+    }
 }
 
 /// One line of `adb devices -l`, or the one device of a direct route.
@@ -112,6 +195,9 @@ pub struct DeviceEntry {
     pub model: Option<String>,
     /// `usb`, `emulator`, `tcp` (via the adb server) or `direct` (our own adbd connection).
     pub transport: String,
+    /// Why a direct device is not reachable right now (probed, not remembered).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 /// Parses the answer to `host:devices-l`:
@@ -145,6 +231,7 @@ pub fn parse_devices_long(text: &str) -> Vec<DeviceEntry> {
                 state,
                 model,
                 transport: transport.to_string(),
+                error: None,
             })
         })
         .collect()
@@ -155,10 +242,10 @@ pub fn parse_devices_long(text: &str) -> Vec<DeviceEntry> {
 pub struct ShellOutput {
     pub stdout: Vec<u8>,
     pub stderr: Vec<u8>,
-    /// None only from a device without shell v2 (Android 6 and older).
+    /// None when the command ended the shell itself on a device without shell v2.
     pub exit_code: Option<i32>,
-    /// A stream went over `shell_v2::MAX_STREAM_BYTES`; the rest was read and dropped.
-    pub overflowed: bool,
+    /// Bytes dropped past the capture cap (a marker in the text says where).
+    pub dropped: u64,
 }
 
 impl ShellOutput {
@@ -167,12 +254,55 @@ impl ShellOutput {
     }
 }
 
+/// Ends a shell v1 command line: the exit status, which v1 does not carry, printed last.
+const EXIT_MARKER: &str = ":droidmcp-exit:";
+
+/// The service that runs `command`: shell v2 (framed, exit code) when the device has it, else
+/// v1 with a marker that carries the exit code (Android 6 and older).
+fn shell_service(command: &str, v2: bool) -> String {
+    if v2 {
+        format!("shell,v2,raw:{command}")
+    } else {
+        // A newline, not `;`: the command may end in `&` or a comment.
+        format!("shell:{command}\necho \"{EXIT_MARKER}$?\"")
+    }
+}
+
+/// Splits the v1 marker off the output: the command's own output, and its exit code.
+fn split_exit_marker(mut output: Vec<u8>) -> (Vec<u8>, Option<i32>) {
+    let marker = EXIT_MARKER.as_bytes();
+    let Some(at) = output.windows(marker.len()).rposition(|w| w == marker) else {
+        return (output, None);
+    };
+    let rest = String::from_utf8_lossy(&output[at + marker.len()..]).trim().to_string();
+    let code = rest.parse::<i32>().ok();
+    output.truncate(at);
+    (output, code)
+}
+
+/// A failed connection attempt fails the calls in the next moment at once, rather than each of
+/// them waiting out its own connect.
+const COOL_DOWN: Duration = Duration::from_millis(1000);
+/// `list` and `health` probe a direct device with this much patience at most.
+const PROBE_LIMIT: Duration = Duration::from_secs(3);
+
+/// The direct route's one connection, and the last failure to make one.
+#[derive(Debug, Default)]
+struct DirectSlot {
+    conn: Option<direct::Connection>,
+    down: Option<(std::time::Instant, String)>,
+}
+
 /// The async facade over both routes.
 #[derive(Debug)]
 pub struct Adb {
     route: Route,
     timeout: Duration,
-    direct: tokio::sync::Mutex<Option<direct::Connection>>,
+    max_output: usize,
+    /// Held only while a connection is looked up or opened, never during a call.
+    direct: tokio::sync::Mutex<DirectSlot>,
+    /// The adb server route: each device's features, asked once (shell v2 or not).
+    features: std::sync::Mutex<std::collections::HashMap<String, Vec<String>>>,
 }
 
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(20);
@@ -182,8 +312,16 @@ impl Adb {
         Adb {
             route,
             timeout,
-            direct: tokio::sync::Mutex::new(None),
+            max_output: capture::DEFAULT_MAX_OUTPUT,
+            direct: tokio::sync::Mutex::new(DirectSlot::default()),
+            features: std::sync::Mutex::new(Default::default()),
         }
+    }
+
+    /// How many bytes of each output stream a call keeps (see `capture`).
+    pub fn with_max_output(mut self, bytes: usize) -> Adb {
+        self.max_output = bytes;
+        self
     }
 
     pub fn route(&self) -> &Route {
@@ -194,6 +332,10 @@ impl Adb {
         self.timeout
     }
 
+    pub fn max_output(&self) -> usize {
+        self.max_output
+    }
+
     async fn bounded<T>(
         &self,
         what: impl FnOnce() -> String,
@@ -201,7 +343,8 @@ impl Adb {
         fut: impl Future<Output = Result<T, AdbError>>,
     ) -> Result<T, AdbError> {
         match tokio::time::timeout(limit, fut).await {
-            Ok(result) => result,
+            Ok(Ok(value)) => Ok(value),
+            Ok(Err(e)) => Err(e.during(&what(), &self.route)),
             Err(_) => Err(AdbError::Timeout {
                 what: what(),
                 after: limit,
@@ -209,7 +352,7 @@ impl Adb {
         }
     }
 
-    /// Every device the route sees, in any state.
+    /// Every device the route sees, in any state. A direct device is probed with a command.
     pub async fn devices(&self) -> Result<Vec<DeviceEntry>, AdbError> {
         match &self.route {
             Route::Server(server) => {
@@ -221,25 +364,25 @@ impl Adb {
             }
             Route::Direct(addr) => {
                 let addr = *addr;
+                let limit = self.timeout.min(PROBE_LIMIT);
                 let probe = self
-                    .bounded(|| format!("connecting to {addr}"), self.timeout, async {
-                        let (mut slot, conn) = self.checkout().await?;
-                        let model = conn.banner.model.clone();
-                        *slot = Some(conn);
-                        Ok(model)
+                    .bounded(|| format!("probing {addr}"), limit, async {
+                        let conn = self.connection().await?;
+                        self.direct_shell(&conn, "true").await?;
+                        Ok(conn.banner().model.clone())
                     })
                     .await;
-                let (state, model) = match probe {
-                    Ok(model) => ("device", model),
-                    Err(AdbError::Unauthorized(_)) => ("unauthorized", None),
-                    Err(AdbError::DeviceUnreachable { .. }) => return Ok(Vec::new()),
-                    Err(e) => return Err(e),
+                let (state, model, error) = match probe {
+                    Ok(model) => ("device", model, None),
+                    Err(e @ AdbError::Unauthorized(_)) => ("unauthorized", None, Some(e.to_string())),
+                    Err(e) => ("offline", None, Some(e.to_string())),
                 };
                 Ok(vec![DeviceEntry {
                     serial: addr.to_string(),
                     state: state.to_string(),
                     model,
                     transport: "direct".to_string(),
+                    error,
                 }])
             }
         }
@@ -256,12 +399,8 @@ impl Adb {
                     known: vec![serial],
                 });
             }
-            self.bounded(|| format!("connecting to {addr}"), self.timeout, async {
-                let (mut slot, conn) = self.checkout().await?;
-                *slot = Some(conn);
-                Ok(())
-            })
-            .await?;
+            self.bounded(|| format!("connecting to {addr}"), self.timeout, self.connection())
+                .await?;
             return Ok(serial);
         }
         let devices = self.devices().await?;
@@ -270,12 +409,15 @@ impl Adb {
             .filter(|d| d.state == "device")
             .map(|d| d.serial.clone())
             .collect();
+        let unauthorized = |serial: &str| {
+            AdbError::Unauthorized(format!(
+                "`{serial}` has not accepted this computer's key; accept the \"Allow USB debugging\" prompt on the device"
+            ))
+        };
         match requested {
             Some(serial) => match devices.iter().find(|d| d.serial == serial) {
                 Some(d) if d.state == "device" => Ok(d.serial.clone()),
-                Some(d) if d.state == "unauthorized" => Err(AdbError::Unauthorized(format!(
-                    "`{serial}` has not accepted this computer's key; accept the \"Allow USB debugging\" prompt on the device"
-                ))),
+                Some(d) if d.state == "unauthorized" => Err(unauthorized(serial)),
                 Some(d) if d.state == "offline" => Err(AdbError::Offline(d.serial.clone())),
                 Some(d) => Err(AdbError::Refused(format!(
                     "device `{serial}` is in state `{}`, not `device`",
@@ -287,12 +429,10 @@ impl Adb {
                 }),
             },
             None => match online.len() {
-                0 => match devices.iter().find(|d| d.state == "unauthorized") {
-                    Some(d) => Err(AdbError::Unauthorized(format!(
-                        "`{}` has not accepted this computer's key; accept the \"Allow USB debugging\" prompt on the device",
-                        d.serial
-                    ))),
-                    None => Err(AdbError::NoDevice),
+                0 => match devices.first() {
+                    Some(d) if d.state == "unauthorized" => Err(unauthorized(&d.serial)),
+                    Some(d) if d.state == "offline" && devices.len() == 1 => Err(AdbError::Offline(d.serial.clone())),
+                    _ => Err(AdbError::NoDevice),
                 },
                 1 => Ok(online[0].clone()),
                 _ => Err(AdbError::SeveralDevices(online)),
@@ -305,6 +445,9 @@ impl Adb {
         self.shell_with_timeout(serial, command, self.timeout).await
     }
 
+    /// The same with a timeout of its own. Stdin is closed at once, so a command that reads it
+    /// sees EOF instead of waiting. Dropping the future, or the timeout, closes the stream and
+    /// so ends the command on the device.
     pub async fn shell_with_timeout(
         &self,
         serial: &str,
@@ -314,74 +457,216 @@ impl Adb {
         tracing::debug!(serial, command, "shell");
         let what = || format!("`{}` on {serial}", abbreviate(command));
         match &self.route {
-            Route::Server(server) => self.bounded(what, limit, host::shell(*server, serial, command)).await,
+            Route::Server(server) => {
+                let call = async {
+                    let v2 = self
+                        .server_features(*server, serial)
+                        .await?
+                        .iter()
+                        .any(|f| f == "shell_v2");
+                    host::shell(*server, serial, &shell_service(command, v2), v2, self.max_output).await
+                };
+                let out = self.bounded(what, limit, call).await?;
+                Ok(out)
+            }
             Route::Direct(_) => {
                 let call = async {
-                    let (mut slot, mut conn) = self.checkout().await?;
-                    let output = conn.shell(command).await?;
-                    *slot = Some(conn);
-                    Ok(output)
+                    let conn = self.connection().await?;
+                    match self.direct_shell(&conn, command).await {
+                        // Found dead before anything ran (a restarted device): once more, afresh.
+                        Err(AdbError::Disconnected { detail, .. })
+                            if conn.lost().is_some() && detail.starts_with(NOT_STARTED) =>
+                        {
+                            let conn = self.reconnect(&conn).await?;
+                            self.direct_shell(&conn, command).await
+                        }
+                        other => other,
+                    }
                 };
                 self.bounded(what, limit, call).await
             }
         }
     }
 
-    /// Runs `exec:COMMAND` with `input` on its stdin and returns its raw output (stdout and
-    /// stderr together, binary-safe). `sent` hears the bytes uploaded so far. The timeout covers
-    /// the whole call, so callers size it for the upload.
+    async fn direct_shell(&self, conn: &direct::Connection, command: &str) -> Result<ShellOutput, AdbError> {
+        let v2 = conn.has_feature("shell_v2");
+        let mut stream = conn
+            .open_stream(&shell_service(command, v2))
+            .await
+            .map_err(not_started)?;
+        if v2 {
+            stream.write(&shell_v2::close_stdin_packet()).await?;
+            let mut decoder = shell_v2::Decoder::new(self.max_output);
+            while let Some(data) = stream.read().await? {
+                if decoder.feed(&data).map_err(AdbError::bad_data)? {
+                    return Ok(decoder.finish());
+                }
+            }
+            Err(AdbError::disconnected(
+                "it closed the shell before it sent an exit code",
+            ))
+        } else {
+            let mut capture = capture::Capture::new(self.max_output);
+            while let Some(data) = stream.read().await? {
+                capture.push(&data);
+            }
+            let (stdout, dropped) = capture.finish();
+            let (stdout, exit_code) = split_exit_marker(stdout);
+            Ok(ShellOutput {
+                stdout,
+                exit_code,
+                dropped,
+                ..Default::default()
+            })
+        }
+    }
+
+    /// Runs `exec:COMMAND` with the file `input` (if any) streamed to its stdin in chunks, and
+    /// returns its raw output (stdout and stderr together, binary-safe, within the capture cap).
+    /// `sent` hears the bytes uploaded so far. The timeout covers the whole call, so callers
+    /// size it for the upload.
     pub async fn exec(
         &self,
         serial: &str,
         command: &str,
-        input: &[u8],
+        input: Option<&std::path::Path>,
         limit: Duration,
         sent: &(dyn Fn(u64) + Send + Sync),
     ) -> Result<Vec<u8>, AdbError> {
-        tracing::debug!(serial, command, input = input.len(), "exec");
+        tracing::debug!(serial, command, input = ?input, "exec");
         let what = || format!("`{}` on {serial}", abbreviate(command));
+        let file = match input {
+            Some(path) => Some(
+                tokio::fs::File::open(path)
+                    .await
+                    .map_err(|e| AdbError::Io(std::io::Error::new(e.kind(), format!("{}: {e}", path.display()))))?,
+            ),
+            None => None,
+        };
         match &self.route {
             Route::Server(server) => {
-                self.bounded(what, limit, host::exec(*server, serial, command, input, sent))
-                    .await
+                self.bounded(
+                    what,
+                    limit,
+                    host::exec(*server, serial, command, file, self.max_output, sent),
+                )
+                .await
             }
             Route::Direct(_) => {
                 let call = async {
-                    let (mut slot, mut conn) = self.checkout().await?;
-                    let output = conn.exec(command, input, sent).await?;
-                    *slot = Some(conn);
-                    Ok(output)
+                    let conn = self.connection().await?;
+                    let mut stream = conn.open_stream(&format!("exec:{command}")).await?;
+                    let read_all = async |stream: &mut direct::Stream| {
+                        let mut capture = capture::Capture::new(self.max_output);
+                        while let Some(data) = stream.read().await? {
+                            capture.push(&data);
+                        }
+                        Ok::<_, AdbError>(capture.finish().0)
+                    };
+                    if let Some(mut file) = file {
+                        use tokio::io::AsyncReadExt;
+                        let mut chunk = vec![0u8; stream.max_payload()];
+                        let mut written = 0u64;
+                        loop {
+                            let n = file.read(&mut chunk).await?;
+                            if n == 0 {
+                                break;
+                            }
+                            if let Err(e) = stream.write(&chunk[..n]).await {
+                                // The device closed early (a refusal); its output says why.
+                                tracing::debug!("exec input cut short: {e}");
+                                break;
+                            }
+                            written += n as u64;
+                            sent(written);
+                        }
+                    }
+                    read_all(&mut stream).await
                 };
                 self.bounded(what, limit, call).await
             }
         }
     }
 
-    /// Takes the direct connection out of its slot, opening it first if needed. The caller puts
-    /// it back (`*slot = Some(conn)`) only after a call that succeeded: one that failed or was
-    /// dropped half-way leaves the slot empty, and the next call starts a fresh connection.
-    async fn checkout(
-        &self,
-    ) -> Result<
-        (
-            tokio::sync::MutexGuard<'_, Option<direct::Connection>>,
-            direct::Connection,
-        ),
-        AdbError,
-    > {
+    /// The shared direct connection, opened if there is none or the one there was lost.
+    async fn connection(&self) -> Result<direct::Connection, AdbError> {
         let Route::Direct(addr) = self.route else {
             return Err(AdbError::Protocol("not a direct route".into()));
         };
         let mut slot = self.direct.lock().await;
-        let conn = match slot.take() {
-            Some(conn) => conn,
-            None => direct::Connection::open(addr).await?,
-        };
-        Ok((slot, conn))
+        if let Some(conn) = &slot.conn {
+            if conn.lost().is_none() {
+                return Ok(conn.clone());
+            }
+            slot.conn = None;
+        }
+        if let Some((at, why)) = &slot.down
+            && at.elapsed() < COOL_DOWN
+        {
+            return Err(AdbError::DeviceUnreachable {
+                addr,
+                source: std::io::Error::other(format!(
+                    "{why} ({} ms ago; not retried for {} ms)",
+                    at.elapsed().as_millis(),
+                    COOL_DOWN.as_millis()
+                )),
+            });
+        }
+        match direct::Connection::open(addr).await {
+            Ok(conn) => {
+                slot.down = None;
+                slot.conn = Some(conn.clone());
+                Ok(conn)
+            }
+            Err(AdbError::DeviceUnreachable { addr, source }) => {
+                slot.down = Some((std::time::Instant::now(), source.to_string()));
+                Err(AdbError::DeviceUnreachable { addr, source })
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Drops `dead` (if it is still the shared one) and opens a new connection.
+    async fn reconnect(&self, dead: &direct::Connection) -> Result<direct::Connection, AdbError> {
+        {
+            let mut slot = self.direct.lock().await;
+            if slot.conn.as_ref().is_some_and(|c| c.same_as(dead)) {
+                slot.conn = None;
+            }
+        }
+        tracing::info!("the direct connection was found dead; reconnecting once");
+        self.connection().await
+    }
+
+    /// The adb server route: a device's features, asked once per serial.
+    async fn server_features(&self, server: SocketAddr, serial: &str) -> Result<Vec<String>, AdbError> {
+        if let Some(known) = self.features.lock().unwrap_or_else(|p| p.into_inner()).get(serial) {
+            return Ok(known.clone());
+        }
+        let text = host::query(server, &format!("host-serial:{serial}:features")).await?;
+        let features: Vec<String> = text.trim().split(',').map(str::to_string).collect();
+        self.features
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(serial.to_string(), features.clone());
+        Ok(features)
     }
 }
 
-fn abbreviate(command: &str) -> String {
+/// Marks an error that came before the stream opened: nothing ran, so a retry is safe.
+const NOT_STARTED: &str = "before the command started, ";
+
+fn not_started(e: AdbError) -> AdbError {
+    match e {
+        AdbError::Disconnected { during, detail } => AdbError::Disconnected {
+            during,
+            detail: format!("{NOT_STARTED}{detail}"),
+        },
+        other => other,
+    }
+}
+
+pub(crate) fn abbreviate(command: &str) -> String {
     match command.char_indices().nth(60) {
         Some((at, _)) => format!("{}…", &command[..at]),
         None => command.to_string(),

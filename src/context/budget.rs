@@ -26,6 +26,18 @@ pub fn chars(text: &str) -> usize {
     text.chars().count()
 }
 
+/// Characters `text` takes inside a JSON string (escapes counted, quotes not), without building
+/// the escaped copy: outputs can be tens of MB.
+pub fn escaped_chars(text: &str) -> usize {
+    text.chars()
+        .map(|c| match c {
+            '"' | '\\' | '\n' | '\r' | '\t' | '\u{8}' | '\u{c}' => 2,
+            c if (c as u32) < 0x20 => 6,
+            _ => 1,
+        })
+        .sum()
+}
+
 pub fn resource_uri(id: &str) -> String {
     format!("droidmcp://cache/{id}")
 }
@@ -196,6 +208,17 @@ mod tests {
         const KEY_FIELDS: &'static [&'static str] = &["operation", "total"];
         const BULK_FIELDS: &'static [&'static str] = &["lines"];
         const KIND: Kind = Kind::Output;
+    }
+
+    #[test]
+    fn escaped_chars_match_serde_json() {
+        for text in ["plain", "a \"quoted\" \\ line\n", "tab\tbell\u{7}é€😀\r\n"] {
+            assert_eq!(
+                escaped_chars(text) + 2,
+                chars(&serde_json::to_string(text).unwrap()),
+                "{text:?}"
+            );
+        }
     }
 
     #[test]

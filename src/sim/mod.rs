@@ -57,6 +57,8 @@ mod millis {
 /// Everything one simulated device shares across its connections.
 pub struct Simulator {
     pub device: Mutex<Device>,
+    /// adbd features the banner announces (the profile's `features`).
+    pub features: Vec<String>,
     pub faults: Faults,
     pub auth: AuthPolicy,
 }
@@ -67,21 +69,23 @@ impl Simulator {
         let profile = profile::Profile::load(profile_dir)?;
         let faults = faults.unwrap_or_else(|| profile.faults.clone());
         Ok(Simulator {
+            features: profile.toml.features.clone(),
             device: Mutex::new(Device::from_profile(profile)),
             faults,
             auth,
         })
     }
 
-    /// The CNXN banner: product name, model and device, and the features a modern adbd offers.
+    /// The CNXN banner: product name, model and device, and the profile's features.
     pub fn banner(&self) -> String {
         let dev = self.device.lock().expect("device lock");
         let prop = |k: &str| dev.prop(k).unwrap_or_default();
         format!(
-            "device::ro.product.name={};ro.product.model={};ro.product.device={};features=shell_v2,cmd,stat_v2,ls_v2\0",
+            "device::ro.product.name={};ro.product.model={};ro.product.device={};features={}\0",
             prop("ro.product.name"),
             prop("ro.product.model"),
-            prop("ro.product.device")
+            prop("ro.product.device"),
+            self.features.join(",")
         )
     }
 

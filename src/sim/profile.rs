@@ -32,6 +32,14 @@ pub struct ProfileToml {
     /// Processes running at boot, package → pid (so the log's pids match `pidof`).
     #[serde(default)]
     pub processes: BTreeMap<String, u32>,
+    /// adbd features in the CNXN banner. Without `shell_v2` the device is an Android 6 or older
+    /// one: hosts fall back to shell v1 (no exit code, stderr mixed into stdout).
+    #[serde(default = "modern_features")]
+    pub features: Vec<String>,
+}
+
+fn modern_features() -> Vec<String> {
+    ["shell_v2", "cmd", "stat_v2", "ls_v2"].map(String::from).to_vec()
 }
 
 #[derive(Debug, Clone, Copy, Deserialize)]

@@ -14,8 +14,11 @@ const SHELL_STDERR: u8 = 2;
 const SHELL_EXIT: u8 = 3;
 const SHELL_CLOSE_STDIN: u8 = 4;
 
-pub fn is_known(name: &str) -> bool {
-    name == "sync:" || name.starts_with("shell:") || name.starts_with("shell,") || name.starts_with("exec:")
+/// Whether this device serves `name`; `shell,v2…` only when it announces `shell_v2`, as an
+/// Android 6 adbd knows only `shell:`.
+pub fn is_known(sim: &Simulator, name: &str) -> bool {
+    let v2 = sim.features.iter().any(|f| f == "shell_v2");
+    name == "sync:" || name.starts_with("shell:") || (v2 && name.starts_with("shell,")) || name.starts_with("exec:")
 }
 
 /// How a shell stream frames its bytes.
@@ -74,7 +77,8 @@ async fn run_until_closed(sim: &Arc<Simulator>, io: &mut StreamIo, script: &str,
     tokio::select! {
         out = run_script(sim, script, stdin) => Some(out),
         _ = io.closed() => {
-            tracing::debug!(script, "host closed the stream before the command ended");
+            // At info: the reliability tests read this to see a cancel reach the device.
+            tracing::info!(script, "host closed the stream before the command ended");
             None
         }
     }

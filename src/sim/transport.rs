@@ -199,7 +199,7 @@ async fn dispatch_loop(
             A_OPEN => {
                 let remote_id = msg.arg0;
                 let name = String::from_utf8_lossy(&msg.payload).trim_end_matches('\0').to_string();
-                if !services::is_known(&name) {
+                if !services::is_known(sim, &name) {
                     tracing::debug!(service = %name, "refusing unknown service");
                     let _ = out.send(Message::new(A_CLSE, 0, remote_id, Vec::new()));
                     continue;

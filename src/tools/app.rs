@@ -537,8 +537,14 @@ async fn install(state: &State, serial: &str, args: &AppArgs, ctx: &RequestConte
             meta.len()
         ));
     }
-    let apk = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    if !apk.starts_with(b"PK\x03\x04") {
+    // Only the zip magic is read here; the upload streams the file from disk in chunks.
+    let mut magic = [0u8; 4];
+    std::io::Read::read_exact(
+        &mut std::fs::File::open(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?,
+        &mut magic,
+    )
+    .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    if &magic != b"PK\x03\x04" {
         return Err(format!("{} is not an APK: it is not a zip file", path.display()));
     }
 
@@ -553,11 +559,11 @@ async fn install(state: &State, serial: &str, args: &AppArgs, ctx: &RequestConte
     if args.downgrade.unwrap_or(false) {
         flags.push_str(" -d");
     }
-    let command = format!("cmd package install -S {}{flags}", apk.len());
+    let total = meta.len();
+    let command = format!("cmd package install -S {total}{flags}");
 
     // Progress: the upload callback feeds a channel; a task turns it into notifications.
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<u64>();
-    let total = apk.len() as u64;
     let forwarder = ctx.meta.get_progress_token().map(|token| {
         let peer = ctx.peer.clone();
         tokio::spawn(async move {
@@ -581,7 +587,7 @@ async fn install(state: &State, serial: &str, args: &AppArgs, ctx: &RequestConte
     // Allow for a slow link: the usual timeout plus a second per MiB.
     let limit = state.adb.timeout() + Duration::from_secs(total / (1 << 20));
     let result = tokio::select! {
-        r = state.adb.exec(serial, &command, &apk, limit, &sent) => r.map_err(adb_error),
+        r = state.adb.exec(serial, &command, Some(path), limit, &sent) => r.map_err(adb_error),
         _ = ctx.ct.cancelled() => Err("install cancelled by the client; nothing was installed unless the upload had finished".to_string()),
     };
     drop(sent);

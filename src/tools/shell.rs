@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{State, error, parse_args};
 use crate::adb::AdbError;
-use crate::context::budget::{Budgeted, chars, respond};
+use crate::context::budget::{Budgeted, chars, escaped_chars, respond};
 use crate::context::{Data, Kind};
 
 const DEFAULT_TIMEOUT_MS: u64 = 30_000;
@@ -150,24 +150,22 @@ pub async fn run(state: &State, args: JsonObject) -> CallToolResult {
 }
 
 /// Fits the streams into the budget: each gets a share, and one over its share is shown as its
-/// head and tail with the whole behind a cacheId.
+/// head and tail with the whole behind a cacheId. Nothing here copies or escapes a whole stream:
+/// outputs can be as large as the capture cap.
 fn shape(state: &State, serial: &str, command: &str, out: crate::adb::ShellOutput) -> ShellOutput {
-    let binary = std::str::from_utf8(&out.stdout).is_err() || std::str::from_utf8(&out.stderr).is_err();
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let (stdout, out_binary) = into_text(out.stdout);
+    let (stderr, err_binary) = into_text(out.stderr);
+    let binary = out_binary || err_binary;
     let (out_chars, err_chars) = (chars(&stdout), chars(&stderr));
     let room = state.budget.saturating_sub(OVERHEAD_CHARS + chars(command).min(200));
-    // JSON escapes grow text (newlines, quotes): measure the escaped size.
-    let escaped = |s: &str| chars(&serde_json::to_string(s).unwrap_or_default());
-    let fits = escaped(&stdout) + escaped(&stderr) <= room;
+    let (out_escaped, err_escaped) = (escaped_chars(&stdout) + 2, escaped_chars(&stderr) + 2);
+    let fits = out_escaped + err_escaped <= room;
     // Each stream gets what it needs up to its share (stdout 2/3, stderr 1/3); what one does not
     // need goes to the other.
     let (out_room, err_room) = if fits {
         (usize::MAX, usize::MAX)
     } else {
-        let err_room = escaped(&stderr)
-            .min(room / 3)
-            .max(room.saturating_sub(escaped(&stdout)));
+        let err_room = err_escaped.min(room / 3).max(room.saturating_sub(out_escaped));
         (room.saturating_sub(err_room), err_room)
     };
     let mut output = ShellOutput {
@@ -180,25 +178,34 @@ fn shape(state: &State, serial: &str, command: &str, out: crate::adb::ShellOutpu
         ..Default::default()
     };
     let short = |s: &str| s.chars().take(60).collect::<String>();
-    let keep = |text: String, room: usize, which: &str| -> (String, Option<String>) {
-        if escaped(&text) <= room {
+    let keep = |text: String, escaped: usize, room: usize, which: &str| -> (String, Option<String>) {
+        if escaped <= room {
             return (text, None);
         }
+        // Moved into the cache, not copied; the preview is cut from the stored text.
         let entry = state.cache.put(
             Kind::Shell,
             format!("{which} of `{}` on {serial}", short(command)),
-            Data::Text(text.clone()),
+            Data::Text(text),
         );
-        (head_and_tail(&text, room, &entry.id), Some(entry.id.clone()))
+        let shown = match &entry.data {
+            Data::Text(stored) => head_and_tail(stored, room, &entry.id),
+            _ => String::new(),
+        };
+        (shown, Some(entry.id.clone()))
     };
-    (output.stdout, output.stdout_cache_id) = keep(stdout, out_room, "stdout");
-    (output.stderr, output.stderr_cache_id) = keep(stderr, err_room, "stderr");
+    (output.stdout, output.stdout_cache_id) = keep(stdout, out_escaped, out_room, "stdout");
+    (output.stderr, output.stderr_cache_id) = keep(stderr, err_escaped, err_room, "stderr");
     let mut hints = Vec::new();
     if output.stdout_cache_id.is_some() || output.stderr_cache_id.is_some() {
         hints.push("cut to head and tail: cache get {id, offset, filter} pages the whole stream".to_string());
     }
-    if out.overflowed {
-        hints.push("a stream passed 64 MiB; the rest was read and dropped".into());
+    if out.dropped > 0 {
+        hints.push(format!(
+            "the output passed the {} MiB capture cap: {} bytes in its middle were dropped (a marker line says where); redirect to a file on the device and read it in parts",
+            state.adb.max_output() / (1024 * 1024),
+            out.dropped
+        ));
     }
     if binary {
         hints.push("not UTF-8: invalid bytes show as U+FFFD".into());
@@ -207,38 +214,63 @@ fn shape(state: &State, serial: &str, command: &str, out: crate::adb::ShellOutpu
     output
 }
 
+/// The bytes as text, without a copy when they are UTF-8; and whether they were not.
+fn into_text(bytes: Vec<u8>) -> (String, bool) {
+    match String::from_utf8(bytes) {
+        Ok(text) => (text, false),
+        Err(e) => (String::from_utf8_lossy(e.as_bytes()).into_owned(), true),
+    }
+}
+
 /// The first and last lines of `text` that fit in about `room` escaped chars, with a marker
-/// saying what was left out and where it is.
+/// saying what was left out and where it is. Scans from both ends; never walks the middle twice.
 pub fn head_and_tail(text: &str, room: usize, cache_id: &str) -> String {
-    let lines: Vec<&str> = text.split_inclusive('\n').collect();
-    let size = |l: &str| chars(&serde_json::to_string(l).unwrap_or_default()).saturating_sub(2);
     let marker_room = 120;
     let budget = room.saturating_sub(marker_room);
     let (head_room, tail_room) = (budget * 2 / 3, budget / 3);
-    let mut head = 0;
+    let mut head_end = 0;
     let mut used = 0;
-    while head < lines.len() && used + size(lines[head]) <= head_room {
-        used += size(lines[head]);
-        head += 1;
+    for line in text.split_inclusive('\n') {
+        let size = escaped_chars(line);
+        if used + size > head_room {
+            break;
+        }
+        used += size;
+        head_end += line.len();
     }
-    let mut tail = lines.len();
+    let mut tail_start = text.len();
     used = 0;
-    while tail > head && used + size(lines[tail - 1]) <= tail_room {
-        used += size(lines[tail - 1]);
-        tail -= 1;
+    while tail_start > head_end {
+        // The line that ends at tail_start (its own newline included).
+        let body_end = if text[..tail_start].ends_with('\n') {
+            tail_start - 1
+        } else {
+            tail_start
+        };
+        let line_start = text[head_end..body_end]
+            .rfind('\n')
+            .map_or(head_end, |i| head_end + i + 1);
+        let size = escaped_chars(&text[line_start..tail_start]);
+        if used + size > tail_room {
+            break;
+        }
+        used += size;
+        tail_start = line_start;
     }
-    let head_text: String = if head == 0 {
+    let head_text: &str = if head_end == 0 {
         // One enormous first line: its first chars.
-        text.chars().take(head_room).collect()
+        let cut = text.char_indices().nth(head_room).map_or(text.len(), |(i, _)| i);
+        &text[..cut.min(tail_start)]
     } else {
-        lines[..head].concat()
+        &text[..head_end]
     };
-    let left_out_lines = tail.saturating_sub(head);
-    let left_out_chars = chars(text) - chars(&head_text) - chars(&lines[tail..].concat());
+    let middle = &text[head_text.len()..tail_start];
+    let left_out_lines = middle.bytes().filter(|&b| b == b'\n').count();
+    let left_out_chars = chars(middle);
     let gap = if head_text.ends_with('\n') { "" } else { "\n" };
     format!(
         "{head_text}{gap}…[{left_out_lines} lines, {left_out_chars} chars left out; cache get {{id: \"{cache_id}\", offset}} pages them]…\n{}",
-        lines[tail..].concat()
+        &text[tail_start..]
     )
 }
 

@@ -474,7 +474,7 @@ async fn capture(
     // simulator (benches/ui_pipeline.rs; README has the numbers and the reasoning).
     let raw = state
         .adb
-        .exec(serial, "screencap -p", &[], state.adb.timeout(), &|_| {})
+        .exec(serial, "screencap -p", None, state.adb.timeout(), &|_| {})
         .await
         .map_err(|e| e.to_string())?;
     let frame = crate::image::decode(&raw).map_err(|e| e.to_string())?;

@@ -1,0 +1,105 @@
+//! A command's output, kept within a byte bound: the head up to the cap, then only a short
+//! tail, and a count of what went between. Every route collects output through this, so memory
+//! follows the cap, not the output's size.
+
+/// What a call keeps of one stream by default (`--max-output-mib`).
+pub const DEFAULT_MAX_OUTPUT: usize = 32 * 1024 * 1024;
+/// What is kept of the end once the cap is passed, so the answer still shows how it ended.
+const TAIL_BYTES: usize = 64 * 1024;
+
+#[derive(Debug)]
+pub struct Capture {
+    head: Vec<u8>,
+    tail: Vec<u8>,
+    total: u64,
+    cap: usize,
+}
+
+impl Capture {
+    pub fn new(cap: usize) -> Capture {
+        Capture {
+            head: Vec::new(),
+            tail: Vec::new(),
+            total: 0,
+            cap: cap.max(TAIL_BYTES),
+        }
+    }
+
+    pub fn push(&mut self, bytes: &[u8]) {
+        self.total += bytes.len() as u64;
+        let room = self.cap - self.head.len();
+        let (head, rest) = bytes.split_at(bytes.len().min(room));
+        self.head.extend_from_slice(head);
+        if rest.is_empty() {
+            return;
+        }
+        self.tail.extend_from_slice(rest);
+        if self.tail.len() > 2 * TAIL_BYTES {
+            self.tail.drain(..self.tail.len() - TAIL_BYTES);
+        }
+    }
+
+    /// Bytes seen so far, kept or not.
+    pub fn total(&self) -> u64 {
+        self.total
+    }
+
+    /// The kept bytes and how many were dropped. When some were, a marker line stands where they
+    /// were, saying how many and why, so whatever shows or stores the text says it is cut.
+    pub fn finish(self) -> (Vec<u8>, u64) {
+        let Capture {
+            mut head,
+            mut tail,
+            total,
+            cap,
+        } = self;
+        if tail.is_empty() {
+            return (head, 0);
+        }
+        if tail.len() > TAIL_BYTES {
+            tail.drain(..tail.len() - TAIL_BYTES);
+        }
+        let dropped = total - head.len() as u64 - tail.len() as u64;
+        let marker = format!(
+            "\n…[droidmcp: {dropped} bytes dropped here; the output passed the {} MiB capture cap (--max-output-mib). Redirect it to a file on the device and read that in parts]…\n",
+            cap / (1024 * 1024)
+        );
+        head.extend_from_slice(marker.as_bytes());
+        head.extend_from_slice(&tail);
+        (head, dropped)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn output_under_the_cap_is_kept_whole() {
+        let mut c = Capture::new(1 << 20);
+        c.push(b"hello ");
+        c.push(b"world");
+        assert_eq!(c.finish(), (b"hello world".to_vec(), 0));
+    }
+
+    #[test]
+    fn output_over_the_cap_keeps_head_and_tail_and_says_how_much_was_dropped() {
+        let mut c = Capture::new(TAIL_BYTES);
+        let chunk = vec![b'x'; 4096];
+        for _ in 0..100 {
+            c.push(&chunk);
+        }
+        c.push(b"THE END");
+        assert_eq!(c.total(), 100 * 4096 + 7);
+        let (kept, dropped) = c.finish();
+        assert_eq!(dropped, 100 * 4096 + 7 - 2 * TAIL_BYTES as u64);
+        assert!(kept.ends_with(b"THE END"));
+        let text = String::from_utf8_lossy(&kept);
+        assert!(
+            text.contains(&format!("{dropped} bytes dropped here")),
+            "{}",
+            &text[TAIL_BYTES..TAIL_BYTES + 200]
+        );
+        assert!(kept.len() < 2 * TAIL_BYTES + 300);
+    }
+}
