@@ -63,6 +63,10 @@ struct ServeArgs {
     /// Quota of the workspace folder in MiB; the oldest files go first.
     #[arg(long, default_value_t = 256)]
     workspace_mib: u64,
+    /// What one call keeps of each output stream, in MiB; past it, the head and the last 64 KiB
+    /// are kept and a marker says how much was dropped between them.
+    #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u64).range(1..=1024))]
+    max_output_mib: u64,
     /// Timeout of one device call, in milliseconds.
     #[arg(long, default_value_t = 20_000)]
     timeout_ms: u64,
@@ -189,7 +193,8 @@ async fn build_state(args: &ServeArgs) -> anyhow::Result<(Arc<State>, Option<Sim
         ),
     };
     tracing::info!(?route, "devices");
-    let adb = Adb::new(route, Duration::from_millis(args.timeout_ms));
+    let adb = Adb::new(route, Duration::from_millis(args.timeout_ms))
+        .with_max_output(args.max_output_mib as usize * 1024 * 1024);
     let mut cache = Cache::new(Limits {
         max_bytes: args.cache_mib * 1024 * 1024,
         ..Limits::default()

@@ -218,7 +218,7 @@ async fn guard(
     let mut task = tokio::spawn(call);
     tokio::select! {
         joined = &mut task => match joined {
-            Ok(result) => result,
+            Ok(result) => fit_error(result),
             Err(e) if e.is_panic() => {
                 let what = e.into_panic();
                 let what = what
@@ -239,6 +239,28 @@ async fn guard(
             tools::error("cancelled by the client; the device command was stopped")
         }
     }
+}
+
+/// Error texts are written by us but may quote arguments (serde quotes a wrong value whole): an
+/// error never outgrows this many chars, whatever it was given.
+const MAX_ERROR_CHARS: usize = 1000;
+
+fn fit_error(mut result: CallToolResult) -> CallToolResult {
+    if result.is_error != Some(true) {
+        return result;
+    }
+    for block in &mut result.content {
+        if let Some(text) = block.as_text()
+            && text.text.chars().count() > MAX_ERROR_CHARS
+        {
+            let total = text.text.chars().count();
+            let kept: String = text.text.chars().take(MAX_ERROR_CHARS).collect();
+            *block = rmcp::model::ContentBlock::text(format!(
+                "{kept}… [error cut: {total} chars; it quoted a long argument]"
+            ));
+        }
+    }
+    result
 }
 
 fn mime(data: &crate::context::Data) -> &'static str {

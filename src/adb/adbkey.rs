@@ -35,7 +35,7 @@ pub fn load_or_create() -> Result<RsaPrivateKey, AdbError> {
                 .map_err(|e| AdbError::Key(format!("could not encode the key: {e}")))?;
             let write = || -> std::io::Result<()> {
                 std::fs::create_dir_all(&dir)?;
-                std::fs::write(&path, pem.as_bytes())?;
+                write_private(&path, pem.as_bytes())?;
                 std::fs::write(
                     dir.join("adbkey.pub"),
                     format!("{} droidmcp@host\n", android_public_key(&key)?),
@@ -45,6 +45,28 @@ pub fn load_or_create() -> Result<RsaPrivateKey, AdbError> {
             Ok(key)
         }
         Err(e) => Err(AdbError::Key(format!("could not read {}: {e}", path.display()))),
+    }
+}
+
+/// Writes the private key as adb does: readable by its owner only (0600), and atomically (a
+/// temporary file renamed into place), so a concurrent reader never sees half a key.
+fn write_private(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let result = options.open(&tmp).and_then(|mut file| {
+        file.write_all(bytes)?;
+        file.sync_all()
+    });
+    match result.and_then(|()| std::fs::rename(&tmp, path)) {
+        Ok(()) => Ok(()),
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            Err(e)
+        }
     }
 }
 
@@ -94,6 +116,22 @@ fn padded_le(value: &BigUint, words: usize) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn a_new_key_is_readable_by_its_owner_only() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("adbkey");
+        write_private(&path, b"secret").unwrap();
+        assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
+        assert_eq!(std::fs::read(&path).unwrap(), b"secret");
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            1,
+            "no temporary file is left"
+        );
+    }
 
     #[test]
     fn public_key_round_trips_through_the_simulators_decoder_and_verifies_a_signature() {

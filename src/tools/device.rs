@@ -261,7 +261,11 @@ async fn health(state: &State, device: Option<&str>) -> DeviceOutput {
         Err(e) => {
             health.adb_reachable = !matches!(
                 e,
-                AdbError::ServerUnreachable { .. } | AdbError::DeviceUnreachable { .. }
+                AdbError::ServerUnreachable { .. }
+                    | AdbError::DeviceUnreachable { .. }
+                    | AdbError::Disconnected { .. }
+                    | AdbError::ServerDropped { .. }
+                    | AdbError::Timeout { .. }
             );
             health.state = match &e {
                 AdbError::Unauthorized(_) => "unauthorized",
@@ -272,7 +276,7 @@ async fn health(state: &State, device: Option<&str>) -> DeviceOutput {
             health.problems.push(e.to_string());
             return DeviceOutput {
                 operation: "health".into(),
-                device: device.map(str::to_string),
+                device: device.map(crate::adb::cut),
                 health: Some(health),
                 ..Default::default()
             };

@@ -170,6 +170,15 @@ async fn read(state: &State, serial: &str, args: &LogcatArgs) -> Result<LogcatOu
     {
         return Err(format!("`{p}` is not a package name (e.g. com.example.app)"));
     }
+    // Checked before the device is asked (the day of an HH:MM:SS form comes from the log later).
+    if let Some(t) = args
+        .since
+        .as_deref()
+        .map(str::trim)
+        .filter(|t| !t.is_empty() && !t.starts_with("last"))
+    {
+        parse_since(t, None)?;
+    }
     let out = state
         .adb
         .shell(serial, "logcat -d -v threadtime -b main -b system -b crash")
@@ -314,13 +323,14 @@ fn parse_since(text: &str, newest: Option<&str>) -> Result<String, String> {
     };
     let (date, time) = match text.split_once(' ') {
         Some((date, time)) => {
-            let date = if date.len() == 10 { &date[5..] } else { date };
+            let date = if date.len() == 10 {
+                date.get(5..).ok_or_else(bad)?
+            } else {
+                date
+            };
             (date.to_string(), time)
         }
-        None => (
-            newest.map(|n| n[..5].to_string()).unwrap_or_else(|| "01-01".into()),
-            text,
-        ),
+        None => (newest.and_then(|n| n.get(..5)).unwrap_or("01-01").to_string(), text),
     };
     let time = if time.len() == 8 {
         format!("{time}.000")
@@ -329,7 +339,12 @@ fn parse_since(text: &str, newest: Option<&str>) -> Result<String, String> {
     };
     let candidate = format!("{date} {time}");
     let shape = parse_threadtime_line(&format!("{candidate}     1     1 I x: y")).is_some();
-    let field = |at: usize| candidate[at..at + 2].parse::<u32>().unwrap_or(99);
+    let field = |at: usize| {
+        candidate
+            .get(at..at + 2)
+            .and_then(|f| f.parse::<u32>().ok())
+            .unwrap_or(99)
+    };
     let in_range = shape
         && (1..=12).contains(&field(0))
         && (1..=31).contains(&field(3))
@@ -356,6 +371,10 @@ mod tests {
         );
         for bad in ["yesterday", "14:05", "11-20 25:00:00", "1; reboot"] {
             assert!(parse_since(bad, None).is_err(), "{bad}");
+        }
+        // Multi-byte characters where the digits should be: refused, never a panic.
+        for bad in ["2025é1-20 14:05:00", "é1-20 14:05:00", "11-20 14:0é:00", "ééééééééé"] {
+            assert!(parse_since(bad, Some("é")).is_err(), "{bad}");
         }
     }
 }

@@ -36,6 +36,8 @@ pub struct State {
     /// Each device's last screen reading (for refs and `observe`) and screenshot geometry.
     pub screens: Mutex<HashMap<String, ui::Snapshot>>,
     pub shots: Mutex<HashMap<String, ui::Shot>>,
+    /// One turn per device for calls that must not overlap on it (input, screenshots).
+    turns: Mutex<HashMap<String, std::sync::Arc<tokio::sync::Mutex<()>>>>,
 }
 
 impl State {
@@ -50,7 +52,20 @@ impl State {
             shell_deny: shell::DenyList::new(&shell::DenyList::DEFAULT),
             screens: Mutex::new(HashMap::new()),
             shots: Mutex::new(HashMap::new()),
+            turns: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// Waits for this device's turn; held until the guard drops (a cancel drops it too).
+    pub async fn device_turn(&self, serial: &str) -> tokio::sync::OwnedMutexGuard<()> {
+        let turn = self
+            .turns
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(serial.to_string())
+            .or_default()
+            .clone();
+        turn.lock_owned().await
     }
 
     pub fn screen(&self, serial: &str) -> Option<ui::Snapshot> {

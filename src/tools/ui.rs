@@ -229,9 +229,24 @@ pub async fn run(state: &State, args: JsonObject, ctx: RequestContext<RoleServer
         Ok(a) => a,
         Err(e) => return error(e),
     };
+    if args.operation == UiOperation::Type
+        && args.text.as_deref().is_some_and(str::is_empty)
+        && !args.clear.unwrap_or(false)
+        && !args.submit.unwrap_or(false)
+    {
+        return error(
+            "type needs non-empty `text` (or `clear: true` to empty the field, `submit: true` to press ENTER)",
+        );
+    }
     let serial = match state.device(args.device.as_deref()).await {
         Ok(s) => s,
         Err(e) => return e.into(),
+    };
+    // Actions and screenshots on one device take turns, so a screenshot never races a tap;
+    // reads (dump, find, wait) and other devices go on in parallel.
+    let _turn = match args.operation {
+        UiOperation::Dump | UiOperation::Find | UiOperation::Wait => None,
+        _ => Some(state.device_turn(&serial).await),
     };
     let outcome = match args.operation {
         UiOperation::Dump => dump(state, &serial, &args).await,

@@ -52,23 +52,53 @@ pub fn captures(prefix: &str) -> Vec<(String, PathBuf)> {
     found
 }
 
-/// A `droidmcp sim` process on a free loopback port, killed on drop.
+/// A `droidmcp sim` process on a loopback port, killed on drop.
 pub struct SimProcess {
     child: Child,
     pub addr: SocketAddr,
+    /// Its log (info level), when started with `start_logged`.
+    log: Option<std::sync::Arc<std::sync::Mutex<String>>>,
 }
 
 impl SimProcess {
+    /// On a free port, logging warnings to the test's stderr.
     pub fn start(extra: &[&str]) -> SimProcess {
+        Self::spawn("127.0.0.1:0", extra, false)
+    }
+
+    /// On a free port, with its info-level log kept for `log()`.
+    pub fn start_logged(extra: &[&str]) -> SimProcess {
+        Self::spawn("127.0.0.1:0", extra, true)
+    }
+
+    /// On this address (to play a device that restarts where it was), log kept.
+    pub fn start_at(listen: &str, extra: &[&str]) -> SimProcess {
+        Self::spawn(listen, extra, true)
+    }
+
+    fn spawn(listen: &str, extra: &[&str], logged: bool) -> SimProcess {
         let mut child = Command::new(env!("CARGO_BIN_EXE_droidmcp"))
-            .args(["sim", "--listen", "127.0.0.1:0", "--profile"])
+            .args(["sim", "--listen", listen, "--profile"])
             .arg(profile_dir())
             .args(extra)
-            .env("RUST_LOG", "warn")
+            .env("RUST_LOG", if logged { "info" } else { "warn" })
+            .env("NO_COLOR", "1")
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(if logged { Stdio::piped() } else { Stdio::inherit() })
             .spawn()
             .expect("spawn droidmcp sim");
+        let log = child.stderr.take().map(|stderr| {
+            let log = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+            let sink = log.clone();
+            std::thread::spawn(move || {
+                for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                    let mut log = sink.lock().unwrap();
+                    log.push_str(&line);
+                    log.push('\n');
+                }
+            });
+            log
+        });
         let mut line = String::new();
         BufReader::new(child.stdout.take().expect("stdout"))
             .read_line(&mut line)
@@ -79,11 +109,42 @@ impl SimProcess {
             .unwrap_or_else(|| panic!("unexpected first line from sim: {line:?}"))
             .parse()
             .expect("sim address");
-        SimProcess { child, addr }
+        SimProcess { child, addr, log }
     }
 
     pub fn serial(&self) -> String {
         self.addr.to_string()
+    }
+
+    /// What the simulator logged so far (needs `start_logged` or `start_at`).
+    pub fn log(&self) -> String {
+        self.log
+            .as_ref()
+            .expect("started with its log kept")
+            .lock()
+            .unwrap()
+            .clone()
+    }
+
+    /// Waits up to 5 s for a log line containing `needle`; true if it came.
+    pub fn wait_for_log(&self, needle: &str) -> bool {
+        for _ in 0..100 {
+            if self.log().contains(needle) {
+                return true;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        false
+    }
+
+    /// Kills the process now, as a crashed or rebooted device would vanish.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
     }
 }
 
