@@ -1,5 +1,7 @@
 //! One-line shell round trip (`echo hi`) through droidmcp's device layer, against the `adb`
 //! program on the same simulator in the same run. The goal is ≥ 10× faster than the program.
+//! Then streams: 10 one-line calls at once on the direct route's one connection against the
+//! same 10 one after another, and one-line calls beside a running `sleep 2` against idle ones.
 //!
 //! `cargo bench --bench shell_latency` (needs `adb` on PATH; prints a reason and exits otherwise).
 
@@ -88,5 +90,54 @@ async fn main() -> anyhow::Result<()> {
         p.as_secs_f64() / d.as_secs_f64()
     );
     let _ = adb(&["kill-server"]);
+
+    // Streams: many calls share the direct route's one connection.
+    let direct = std::sync::Arc::new(direct);
+    let (mut sequential, mut concurrent) = (Vec::new(), Vec::new());
+    for _ in 0..RUNS / 3 {
+        let t = Instant::now();
+        for _ in 0..10 {
+            direct.shell(&serial, "echo hi").await?;
+        }
+        sequential.push(t.elapsed());
+        let t = Instant::now();
+        let mut calls = tokio::task::JoinSet::new();
+        for _ in 0..10 {
+            let (direct, serial) = (direct.clone(), serial.clone());
+            calls.spawn(async move { direct.shell(&serial, "echo hi").await });
+        }
+        while let Some(done) = calls.join_next().await {
+            done??;
+        }
+        concurrent.push(t.elapsed());
+    }
+    let (seq10, con10) = (median(sequential), median(concurrent));
+    println!("10 one-line calls on the direct route, median of {}:", RUNS / 3);
+    println!("  one after another (baseline) {:8.3} ms", ms(seq10));
+    println!(
+        "  all at once, one connection  {:8.3} ms  {:5.1}x faster",
+        ms(con10),
+        seq10.as_secs_f64() / con10.as_secs_f64()
+    );
+
+    let slow = {
+        let (direct, serial) = (direct.clone(), serial.clone());
+        tokio::spawn(async move { direct.shell(&serial, "sleep 2").await })
+    };
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let mut beside = Vec::new();
+    while !slow.is_finished() && beside.len() < RUNS {
+        let t = Instant::now();
+        direct.shell(&serial, "echo hi").await?;
+        beside.push(t.elapsed());
+    }
+    slow.await??;
+    let beside = median(beside);
+    println!(
+        "  one call beside a running `sleep 2` {:8.3} ms  ({:4.2}x the idle {:.3} ms)",
+        ms(beside),
+        beside.as_secs_f64() / d.as_secs_f64(),
+        ms(d)
+    );
     Ok(())
 }
