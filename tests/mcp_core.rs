@@ -196,12 +196,20 @@ async fn the_direct_path_makes_an_adb_key_and_a_device_that_trusts_it_lets_it_in
     assert_eq!(list["devices"][0]["transport"], "direct");
     client.cancel().await.unwrap();
 
-    // A device that does not know it says unauthorized, and says what to do.
+    // A device that does not know it is offered the key and waited for (the prompt), then says
+    // unauthorized, and what to do.
     let other_home = tempfile::tempdir().unwrap();
-    let client = mcp_server(&["--adb", &format!("tcp:{}", trusting.addr)], &[], other_home.path()).await;
+    let client = mcp_server(
+        &["--adb", &format!("tcp:{}", trusting.addr), "--timeout-ms", "1200"],
+        &[],
+        other_home.path(),
+    )
+    .await;
     let refused = err(&call(&client, "adb-device", json!({"operation": "properties"})).await);
     assert!(
-        refused.contains("unauthorized") && refused.contains("Allow USB debugging"),
+        refused.contains("unauthorized")
+            && refused.contains("Allow USB debugging")
+            && refused.contains("prompt within"),
         "{refused}"
     );
     let list = ok(&call(&client, "adb-device", json!({"operation": "list"})).await);

@@ -120,8 +120,10 @@ pub struct Connection {
 }
 
 impl Connection {
-    /// Connects and authenticates with the standard `~/.android/adbkey` (made if missing).
-    pub async fn open(addr: SocketAddr) -> Result<Connection, AdbError> {
+    /// Connects and authenticates with the standard `~/.android/adbkey` (made if missing). When
+    /// the device does not know the key, it is offered and the connection waits up to
+    /// `auth_wait` for the user to accept the prompt on the device, as adb does.
+    pub async fn open(addr: SocketAddr, auth_wait: std::time::Duration) -> Result<Connection, AdbError> {
         let stream = TcpStream::connect(addr)
             .await
             .map_err(|source| AdbError::DeviceUnreachable { addr, source })?;
@@ -139,10 +141,22 @@ impl Connection {
             .await
             .map_err(|e| handshake_error(addr, e.into()))?;
         let mut sent_signature = false;
+        let mut prompt_since: Option<tokio::time::Instant> = None;
         let (banner, max_payload) = loop {
-            let msg = Message::read_from(&mut reader)
-                .await
-                .map_err(|e| handshake_error(addr, e))?;
+            let next = Message::read_from(&mut reader);
+            let msg = match prompt_since {
+                None => next.await,
+                Some(since) => match tokio::time::timeout_at(since + auth_wait, next).await {
+                    Ok(msg) => msg,
+                    Err(_) => {
+                        return Err(AdbError::Unauthorized(format!(
+                            "{addr} did not know this host's key and nobody accepted the \"Allow USB debugging\" prompt within {} ms; accept it on the device (tick \"Always allow\"), then retry",
+                            auth_wait.as_millis()
+                        )));
+                    }
+                },
+            }
+            .map_err(|e| handshake_error(addr, e))?;
             match msg.command {
                 A_CNXN => {
                     let max_payload = (msg.arg1 as usize).clamp(4096, MAX_PAYLOAD as usize);
@@ -156,18 +170,19 @@ impl Connection {
                         .await?;
                     sent_signature = true;
                 }
-                A_AUTH if msg.arg0 == AUTH_TOKEN => {
-                    // Our signature was refused: offer the public key; the device asks its user.
+                A_AUTH if msg.arg0 == AUTH_TOKEN && prompt_since.is_none() => {
+                    // Our signature was refused: offer the public key; the device asks its user,
+                    // and answers CNXN once they accept.
                     let key = adbkey::load_or_create()?;
                     let mut public = adbkey::android_public_key(&key)?.into_bytes();
                     public.push(0);
                     write
                         .write_all(&send(Message::new(A_AUTH, AUTH_RSAPUBLICKEY, 0, public)))
                         .await?;
-                    return Err(AdbError::Unauthorized(format!(
-                        "{addr}: the device did not know this host's key; accept the \"Allow USB debugging\" prompt on the device, then retry"
-                    )));
+                    tracing::info!(%addr, "waiting for the user to accept this host's key on the device");
+                    prompt_since = Some(tokio::time::Instant::now());
                 }
+                A_AUTH => {} // a new token while the prompt is up: keep waiting
                 A_STLS => {
                     return Err(AdbError::Protocol(format!(
                         "{addr} asks for TLS (wireless debugging); pair it with `adb pair` and reach it through the adb server"

@@ -367,7 +367,7 @@ impl Adb {
                 let limit = self.timeout.min(PROBE_LIMIT);
                 let probe = self
                     .bounded(|| format!("probing {addr}"), limit, async {
-                        let conn = self.connection().await?;
+                        let conn = self.connection(limit).await?;
                         self.direct_shell(&conn, "true").await?;
                         Ok(conn.banner().model.clone())
                     })
@@ -399,8 +399,12 @@ impl Adb {
                     known: vec![serial],
                 });
             }
-            self.bounded(|| format!("connecting to {addr}"), self.timeout, self.connection())
-                .await?;
+            self.bounded(
+                || format!("connecting to {addr}"),
+                self.timeout,
+                self.connection(self.timeout),
+            )
+            .await?;
             return Ok(serial);
         }
         let devices = self.devices().await?;
@@ -471,13 +475,13 @@ impl Adb {
             }
             Route::Direct(_) => {
                 let call = async {
-                    let conn = self.connection().await?;
+                    let conn = self.connection(limit).await?;
                     match self.direct_shell(&conn, command).await {
                         // Found dead before anything ran (a restarted device): once more, afresh.
                         Err(AdbError::Disconnected { detail, .. })
                             if conn.lost().is_some() && detail.starts_with(NOT_STARTED) =>
                         {
-                            let conn = self.reconnect(&conn).await?;
+                            let conn = self.reconnect(&conn, limit).await?;
                             self.direct_shell(&conn, command).await
                         }
                         other => other,
@@ -554,7 +558,7 @@ impl Adb {
             }
             Route::Direct(_) => {
                 let call = async {
-                    let conn = self.connection().await?;
+                    let conn = self.connection(limit).await?;
                     let mut stream = conn.open_stream(&format!("exec:{command}")).await?;
                     let read_all = async |stream: &mut direct::Stream| {
                         let mut capture = capture::Capture::new(self.max_output);
@@ -588,8 +592,9 @@ impl Adb {
         }
     }
 
-    /// The shared direct connection, opened if there is none or the one there was lost.
-    async fn connection(&self) -> Result<direct::Connection, AdbError> {
+    /// The shared direct connection, opened if there is none or the one there was lost. `limit`
+    /// is the calling call's timeout: a key prompt on the device is waited for within it.
+    async fn connection(&self, limit: Duration) -> Result<direct::Connection, AdbError> {
         let Route::Direct(addr) = self.route else {
             return Err(AdbError::Protocol("not a direct route".into()));
         };
@@ -612,7 +617,8 @@ impl Adb {
                 )),
             });
         }
-        match direct::Connection::open(addr).await {
+        // The prompt wait ends before the call's own timeout, so the error names the prompt.
+        match direct::Connection::open(addr, limit * 3 / 4).await {
             Ok(conn) => {
                 slot.down = None;
                 slot.conn = Some(conn.clone());
@@ -627,7 +633,7 @@ impl Adb {
     }
 
     /// Drops `dead` (if it is still the shared one) and opens a new connection.
-    async fn reconnect(&self, dead: &direct::Connection) -> Result<direct::Connection, AdbError> {
+    async fn reconnect(&self, dead: &direct::Connection, limit: Duration) -> Result<direct::Connection, AdbError> {
         {
             let mut slot = self.direct.lock().await;
             if slot.conn.as_ref().is_some_and(|c| c.same_as(dead)) {
@@ -635,7 +641,7 @@ impl Adb {
             }
         }
         tracing::info!("the direct connection was found dead; reconnecting once");
-        self.connection().await
+        self.connection(limit).await
     }
 
     /// The adb server route: a device's features, asked once per serial.
