@@ -193,6 +193,10 @@ async fn build_state(args: &ServeArgs) -> anyhow::Result<(Arc<State>, Option<Sim
         ),
     };
     tracing::info!(?route, "devices");
+    if matches!(route, Route::Direct(_)) && sim.is_none() {
+        // Made once per machine, before any call's timeout starts (it takes a while).
+        droidmcp::adb::adbkey::host_key_async().await?;
+    }
     let adb = Adb::new(route, Duration::from_millis(args.timeout_ms))
         .with_max_output(args.max_output_mib as usize * 1024 * 1024);
     let mut cache = Cache::new(Limits {

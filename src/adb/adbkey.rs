@@ -19,6 +19,26 @@ pub fn key_dir() -> Option<PathBuf> {
     std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".android"))
 }
 
+/// The host key, loaded (or made) once per process: signing needs it on every new connection,
+/// and making one takes long enough that it must not count against a call's timeout.
+pub fn host_key() -> Result<std::sync::Arc<RsaPrivateKey>, AdbError> {
+    static KEY: std::sync::Mutex<Option<std::sync::Arc<RsaPrivateKey>>> = std::sync::Mutex::new(None);
+    let mut key = KEY.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(key) = key.as_ref() {
+        return Ok(key.clone());
+    }
+    let loaded = std::sync::Arc::new(load_or_create()?);
+    *key = Some(loaded.clone());
+    Ok(loaded)
+}
+
+/// `host_key` on the blocking pool, for async callers.
+pub async fn host_key_async() -> Result<std::sync::Arc<RsaPrivateKey>, AdbError> {
+    tokio::task::spawn_blocking(host_key)
+        .await
+        .map_err(|e| AdbError::Key(format!("loading the key failed: {e}")))?
+}
+
 pub fn load_or_create() -> Result<RsaPrivateKey, AdbError> {
     let dir = key_dir().ok_or_else(|| AdbError::Key("neither ANDROID_USER_HOME nor HOME is set".into()))?;
     let path = dir.join("adbkey");

@@ -163,7 +163,7 @@ impl Connection {
                     break (Banner::parse(&msg.payload), max_payload);
                 }
                 A_AUTH if msg.arg0 == AUTH_TOKEN && !sent_signature => {
-                    let key = adbkey::load_or_create()?;
+                    let key = adbkey::host_key_async().await?;
                     let signature = adbkey::sign(&key, &msg.payload)?;
                     write
                         .write_all(&send(Message::new(A_AUTH, AUTH_SIGNATURE, 0, signature)))
@@ -173,7 +173,7 @@ impl Connection {
                 A_AUTH if msg.arg0 == AUTH_TOKEN && prompt_since.is_none() => {
                     // Our signature was refused: offer the public key; the device asks its user,
                     // and answers CNXN once they accept.
-                    let key = adbkey::load_or_create()?;
+                    let key = adbkey::host_key_async().await?;
                     let mut public = adbkey::android_public_key(&key)?.into_bytes();
                     public.push(0);
                     write
