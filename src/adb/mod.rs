@@ -698,6 +698,79 @@ mod tests {
         assert_eq!(devices[2].model.as_deref(), Some("Pixel_7"));
     }
 
+    /// A fake adb server that answers each request on a socket from `script` (request → reply).
+    async fn fake_server(script: &'static [(&'static str, &'static str)]) -> SocketAddr {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            while let Ok((mut socket, _)) = listener.accept().await {
+                tokio::spawn(async move {
+                    loop {
+                        let mut len = [0u8; 4];
+                        if socket.read_exact(&mut len).await.is_err() {
+                            return;
+                        }
+                        // Anything but a request (the shell's close-stdin packet): hang up.
+                        let Some(len) = std::str::from_utf8(&len)
+                            .ok()
+                            .and_then(|l| usize::from_str_radix(l, 16).ok())
+                        else {
+                            return;
+                        };
+                        let mut request = vec![0u8; len];
+                        socket.read_exact(&mut request).await.unwrap();
+                        let request = String::from_utf8(request).unwrap();
+                        let reply = script
+                            .iter()
+                            .find(|(prefix, _)| request.starts_with(prefix))
+                            .map_or("FAIL0007unknown", |(_, reply)| reply);
+                        socket.write_all(reply.as_bytes()).await.unwrap();
+                    }
+                });
+            }
+        });
+        addr
+    }
+
+    #[tokio::test]
+    async fn the_only_device_being_offline_is_said_as_offline() {
+        let addr = fake_server(&[("host:devices-l", "OKAY0016emulator-5554\toffline\n")]).await;
+        let adb = Adb::new(Route::Server(addr), Duration::from_secs(2));
+        let e = adb.resolve(None).await.unwrap_err().to_string();
+        assert!(e.contains("`emulator-5554` is offline"), "{e}");
+    }
+
+    #[tokio::test]
+    async fn a_transport_closed_under_a_call_is_said_as_such() {
+        let addr = fake_server(&[
+            ("host-serial:", "OKAY0008shell_v2"),
+            ("host:transport:", "OKAY"),
+            ("shell", "FAIL0006closed"),
+        ])
+        .await;
+        let adb = Adb::new(Route::Server(addr), Duration::from_secs(2));
+        let e = adb.shell("emulator-5554", "true").await.unwrap_err().to_string();
+        assert!(e.contains("dropped the transport to `emulator-5554`"), "{e}");
+    }
+
+    #[tokio::test]
+    async fn a_server_that_hangs_up_mid_answer_is_named() {
+        let addr = fake_server(&[
+            ("host-serial:", "OKAY0008shell_v2"),
+            ("host:transport:", "OKAY"),
+            ("shell", "OKAY\u{1}\u{9}\u{0}\u{0}\u{0}par"),
+        ])
+        .await;
+        let adb = Adb::new(Route::Server(addr), Duration::from_secs(2));
+        // Half a stdout packet, then the fake hangs up: no "early eof", the call is named.
+        let e = adb.shell("emulator-5554", "true").await.unwrap_err().to_string();
+        assert!(
+            e.contains("the adb server dropped the connection during `true` on emulator-5554"),
+            "{e}"
+        );
+    }
+
     #[test]
     fn route_specs_parse_and_bad_ones_say_what_is_expected() {
         assert_eq!(

@@ -17,8 +17,14 @@ pub struct Frame {
 
 #[derive(Debug, thiserror::Error)]
 pub enum ImageError {
-    #[error("the screenshot is neither raw screencap nor PNG ({0} bytes)")]
-    Unknown(usize),
+    #[error(
+        "the device sent no screenshot (0 bytes): screencap failed or the connection was dropped; retry, and adb-device health tells if the device is there"
+    )]
+    Empty,
+    #[error(
+        "the screenshot is neither raw screencap nor PNG ({0} bytes, starting {1}); screencap printed an error or the connection was cut"
+    )]
+    Unknown(usize, String),
     #[error("the raw screenshot is cut short: {got} bytes for {width}×{height}")]
     Short { got: usize, width: u32, height: u32 },
     #[error("the raw screenshot has pixel format {0}; only RGBA_8888 (1) and RGBX_8888 (2) are read")]
@@ -49,11 +55,18 @@ pub fn decode(bytes: &[u8]) -> Result<Frame, ImageError> {
             .get(i * 4..i * 4 + 4)
             .map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes")))
     };
+    let unknown = || {
+        let start = String::from_utf8_lossy(&bytes[..bytes.len().min(40)]);
+        ImageError::Unknown(bytes.len(), format!("{start:?}"))
+    };
+    if bytes.is_empty() {
+        return Err(ImageError::Empty);
+    }
     let (Some(width), Some(height), Some(format)) = (word(0), word(1), word(2)) else {
-        return Err(ImageError::Unknown(bytes.len()));
+        return Err(unknown());
     };
     if width == 0 || height == 0 || width > 16384 || height > 16384 {
-        return Err(ImageError::Unknown(bytes.len()));
+        return Err(unknown());
     }
     if format != 1 && format != 2 {
         return Err(ImageError::Format(format));
@@ -123,6 +136,13 @@ pub fn encode_jpeg(frame: &Frame, quality: u8) -> Result<Vec<u8>, ImageError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn no_bytes_and_text_instead_of_an_image_get_errors_that_say_so() {
+        assert!(matches!(decode(&[]), Err(ImageError::Empty)));
+        let e = decode(b"Error: no display with id 3\n").unwrap_err().to_string();
+        assert!(e.contains("Error: no display"), "{e}");
+    }
 
     #[test]
     fn raw_headers_of_12_and_16_bytes_decode_and_fit_keeps_the_aspect() {
