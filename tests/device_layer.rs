@@ -399,3 +399,18 @@ async fn huge_and_odd_arguments_are_answered_within_the_budget() {
     assert!(message.contains("is not a time"), "{message}");
     ok(&shell(&client, "echo still serving").await);
 }
+
+#[tokio::test]
+async fn the_android6_profile_is_driven_over_shell_v1_with_real_exit_codes() {
+    let home = tempfile::tempdir().unwrap();
+    let profile = repo_dir().join("fixtures/android6-emulator");
+    let client = mcp_server(&["--sim", profile.to_str().unwrap()], &[], home.path()).await;
+    let props = ok(&call(&client, "adb-device", json!({"operation": "properties"})).await);
+    assert_eq!(props["summary"]["androidVersion"], "6.0", "{props}");
+    assert_eq!(props["summary"]["sdkVersion"], 23);
+    let out = ok(&shell(&client, "getprop ro.build.version.sdk; false").await);
+    assert_eq!(out["stdout"], "23\n");
+    assert_eq!(out["exitCode"], 1);
+    let apps = ok(&call(&client, "adb-app", json!({"operation": "list", "kind": "user"})).await);
+    assert_eq!(apps["totalCount"], 2, "{apps}");
+}
