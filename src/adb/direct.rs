@@ -352,6 +352,9 @@ impl Stream {
             self.send(Message::new(A_OKAY, self.local, self.remote, Vec::new()))?;
             return Ok(Some(data));
         }
+        if self.closed {
+            return Ok(None);
+        }
         loop {
             match self.events.recv().await {
                 Some(Event::Data(data)) => {
@@ -387,6 +390,14 @@ impl Stream {
             }
             self.send(Message::new(A_WRTE, self.local, self.remote, chunk.to_vec()))?;
             self.write_acked = false;
+        }
+        Ok(())
+    }
+
+    /// Reads until the device closes the stream, keeping what `capture` keeps.
+    pub async fn read_to_end(&mut self, capture: &mut super::capture::Capture) -> Result<(), AdbError> {
+        while let Some(data) = self.read().await? {
+            capture.push(&data);
         }
         Ok(())
     }

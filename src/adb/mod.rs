@@ -511,9 +511,7 @@ impl Adb {
             ))
         } else {
             let mut capture = capture::Capture::new(self.max_output);
-            while let Some(data) = stream.read().await? {
-                capture.push(&data);
-            }
+            stream.read_to_end(&mut capture).await?;
             let (stdout, dropped) = capture.finish();
             let (stdout, exit_code) = split_exit_marker(stdout);
             Ok(ShellOutput {
@@ -560,13 +558,6 @@ impl Adb {
                 let call = async {
                     let conn = self.connection(limit).await?;
                     let mut stream = conn.open_stream(&format!("exec:{command}")).await?;
-                    let read_all = async |stream: &mut direct::Stream| {
-                        let mut capture = capture::Capture::new(self.max_output);
-                        while let Some(data) = stream.read().await? {
-                            capture.push(&data);
-                        }
-                        Ok::<_, AdbError>(capture.finish().0)
-                    };
                     if let Some(mut file) = file {
                         use tokio::io::AsyncReadExt;
                         let mut chunk = vec![0u8; stream.max_payload()];
@@ -585,7 +576,9 @@ impl Adb {
                             sent(written);
                         }
                     }
-                    read_all(&mut stream).await
+                    let mut output = capture::Capture::new(self.max_output);
+                    stream.read_to_end(&mut output).await?;
+                    Ok(output.finish().0)
                 };
                 self.bounded(what, limit, call).await
             }
