@@ -227,10 +227,12 @@ async fn bad_ui_input_gets_clear_errors() {
     let client = mcp_server(&["--sim"], &[], home.path()).await;
     let no_dump_yet = err(&call(&client, "ui", json!({"operation": "tap", "ref": "e3"})).await);
     assert!(no_dump_yet.contains("ui dump"), "{no_dump_yet}");
-    let dump = ok(&call(&client, "ui", json!({"operation": "dump"})).await);
-    let settings = element(&dump, "Settings")["ref"].clone();
+    ok(&call(&client, "ui", json!({"operation": "dump"})).await);
     let cases: Vec<(Value, &str)> = vec![
         (json!({"operation": "tap", "ref": "e999"}), "unknown ref e999"),
+        (json!({"operation": "tap", "ref": "e0"}), "is not a ref"),
+        (json!({"operation": "tap", "ref": "e-1"}), "is not a ref"),
+        (json!({"operation": "tap", "ref": "e99999999999999999999"}), "is not a ref"),
         (
             json!({"operation": "tap", "x": 5000, "y": 10}),
             "off the 1080×2400 screen",
@@ -273,18 +275,83 @@ async fn bad_ui_input_gets_clear_errors() {
         "{ambiguous}"
     );
 
-    // A stale ref: the screen changed after the dump that made it.
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn an_old_ref_is_refused_after_navigating_and_nothing_is_tapped() {
+    let home = tempfile::tempdir().unwrap();
+    let client = mcp_server(&["--sim"], &[], home.path()).await;
+    let launcher = ok(&call(&client, "ui", json!({"operation": "dump"})).await);
+    let settings = element(&launcher, "Settings")["ref"].clone();
     ok(&call(&client, "ui", json!({"operation": "tap", "ref": settings})).await);
-    let stale = err(&call(&client, "ui", json!({"operation": "tap", "ref": settings})).await);
-    assert!(stale.contains("stale ref") && stale.contains("dump again"), "{stale}");
-    // Asking to observe does not refresh a stale ref.
-    let stale = err(&call(
+    let before = ok(&call(&client, "ui", json!({"operation": "dump", "limit": 200})).await);
+    // The launcher's ref means the launcher's icon: on Settings it is refused, whatever sits there.
+    for observe in [false, true] {
+        let refused = err(&call(
+            &client,
+            "ui",
+            json!({"operation": "tap", "ref": settings, "observe": observe}),
+        )
+        .await);
+        assert!(
+            refused.contains("no longer on the screen") && refused.contains("nothing was done"),
+            "{refused}"
+        );
+    }
+    // The device agrees: still on the same Settings screen, with the same elements.
+    let after = ok(&call(&client, "ui", json!({"operation": "dump", "limit": 200})).await);
+    assert_eq!(after["focused"], before["focused"]);
+    assert_eq!(after["elements"], before["elements"]);
+    // The refs a screen handed out stay the same on the next reading.
+    assert!(
+        after["elements"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|e| e["ref"] != settings)
+    );
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_form_is_filled_and_submitted_with_the_refs_of_one_dump() {
+    let home = tempfile::tempdir().unwrap();
+    let client = mcp_server(&["--sim"], &[], home.path()).await;
+    ok(&call(
         &client,
-        "ui",
-        json!({"operation": "tap", "ref": settings, "observe": true}),
+        "adb-app",
+        json!({"operation": "launch", "package": "org.droidmcp.demo.login"}),
     )
     .await);
-    assert!(stale.contains("stale ref"), "{stale}");
+    let form = ok(&call(&client, "ui", json!({"operation": "dump"})).await);
+    let by_id = |id: &str| {
+        form["elements"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["id"] == id)
+            .unwrap_or_else(|| panic!("no {id} in {form}"))["ref"]
+            .clone()
+    };
+    let (user, pass, login) = (by_id("username"), by_id("password"), by_id("login_button"));
+    ok(&call(&client, "ui", json!({"operation": "type", "ref": user, "text": "ada"})).await);
+    // Typing into the first field left the others' refs valid.
+    ok(&call(
+        &client,
+        "ui",
+        json!({"operation": "type", "ref": pass, "text": "secret"}),
+    )
+    .await);
+    let done = ok(&call(
+        &client,
+        "ui",
+        json!({"operation": "tap", "ref": login, "observe": true}),
+    )
+    .await);
+    assert_eq!(done["observed"]["changed"], true, "{done}");
+    let activity = done["focused"]["activity"].as_str().unwrap_or("");
+    assert!(activity.contains("HomeActivity"), "{done}");
     client.cancel().await.unwrap();
 }
 

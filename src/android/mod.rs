@@ -12,6 +12,7 @@ pub mod keys;
 pub mod logcat;
 pub mod packages;
 pub mod ui_elements;
+pub mod ui_refs;
 pub mod uiautomator;
 
 /// The first `max` chars of `text`, marked with `…` when cut (the whole text stays in the cache).

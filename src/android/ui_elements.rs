@@ -15,7 +15,8 @@ pub const MAX_LABEL_CHARS: usize = 60;
 
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 pub struct Element {
-    /// `e1`, `e2`… in document order; valid for the dump that made it.
+    /// `e1`, `e2`… in document order here; the server renumbers them by identity
+    /// (`ui_refs`), so a ref keeps naming one element across readings.
     #[serde(rename = "ref")]
     pub reference: String,
     #[serde(skip_serializing_if = "String::is_empty")]

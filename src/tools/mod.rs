@@ -36,6 +36,8 @@ pub struct State {
     /// Each device's last screen reading (for refs and `observe`) and screenshot geometry.
     pub screens: Mutex<HashMap<String, ui::Snapshot>>,
     pub shots: Mutex<HashMap<String, ui::Shot>>,
+    /// Each device's refs: element identities and their numbers, across readings.
+    pub refs: Mutex<HashMap<String, crate::android::ui_refs::RefBook>>,
     /// One turn per device for calls that must not overlap on it (input, screenshots).
     turns: Mutex<HashMap<String, std::sync::Arc<tokio::sync::Mutex<()>>>>,
 }
@@ -53,7 +55,32 @@ impl State {
             screens: Mutex::new(HashMap::new()),
             shots: Mutex::new(HashMap::new()),
             turns: Mutex::new(HashMap::new()),
+            refs: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// Numbers a reading's elements with the device's refs (see `android::ui_refs`).
+    pub fn number_refs(
+        &self,
+        serial: &str,
+        tree: &crate::android::uiautomator::UiTree,
+        elements: &mut [crate::android::ui_elements::Element],
+    ) {
+        self.refs
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(serial.to_string())
+            .or_default()
+            .number(tree, elements);
+    }
+
+    /// Whether this device's book ever handed out `reference`.
+    pub fn knows_ref(&self, serial: &str, reference: &str) -> bool {
+        self.refs
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(serial)
+            .is_some_and(|book| book.knows(reference))
     }
 
     /// Waits for this device's turn; held until the guard drops (a cancel drops it too).

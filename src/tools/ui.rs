@@ -17,6 +17,7 @@ use crate::adb::quote;
 use crate::android::activity::{Focus, parse_focus};
 use crate::android::keys::key_code;
 use crate::android::ui_elements::{Element, Field, Matcher, closest, elements, find};
+use crate::android::ui_refs::{Resolved, parse_ref, resolve};
 use crate::android::uiautomator::{Bounds, UiTree, parse_ui_dump};
 use crate::context::budget::{Budgeted, respond};
 use crate::context::{Data, Kind};
@@ -315,7 +316,8 @@ async fn read_screen(state: &State, serial: &str, hands_out_refs: bool) -> Resul
         .fold([0u32, 0u32], |acc, b| {
             [acc[0].max(b.right.max(0) as u32), acc[1].max(b.bottom.max(0) as u32)]
         });
-    let els = elements(&tree);
+    let mut els = elements(&tree);
+    state.number_refs(serial, &tree, &mut els);
     let mut hasher = DefaultHasher::new();
     for e in &els {
         (&e.label, &e.kind, e.at, &e.flags).hash(&mut hasher);
@@ -388,7 +390,7 @@ async fn dump(state: &State, serial: &str, args: &UiArgs) -> Outcome {
             has_more: Some(end < total),
             next_offset: (end < total).then_some(end),
             cache_id: Some(entry.id.clone()),
-            hint: Some("tap {ref} acts on an element; refs hold until the screen changes".into()),
+            hint: Some("tap {ref} acts on an element; a ref names its element while it is on the screen".into()),
             ..output(UiOperation::Dump, serial)
         },
         None,
@@ -569,25 +571,37 @@ async fn screenshot_op(state: &State, serial: &str, args: &UiArgs) -> Outcome {
 /// The point an action aims at, from whichever target the call gave.
 async fn target(state: &State, serial: &str, args: &UiArgs) -> Result<([i32; 2], Option<Element>), String> {
     if let Some(reference) = &args.reference {
-        let old = state
-            .screen(serial)
-            .ok_or(format!("no dump to resolve {reference} in: ui dump or ui find first"))?;
-        let element = old
-            .elements
-            .iter()
-            .find(|e| e.reference == *reference)
-            .cloned()
-            .ok_or(format!(
-                "unknown ref {reference}: the last dump has e1–e{}",
-                old.elements.len()
-            ))?;
-        let now = read_screen(state, serial, false).await?;
-        if now.signature != old.signature {
+        if parse_ref(reference).is_none() {
             return Err(format!(
-                "stale ref {reference}: the screen changed since the dump that made it; dump again (ui dump) and use the new refs"
+                "{:?} is not a ref: refs look like e12, as ui dump and ui find give them",
+                crate::adb::cut(reference)
             ));
         }
-        return Ok((element.at, Some(element)));
+        if !state.knows_ref(serial, reference) {
+            return Err(format!(
+                "unknown ref {reference}: no reading of this device's screen gave it; ui dump or ui find gives refs"
+            ));
+        }
+        // Refs are identities: the element must be on the screen now, exactly once.
+        let now = read_screen(state, serial, true).await?;
+        return match resolve(&now.elements, reference) {
+            Resolved::One(element) => Ok((element.at, Some(element.clone()))),
+            Resolved::Gone => Err(format!(
+                "ref {reference} is no longer on the screen (it changed{}); nothing was done. ui find or ui dump gives the current refs",
+                now.focused
+                    .as_ref()
+                    .map(|f| format!("; now showing {}", f.activity))
+                    .unwrap_or_default()
+            )),
+            Resolved::Several(hits) => Err(format!(
+                "ref {reference} is not unique on this screen ({} identical elements); nothing was done. Tap one by position: {}",
+                hits.len(),
+                hits.iter()
+                    .map(|e| format!("{:?}", e.at))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+        };
     }
     if let (Some(cell), position) = (args.grid_cell, args.grid_position) {
         let screen = screen_size(state, serial).await?;
