@@ -301,6 +301,117 @@ fn ui_elements_of_every_capture_are_labelled_centered_and_compact() {
     }
 }
 
+/// The display size a capture's file name states (`…-1080x2400.xml`), else the root's bounds.
+fn display_of(name: &str, tree: &droidmcp::android::uiautomator::UiTree) -> droidmcp::android::uiautomator::Bounds {
+    let size = name
+        .trim_end_matches(".xml")
+        .rsplit('-')
+        .next()
+        .and_then(|s| s.split_once('x'))
+        .and_then(|(w, h)| Some((w.parse::<i32>().ok()?, h.parse::<i32>().ok()?)));
+    let (w, h) = size.unwrap_or_else(|| {
+        let root = tree.nodes[0].bounds().expect("root bounds");
+        (root.right, root.bottom)
+    });
+    droidmcp::android::uiautomator::Bounds {
+        left: 0,
+        top: 0,
+        right: w,
+        bottom: h,
+    }
+}
+
+/// Text targets on real screens: a tap by a tappable element's label, when that label is unique
+/// on its screen, resolves to exactly that element. Never another one.
+#[test]
+fn tap_by_a_unique_label_resolves_to_exactly_that_element_on_every_capture() {
+    use droidmcp::android::ui_elements::{Field, Matcher, best_target, elements, find};
+    let mut all = common::captures("uiautomator");
+    all.extend(common::captures("appium"));
+    let (mut total_rows, mut total_resolved, mut total_wrong) = (0, 0, 0);
+    for (name, path) in all {
+        let tree = parse_ui_dump(&read(&path)).expect("parse");
+        let els = elements(&tree);
+        let screen = display_of(&name, &tree);
+        let (mut rows, mut resolved, mut refused, mut wrong) = (0, 0, 0, Vec::new());
+        // What a model would type for a row: its whole label, or its title when the label was
+        // cut (a long row reads "Title · summary…"). Only queries unique on the screen count.
+        let segments = |label: &str| -> Vec<String> { label.split(" · ").map(str::to_lowercase).collect() };
+        for e in els.iter().filter(|e| e.clickable && !e.label.is_empty()) {
+            let query = match e.label.ends_with('…') {
+                false => e.label.clone(),
+                true => e.label.split(" · ").next().unwrap_or("").to_string(),
+            };
+            if query.is_empty() || query.ends_with('…') {
+                continue;
+            }
+            let q = query.to_lowercase();
+            let same = els
+                .iter()
+                .filter(|o| o.label.to_lowercase() == q || segments(&o.label).contains(&q))
+                .count();
+            if same > 1 {
+                continue;
+            }
+            rows += 1;
+            let found = find(&tree, &els, Field::Text, &Matcher::Contains(query.clone()), screen);
+            match best_target(&found) {
+                Ok(hit) if hit.element.node == e.node => resolved += 1,
+                Ok(hit) => wrong.push(format!("{query:?} → {:?}", hit.element.label)),
+                Err(tied) => {
+                    refused += 1;
+                    let tied: Vec<&str> = tied.iter().map(|f| f.element.label.as_str()).collect();
+                    println!("  refused {query:?}: tied {tied:?}");
+                }
+            }
+        }
+        println!(
+            "{name}: {rows} rows with a unique label, {resolved} resolved, {refused} refused, {} wrong",
+            wrong.len()
+        );
+        assert!(wrong.is_empty(), "{name}: tapped the wrong element: {wrong:?}");
+        total_rows += rows;
+        total_resolved += resolved;
+        total_wrong += wrong.len();
+    }
+    println!("all captures: {total_rows} rows, {total_resolved} resolved, {total_wrong} wrong");
+    assert!(total_rows >= 100, "the captures should give at least 100 rows to check");
+}
+
+/// `find` for a unique label names one element, in a short answer.
+#[test]
+fn find_by_a_unique_label_gives_one_match_on_every_capture() {
+    use droidmcp::android::ui_elements::{Field, Matcher, elements, find};
+    let mut all = common::captures("uiautomator");
+    all.extend(common::captures("appium"));
+    for (name, path) in all {
+        let tree = parse_ui_dump(&read(&path)).expect("parse");
+        let els = elements(&tree);
+        let screen = display_of(&name, &tree);
+        let mut sizes = Vec::new();
+        for e in els
+            .iter()
+            .filter(|e| e.clickable && !e.label.is_empty() && !e.label.ends_with('…'))
+        {
+            let q = e.label.to_lowercase();
+            if els.iter().filter(|o| o.label.to_lowercase().contains(&q)).count() > 1 {
+                continue;
+            }
+            let found = find(&tree, &els, Field::Text, &Matcher::Contains(e.label.clone()), screen);
+            let best: Vec<_> = found.iter().filter(|f| f.exact()).collect();
+            assert_eq!(best.len(), 1, "{name}: {:?} → {} exact matches", e.label, best.len());
+            sizes.push(serde_json::to_string(&best[0].element).unwrap().chars().count());
+        }
+        if let (Some(min), Some(max)) = (sizes.iter().min(), sizes.iter().max()) {
+            println!(
+                "{name}: {} unique labels, one match each, {min}–{max} chars",
+                sizes.len()
+            );
+            assert!(*max <= 600, "{name}: {max} chars");
+        }
+    }
+}
+
 #[test]
 fn real_screenshots_come_to_at_most_35k_base64_chars_at_the_defaults() {
     use base64::Engine;

@@ -232,7 +232,10 @@ async fn bad_ui_input_gets_clear_errors() {
         (json!({"operation": "tap", "ref": "e999"}), "unknown ref e999"),
         (json!({"operation": "tap", "ref": "e0"}), "is not a ref"),
         (json!({"operation": "tap", "ref": "e-1"}), "is not a ref"),
-        (json!({"operation": "tap", "ref": "e99999999999999999999"}), "is not a ref"),
+        (
+            json!({"operation": "tap", "ref": "e99999999999999999999"}),
+            "is not a ref",
+        ),
         (
             json!({"operation": "tap", "x": 5000, "y": 10}),
             "off the 1080×2400 screen",
@@ -434,5 +437,33 @@ async fn scroll_until_text_wait_for_appear_and_gone_and_annotated_screenshots() 
     let shot = call(&client, "ui", json!({"operation": "screenshot", "annotate": true})).await;
     assert!(ok(&shot)["hint"].as_str().unwrap().contains("numbered as the refs"));
     assert!(shot.content.iter().any(|c| c.as_image().is_some()));
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn text_targets_pick_the_row_a_person_would_tap() {
+    let home = tempfile::tempdir().unwrap();
+    let client = mcp_server(&["--sim"], &[], home.path()).await;
+    ok(&call(&client, "ui", json!({"operation": "tap", "text": "Settings"})).await);
+    // One row holds "Network & internet": its title and summary are one target, and neither the
+    // list around it nor the screen's containers count.
+    let found = call(&client, "ui", json!({"operation": "find", "text": "Network"})).await;
+    let size = response_chars(&found);
+    let found = ok(&found);
+    println!(
+        "find \"Network\" on Settings: {} match(es), {size} chars",
+        found["count"]
+    );
+    assert_eq!(found["totalCount"], 1, "{found}");
+    assert!(size <= 600, "{size} chars: {found}");
+    // With no `match`, the obvious row is tapped and the network screen opens.
+    let tapped = ok(&call(
+        &client,
+        "ui",
+        json!({"operation": "tap", "text": "Network & internet", "observe": true}),
+    )
+    .await);
+    let activity = tapped["focused"]["activity"].as_str().unwrap_or("");
+    assert!(activity.contains("SubSettings"), "{tapped}");
     client.cancel().await.unwrap();
 }

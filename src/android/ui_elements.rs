@@ -168,7 +168,8 @@ pub enum Field {
     ClassName,
 }
 
-/// How a query matches, always ignoring case.
+/// How a query matches, ignoring case (an exact-case match ranks first). Queries are kept as
+/// given.
 pub enum Matcher {
     Exact(String),
     Contains(String),
@@ -178,33 +179,86 @@ pub enum Matcher {
 impl Matcher {
     pub fn matches(&self, value: &str) -> bool {
         match self {
-            Matcher::Exact(q) => value.trim().to_lowercase() == *q,
-            Matcher::Contains(q) => value.to_lowercase().contains(q.as_str()),
+            Matcher::Exact(q) => value.trim().to_lowercase() == q.trim().to_lowercase(),
+            Matcher::Contains(q) => value.to_lowercase().contains(&q.to_lowercase()),
             Matcher::Regex(r) => r.is_match(value),
         }
     }
 
-    fn exact(&self, value: &str) -> bool {
-        match self {
-            Matcher::Exact(q) | Matcher::Contains(q) => value.trim().to_lowercase() == *q,
-            Matcher::Regex(_) => false,
+    /// How `value` matches, if it does.
+    pub fn rank(&self, value: &str) -> Option<Rank> {
+        if !self.matches(value) {
+            return None;
         }
+        let lower = value.trim().to_lowercase();
+        Some(match self {
+            Matcher::Exact(q) | Matcher::Contains(q) if value.trim() == q.trim() => Rank::ExactCase,
+            Matcher::Exact(_) => Rank::Exact,
+            Matcher::Contains(q) if lower == q.trim().to_lowercase() => Rank::Exact,
+            Matcher::Contains(q) if lower.starts_with(&q.trim().to_lowercase()) => Rank::Prefix,
+            Matcher::Contains(_) | Matcher::Regex(_) => Rank::Substring,
+        })
     }
+}
+
+/// How well a value matches: the lower the better.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Rank {
+    /// Equal, letter case included.
+    ExactCase,
+    /// Equal but for letter case.
+    Exact,
+    Prefix,
+    Substring,
 }
 
 /// A match and why it ranks where it does.
 #[derive(Debug, Clone)]
 pub struct Found {
     pub element: Element,
-    pub exact: bool,
+    pub rank: Rank,
+    pub visible: bool,
+    /// The match was on the target's own text or desc, not on a text inside it.
+    pub direct: bool,
 }
 
-/// Matching nodes, ranked: exact and visible first, then the rest; a match that is not itself
-/// tappable brings in its nearest tappable ancestor right after it.
+impl Found {
+    pub fn exact(&self) -> bool {
+        self.rank <= Rank::Exact
+    }
+
+    fn standing(&self) -> (Rank, bool, bool) {
+        (self.rank, !self.visible, !self.direct)
+    }
+}
+
+fn tappable(n: &UiNode) -> bool {
+    n.flag("clickable") || n.flag("long-clickable") || n.flag("checkable")
+}
+
+/// Whether a tappable descendant of `id` has a label of its own (then `id` is a container of
+/// rows, and its joined label speaks for none of them).
+fn has_labelled_tappable_descendant(tree: &UiTree, id: usize) -> bool {
+    let mut stack: Vec<usize> = tree.nodes[id].children.clone();
+    while let Some(i) = stack.pop() {
+        let n = &tree.nodes[i];
+        if tappable(n) && !label_of(tree, i).is_empty() {
+            return true;
+        }
+        stack.extend(n.children.iter().copied());
+    }
+    false
+}
+
+/// Matching targets, best first: exact, then prefix, then substring; visible before off-screen.
+/// A text that is not itself tappable stands for its nearest tappable ancestor (the row a person
+/// would tap); texts that lead to one target are one match. Only a row of its own (no labelled
+/// tappable inside) matches by its children's joined texts, and an unlabelled scroll container
+/// never matches, so a screen's containers do not pad the list.
 pub fn find(tree: &UiTree, all: &[Element], field: Field, matcher: &Matcher, screen: Bounds) -> Vec<Found> {
-    let values = |n: &UiNode, id: usize| -> Vec<String> {
+    let values = |n: &UiNode| -> Vec<String> {
         match field {
-            Field::Text => vec![n.text().to_string(), n.content_desc().to_string(), label_of(tree, id)],
+            Field::Text => vec![n.text().to_string(), n.content_desc().to_string()],
             Field::ResourceId => {
                 let rid = n.resource_id();
                 vec![rid.to_string(), short_id(rid).unwrap_or_default()]
@@ -214,38 +268,78 @@ pub fn find(tree: &UiTree, all: &[Element], field: Field, matcher: &Matcher, scr
         }
     };
     let by_node = |node: usize| all.iter().find(|e| e.node == node);
-    let mut found: Vec<(bool, bool, Element)> = Vec::new();
+    let mut found: Vec<Found> = Vec::new();
     for (i, n) in tree.nodes.iter().enumerate() {
-        let vals = values(n, i);
-        if !vals.iter().any(|v| !v.is_empty() && matcher.matches(v)) {
-            continue;
+        let mut rank = values(n)
+            .iter()
+            .filter(|v| !v.trim().is_empty())
+            .filter_map(|v| matcher.rank(v))
+            .min();
+        // A row's joined label: any match for a row of its own; only the whole label (as the
+        // dump lists it) for a row that holds labelled tappables, which speaks for none of them.
+        if field == Field::Text && tappable(n) && n.text().trim().is_empty() && n.content_desc().trim().is_empty() {
+            let joined = label_of(tree, i);
+            let listed = cut(&joined, MAX_LABEL_CHARS);
+            let joined_rank = if has_labelled_tappable_descendant(tree, i) {
+                [joined.as_str(), listed.as_str()]
+                    .into_iter()
+                    .filter_map(|v| matcher.rank(v))
+                    .filter(|r| *r <= Rank::Exact)
+                    .min()
+            } else {
+                [joined.as_str(), listed.as_str()]
+                    .into_iter()
+                    .filter_map(|v| matcher.rank(v))
+                    .min()
+            };
+            rank = rank.into_iter().chain(joined_rank).min();
         }
-        let exact = vals.iter().any(|v| matcher.exact(v));
-        // The element to act on: the node itself if listed, else its nearest listed, tappable ancestor.
-        let target = by_node(i).cloned().or_else(|| {
-            let mut at = n.parent;
-            while let Some(p) = at {
-                if let Some(e) = by_node(p).filter(|e| e.clickable) {
-                    return Some(e.clone());
-                }
-                at = tree.nodes[p].parent;
-            }
-            None
-        });
-        let Some(target) = target.or_else(|| element_for(tree, i)) else {
+        let Some(rank) = rank else {
             continue;
         };
-        if found.iter().any(|(_, _, e)| e.node == target.node) {
+        // The element to act on: the node itself if tappable, else its nearest tappable ancestor,
+        // else the node as it is listed (or as a plain text).
+        let mut target = tappable(n).then(|| by_node(i).cloned()).flatten();
+        let mut at = n.parent;
+        while target.is_none()
+            && let Some(p) = at
+        {
+            if tappable(&tree.nodes[p]) {
+                target = by_node(p).cloned();
+            }
+            at = tree.nodes[p].parent;
+        }
+        let Some(target) = target.or_else(|| by_node(i).cloned()).or_else(|| element_for(tree, i)) else {
+            continue;
+        };
+        if target.label.is_empty() && target.flags.iter().any(|f| f == "scrollable") {
             continue;
         }
         let visible = screen.contains(target.at[0], target.at[1]);
-        found.push((exact && visible, visible, target));
+        let candidate = Found {
+            direct: target.node == i,
+            element: target,
+            rank,
+            visible,
+        };
+        match found.iter_mut().find(|f| f.element.node == candidate.element.node) {
+            Some(seen) if candidate.standing() < seen.standing() => *seen = candidate,
+            Some(_) => {}
+            None => found.push(candidate),
+        }
     }
-    found.sort_by_key(|(exact_visible, visible, e)| (!exact_visible, !visible, !e.clickable));
+    found.sort_by_key(|f| (f.standing(), !f.element.clickable));
     found
-        .into_iter()
-        .map(|(exact, _, element)| Found { element, exact })
-        .collect()
+}
+
+/// What a tap by text would act on: the one best target, or the tied best ones when there are
+/// several (nothing when none matches).
+pub fn best_target(found: &[Found]) -> Result<&Found, Vec<&Found>> {
+    let Some(best) = found.first() else {
+        return Err(Vec::new());
+    };
+    let tied: Vec<&Found> = found.iter().take_while(|f| f.standing() == best.standing()).collect();
+    if tied.len() == 1 { Ok(best) } else { Err(tied) }
 }
 
 /// An element for a node that is not in the list (a plain text inside nothing tappable).
@@ -322,11 +416,11 @@ mod tests {
             &tree,
             &els,
             Field::Text,
-            &Matcher::Exact("network & internet".into()),
+            &Matcher::Exact("Network & internet".into()),
             screen,
         );
         assert_eq!(found[0].element.reference, "e1");
-        assert!(found[0].exact);
+        assert!(found[0].exact());
         assert_eq!(found.len(), 1, "the title and the row are one target");
     }
 }

@@ -16,7 +16,7 @@ use super::{State, error, parse_args};
 use crate::adb::quote;
 use crate::android::activity::{Focus, parse_focus};
 use crate::android::keys::key_code;
-use crate::android::ui_elements::{Element, Field, Matcher, closest, elements, find};
+use crate::android::ui_elements::{Element, Field, Found, Matcher, Rank, best_target, closest, elements, find};
 use crate::android::ui_refs::{Resolved, parse_ref, resolve};
 use crate::android::uiautomator::{Bounds, UiTree, parse_ui_dump};
 use crate::context::budget::{Budgeted, respond};
@@ -411,8 +411,8 @@ fn query(args: &UiArgs) -> Result<Option<(Field, Matcher, String)>, String> {
         return Err("the text to look for is empty".into());
     }
     let matcher = match args.matching.unwrap_or(MatchKind::Contains) {
-        MatchKind::Exact => Matcher::Exact(value.trim().to_lowercase()),
-        MatchKind::Contains => Matcher::Contains(value.to_lowercase()),
+        MatchKind::Exact => Matcher::Exact(value.trim().to_string()),
+        MatchKind::Contains => Matcher::Contains(value.to_string()),
         MatchKind::Regex => Matcher::Regex(
             regex::RegexBuilder::new(value)
                 .case_insensitive(true)
@@ -636,15 +636,9 @@ async fn target(state: &State, serial: &str, args: &UiArgs) -> Result<([i32; 2],
     if let Some((field, matcher, value)) = query(args)? {
         let snap = read_screen(state, serial, true).await?;
         let found = find(&snap.tree, &snap.elements, field, &matcher, screen_bounds(&snap));
-        let exact: Vec<&Element> = found.iter().filter(|f| f.exact).map(|f| &f.element).collect();
-        let pick: Vec<&Element> = if exact.is_empty() {
-            found.iter().map(|f| &f.element).collect()
-        } else {
-            exact
-        };
-        return match pick.as_slice() {
-            [one] => Ok((one.at, Some((*one).clone()))),
-            [] => {
+        return match best_target(&found) {
+            Ok(one) => Ok((one.element.at, Some(one.element.clone()))),
+            Err(tied) if tied.is_empty() => {
                 let near: Vec<String> = closest(&snap.elements, &value, 3)
                     .iter()
                     .map(|e| format!("{} {:?}", e.reference, e.label))
@@ -654,18 +648,29 @@ async fn target(state: &State, serial: &str, args: &UiArgs) -> Result<([i32; 2],
                     near.join(", ")
                 ))
             }
-            many => Err(format!(
-                "{value:?} is ambiguous, {} elements match: {}. Tap one by ref",
-                many.len(),
-                many.iter()
+            Err(tied) => Err(format!(
+                "{value:?} is ambiguous: {} elements match it equally well ({}): {}. Tap one by ref",
+                tied.len(),
+                describe_rank(tied[0]),
+                tied.iter()
                     .take(MAX_MATCHES)
-                    .map(|e| format!("{} {:?} at {:?}", e.reference, e.label, e.at))
+                    .map(|f| format!("{} {:?} at {:?}", f.element.reference, f.element.label, f.element.at))
                     .collect::<Vec<_>>()
                     .join("; ")
             )),
         };
     }
     Err("say where: ref, text (or resourceId, contentDesc, className), x and y, or gridCell".into())
+}
+
+fn describe_rank(found: &Found) -> String {
+    let rank = match found.rank {
+        Rank::ExactCase | Rank::Exact => "exactly",
+        Rank::Prefix => "at the start",
+        Rank::Substring => "somewhere in the label",
+    };
+    let place = if found.visible { "on screen" } else { "off screen" };
+    format!("{rank}, {place}")
 }
 
 async fn screen_size(state: &State, serial: &str) -> Result<[u32; 2], String> {
