@@ -382,7 +382,23 @@ async fn scroll_until_text_wait_for_appear_and_gone_and_annotated_screenshots() 
     )
     .await);
     assert!(end.contains("end is reached"), "{end}");
-    ok(&call(&client, "ui", json!({"operation": "scroll", "direction": "up"})).await);
+    // `scroll up` shows what is above, and with observe says what changed.
+    let up = ok(&call(
+        &client,
+        "ui",
+        json!({"operation": "scroll", "direction": "up", "observe": true}),
+    )
+    .await);
+    assert_eq!(up["observed"]["changed"], true, "{up}");
+    assert!(!up["observed"]["appeared"].as_array().unwrap().is_empty(), "{up}");
+    let top = ok(&call(
+        &client,
+        "ui",
+        json!({"operation": "scroll", "direction": "up", "observe": true}),
+    )
+    .await);
+    assert_eq!(top["observed"]["changed"], false, "{top}");
+    assert!(top["hint"].as_str().unwrap().contains("end is reached"), "{top}");
     // A swipe by direction and distance; and an action that changes nothing says so.
     let swiped = ok(&call(
         &client,
@@ -427,7 +443,8 @@ async fn scroll_until_text_wait_for_appear_and_gone_and_annotated_screenshots() 
         json!({"operation": "wait", "text": "never-there", "timeoutMs": 1200}),
     )
     .await;
-    assert!(err(&never).contains("did not appear after 1200 ms"));
+    let never = err(&never);
+    assert!(never.contains("did not appear after 12"), "{never}");
     assert!(
         !recorder.0.lock().unwrap().is_empty(),
         "progress notifications while waiting"
@@ -466,4 +483,42 @@ async fn text_targets_pick_the_row_a_person_would_tap() {
     let activity = tapped["focused"]["activity"].as_str().unwrap_or("");
     assert!(activity.contains("SubSettings"), "{tapped}");
     client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn waits_last_their_whole_timeout_and_say_how_long_they_waited() {
+    let home = tempfile::tempdir().unwrap();
+    let client = mcp_server(&["--sim"], &[], home.path()).await;
+    let started = std::time::Instant::now();
+    let message = err(&call(
+        &client,
+        "ui",
+        json!({"operation": "wait", "text": "zzz-never", "timeoutMs": 1500}),
+    )
+    .await);
+    let waited = started.elapsed().as_millis();
+    let said: u128 = message
+        .split("after ")
+        .nth(1)
+        .and_then(|r| r.split(" ms").next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no time in {message:?}"));
+    println!("ui wait 1500 ms: said {said} ms, took {waited} ms");
+    assert!(said >= 1500 && waited >= 1500, "ended early: {message}");
+    assert!(said <= waited);
+
+    let nowhere = format!("tcp:127.0.0.1:{}", free_port());
+    let client = mcp_server(&["--adb", &nowhere], &[], home.path()).await;
+    let started = std::time::Instant::now();
+    let message = err(&call(&client, "adb-device", json!({"operation": "wait", "timeoutMs": 2000})).await);
+    let waited = started.elapsed().as_millis();
+    println!("adb-device wait 2000 ms: took {waited} ms: {message}");
+    assert!(waited >= 2000, "ended early after {waited} ms: {message}");
+    let said: u128 = message
+        .split("not done after ")
+        .nth(1)
+        .and_then(|r| r.split(" ms").next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no time in {message:?}"));
+    assert!(said >= 2000 && said <= waited, "{message}");
 }

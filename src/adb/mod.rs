@@ -92,6 +92,8 @@ pub enum AdbError {
     Unauthorized(String),
     #[error("{what} timed out after {} ms and was stopped on the device; it may be busy or gone. adb-device health tells", after.as_millis())]
     Timeout { what: String, after: Duration },
+    #[error("{what}: not done after {} ms. adb-device health tells what is wrong", after.as_millis())]
+    WaitedOut { what: String, after: Duration },
     #[error("the adb server refused: {0}")]
     Refused(String),
     #[error(

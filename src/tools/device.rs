@@ -203,11 +203,20 @@ async fn wait(
     let mut last_problem;
     loop {
         step += 1;
-        let stage = match state.device(device).await {
+        // Each look is bounded by what is left of the wait, so it ends within one look's time.
+        let look = super::time_left(started, timeout, Duration::from_millis(200));
+        let resolved = match tokio::time::timeout(look, state.device(device)).await {
+            Ok(resolved) => resolved,
+            Err(_) => Err(AdbError::Timeout {
+                what: "finding the device".into(),
+                after: look,
+            }),
+        };
+        let stage = match resolved {
             Ok(serial) => {
                 let probe = state
                     .adb
-                    .shell_with_timeout(&serial, "getprop sys.boot_completed", Duration::from_secs(5))
+                    .shell_with_timeout(&serial, "getprop sys.boot_completed", look.min(Duration::from_secs(5)))
                     .await;
                 match probe {
                     Ok(out) if out.stdout_text().trim() == "1" => {
@@ -234,19 +243,19 @@ async fn wait(
             let _ = ctx.peer.notify_progress(note).await;
         }
         let pause = Duration::from_millis((200 * u64::from(step)).min(2000));
-        if started.elapsed() + pause >= timeout {
+        let Some(pause) = super::next_pause(started, timeout, pause) else {
             break;
-        }
+        };
         tokio::select! {
             _ = tokio::time::sleep(pause) => {}
             _ = ctx.ct.cancelled() => {
-                return Err(AdbError::Timeout { what: "wait (cancelled by the client)".into(), after: started.elapsed() });
+                return Err(AdbError::WaitedOut { what: "wait cancelled by the client".into(), after: started.elapsed() });
             }
         }
     }
-    Err(AdbError::Timeout {
-        what: format!("waiting for the device to boot (last: {last_problem})"),
-        after: timeout,
+    Err(AdbError::WaitedOut {
+        what: format!("waiting for the device to boot ({step} checks; last: {last_problem})"),
+        after: started.elapsed(),
     })
 }
 

@@ -163,6 +163,27 @@ impl State {
     }
 }
 
+/// How long a polling wait sleeps before its next look: `pause`, cut to what is left before
+/// `timeout`; `None` once the time is up. Waits then look once more at the deadline rather than
+/// give up a pause early, and report the time they really waited.
+pub fn next_pause(
+    started: std::time::Instant,
+    timeout: std::time::Duration,
+    pause: std::time::Duration,
+) -> Option<std::time::Duration> {
+    let left = timeout.checked_sub(started.elapsed())?;
+    (!left.is_zero()).then(|| pause.min(left))
+}
+
+/// What is left of a wait's time, at least `floor` (each look gets a fair chance to finish).
+pub fn time_left(
+    started: std::time::Instant,
+    timeout: std::time::Duration,
+    floor: std::time::Duration,
+) -> std::time::Duration {
+    timeout.saturating_sub(started.elapsed()).max(floor)
+}
+
 /// A tool-level error: `isError: true` with a message that says what to do. The server goes on.
 pub fn error(message: impl Into<String>) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(message.into())])

@@ -771,13 +771,7 @@ async fn act(state: &State, serial: &str, action: UiOperation, args: &UiArgs) ->
     } else {
         None
     };
-    let result = state.adb.shell(serial, &command).await.map_err(|e| e.to_string())?;
-    if result.exit_code.is_some_and(|c| c != 0) {
-        return Err(format!(
-            "`{command}` failed: {}",
-            String::from_utf8_lossy(&result.stderr).trim()
-        ));
-    }
+    checked_shell(state, serial, &command).await?;
     if let Some(before) = before {
         tokio::time::sleep(Duration::from_millis(300)).await;
         let after = read_screen(state, serial, false).await?;
@@ -812,12 +806,31 @@ async fn scroll(state: &State, serial: &str, args: &UiArgs) -> Outcome {
     };
     let swipe = format!("input swipe {} {} {} {} 300", from[0], from[1], to[0], to[1]);
     let mut out = output(UiOperation::Scroll, serial);
+    let observe = args.observe.unwrap_or(false);
     let Some((field, matcher, value)) = until else {
-        state.adb.shell(serial, &swipe).await.map_err(|e| e.to_string())?;
+        let before = match observe {
+            true => Some(read_screen(state, serial, false).await?),
+            false => None,
+        };
+        checked_shell(state, serial, &swipe).await?;
         out.at = Some(to);
+        if let Some(before) = before {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            let after = read_screen(state, serial, true).await?;
+            let seen = observed(&before, &after);
+            if !seen.changed {
+                out.hint = Some(format!(
+                    "unchanged: nothing moved; the end is reached scrolling {}",
+                    name_of(direction)
+                ));
+            }
+            out.observed = Some(seen);
+            out.focused = after.focused.clone();
+        }
         return Ok((out, None));
     };
-    let mut snap = read_screen(state, serial, true).await?;
+    let first = read_screen(state, serial, true).await?;
+    let mut snap = first.clone();
     for attempt in 0..=MAX_SCROLLS {
         let found = find(&snap.tree, &snap.elements, field, &matcher, screen_bounds(&snap));
         if let Some(hit) = found
@@ -828,12 +841,15 @@ async fn scroll(state: &State, serial: &str, args: &UiArgs) -> Outcome {
             out.count = Some(attempt);
             out.focused = snap.focused.clone();
             out.hint = Some(format!("found after {attempt} scrolls; tap {{ref}} acts on it"));
+            if observe {
+                out.observed = Some(observed(&first, &snap));
+            }
             return Ok((out, None));
         }
         if attempt == MAX_SCROLLS {
             break;
         }
-        state.adb.shell(serial, &swipe).await.map_err(|e| e.to_string())?;
+        checked_shell(state, serial, &swipe).await?;
         tokio::time::sleep(Duration::from_millis(250)).await;
         let next = read_screen(state, serial, true).await?;
         if next.signature == snap.signature {
@@ -848,6 +864,18 @@ async fn scroll(state: &State, serial: &str, args: &UiArgs) -> Outcome {
         "{value:?} did not appear in {MAX_SCROLLS} scrolls {}",
         name_of(direction)
     ))
+}
+
+/// Runs an input command and fails with its stderr when it fails.
+async fn checked_shell(state: &State, serial: &str, command: &str) -> Result<(), String> {
+    let out = state.adb.shell(serial, command).await.map_err(|e| e.to_string())?;
+    match out.exit_code {
+        Some(0) | None => Ok(()),
+        Some(code) => Err(format!(
+            "`{command}` failed (exit {code}): {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        )),
+    }
 }
 
 fn name_of(direction: Direction) -> &'static str {
@@ -875,9 +903,15 @@ async fn wait(state: &State, serial: &str, args: &UiArgs, ctx: &RequestContext<R
     let token = ctx.meta.get_progress_token();
     let mut pause = Duration::from_millis(200);
     let mut polls = 0;
+    let limit = Duration::from_millis(timeout);
     loop {
         polls += 1;
-        let snap = read_screen(state, serial, true).await?;
+        // Each look is bounded by what is left, so the wait ends within one look of its time.
+        let look = super::time_left(started, limit, Duration::from_millis(200));
+        let snap = match tokio::time::timeout(look, read_screen(state, serial, true)).await {
+            Ok(snap) => snap?,
+            Err(_) => break,
+        };
         let found = find(&snap.tree, &snap.elements, field, &matcher, screen_bounds(&snap));
         if found.is_empty() == gone {
             let mut out = output(UiOperation::Wait, serial);
@@ -896,22 +930,24 @@ async fn wait(state: &State, serial: &str, args: &UiArgs, ctx: &RequestContext<R
                 ));
             let _ = ctx.peer.notify_progress(note).await;
         }
-        if started.elapsed() + pause > Duration::from_millis(timeout) {
-            return Err(format!(
-                "{value:?} {} after {timeout} ms ({polls} looks); ui dump shows what is there",
-                if gone {
-                    "is still on the screen"
-                } else {
-                    "did not appear"
-                }
-            ));
-        }
+        let Some(sleep) = super::next_pause(started, limit, pause) else {
+            break;
+        };
         tokio::select! {
-            _ = tokio::time::sleep(pause) => {}
+            _ = tokio::time::sleep(sleep) => {}
             _ = ctx.ct.cancelled() => return Err("wait cancelled by the client".into()),
         }
         pause = (pause * 3 / 2).min(Duration::from_secs(2));
     }
+    Err(format!(
+        "{value:?} {} after {} ms ({polls} looks); ui dump shows what is there",
+        if gone {
+            "is still on the screen"
+        } else {
+            "did not appear"
+        },
+        started.elapsed().as_millis()
+    ))
 }
 
 /// Escapes text for `input text`: a space becomes `%s`; the shell quoting is done by `quote`.
