@@ -227,6 +227,25 @@ fn dumpsys_activity_capture_names_the_resumed_launcher() {
     }
 }
 
+/// The real activity capture names the launcher; against the real Settings dump (every node
+/// com.android.settings) the answer follows the screen and says why.
+#[test]
+fn focus_follows_the_dumped_screen_when_the_activity_capture_disagrees() {
+    use droidmcp::android::activity::focus_for_screen;
+    let activities = common::captures("dumpsys-activity");
+    let settings = common::captures("uiautomator_settings");
+    for ((name, path), (dump_name, dump_path)) in activities.iter().zip(settings.iter()) {
+        let tree = parse_ui_dump(&read(dump_path)).expect("parse");
+        let screen_package = tree.nodes[0].attr("package");
+        assert_eq!(screen_package, Some("com.android.settings"), "{dump_name}");
+        let focus = focus_for_screen(&read(path), screen_package).unwrap();
+        assert_eq!(focus.package, "com.android.settings", "{name} + {dump_name}");
+        let note = focus.note.expect("a note saying why");
+        assert!(note.contains("com.google.android.apps.nexuslauncher"), "{note}");
+        println!("{name} + {dump_name}: focused {} ({note})", focus.activity);
+    }
+}
+
 #[test]
 fn logcat_capture_crashes_are_found_with_exception_process_and_frames() {
     use droidmcp::android::crashes::{find_crashes, pids_of_package};
@@ -452,6 +471,7 @@ fn ui_dump_answer_for_the_settings_home_capture_is_within_3000_chars() {
             focused: Some(droidmcp::android::activity::Focus {
                 package: "com.android.settings".into(),
                 activity: "com.android.settings.Settings".into(),
+                note: None,
             }),
             screen: Some([1080, 2400]),
             count: Some(els.len()),

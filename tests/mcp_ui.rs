@@ -522,3 +522,44 @@ async fn waits_last_their_whole_timeout_and_say_how_long_they_waited() {
         .unwrap_or_else(|| panic!("no time in {message:?}"));
     assert!(said >= 2000 && said <= waited, "{message}");
 }
+
+/// A simulator profile whose one screen is the real permission-dialog capture (read from
+/// ../shared, never copied into the repo): the dump's root is the dialog, not the screen.
+fn dialog_profile(capture: &std::path::Path) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for file in ["getprop.txt", "logcat.txt"] {
+        std::fs::copy(profile_dir().join(file), dir.path().join(file)).unwrap();
+    }
+    let mut packages = std::fs::read_to_string(profile_dir().join("packages.tsv")).unwrap();
+    packages.push_str("com.google.android.permissioncontroller\t/system/priv-app/PermissionController/PermissionController.apk\t10140\tsystem\t34\t340000\t-\tPermission controller\t2008-12-31 16:00:00\t2008-12-31 16:00:00\t34\t34\t-\n");
+    std::fs::write(dir.path().join("packages.tsv"), packages).unwrap();
+    let toml = format!(
+        "name = \"dialog\"\nhome = \"dialog\"\n[display]\nwidth = 1080\nheight = 2400\ndensity = 420\n\n[[screen]]\nname = \"dialog\"\nxml = {:?}\nactivity = \"com.google.android.permissioncontroller/.permission.ui.GrantPermissionsActivity\"\n",
+        capture.display().to_string()
+    );
+    std::fs::write(dir.path().join("profile.toml"), toml).unwrap();
+    dir
+}
+
+#[tokio::test]
+async fn a_dialogs_dump_keeps_the_displays_screen_and_a_tap_outside_it_is_accepted() {
+    let Some(captures) = captures_dir() else { return };
+    let capture = captures.join("uiautomator_permission-dialog_permissioncontroller_emulator-1080x2400.xml");
+    let profile = dialog_profile(&capture);
+    let home = tempfile::tempdir().unwrap();
+    let client = mcp_server(&["--sim", profile.path().to_str().unwrap()], &[], home.path()).await;
+    let dump = ok(&call(&client, "ui", json!({"operation": "dump"})).await);
+    println!("dialog dump: screen {} window {}", dump["screen"], dump["window"]);
+    assert_eq!(
+        dump["screen"],
+        json!([1080, 2400]),
+        "the display, not the dialog: {dump}"
+    );
+    assert_eq!(dump["window"], json!([27, 339, 1053, 1875]), "{dump}");
+    assert!(dump["hint"].as_str().unwrap().contains("dialog"), "{dump}");
+    // Below and right of the dialog, still on the screen.
+    let tap = ok(&call(&client, "ui", json!({"operation": "tap", "x": 1060, "y": 2000})).await);
+    assert_eq!(tap["at"], json!([1060, 2000]));
+    let off = err(&call(&client, "ui", json!({"operation": "tap", "x": 1080, "y": 2000})).await);
+    assert!(off.contains("off the 1080×2400 screen"), "{off}");
+}

@@ -6,6 +6,9 @@ pub struct Focus {
     pub package: String,
     /// The full class name (a leading `.` expanded with the package).
     pub activity: String,
+    /// Set when the activity manager named another app than the one on the screen.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// Looks for the resumed activity in the order Android versions print it: `topResumedActivity=`
@@ -36,6 +39,34 @@ fn component(record: &str) -> Option<Focus> {
     Some(Focus {
         package: package.to_string(),
         activity,
+        note: None,
+    })
+}
+
+/// The focus that agrees with the screen. `screen_package` is the app whose window the dump
+/// shows (its root node's package). When `dumpsys` names another app resumed (a dialog or
+/// overlay of another app, a multi-window split, or a stale record), the answer follows the
+/// screen, takes that app's activity from the same text if it is listed, and says why.
+pub fn focus_for_screen(dumpsys: &str, screen_package: Option<&str>) -> Option<Focus> {
+    let resumed = parse_focus(dumpsys);
+    let Some(package) = screen_package.filter(|p| !p.is_empty()) else {
+        return resumed;
+    };
+    if resumed.as_ref().is_some_and(|f| f.package == package) {
+        return resumed;
+    }
+    let listed = dumpsys
+        .lines()
+        .filter_map(|line| line.split_once("ActivityRecord").map(|(_, rest)| rest))
+        .filter_map(component)
+        .find(|f| f.package == package);
+    Some(Focus {
+        package: package.to_string(),
+        activity: listed.map_or_else(|| package.to_string(), |f| f.activity),
+        note: Some(format!(
+            "the screen shows {package}'s window; the activity manager names {} resumed (a dialog or overlay of another app, a split screen, or a stale record): focused follows the screen",
+            resumed.map_or_else(|| "nothing".to_string(), |f| f.package)
+        )),
     })
 }
 
@@ -50,9 +81,20 @@ mod tests {
             parse_focus(text),
             Some(Focus {
                 package: "com.android.settings".into(),
-                activity: "com.android.settings.Settings".into()
+                activity: "com.android.settings.Settings".into(),
+                note: None,
             })
         );
         assert_eq!(parse_focus("mCurrentFocus=null\n"), None);
+    }
+
+    #[test]
+    fn focus_follows_the_screen_and_says_why_when_dumpsys_disagrees() {
+        let text = "  topResumedActivity=ActivityRecord{1 u0 com.launcher/.Home t1}\n  * ActivityRecord{2 u0 com.android.settings/.Settings t9}\n";
+        let agree = focus_for_screen(text, Some("com.launcher")).unwrap();
+        assert_eq!((agree.package.as_str(), agree.note), ("com.launcher", None));
+        let screen = focus_for_screen(text, Some("com.android.settings")).unwrap();
+        assert_eq!(screen.activity, "com.android.settings.Settings");
+        assert!(screen.note.unwrap().contains("names com.launcher resumed"));
     }
 }

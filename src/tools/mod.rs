@@ -36,6 +36,8 @@ pub struct State {
     /// Each device's last screen reading (for refs and `observe`) and screenshot geometry.
     pub screens: Mutex<HashMap<String, ui::Snapshot>>,
     pub shots: Mutex<HashMap<String, ui::Shot>>,
+    /// Each device's display size (`wm size`, natural orientation), read once.
+    displays: Mutex<HashMap<String, [u32; 2]>>,
     /// Each device's refs: element identities and their numbers, across readings.
     pub refs: Mutex<HashMap<String, crate::android::ui_refs::RefBook>>,
     /// One turn per device for calls that must not overlap on it (input, screenshots).
@@ -56,7 +58,29 @@ impl State {
             shots: Mutex::new(HashMap::new()),
             turns: Mutex::new(HashMap::new()),
             refs: Mutex::new(HashMap::new()),
+            displays: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// The device's display size in its natural orientation (`wm size`, the override if set),
+    /// read once per device: the screen, for off-screen checks, grid cells and swipe centres, is
+    /// the display, never a window's bounds (a dialog's dump is smaller than the screen).
+    pub async fn display(&self, serial: &str) -> Result<[u32; 2], String> {
+        if let Some(size) = self.displays.lock().unwrap_or_else(|p| p.into_inner()).get(serial) {
+            return Ok(*size);
+        }
+        let out = self.adb.shell(serial, "wm size").await.map_err(|e| e.to_string())?;
+        let (w, h) = crate::android::device_state::parse_wm_size(&out.stdout_text()).ok_or_else(|| {
+            format!(
+                "could not read the screen size: `wm size` said {:?}",
+                out.stdout_text().trim()
+            )
+        })?;
+        self.displays
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(serial.to_string(), [w, h]);
+        Ok([w, h])
     }
 
     /// Numbers a reading's elements with the device's refs (see `android::ui_refs`).

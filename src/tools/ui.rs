@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 
 use super::{State, error, parse_args};
 use crate::adb::quote;
-use crate::android::activity::{Focus, parse_focus};
+use crate::android::activity::{Focus, focus_for_screen};
 use crate::android::keys::key_code;
 use crate::android::ui_elements::{Element, Field, Found, Matcher, Rank, best_target, closest, elements, find};
 use crate::android::ui_refs::{Resolved, parse_ref, resolve};
@@ -143,9 +143,13 @@ pub struct UiOutput {
     pub device: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub focused: Option<Focus>,
-    /// Device pixels.
+    /// Device pixels: the display, whatever window is dumped.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub screen: Option<[u32; 2]>,
+    /// The dumped window, when it is not the whole screen (a dialog or popup): left, top, right,
+    /// bottom in device pixels.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub window: Option<[i32; 4]>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub elements: Option<Vec<Element>>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -182,6 +186,7 @@ impl Budgeted for UiOutput {
         "device",
         "focused",
         "screen",
+        "window",
         "count",
         "totalCount",
         "hasMore",
@@ -213,6 +218,8 @@ pub struct Snapshot {
     pub elements: Vec<Element>,
     pub focused: Option<Focus>,
     pub screen: [u32; 2],
+    /// The dumped window's bounds when it is smaller than the screen (a dialog, a popup).
+    pub window: Option<Bounds>,
     pub signature: u64,
 }
 
@@ -307,15 +314,30 @@ async fn read_screen(state: &State, serial: &str, hands_out_refs: bool) -> Resul
         .shell(serial, "dumpsys activity activities")
         .await
         .map_err(|e| e.to_string())?;
-    let focused = parse_focus(&activities.stdout_text());
-    let screen = tree
+    let focused = focus_for_screen(
+        &activities.stdout_text(),
+        tree.nodes.first().and_then(|n| n.attr("package")),
+    );
+    let natural = state.display(serial).await?;
+    // Turned a quarter (rotation 1 or 3): the display is as wide as it is naturally tall.
+    let screen = if tree.rotation % 2 == 1 {
+        [natural[1], natural[0]]
+    } else {
+        natural
+    };
+    // The dumped window, when it is not the whole screen: a dialog or a popup.
+    let window = tree
         .nodes
         .iter()
         .filter(|n| n.parent.is_none())
         .filter_map(|n| n.bounds())
-        .fold([0u32, 0u32], |acc, b| {
-            [acc[0].max(b.right.max(0) as u32), acc[1].max(b.bottom.max(0) as u32)]
-        });
+        .reduce(|a, b| Bounds {
+            left: a.left.min(b.left),
+            top: a.top.min(b.top),
+            right: a.right.max(b.right),
+            bottom: a.bottom.max(b.bottom),
+        })
+        .filter(|w| w.left > 0 || w.top > 0 || w.right < screen[0] as i32 || w.bottom < screen[1] as i32);
     let mut els = elements(&tree);
     state.number_refs(serial, &tree, &mut els);
     let mut hasher = DefaultHasher::new();
@@ -328,6 +350,7 @@ async fn read_screen(state: &State, serial: &str, hands_out_refs: bool) -> Resul
         elements: els,
         focused,
         screen,
+        window,
         signature: hasher.finish(),
     };
     if hands_out_refs {
@@ -380,17 +403,30 @@ async fn dump(state: &State, serial: &str, args: &UiArgs) -> Outcome {
     let entry = state
         .cache
         .put(Kind::Ui, format!("window dump of {serial}"), Data::List(tree_items));
+    let hint = match snap.window {
+        Some(w) => format!(
+            "the dump is a window of {}×{} at ({}, {}) over the {}×{} screen: a dialog or popup; tap {{ref}} acts on its elements",
+            w.right - w.left,
+            w.bottom - w.top,
+            w.left,
+            w.top,
+            snap.screen[0],
+            snap.screen[1]
+        ),
+        None => "tap {ref} acts on an element; a ref names its element while it is on the screen".into(),
+    };
     Ok((
         UiOutput {
             focused: snap.focused.clone(),
             screen: Some(snap.screen),
+            window: snap.window.map(|w| [w.left, w.top, w.right, w.bottom]),
             count: Some(page.len()),
             elements: Some(page),
             total_count: Some(total),
             has_more: Some(end < total),
             next_offset: (end < total).then_some(end),
             cache_id: Some(entry.id.clone()),
-            hint: Some("tap {ref} acts on an element; a ref names its element while it is on the screen".into()),
+            hint: Some(hint),
             ..output(UiOperation::Dump, serial)
         },
         None,
@@ -673,14 +709,12 @@ fn describe_rank(found: &Found) -> String {
     format!("{rank}, {place}")
 }
 
+/// The screen as the last reading saw it (turned or not), else the display.
 async fn screen_size(state: &State, serial: &str) -> Result<[u32; 2], String> {
-    if let Some(s) = state.screen(serial).filter(|s| s.screen[0] > 0) {
+    if let Some(s) = state.screen(serial) {
         return Ok(s.screen);
     }
-    let out = state.adb.shell(serial, "wm size").await.map_err(|e| e.to_string())?;
-    crate::android::device_state::parse_wm_size(&out.stdout_text())
-        .map(|(w, h)| [w, h])
-        .ok_or("could not read the screen size (wm size)".into())
+    state.display(serial).await
 }
 
 async fn act(state: &State, serial: &str, action: UiOperation, args: &UiArgs) -> Outcome {
