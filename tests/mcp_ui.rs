@@ -231,6 +231,12 @@ async fn bad_ui_input_gets_clear_errors() {
     let cases: Vec<(Value, &str)> = vec![
         (json!({"operation": "tap", "ref": "e999"}), "unknown ref e999"),
         (json!({"operation": "tap", "ref": "e0"}), "is not a ref"),
+        (json!({"operation": "dump", "x": 5}), "`x` does not apply to ui dump"),
+        (json!({"operation": "key", "name": "BACK", "text": "hi"}), "`text` does not apply to ui key"),
+        (
+            json!({"operation": "tap", "ref": "e1", "x": 1, "y": 2}),
+            "takes one target",
+        ),
         (json!({"operation": "tap", "ref": "e-1"}), "is not a ref"),
         (
             json!({"operation": "tap", "ref": "e99999999999999999999"}),

@@ -1,0 +1,236 @@
+//! Acting on the screen: tap, long press, swipe, type, key, scroll; each can observe what changed.
+
+use super::*;
+
+pub(super) async fn act(state: &State, serial: &str, action: UiOperation, args: &UiArgs) -> Outcome {
+    let observe = args.observe.unwrap_or(false);
+    let mut out = output(action, serial);
+    let command = match action {
+        UiOperation::Tap | UiOperation::LongPress => {
+            let (at, element) = target(state, serial, args).await?;
+            out.at = Some(at);
+            out.target = element;
+            if action == UiOperation::Tap {
+                format!("input tap {} {}", at[0], at[1])
+            } else {
+                let ms = args.duration_ms.unwrap_or(800).clamp(500, 10_000);
+                format!("input swipe {0} {1} {0} {1} {ms}", at[0], at[1])
+            }
+        }
+        UiOperation::Swipe => {
+            let screen = screen_size(state, serial).await?;
+            let (from, to) = match (args.from, args.to, args.direction) {
+                (Some(from), Some(to), _) => (from, to),
+                (_, _, Some(direction)) => {
+                    // A finger moving `direction` across `distance`% of the screen, through its middle.
+                    let percent = args.distance.unwrap_or(60);
+                    if !(5..=90).contains(&percent) {
+                        return Err(format!("distance is a % of the screen, 5 to 90; got {percent}"));
+                    }
+                    let (w, h) = (screen[0] as i32, screen[1] as i32);
+                    let (cx, cy) = (w / 2, h / 2);
+                    let (dx, dy) = (w * percent as i32 / 200, h * percent as i32 / 200);
+                    match direction {
+                        Direction::Up => ([cx, cy + dy], [cx, cy - dy]),
+                        Direction::Down => ([cx, cy - dy], [cx, cy + dy]),
+                        Direction::Left => ([cx + dx, cy], [cx - dx, cy]),
+                        Direction::Right => ([cx - dx, cy], [cx + dx, cy]),
+                    }
+                }
+                _ => return Err("swipe needs from and to ([x, y] each), or a direction".into()),
+            };
+            for p in [from, to] {
+                if p[0] < 0 || p[1] < 0 || p[0] >= screen[0] as i32 || p[1] >= screen[1] as i32 {
+                    return Err(format!("{p:?} is off the {}×{} screen", screen[0], screen[1]));
+                }
+            }
+            let ms = args.duration_ms.unwrap_or(300).clamp(50, 10_000);
+            out.at = Some(to);
+            format!("input swipe {} {} {} {} {ms}", from[0], from[1], to[0], to[1])
+        }
+        UiOperation::Key => {
+            let name = args
+                .name
+                .as_deref()
+                .ok_or("key needs `name`: BACK, HOME, ENTER, TAB, DEL, APP_SWITCH, VOLUME_UP… or a key code")?;
+            let code = key_code(name).ok_or(format!(
+                "unknown key {name:?}: use BACK, HOME, ENTER, TAB, DEL, APP_SWITCH, VOLUME_UP, VOLUME_DOWN, POWER, MENU, SEARCH… or a key code (0-400)"
+            ))?;
+            format!("input keyevent {code}")
+        }
+        UiOperation::Type => {
+            let text = args.text.as_deref().ok_or("type needs `text`")?;
+            let escaped = input_text(text)?;
+            let mut steps = Vec::new();
+            if args.reference.is_some() {
+                let (at, element) = target(state, serial, args).await?;
+                steps.push(format!("input tap {} {}", at[0], at[1]));
+                out.target = element;
+            }
+            if args.clear.unwrap_or(false) {
+                // End of the field, then one DEL per character it may hold.
+                steps.push(format!("input keyevent 123 {}", vec!["67"; 256].join(" ")));
+            }
+            if !escaped.is_empty() {
+                steps.push(format!("input text {}", quote(&escaped)));
+            }
+            if args.submit.unwrap_or(false) {
+                steps.push("input keyevent 66".into());
+            }
+            steps.join(" && ")
+        }
+        UiOperation::Dump | UiOperation::Find | UiOperation::Screenshot | UiOperation::Scroll | UiOperation::Wait => {
+            unreachable!("not plain actions")
+        }
+    };
+    // A fresh reading, taken after the target was checked (a ref is checked against the dump
+    // that made it), and before the action: the stored one may predate actions that read nothing.
+    let before = if observe {
+        Some(read_screen(state, serial, false).await?)
+    } else {
+        None
+    };
+    checked_shell(state, serial, &command).await?;
+    if let Some(before) = before {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let after = read_screen(state, serial, false).await?;
+        let seen = observed(&before, &after);
+        if !seen.changed {
+            out.hint = Some("unchanged: the screen looks the same as before".into());
+        }
+        out.observed = Some(seen);
+        out.focused = after.focused.clone();
+    }
+    Ok((out, None))
+}
+
+pub(super) const MAX_SCROLLS: usize = 8;
+
+pub(super) async fn scroll(state: &State, serial: &str, args: &UiArgs) -> Outcome {
+    let direction = args
+        .direction
+        .ok_or("scroll needs `direction`: up, down, left or right")?;
+    let until = query(args)?;
+    let screen = screen_size(state, serial).await?;
+    let (w, h) = (screen[0] as i32, screen[1] as i32);
+    let (cx, cy, dx, dy) = (w / 2, h / 2, w * 3 / 10, h * 3 / 10);
+    // The finger moves against the content: to scroll down, swipe up.
+    let (from, to) = match direction {
+        Direction::Down => ([cx, cy + dy], [cx, cy - dy]),
+        Direction::Up => ([cx, cy - dy], [cx, cy + dy]),
+        Direction::Right => ([cx + dx, cy], [cx - dx, cy]),
+        Direction::Left => ([cx - dx, cy], [cx + dx, cy]),
+    };
+    let swipe = format!("input swipe {} {} {} {} 300", from[0], from[1], to[0], to[1]);
+    let mut out = output(UiOperation::Scroll, serial);
+    let observe = args.observe.unwrap_or(false);
+    let Some((field, matcher, value)) = until else {
+        let before = match observe {
+            true => Some(read_screen(state, serial, false).await?),
+            false => None,
+        };
+        checked_shell(state, serial, &swipe).await?;
+        out.at = Some(to);
+        if let Some(before) = before {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            let after = read_screen(state, serial, true).await?;
+            let seen = observed(&before, &after);
+            if !seen.changed {
+                out.hint = Some(format!(
+                    "unchanged: nothing moved; the end is reached scrolling {}",
+                    name_of(direction)
+                ));
+            }
+            out.observed = Some(seen);
+            out.focused = after.focused.clone();
+        }
+        return Ok((out, None));
+    };
+    let first = read_screen(state, serial, true).await?;
+    let mut snap = first.clone();
+    for attempt in 0..=MAX_SCROLLS {
+        let found = find(&snap.tree, &snap.elements, field, &matcher, screen_bounds(&snap));
+        if let Some(hit) = found
+            .into_iter()
+            .find(|f| screen_bounds(&snap).contains(f.element.at[0], f.element.at[1]))
+        {
+            out.target = Some(hit.element);
+            out.count = Some(attempt);
+            out.focused = snap.focused.clone();
+            out.hint = Some(format!("found after {attempt} scrolls; tap {{ref}} acts on it"));
+            if observe {
+                out.observed = Some(observed(&first, &snap));
+            }
+            return Ok((out, None));
+        }
+        if attempt == MAX_SCROLLS {
+            break;
+        }
+        checked_shell(state, serial, &swipe).await?;
+        tokio::time::sleep(Duration::from_millis(250)).await;
+        let next = read_screen(state, serial, true).await?;
+        if next.signature == snap.signature {
+            return Err(format!(
+                "{value:?} is not on the screen, and scrolling {} changes nothing more: the end is reached",
+                name_of(direction)
+            ));
+        }
+        snap = next;
+    }
+    Err(format!(
+        "{value:?} did not appear in {MAX_SCROLLS} scrolls {}",
+        name_of(direction)
+    ))
+}
+
+/// Runs an input command and fails with its stderr when it fails.
+pub(super) async fn checked_shell(state: &State, serial: &str, command: &str) -> Result<(), String> {
+    let out = state.adb.shell(serial, command).await.map_err(|e| e.to_string())?;
+    match out.exit_code {
+        Some(0) | None => Ok(()),
+        Some(code) => Err(format!(
+            "`{command}` failed (exit {code}): {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        )),
+    }
+}
+
+pub(super) fn name_of(direction: Direction) -> &'static str {
+    match direction {
+        Direction::Up => "up",
+        Direction::Down => "down",
+        Direction::Left => "left",
+        Direction::Right => "right",
+    }
+}
+
+/// Escapes text for `input text`: a space becomes `%s`; the shell quoting is done by `quote`.
+/// `input text` cannot deliver non-ASCII or control characters, nor a literal `%s`.
+pub fn input_text(text: &str) -> Result<String, String> {
+    if let Some(c) = text.chars().find(|c| !c.is_ascii() || c.is_ascii_control()) {
+        return Err(format!(
+            "cannot type {c:?}: `input text` delivers printable ASCII only; type the rest another way (e.g. paste)"
+        ));
+    }
+    if text.contains("%s") {
+        return Err("cannot type a literal \"%s\": `input text` turns it into a space".into());
+    }
+    Ok(text.replace(' ', "%s"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn input_text_escapes_spaces_and_refuses_what_it_cannot_send() {
+        assert_eq!(input_text("user name").unwrap(), "user%sname");
+        assert_eq!(
+            input_text("a&b;c|d<e>f$g`h'i\"j\\k").unwrap(),
+            "a&b;c|d<e>f$g`h'i\"j\\k"
+        );
+        assert!(input_text("café").is_err());
+        assert!(input_text("100%s").is_err());
+        assert!(input_text("tab\there").is_err());
+    }
+}

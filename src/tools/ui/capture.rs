@@ -1,0 +1,97 @@
+//! Screenshots as JPEG image blocks, with the tap grid or numbered boxes drawn on them.
+
+use super::*;
+
+pub(super) fn scale(shot: &Shot) -> f64 {
+    let s = shot.screen[0].max(shot.screen[1]) as f64 / shot.image[0].max(shot.image[1]).max(1) as f64;
+    (s * 1000.0).round() / 1000.0
+}
+
+/// Takes a screenshot, makes the JPEG image block, and remembers its geometry.
+pub(super) async fn capture(
+    state: &State,
+    serial: &str,
+    max_size: u32,
+    with_grid: bool,
+    annotate: Option<&[Element]>,
+) -> Result<(Shot, ContentBlock), String> {
+    // PNG: 70-100× fewer bytes than a raw frame, which wins on USB and Wi-Fi links and on the
+    // simulator (benches/ui_pipeline.rs; README has the numbers and the reasoning).
+    let raw = state
+        .adb
+        .exec(serial, "screencap -p", None, state.adb.timeout(), &|_| {})
+        .await
+        .map_err(|e| e.to_string())?;
+    let frame = crate::image::decode(&raw).map_err(|e| e.to_string())?;
+    let (w, h) = crate::image::fit(frame.width, frame.height, max_size);
+    let mut small = crate::image::resize(&frame, w, h).map_err(|e| e.to_string())?;
+    if with_grid {
+        grid::draw(&mut small);
+    }
+    if let Some(els) = annotate {
+        let (fx, fy) = (w as f64 / frame.width as f64, h as f64 / frame.height as f64);
+        let boxes: Vec<(String, u32, u32, u32, u32)> = els
+            .iter()
+            .map(|e| {
+                let px = |v: i32, f: f64| (v.max(0) as f64 * f).round() as u32;
+                (
+                    e.reference.trim_start_matches('e').to_string(),
+                    px(e.bounds.left, fx),
+                    px(e.bounds.top, fy),
+                    px(e.bounds.right, fx),
+                    px(e.bounds.bottom, fy),
+                )
+            })
+            .collect();
+        grid::annotate(&mut small, &boxes);
+    }
+    let jpeg = crate::image::encode_jpeg(&small, JPEG_QUALITY).map_err(|e| e.to_string())?;
+    let shot = Shot {
+        image: [w, h],
+        screen: [frame.width, frame.height],
+    };
+    state.remember_shot(serial, shot);
+    let b64 = base64::engine::general_purpose::STANDARD.encode(jpeg);
+    Ok((shot, ContentBlock::image(b64, "image/jpeg")))
+}
+
+pub(super) async fn screenshot_op(state: &State, serial: &str, args: &UiArgs) -> Outcome {
+    let max_size = args.max_size.unwrap_or(DEFAULT_MAX_SIZE);
+    if !(200..=2000).contains(&max_size) {
+        return Err(format!("maxSize must be between 200 and 2000; got {max_size}"));
+    }
+    let with_grid = args.grid.unwrap_or(false);
+    // Annotations number the current screen's elements as a fresh dump's refs.
+    let snapshot = match args.annotate.unwrap_or(false) {
+        true => Some(read_screen(state, serial, true).await?),
+        false => None,
+    };
+    let (shot, block) = capture(
+        state,
+        serial,
+        max_size,
+        with_grid,
+        snapshot.as_ref().map(|s| s.elements.as_slice()),
+    )
+    .await?;
+    let hint = if snapshot.is_some() {
+        "boxes are numbered as the refs of a fresh dump: tap {ref: \"eN\"}"
+    } else if with_grid {
+        "tap {x, y, space: \"image\"} maps image pixels to the device; or tap {gridCell, gridPosition}"
+    } else {
+        "tap {x, y, space: \"image\"} maps image pixels to the device"
+    };
+    Ok((
+        UiOutput {
+            image: Some(shot.image),
+            screen: Some(shot.screen),
+            scale: Some(scale(&shot)),
+            hint: Some(format!(
+                "JPEG q{JPEG_QUALITY}, {}×{} of a {}×{} screen; {hint}",
+                shot.image[0], shot.image[1], shot.screen[0], shot.screen[1]
+            )),
+            ..output(UiOperation::Screenshot, serial)
+        },
+        Some(block),
+    ))
+}

@@ -1,0 +1,184 @@
+//! Reading the screen: one window dump plus the focused app, numbered with the device's refs;
+//! `dump` pages it, `observe` compares two readings.
+
+use super::*;
+
+/// Reads the screen: the window dump (one round trip, `uiautomator dump /dev/tty`) and the
+/// resumed activity. A reading that hands out refs (dump, find, scroll, wait, tap by text)
+/// becomes the one refs are checked against; a check's own reading never does, so a stale ref
+/// stays stale until the next dump.
+pub(super) async fn read_screen(state: &State, serial: &str, hands_out_refs: bool) -> Result<Snapshot, String> {
+    let out = state
+        .adb
+        .shell(serial, "uiautomator dump /dev/tty")
+        .await
+        .map_err(|e| e.to_string())?;
+    let tree = parse_ui_dump(&out.stdout_text()).map_err(|e| {
+        format!(
+            "could not read the screen: {e}. uiautomator said: {}",
+            crate::android::cut(
+                format!("{}{}", out.stdout_text(), String::from_utf8_lossy(&out.stderr)).trim(),
+                200
+            )
+        )
+    })?;
+    let activities = state
+        .adb
+        .shell(serial, "dumpsys activity activities")
+        .await
+        .map_err(|e| e.to_string())?;
+    let focused = focus_for_screen(
+        &activities.stdout_text(),
+        tree.nodes.first().and_then(|n| n.attr("package")),
+    );
+    let natural = state.display(serial).await?;
+    // Turned a quarter (rotation 1 or 3): the display is as wide as it is naturally tall.
+    let screen = if tree.rotation % 2 == 1 {
+        [natural[1], natural[0]]
+    } else {
+        natural
+    };
+    // The dumped window, when it is not the whole screen: a dialog or a popup.
+    let window = tree
+        .nodes
+        .iter()
+        .filter(|n| n.parent.is_none())
+        .filter_map(|n| n.bounds())
+        .reduce(|a, b| Bounds {
+            left: a.left.min(b.left),
+            top: a.top.min(b.top),
+            right: a.right.max(b.right),
+            bottom: a.bottom.max(b.bottom),
+        })
+        .filter(|w| w.left > 0 || w.top > 0 || w.right < screen[0] as i32 || w.bottom < screen[1] as i32);
+    let mut els = elements(&tree);
+    state.number_refs(serial, &tree, &mut els);
+    let mut hasher = DefaultHasher::new();
+    for e in &els {
+        (&e.label, &e.kind, e.at, &e.flags).hash(&mut hasher);
+    }
+    focused.as_ref().map(|f| &f.activity).hash(&mut hasher);
+    let snapshot = Snapshot {
+        tree,
+        elements: els,
+        focused,
+        screen,
+        window,
+        signature: hasher.finish(),
+    };
+    if hands_out_refs {
+        state.remember_screen(serial, snapshot.clone());
+    }
+    Ok(snapshot)
+}
+
+pub(super) async fn dump(state: &State, serial: &str, args: &UiArgs) -> Outcome {
+    let limit = args.limit.unwrap_or(DEFAULT_LIMIT);
+    if !(1..=MAX_LIMIT).contains(&limit) {
+        return Err(format!("limit must be between 1 and {MAX_LIMIT}; got {limit}"));
+    }
+    let offset = args.offset.unwrap_or(0) as usize;
+    let snap = read_screen(state, serial, true).await?;
+    let needle = args.filter.as_deref().filter(|f| !f.is_empty()).map(str::to_lowercase);
+    let matching: Vec<Element> = snap
+        .elements
+        .iter()
+        .filter(|e| {
+            needle.as_ref().is_none_or(|n| {
+                e.label.to_lowercase().contains(n) || e.id.as_deref().is_some_and(|i| i.to_lowercase().contains(n))
+            })
+        })
+        .cloned()
+        .collect();
+    let total = matching.len();
+    if offset > 0 && offset >= total {
+        return Err(format!(
+            "offset {offset} is past the end: {total} elements. Use an offset below {total}"
+        ));
+    }
+    let page: Vec<Element> = matching.into_iter().skip(offset).take(limit as usize).collect();
+    let end = offset + page.len();
+    let tree_items: Vec<Value> = snap
+        .tree
+        .nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| {
+            let mut o = serde_json::Map::new();
+            o.insert("i".into(), json!(i));
+            o.insert("depth".into(), json!(n.depth));
+            for (k, v) in &n.attrs {
+                o.insert(k.clone(), json!(v));
+            }
+            Value::Object(o)
+        })
+        .collect();
+    let entry = state
+        .cache
+        .put(Kind::Ui, format!("window dump of {serial}"), Data::List(tree_items));
+    let hint = match snap.window {
+        Some(w) => format!(
+            "the dump is a window of {}×{} at ({}, {}) over the {}×{} screen: a dialog or popup; tap {{ref}} acts on its elements",
+            w.right - w.left,
+            w.bottom - w.top,
+            w.left,
+            w.top,
+            snap.screen[0],
+            snap.screen[1]
+        ),
+        None => "tap {ref} acts on an element; a ref names its element while it is on the screen".into(),
+    };
+    Ok((
+        UiOutput {
+            focused: snap.focused.clone(),
+            screen: Some(snap.screen),
+            window: snap.window.map(|w| [w.left, w.top, w.right, w.bottom]),
+            count: Some(page.len()),
+            elements: Some(page),
+            total_count: Some(total),
+            has_more: Some(end < total),
+            next_offset: (end < total).then_some(end),
+            cache_id: Some(entry.id.clone()),
+            hint: Some(hint),
+            ..output(UiOperation::Dump, serial)
+        },
+        None,
+    ))
+}
+
+pub(super) fn screen_bounds(snap: &Snapshot) -> Bounds {
+    Bounds {
+        left: 0,
+        top: 0,
+        right: snap.screen[0] as i32,
+        bottom: snap.screen[1] as i32,
+    }
+}
+
+/// The screen as the last reading saw it (turned or not), else the display.
+pub(super) async fn screen_size(state: &State, serial: &str) -> Result<[u32; 2], String> {
+    if let Some(s) = state.screen(serial) {
+        return Ok(s.screen);
+    }
+    state.display(serial).await
+}
+
+pub(super) fn observed(before: &Snapshot, after: &Snapshot) -> Observed {
+    let labels = |s: &Snapshot| -> Vec<String> {
+        s.elements
+            .iter()
+            .filter(|e| !e.label.is_empty())
+            .map(|e| e.label.clone())
+            .collect()
+    };
+    let (b, a) = (labels(before), labels(after));
+    let appeared: Vec<String> = a.iter().filter(|l| !b.contains(l)).take(8).cloned().collect();
+    let disappeared: Vec<String> = b.iter().filter(|l| !a.contains(l)).take(8).cloned().collect();
+    let focus_changed = before.focused != after.focused;
+    Observed {
+        changed: before.signature != after.signature,
+        focused: focus_changed.then(|| after.focused.clone()).flatten(),
+        appeared,
+        disappeared,
+    }
+}

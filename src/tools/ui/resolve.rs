@@ -1,0 +1,177 @@
+//! Resolving what a call points at: a ref (by identity), a text query (the element a person
+//! would tap), a point (device or image pixels) or a grid cell; and `find`.
+
+use super::*;
+
+/// The field and matcher a call asks for (`text`, `resourceId`, `contentDesc` or `className`).
+pub(super) fn query(args: &UiArgs) -> Result<Option<(Field, Matcher, String)>, String> {
+    let (field, value) = match (&args.text, &args.resource_id, &args.content_desc, &args.class_name) {
+        (Some(t), None, None, None) => (Field::Text, t),
+        (None, Some(r), None, None) => (Field::ResourceId, r),
+        (None, None, Some(d), None) => (Field::ContentDesc, d),
+        (None, None, None, Some(c)) => (Field::ClassName, c),
+        (None, None, None, None) => return Ok(None),
+        _ => return Err("give one of text, resourceId, contentDesc, className".into()),
+    };
+    if value.trim().is_empty() {
+        return Err("the text to look for is empty".into());
+    }
+    let matcher = match args.matching.unwrap_or(MatchKind::Contains) {
+        MatchKind::Exact => Matcher::Exact(value.trim().to_string()),
+        MatchKind::Contains => Matcher::Contains(value.to_string()),
+        MatchKind::Regex => Matcher::Regex(
+            regex::RegexBuilder::new(value)
+                .case_insensitive(true)
+                .size_limit(1 << 20)
+                .build()
+                .map_err(|e| format!("not a valid regex: {e}"))?,
+        ),
+    };
+    Ok(Some((field, matcher, value.clone())))
+}
+
+pub(super) async fn find_op(state: &State, serial: &str, args: &UiArgs) -> Outcome {
+    let (field, matcher, value) = query(args)?.ok_or("find needs text, resourceId, contentDesc or className")?;
+    let snap = read_screen(state, serial, true).await?;
+    let found = find(&snap.tree, &snap.elements, field, &matcher, screen_bounds(&snap));
+    let total = found.len();
+    let matches: Vec<Element> = found.into_iter().take(MAX_MATCHES).map(|f| f.element).collect();
+    let want_grid = args.grid.unwrap_or(false) || matches.is_empty();
+    let mut out = UiOutput {
+        focused: snap.focused.clone(),
+        count: Some(matches.len()),
+        total_count: Some(total),
+        ..output(UiOperation::Find, serial)
+    };
+    if matches.is_empty() {
+        let near: Vec<Element> = closest(&snap.elements, &value, MAX_MATCHES)
+            .into_iter()
+            .cloned()
+            .collect();
+        out.hint = Some(format!(
+            "nothing matches {value:?}; the closest labels are listed; or tap {{gridCell: 1-24, gridPosition: center|top-left|top-right|bottom-left|bottom-right}} on the grid image"
+        ));
+        out.matches = Some(near);
+    } else {
+        out.matches = Some(matches);
+        out.hint = Some("tap {ref: matches[0].ref} taps the best match".into());
+    }
+    let image = if want_grid {
+        let (meta, block) = capture(state, serial, DEFAULT_MAX_SIZE, true, None).await?;
+        out.image = Some(meta.image);
+        out.screen = Some(meta.screen);
+        out.scale = Some(scale(&meta));
+        if args.grid.unwrap_or(false) && out.hint.as_deref().is_some_and(|h| h.starts_with("tap {ref")) {
+            out.hint = Some("tap {ref} for a match, or tap {gridCell: 1-24, gridPosition: center|top-left|top-right|bottom-left|bottom-right} on the grid".into());
+        }
+        Some(block)
+    } else {
+        None
+    };
+    Ok((out, image))
+}
+
+/// The point an action aims at, from whichever target the call gave.
+pub(super) async fn target(state: &State, serial: &str, args: &UiArgs) -> Result<([i32; 2], Option<Element>), String> {
+    if let Some(reference) = &args.reference {
+        if parse_ref(reference).is_none() {
+            return Err(format!(
+                "{:?} is not a ref: refs look like e12, as ui dump and ui find give them",
+                crate::adb::cut(reference)
+            ));
+        }
+        if !state.knows_ref(serial, reference) {
+            return Err(format!(
+                "unknown ref {reference}: no reading of this device's screen gave it; ui dump or ui find gives refs"
+            ));
+        }
+        // Refs are identities: the element must be on the screen now, exactly once.
+        let now = read_screen(state, serial, true).await?;
+        return match resolve(&now.elements, reference) {
+            Resolved::One(element) => Ok((element.at, Some(element.clone()))),
+            Resolved::Gone => Err(format!(
+                "ref {reference} is no longer on the screen (it changed{}); nothing was done. ui find or ui dump gives the current refs",
+                now.focused
+                    .as_ref()
+                    .map(|f| format!("; now showing {}", f.activity))
+                    .unwrap_or_default()
+            )),
+            Resolved::Several(hits) => Err(format!(
+                "ref {reference} is not unique on this screen ({} identical elements); nothing was done. Tap one by position: {}",
+                hits.len(),
+                hits.iter()
+                    .map(|e| format!("{:?}", e.at))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+        };
+    }
+    if let (Some(cell), position) = (args.grid_cell, args.grid_position) {
+        let screen = screen_size(state, serial).await?;
+        let at = grid::point(cell, position.unwrap_or(Position::Center), screen[0], screen[1])
+            .ok_or(format!("gridCell must be between 1 and {}; got {cell}", grid::CELLS))?;
+        return Ok(([at.0, at.1], None));
+    }
+    if let (Some(x), Some(y)) = (args.x, args.y) {
+        let (x, y) = match args.space.unwrap_or(Space::Device) {
+            Space::Device => (x, y),
+            Space::Image => {
+                let shot = state.shot(serial).ok_or(
+                    "space \"image\" maps from the last screenshot, and there is none yet: ui screenshot first",
+                )?;
+                if x < 0 || y < 0 || x >= shot.image[0] as i32 || y >= shot.image[1] as i32 {
+                    return Err(format!(
+                        "({x}, {y}) is outside the {}×{} screenshot",
+                        shot.image[0], shot.image[1]
+                    ));
+                }
+                let fx = shot.screen[0] as f64 / shot.image[0] as f64;
+                let fy = shot.screen[1] as f64 / shot.image[1] as f64;
+                ((x as f64 * fx).round() as i32, (y as f64 * fy).round() as i32)
+            }
+        };
+        let screen = screen_size(state, serial).await?;
+        if x < 0 || y < 0 || x >= screen[0] as i32 || y >= screen[1] as i32 {
+            return Err(format!("({x}, {y}) is off the {}×{} screen", screen[0], screen[1]));
+        }
+        return Ok(([x, y], None));
+    }
+    if let Some((field, matcher, value)) = query(args)? {
+        let snap = read_screen(state, serial, true).await?;
+        let found = find(&snap.tree, &snap.elements, field, &matcher, screen_bounds(&snap));
+        return match best_target(&found) {
+            Ok(one) => Ok((one.element.at, Some(one.element.clone()))),
+            Err(tied) if tied.is_empty() => {
+                let near: Vec<String> = closest(&snap.elements, &value, 3)
+                    .iter()
+                    .map(|e| format!("{} {:?}", e.reference, e.label))
+                    .collect();
+                Err(format!(
+                    "nothing on the screen matches {value:?}; closest: {}",
+                    near.join(", ")
+                ))
+            }
+            Err(tied) => Err(format!(
+                "{value:?} is ambiguous: {} elements match it equally well ({}): {}. Tap one by ref",
+                tied.len(),
+                describe_rank(tied[0]),
+                tied.iter()
+                    .take(MAX_MATCHES)
+                    .map(|f| format!("{} {:?} at {:?}", f.element.reference, f.element.label, f.element.at))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            )),
+        };
+    }
+    Err("say where: ref, text (or resourceId, contentDesc, className), x and y, or gridCell".into())
+}
+
+pub(super) fn describe_rank(found: &Found) -> String {
+    let rank = match found.rank {
+        Rank::ExactCase | Rank::Exact => "exactly",
+        Rank::Prefix => "at the start",
+        Rank::Substring => "somewhere in the label",
+    };
+    let place = if found.visible { "on screen" } else { "off screen" };
+    format!("{rank}, {place}")
+}
