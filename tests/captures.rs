@@ -454,6 +454,10 @@ fn real_screenshots_come_to_at_most_35k_base64_chars_at_the_defaults() {
         );
         assert_eq!(w.max(h), 1000, "{name}");
         assert!(plain <= 35_000, "{name}: {plain}");
+        assert!(
+            gridded * 4 <= plain * 5,
+            "{name}: the grid adds more than 25%: {plain} -> {gridded}"
+        );
     }
 }
 

@@ -232,7 +232,10 @@ async fn bad_ui_input_gets_clear_errors() {
         (json!({"operation": "tap", "ref": "e999"}), "unknown ref e999"),
         (json!({"operation": "tap", "ref": "e0"}), "is not a ref"),
         (json!({"operation": "dump", "x": 5}), "`x` does not apply to ui dump"),
-        (json!({"operation": "key", "name": "BACK", "text": "hi"}), "`text` does not apply to ui key"),
+        (
+            json!({"operation": "key", "name": "BACK", "text": "hi"}),
+            "`text` does not apply to ui key",
+        ),
         (
             json!({"operation": "tap", "ref": "e1", "x": 1, "y": 2}),
             "takes one target",
@@ -568,4 +571,77 @@ async fn a_dialogs_dump_keeps_the_displays_screen_and_a_tap_outside_it_is_accept
     assert_eq!(tap["at"], json!([1060, 2000]));
     let off = err(&call(&client, "ui", json!({"operation": "tap", "x": 1080, "y": 2000})).await);
     assert!(off.contains("off the 1080×2400 screen"), "{off}");
+}
+
+/// The JPEG of a screenshot answer, decoded, and its base64 size.
+fn screenshot_image(result: &rmcp::model::CallToolResult) -> (image::RgbImage, usize) {
+    use base64::Engine;
+    let block = result
+        .content
+        .iter()
+        .find_map(|c| c.as_image())
+        .expect("an image block");
+    let jpeg = base64::engine::general_purpose::STANDARD.decode(&block.data).unwrap();
+    let decoded = image::load_from_memory_with_format(&jpeg, image::ImageFormat::Jpeg).unwrap();
+    (decoded.to_rgb8(), block.data.len())
+}
+
+#[tokio::test]
+async fn the_grid_is_thin_dashed_cheap_and_its_numbers_cover_no_elements_center() {
+    use droidmcp::image::grid;
+    let home = tempfile::tempdir().unwrap();
+    let client = mcp_server(&["--sim"], &[], home.path()).await;
+    for screen in ["launcher", "settings", "network"] {
+        match screen {
+            "settings" => ok(&call(&client, "ui", json!({"operation": "tap", "text": "Settings"})).await),
+            "network" => ok(&call(&client, "ui", json!({"operation": "tap", "text": "Network & internet"})).await),
+            _ => json!(null),
+        };
+        let dump = ok(&call(&client, "ui", json!({"operation": "dump", "limit": 200})).await);
+        let plain = call(&client, "ui", json!({"operation": "screenshot"})).await;
+        let gridded = call(&client, "ui", json!({"operation": "screenshot", "grid": true})).await;
+        let meta = ok(&gridded);
+        assert!(meta["hint"].as_str().unwrap().contains("numbered row by row"), "{meta}");
+        let ((plain_img, plain_size), (grid_img, grid_size)) = (screenshot_image(&plain), screenshot_image(&gridded));
+        println!(
+            "{screen}: JPEG {plain_size} base64 chars, {grid_size} with the grid (+{:.0}%)",
+            (grid_size as f64 / plain_size as f64 - 1.0) * 100.0
+        );
+        assert!(grid_size * 4 <= plain_size * 5, "{screen}: the grid adds over 25%");
+        // The first column line: dark in its block, as before just outside it (one block wide).
+        let (w, h) = (grid_img.width(), grid_img.height());
+        let x = w / 4 / 8 * 8;
+        let luma = |img: &image::RgbImage, x: u32, y: u32| {
+            let p = img.get_pixel(x, y);
+            (u32::from(p[0]) + u32::from(p[1]) + u32::from(p[2])) / 3
+        };
+        let y = h / 2 / 16 * 16 + 4; // the middle of a dash
+        assert!(luma(&grid_img, x + 4, y) < 90, "{screen}: the line's dash is dark");
+        for outside in [x.saturating_sub(3), x + 11] {
+            let (a, b) = (luma(&grid_img, outside, y), luma(&plain_img, outside, y));
+            assert!(
+                a.abs_diff(b) < 40,
+                "{screen}: the line is wider than a block at x={outside}"
+            );
+        }
+        // No number box sits on the centre of a labelled element.
+        let scale = meta["scale"].as_f64().unwrap();
+        for e in dump["elements"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["label"].is_string())
+        {
+            let (cx, cy) = (
+                e["at"][0].as_f64().unwrap() / scale,
+                e["at"][1].as_f64().unwrap() / scale,
+            );
+            for cell in 1..=grid::CELLS {
+                let (bx, by) = grid::number_box(cell, w, h);
+                let digits = cell.to_string().len() as f64 * 8.0;
+                let inside = cx >= bx as f64 && cx < bx as f64 + digits && cy >= by as f64 && cy < by as f64 + 8.0;
+                assert!(!inside, "{screen}: cell {cell}'s number covers the centre of {e}");
+            }
+        }
+    }
 }

@@ -1,7 +1,6 @@
 //! Draws the current screen from its uiautomator XML: element boxes, fields, switches and
 //! labels in an 8×8 bitmap font. The frame is cached until the screen changes.
 
-use font8x8::UnicodeFonts;
 use image::{Rgba, RgbaImage};
 
 use crate::android::uiautomator::{Bounds, UiNode};
@@ -110,10 +109,7 @@ fn draw_text(img: &mut RgbaImage, text: &str, x: i32, y: i32, scale: u32, right:
         if cx + 8 * s > right {
             break;
         }
-        let rows = font8x8::BASIC_FONTS
-            .get(c)
-            .or_else(|| font8x8::LATIN_FONTS.get(c))
-            .unwrap_or([0x7e; 8]);
+        let rows = crate::image::grid::bitmap(c);
         for (row, bits) in rows.iter().enumerate() {
             for col in 0..8 {
                 if bits & (1 << col) != 0 {

@@ -75,11 +75,14 @@ pub(super) async fn screenshot_op(state: &State, serial: &str, args: &UiArgs) ->
     )
     .await?;
     let hint = if snapshot.is_some() {
-        "boxes are numbered as the refs of a fresh dump: tap {ref: \"eN\"}"
+        "boxes are numbered as the refs of a fresh dump: tap {ref: \"eN\"}".to_string()
     } else if with_grid {
-        "tap {x, y, space: \"image\"} maps image pixels to the device; or tap {gridCell, gridPosition}"
+        format!(
+            "tap {{x, y, space: \"image\"}} maps image pixels to the device; or tap {{gridCell, gridPosition}}: {}",
+            grid::NUMBERING
+        )
     } else {
-        "tap {x, y, space: \"image\"} maps image pixels to the device"
+        "tap {x, y, space: \"image\"} maps image pixels to the device".to_string()
     };
     Ok((
         UiOutput {

@@ -49,7 +49,8 @@ pub(super) async fn find_op(state: &State, serial: &str, args: &UiArgs) -> Outco
             .cloned()
             .collect();
         out.hint = Some(format!(
-            "nothing matches {value:?}; the closest labels are listed; or tap {{gridCell: 1-24, gridPosition: center|top-left|top-right|bottom-left|bottom-right}} on the grid image"
+            "nothing matches {value:?}; the closest labels are listed; or tap {{gridCell, gridPosition: center|top-left|top-right|bottom-left|bottom-right}} on the grid image: {}",
+            grid::NUMBERING
         ));
         out.matches = Some(near);
     } else {
@@ -62,7 +63,10 @@ pub(super) async fn find_op(state: &State, serial: &str, args: &UiArgs) -> Outco
         out.screen = Some(meta.screen);
         out.scale = Some(scale(&meta));
         if args.grid.unwrap_or(false) && out.hint.as_deref().is_some_and(|h| h.starts_with("tap {ref")) {
-            out.hint = Some("tap {ref} for a match, or tap {gridCell: 1-24, gridPosition: center|top-left|top-right|bottom-left|bottom-right} on the grid".into());
+            out.hint = Some(format!(
+                "tap {{ref}} for a match, or tap {{gridCell, gridPosition: center|top-left|top-right|bottom-left|bottom-right}} on the grid: {}",
+                grid::NUMBERING
+            ));
         }
         Some(block)
     } else {
