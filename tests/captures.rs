@@ -417,9 +417,31 @@ fn find_by_a_unique_label_gives_one_match_on_every_capture() {
                 continue;
             }
             let found = find(&tree, &els, Field::Text, &Matcher::Contains(e.label.clone()), screen);
-            let best: Vec<_> = found.iter().filter(|f| f.exact()).collect();
-            assert_eq!(best.len(), 1, "{name}: {:?} → {} exact matches", e.label, best.len());
-            sizes.push(serde_json::to_string(&best[0].element).unwrap().chars().count());
+            let exact: Vec<_> = found.iter().filter(|f| f.exact()).collect();
+            assert_eq!(exact.len(), 1, "{name}: {:?} → {} exact matches", e.label, exact.len());
+            assert_eq!(found[0].element.node, e.node, "{name}: {:?}", e.label);
+            // The answer `find` gives, as a model reads it.
+            let answer = droidmcp::tools::ui::UiOutput {
+                operation: "find".into(),
+                device: "R58M123ABC".into(),
+                focused: Some(droidmcp::android::activity::Focus {
+                    package: "com.example.app".into(),
+                    activity: "com.example.app.MainActivity".into(),
+                    note: None,
+                }),
+                count: Some(1),
+                total_count: Some(found.len()),
+                matches: Some(vec![found[0].element.clone()]),
+                hint: Some(match found.len() - 1 {
+                    0 => "tap {ref: matches[0].ref} taps the best match".into(),
+                    more => format!(
+                        "tap {{ref: matches[0].ref}} taps the best match; {more} more only contain {:?} (ui dump {{filter}} lists them)",
+                        e.label
+                    ),
+                }),
+                ..Default::default()
+            };
+            sizes.push(serde_json::to_string(&answer).unwrap().chars().count());
         }
         if let (Some(min), Some(max)) = (sizes.iter().min(), sizes.iter().max()) {
             println!(

@@ -35,7 +35,15 @@ pub(super) async fn find_op(state: &State, serial: &str, args: &UiArgs) -> Outco
     let snap = read_screen(state, serial, true).await?;
     let found = find(&snap.tree, &snap.elements, field, &matcher, screen_bounds(&snap));
     let total = found.len();
-    let matches: Vec<Element> = found.into_iter().take(MAX_MATCHES).map(|f| f.element).collect();
+    // Exact matches, when there are any, are what was meant: the ones that merely contain the
+    // text are counted, not listed.
+    let exact = found.iter().filter(|f| f.exact()).count();
+    let shown = if exact > 0 { exact } else { total };
+    let matches: Vec<Element> = found
+        .into_iter()
+        .take(shown.min(MAX_MATCHES))
+        .map(|f| f.element)
+        .collect();
     let want_grid = args.grid.unwrap_or(false) || matches.is_empty();
     let mut out = UiOutput {
         focused: snap.focused.clone(),
@@ -55,7 +63,12 @@ pub(super) async fn find_op(state: &State, serial: &str, args: &UiArgs) -> Outco
         out.matches = Some(near);
     } else {
         out.matches = Some(matches);
-        out.hint = Some("tap {ref: matches[0].ref} taps the best match".into());
+        out.hint = Some(match total - shown {
+            0 => "tap {ref: matches[0].ref} taps the best match".to_string(),
+            more => format!(
+                "tap {{ref: matches[0].ref}} taps the best match; {more} more only contain {value:?} (ui dump {{filter}} lists them)"
+            ),
+        });
     }
     let image = if want_grid {
         let (meta, block) = capture(state, serial, DEFAULT_MAX_SIZE, true, None).await?;
