@@ -21,6 +21,9 @@ use crate::context::{Data, Kind};
 pub const DEFAULT_LIMIT: u64 = 20;
 pub const MAX_LIMIT: u64 = 100;
 /// Largest APK `install` accepts.
+mod install;
+use install::install;
+
 const MAX_APK_BYTES: u64 = 4 << 30;
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -515,123 +518,6 @@ async fn uninstall(state: &State, serial: &str, package: &str, keep_data: bool) 
         package: Some(package.into()),
         ..output("uninstall", serial)
     })
-}
-
-async fn install(state: &State, serial: &str, args: &AppArgs, ctx: &RequestContext<RoleServer>) -> Outcome {
-    let path = args
-        .path
-        .as_deref()
-        .ok_or("install needs `path`: the absolute path of an APK on this computer")?;
-    let path = std::path::Path::new(path);
-    if !path.is_absolute() {
-        return Err(format!(
-            "`{}` is not an absolute path; the server's working directory is not yours, so give the whole path",
-            path.display()
-        ));
-    }
-    let meta = std::fs::metadata(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    if !meta.is_file() || meta.len() == 0 || meta.len() > MAX_APK_BYTES {
-        return Err(format!(
-            "{} is not an APK file (size {} bytes)",
-            path.display(),
-            meta.len()
-        ));
-    }
-    // Only the zip magic is read here; the upload streams the file from disk in chunks.
-    let mut magic = [0u8; 4];
-    std::io::Read::read_exact(
-        &mut std::fs::File::open(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?,
-        &mut magic,
-    )
-    .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    if &magic != b"PK\x03\x04" {
-        return Err(format!("{} is not an APK: it is not a zip file", path.display()));
-    }
-
-    let before = installed_paths(state, serial).await?;
-    let mut flags = String::new();
-    if args.replace.unwrap_or(true) {
-        flags.push_str(" -r");
-    }
-    if args.grant_permissions.unwrap_or(false) {
-        flags.push_str(" -g");
-    }
-    if args.downgrade.unwrap_or(false) {
-        flags.push_str(" -d");
-    }
-    let total = meta.len();
-    let command = format!("cmd package install -S {total}{flags}");
-
-    // Progress: the upload callback feeds a channel; a task turns it into notifications.
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<u64>();
-    let forwarder = ctx.meta.get_progress_token().map(|token| {
-        let peer = ctx.peer.clone();
-        tokio::spawn(async move {
-            let mut last_percent = None;
-            while let Some(sent) = rx.recv().await {
-                let percent = sent * 100 / total.max(1);
-                if last_percent == Some(percent) {
-                    continue;
-                }
-                last_percent = Some(percent);
-                let note = ProgressNotificationParam::new(token.clone(), sent as f64)
-                    .with_total(total as f64)
-                    .with_message(format!("uploaded {sent} of {total} bytes"));
-                let _ = peer.notify_progress(note).await;
-            }
-        })
-    });
-    let sent = move |n: u64| {
-        let _ = tx.send(n);
-    };
-    // Allow for a slow link: the usual timeout plus a second per MiB.
-    let limit = state.adb.timeout() + Duration::from_secs(total / (1 << 20));
-    let result = tokio::select! {
-        r = state.adb.exec(serial, &command, Some(path), limit, &sent) => r.map_err(adb_error),
-        _ = ctx.ct.cancelled() => Err("install cancelled by the client; nothing was installed unless the upload had finished".to_string()),
-    };
-    drop(sent);
-    if let Some(task) = forwarder {
-        let _ = task.await;
-    }
-    let said = String::from_utf8_lossy(&result?).into_owned();
-    if !said.lines().any(|l| l.trim() == "Success") {
-        return Err(format!("install failed: {}", said.trim()));
-    }
-    state.forget_package_lists(serial);
-
-    // The installed package is the one whose APK path is new.
-    let after = installed_paths(state, serial).await?;
-    let package = after
-        .iter()
-        .find(|(name, path)| !before.contains(&(name.clone(), path.clone())))
-        .map(|(name, _)| name.clone())
-        .ok_or("the device said Success, but no package has a new APK path; adb-app list {refresh: true} shows what is installed")?;
-    let out = state
-        .adb
-        .shell(serial, &format!("dumpsys package {}", quote(&package)))
-        .await
-        .map_err(adb_error)?;
-    let dump = parse_package_dump(&out.stdout_text(), &package);
-    Ok(AppOutput {
-        version_name: dump.as_ref().and_then(|d| d.version_name.clone()),
-        version_code: dump.as_ref().and_then(|d| d.version_code),
-        package: Some(package),
-        ..output("install", serial)
-    })
-}
-
-/// (name, APK path) of every package, to tell which one an install touched.
-async fn installed_paths(state: &State, serial: &str) -> Result<HashSet<(String, String)>, String> {
-    let out = state
-        .adb
-        .shell(serial, "pm list packages -f")
-        .await
-        .map_err(adb_error)?;
-    Ok(parse_package_list(&out.stdout_text())
-        .into_iter()
-        .filter_map(|p| Some((p.name, p.path?)))
-        .collect())
 }
 
 #[cfg(test)]
