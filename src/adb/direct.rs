@@ -311,8 +311,8 @@ impl Connection {
             }
             Some(Event::Closed) => {
                 stream.closed = true;
-                Err(AdbError::Refused(format!(
-                    "the device refused the service {}",
+                Err(AdbError::DeviceRefused(format!(
+                    "it closed the stream for {} at once (an unknown service, or adbd could not start it)",
                     short(service)
                 )))
             }
@@ -381,8 +381,8 @@ impl Stream {
                     Some(Event::Data(data)) => self.pending = Some(data),
                     Some(Event::Closed) => {
                         self.closed = true;
-                        return Err(AdbError::Refused(
-                            "the device closed the stream while we wrote to it".into(),
+                        return Err(AdbError::DeviceRefused(
+                            "it closed the stream while we were still writing to it".into(),
                         ));
                     }
                     None => return Err(self.lost()),

@@ -32,6 +32,8 @@ pub enum AdbError {
     WaitedOut { what: String, after: Duration },
     #[error("the adb server refused: {0}")]
     Refused(String),
+    #[error("the device refused: {0}")]
+    DeviceRefused(String),
     #[error(
         "the adb server dropped the transport to `{0}` (the device went away or restarted). adb-device list shows whether it is back"
     )]

@@ -305,8 +305,7 @@ impl Adb {
                         .any(|f| f == "shell_v2");
                     host::shell(*server, serial, &shell_service(command, v2), v2, self.max_output).await
                 };
-                let out = self.bounded(what, limit, call).await?;
-                Ok(out)
+                self.bounded(what, limit, call).await
             }
             Route::Direct(_) => {
                 let call = async {

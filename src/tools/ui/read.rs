@@ -3,11 +3,12 @@
 
 use super::*;
 
-/// Reads the screen: the window dump (one round trip, `uiautomator dump /dev/tty`) and the
-/// resumed activity. A reading that hands out refs (dump, find, scroll, wait, tap by text)
-/// becomes the one refs are checked against; a check's own reading never does, so a stale ref
-/// stays stale until the next dump.
-pub(super) async fn read_screen(state: &State, serial: &str, hands_out_refs: bool) -> Result<Snapshot, String> {
+/// Reads the screen: the window dump (one round trip, `uiautomator dump /dev/tty`), the resumed
+/// activity, and the display size (read once per device). Every reading numbers its elements
+/// with the device's refs, by identity, so the numbers agree across readings. `remember` makes it
+/// the device's last reading (the screen size of later calls); an `observe` "before" reading is
+/// not remembered.
+pub(super) async fn read_screen(state: &State, serial: &str, remember: bool) -> Result<Snapshot, String> {
     let out = state
         .adb
         .shell(serial, "uiautomator dump /dev/tty")
@@ -66,7 +67,7 @@ pub(super) async fn read_screen(state: &State, serial: &str, hands_out_refs: boo
         window,
         signature: hasher.finish(),
     };
-    if hands_out_refs {
+    if remember {
         state.remember_screen(serial, snapshot.clone());
     }
     Ok(snapshot)
