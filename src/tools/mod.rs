@@ -83,6 +83,21 @@ impl State {
         Ok([w, h])
     }
 
+    /// The app in front, read in one place for every tool: the resumed activity from
+    /// `dumpsys activity activities`, reconciled with the app whose window is on the screen when
+    /// the caller knows it (see `android::activity::focus_for_screen`).
+    pub async fn focused_app(
+        &self,
+        serial: &str,
+        screen_package: Option<&str>,
+    ) -> Result<Option<crate::android::activity::Focus>, AdbError> {
+        let out = self.adb.shell(serial, "dumpsys activity activities").await?;
+        Ok(crate::android::activity::focus_for_screen(
+            &out.stdout_text(),
+            screen_package,
+        ))
+    }
+
     /// Numbers a reading's elements with the device's refs (see `android::ui_refs`).
     pub fn number_refs(
         &self,

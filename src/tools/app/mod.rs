@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use super::{State, error, parse_args};
 use crate::adb::{AdbError, quote};
-use crate::android::activity::{Focus, parse_focus};
+use crate::android::activity::Focus;
 use crate::android::dumpsys_package::{PackageDump, parse_package_dump};
 use crate::android::packages::{is_valid_package_name, parse_package_list};
 use crate::context::budget::{Budgeted, respond};
@@ -441,12 +441,7 @@ async fn launch(state: &State, serial: &str, package: &str, activity: Option<&st
     // The activity manager answers before the app is drawn: look a few times.
     let mut focused = None;
     for attempt in 0..10 {
-        let dump = state
-            .adb
-            .shell(serial, "dumpsys activity activities")
-            .await
-            .map_err(adb_error)?;
-        focused = parse_focus(&dump.stdout_text());
+        focused = state.focused_app(serial, None).await.map_err(adb_error)?;
         if focused.as_ref().is_some_and(|f| f.package == package) {
             break;
         }

@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 
 use super::{State, error, parse_args};
 use crate::adb::quote;
-use crate::android::activity::{Focus, focus_for_screen};
+use crate::android::activity::Focus;
 use crate::android::keys::key_code;
 use crate::android::ui_elements::{Element, Field, Found, Matcher, Rank, best_target, closest, elements, find};
 use crate::android::ui_refs::{Resolved, parse_ref, resolve};

@@ -23,15 +23,10 @@ pub(super) async fn read_screen(state: &State, serial: &str, remember: bool) -> 
             )
         )
     })?;
-    let activities = state
-        .adb
-        .shell(serial, "dumpsys activity activities")
+    let focused = state
+        .focused_app(serial, tree.nodes.first().and_then(|n| n.attr("package")))
         .await
         .map_err(|e| e.to_string())?;
-    let focused = focus_for_screen(
-        &activities.stdout_text(),
-        tree.nodes.first().and_then(|n| n.attr("package")),
-    );
     let natural = state.display(serial).await?;
     // Turned a quarter (rotation 1 or 3): the display is as wide as it is naturally tall.
     let screen = if tree.rotation % 2 == 1 {
