@@ -313,7 +313,7 @@ impl Connection {
                 stream.closed = true;
                 Err(AdbError::DeviceRefused(format!(
                     "it closed the stream for {} at once (an unknown service, or adbd could not start it)",
-                    short(service)
+                    super::abbreviate(service)
                 )))
             }
             Some(Event::Data(_)) => Err(AdbError::bad_data(format!(
@@ -424,10 +424,6 @@ impl Drop for Stream {
             tracing::debug!(local = self.local, addr = %inner.addr, "closed a stream before the device did");
         }
     }
-}
-
-fn short(service: &str) -> String {
-    super::abbreviate(service)
 }
 
 fn handshake_error(addr: SocketAddr, e: MessageError) -> AdbError {
