@@ -202,8 +202,7 @@ impl Adb {
                 let limit = self.timeout.min(PROBE_LIMIT);
                 let probe = self
                     .bounded(|| format!("probing {addr}"), limit, async {
-                        let conn = self.connection(limit).await?;
-                        self.direct_shell(&conn, "true").await?;
+                        let (conn, _) = self.direct_shell(limit, "true").await?;
                         Ok(conn.banner().model.clone())
                     })
                     .await;
@@ -308,30 +307,50 @@ impl Adb {
                 self.bounded(what, limit, call).await
             }
             Route::Direct(_) => {
-                let call = async {
-                    let conn = self.connection(limit).await?;
-                    match self.direct_shell(&conn, command).await {
-                        // Found dead before anything ran (a restarted device): once more, afresh.
-                        Err(AdbError::Disconnected { detail, .. })
-                            if conn.lost().is_some() && detail.starts_with(NOT_STARTED) =>
-                        {
-                            let conn = self.reconnect(&conn, limit).await?;
-                            self.direct_shell(&conn, command).await
-                        }
-                        other => other,
-                    }
-                };
+                let call = async { Ok(self.direct_shell(limit, command).await?.1) };
                 self.bounded(what, limit, call).await
             }
         }
     }
 
-    async fn direct_shell(&self, conn: &direct::Connection, command: &str) -> Result<ShellOutput, AdbError> {
+    /// A stream to the direct device for the service `service` names (from the connection's
+    /// features), on the shared connection; if that proves dead before the stream opened (a
+    /// restarted device), nothing ran, so it is opened once more on a new connection.
+    async fn direct_stream(
+        &self,
+        limit: Duration,
+        service: impl Fn(&direct::Connection) -> String,
+    ) -> Result<(direct::Connection, direct::Stream), AdbError> {
+        let conn = self.connection(limit).await?;
+        match conn.open_stream(&service(&conn)).await {
+            Err(AdbError::Disconnected { .. }) if conn.lost().is_some() => {
+                let conn = self.reconnect(&conn, limit).await?;
+                let stream = conn.open_stream(&service(&conn)).await?;
+                Ok((conn, stream))
+            }
+            other => other.map(|stream| (conn, stream)),
+        }
+    }
+
+    /// Runs `command` on the direct device; also returns the connection it ran on.
+    async fn direct_shell(
+        &self,
+        limit: Duration,
+        command: &str,
+    ) -> Result<(direct::Connection, ShellOutput), AdbError> {
+        let (conn, mut stream) = self
+            .direct_stream(limit, |conn| shell_service(command, conn.has_feature("shell_v2")))
+            .await?;
+        let output = self.read_shell(&conn, &mut stream).await?;
+        Ok((conn, output))
+    }
+
+    async fn read_shell(
+        &self,
+        conn: &direct::Connection,
+        stream: &mut direct::Stream,
+    ) -> Result<ShellOutput, AdbError> {
         let v2 = conn.has_feature("shell_v2");
-        let mut stream = conn
-            .open_stream(&shell_service(command, v2))
-            .await
-            .map_err(not_started)?;
         if v2 {
             stream.write(&shell_v2::close_stdin_packet()).await?;
             let mut decoder = shell_v2::Decoder::new(self.max_output);
@@ -390,8 +409,7 @@ impl Adb {
             }
             Route::Direct(_) => {
                 let call = async {
-                    let conn = self.connection(limit).await?;
-                    let mut stream = conn.open_stream(&format!("exec:{command}")).await?;
+                    let (_, mut stream) = self.direct_stream(limit, |_| format!("exec:{command}")).await?;
                     if let Some(mut file) = file {
                         use tokio::io::AsyncReadExt;
                         let mut chunk = vec![0u8; stream.max_payload()];
@@ -483,19 +501,6 @@ impl Adb {
             .unwrap_or_else(|p| p.into_inner())
             .insert(serial.to_string(), features.clone());
         Ok(features)
-    }
-}
-
-/// Marks an error that came before the stream opened: nothing ran, so a retry is safe.
-const NOT_STARTED: &str = "before the command started, ";
-
-fn not_started(e: AdbError) -> AdbError {
-    match e {
-        AdbError::Disconnected { during, detail } => AdbError::Disconnected {
-            during,
-            detail: format!("{NOT_STARTED}{detail}"),
-        },
-        other => other,
     }
 }
 
