@@ -56,10 +56,10 @@ impl DroidMcp {
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
         let state = self.state.clone();
-        Ok(guard(
-            &ctx.ct.clone(),
-            async move { tools::device::run(&state, args, ctx).await },
-        )
+        let limit = self.call_limit(&args);
+        Ok(guard(&ctx.ct.clone(), limit, async move {
+            tools::device::run(&state, args, ctx).await
+        })
         .await)
     }
 
@@ -76,7 +76,11 @@ impl DroidMcp {
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
         let state = self.state.clone();
-        Ok(guard(&ctx.ct.clone(), async move { tools::app::run(&state, args, ctx).await }).await)
+        let limit = self.call_limit(&args);
+        Ok(guard(&ctx.ct.clone(), limit, async move {
+            tools::app::run(&state, args, ctx).await
+        })
+        .await)
     }
 
     /// Log: read (counts, crashes, last lines; filters) or clear.
@@ -92,7 +96,8 @@ impl DroidMcp {
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
         let state = self.state.clone();
-        Ok(guard(&ctx.ct, async move { tools::logcat::run(&state, args).await }).await)
+        let limit = self.call_limit(&args);
+        Ok(guard(&ctx.ct, limit, async move { tools::logcat::run(&state, args).await }).await)
     }
 
     /// Run a shell command as given: exit code, stdout, stderr (long: head, tail, cacheId).
@@ -108,7 +113,8 @@ impl DroidMcp {
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
         let state = self.state.clone();
-        Ok(guard(&ctx.ct, async move { tools::shell::run(&state, args).await }).await)
+        let limit = self.call_limit(&args);
+        Ok(guard(&ctx.ct, limit, async move { tools::shell::run(&state, args).await }).await)
     }
 
     /// Screen: dump (refs), find, act, scroll, wait, screenshot (JPEG, grid).
@@ -124,7 +130,11 @@ impl DroidMcp {
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
         let state = self.state.clone();
-        Ok(guard(&ctx.ct.clone(), async move { tools::ui::run(&state, args, ctx).await }).await)
+        let limit = self.call_limit(&args);
+        Ok(guard(&ctx.ct.clone(), limit, async move {
+            tools::ui::run(&state, args, ctx).await
+        })
+        .await)
     }
 
     /// Data behind any cacheId: get (page; filter, prefix), list, stats, clear.
@@ -140,9 +150,27 @@ impl DroidMcp {
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
         let state = self.state.clone();
-        Ok(guard(&ctx.ct, async move { tools::cache::run(&state, args) }).await)
+        let limit = self.call_limit(&args);
+        Ok(guard(&ctx.ct, limit, async move { tools::cache::run(&state, args) }).await)
     }
 }
+
+impl DroidMcp {
+    /// How long a whole call may run: its own `timeoutMs`, else the server's `--timeout-ms`,
+    /// plus a grace so that a device command's own timeout, which names the command, fires
+    /// first. Waits bound themselves by their `timeoutMs`, and install by the APK's size.
+    fn call_limit(&self, args: &JsonObject) -> Option<std::time::Duration> {
+        if matches!(args.get("operation").and_then(|o| o.as_str()), Some("wait" | "install")) {
+            return None;
+        }
+        let own = args.get("timeoutMs").and_then(|t| t.as_u64());
+        let limit = own.map_or(self.state.adb.timeout(), std::time::Duration::from_millis);
+        Some(limit.saturating_add(CALL_GRACE))
+    }
+}
+
+/// See `call_limit`: inside the 500 ms the reliability suite allows past a timeout.
+const CALL_GRACE: std::time::Duration = std::time::Duration::from_millis(300);
 
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for DroidMcp {
@@ -213,9 +241,16 @@ impl ServerHandler for DroidMcp {
 /// the server goes on serving.
 async fn guard(
     cancel: &tokio_util::sync::CancellationToken,
+    limit: Option<std::time::Duration>,
     call: impl Future<Output = CallToolResult> + Send + 'static,
 ) -> CallToolResult {
     let mut task = tokio::spawn(call);
+    let deadline = async {
+        match limit {
+            Some(limit) => tokio::time::sleep(limit).await,
+            None => std::future::pending().await,
+        }
+    };
     tokio::select! {
         joined = &mut task => match joined {
             Ok(result) => fit_error(result),
@@ -237,6 +272,13 @@ async fn guard(
         _ = cancel.cancelled() => {
             task.abort();
             tools::error("cancelled by the client; the device command was stopped")
+        }
+        _ = deadline => {
+            task.abort();
+            let ms = limit.unwrap_or_default().saturating_sub(CALL_GRACE).as_millis();
+            tools::error(format!(
+                "the call ran past its {ms} ms timeout, so it was stopped and its device commands ended: the device answers slowly or not at all. Check `adb-device health`, or pass a larger timeoutMs"
+            ))
         }
     }
 }

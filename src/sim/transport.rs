@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rand::RngCore;
-use tokio::io::AsyncWriteExt;
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 
@@ -107,7 +107,16 @@ pub async fn serve_connection(sim: Arc<Simulator>, socket: TcpStream) {
     let peer = socket.peer_addr().map(|a| a.to_string()).unwrap_or_default();
     // Without NODELAY each small message waits on Nagle + delayed ACK (~40 ms a round trip).
     let _ = socket.set_nodelay(true);
-    let (mut reader, writer) = socket.into_split();
+    let (reader, writer) = socket.into_split();
+    serve_stream(sim, reader, writer, &peer).await;
+}
+
+/// The same over any byte stream: the fuzz target (`fuzz/`) feeds one from memory.
+pub async fn serve_stream<R, W>(sim: Arc<Simulator>, mut reader: R, writer: W, peer: &str)
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
     let (out, outbox) = mpsc::unbounded_channel();
     let writer_task = tokio::spawn(write_loop(writer, outbox, sim.faults.clone()));
 
@@ -126,7 +135,7 @@ pub async fn serve_connection(sim: Arc<Simulator>, socket: TcpStream) {
 /// Runs CNXN (and AUTH when the policy asks for it). Returns the payload size both sides accept.
 async fn handshake(
     sim: &Simulator,
-    reader: &mut tokio::net::tcp::OwnedReadHalf,
+    reader: &mut (impl AsyncRead + Unpin),
     out: &Outbox,
 ) -> Result<usize, MessageError> {
     let mut max_payload = MAX_PAYLOAD as usize;
@@ -178,12 +187,7 @@ fn send(out: &Outbox, msg: Message) -> Result<(), MessageError> {
     out.send(msg).map_err(|_| MessageError::Closed)
 }
 
-async fn dispatch_loop(
-    sim: &Arc<Simulator>,
-    reader: &mut tokio::net::tcp::OwnedReadHalf,
-    out: &Outbox,
-    max_payload: usize,
-) {
+async fn dispatch_loop(sim: &Arc<Simulator>, reader: &mut (impl AsyncRead + Unpin), out: &Outbox, max_payload: usize) {
     let streams: Streams = Arc::default();
     let mut next_local_id = 1u32;
     loop {
@@ -228,7 +232,8 @@ async fn dispatch_loop(
                     pending: Vec::new(),
                     awaiting_okay: false,
                 };
-                tracing::debug!(service = %name, local_id, "stream opened");
+                // At info: the reliability tests read this as the device's command log.
+                tracing::info!(service = %name, local_id, "stream opened");
                 tokio::spawn(services::run(sim.clone(), name, io));
             }
             A_WRTE => {
@@ -258,11 +263,7 @@ async fn dispatch_loop(
 }
 
 /// Writes outgoing messages, applying latency, garbage and dropped-connection faults.
-async fn write_loop(
-    mut writer: tokio::net::tcp::OwnedWriteHalf,
-    mut outbox: mpsc::UnboundedReceiver<Message>,
-    faults: Faults,
-) {
+async fn write_loop(mut writer: impl AsyncWrite + Unpin, mut outbox: mpsc::UnboundedReceiver<Message>, faults: Faults) {
     let mut written: u64 = 0;
     let mut garbage_sent = false;
     while let Some(msg) = outbox.recv().await {

@@ -99,10 +99,23 @@ pub struct Screen {
 const MAX_WAIT_MS: u64 = 600_000;
 
 pub async fn run(state: &State, args: JsonObject, ctx: RequestContext<RoleServer>) -> CallToolResult {
+    let given: Vec<String> = args.keys().cloned().collect();
+    let op = super::operation_name(&args);
     let args: DeviceArgs = match parse_args("adb-device", args) {
         Ok(a) => a,
         Err(e) => return error(e),
     };
+    // Only wait takes timeoutMs; the others run within the server's --timeout-ms.
+    let allowed: &[&str] = match args.operation {
+        DeviceOperation::Wait => &["timeoutMs"],
+        _ => &[],
+    };
+    if let Err(e) = super::check_fields(&format!("adb-device {op}"), &given, allowed) {
+        return error(e);
+    }
+    if matches!(args.operation, DeviceOperation::List) && args.device.is_some() {
+        return error("`device` does not apply to adb-device list: it lists every device");
+    }
     let result = match args.operation {
         DeviceOperation::List => list(state).await,
         DeviceOperation::Select => select(state, args.device.as_deref()).await,

@@ -125,10 +125,19 @@ impl Budgeted for LogcatOutput {
 }
 
 pub async fn run(state: &State, args: JsonObject) -> CallToolResult {
+    let given: Vec<String> = args.keys().cloned().collect();
+    let op = super::operation_name(&args);
     let args: LogcatArgs = match parse_args("adb-logcat", args) {
         Ok(a) => a,
         Err(e) => return error(e),
     };
+    let allowed: &[&str] = match args.operation {
+        LogcatOperation::Read => &["package", "pid", "level", "tags", "since", "lines", "grep"],
+        LogcatOperation::Clear => &[],
+    };
+    if let Err(e) = super::check_fields(&format!("adb-logcat {op}"), &given, allowed) {
+        return error(e);
+    }
     let serial = match state.device(args.device.as_deref()).await {
         Ok(s) => s,
         Err(e) => return e.into(),

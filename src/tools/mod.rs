@@ -231,9 +231,46 @@ pub fn error(message: impl Into<String>) -> CallToolResult {
 /// Reads a tool's arguments into its typed form. Bad arguments become a tool error with serde's
 /// precise message (unknown operation, missing field, wrong type), not a JSON-RPC error, which
 /// clients tend to show as an opaque failure.
+/// Refuses a field that the operation does not take, instead of ignoring it: a tool's arguments
+/// are one flat object (one compact schema in tools/list), so serde alone cannot tell.
+/// `operation` and `device` go with every operation.
+pub fn check_fields(what: &str, given: &[String], allowed: &[&str]) -> Result<(), String> {
+    match given
+        .iter()
+        .find(|f| !matches!(f.as_str(), "operation" | "device") && !allowed.contains(&f.as_str()))
+    {
+        None => Ok(()),
+        Some(stray) if allowed.is_empty() => Err(format!(
+            "`{}` does not apply to {what}; it takes no other field",
+            crate::adb::cut(stray)
+        )),
+        Some(stray) => Err(format!(
+            "`{}` does not apply to {what}; it takes {}",
+            crate::adb::cut(stray),
+            allowed.join(", ")
+        )),
+    }
+}
+
+/// The `operation` as given (for messages; valid once `parse_args` accepted it).
+pub fn operation_name(args: &JsonObject) -> String {
+    args.get("operation")
+        .and_then(|o| o.as_str())
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// Arguments into the tool's struct; an error names the field it is about (`limit: invalid
+/// type: string "x", expected u64`), which serde alone does not.
 pub fn parse_args<T: DeserializeOwned>(tool: &str, args: JsonObject) -> Result<T, String> {
-    serde_json::from_value(serde_json::Value::Object(args))
-        .map_err(|e| format!("invalid arguments for {tool}: {e}. tools/list shows its input schema"))
+    serde_path_to_error::deserialize(serde_json::Value::Object(args)).map_err(|e| {
+        let field = e.path().to_string();
+        let what = e.into_inner();
+        match field.as_str() {
+            "." | "" => format!("invalid arguments for {tool}: {what}. tools/list shows its input schema"),
+            _ => format!("invalid arguments for {tool}: `{field}`: {what}. tools/list shows its input schema"),
+        }
+    })
 }
 
 impl From<AdbError> for CallToolResult {

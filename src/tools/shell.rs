@@ -12,7 +12,6 @@ use crate::adb::AdbError;
 use crate::context::budget::{Budgeted, chars, escaped_chars, respond};
 use crate::context::{Data, Kind};
 
-const DEFAULT_TIMEOUT_MS: u64 = 30_000;
 const MAX_TIMEOUT_MS: u64 = 600_000;
 /// Room kept for the other fields when the streams share the budget.
 const OVERHEAD_CHARS: usize = 600;
@@ -25,7 +24,7 @@ pub struct ShellArgs {
     pub device: Option<String>,
     #[serde(default)]
     pub command: Option<String>,
-    /// Default 30000, max 600000.
+    /// Default --timeout-ms; max 600000.
     #[serde(default)]
     pub timeout_ms: Option<u64>,
 }
@@ -116,7 +115,7 @@ pub async fn run(state: &State, args: JsonObject) -> CallToolResult {
     let Some(command) = args.command.as_deref().filter(|c| !c.trim().is_empty()) else {
         return error("run needs `command`, e.g. \"ls /sdcard\"");
     };
-    let timeout = args.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS);
+    let timeout = args.timeout_ms.unwrap_or(state.adb.timeout().as_millis() as u64);
     if !(1..=MAX_TIMEOUT_MS).contains(&timeout) {
         return error(format!(
             "timeoutMs must be between 1 and {MAX_TIMEOUT_MS}; got {timeout}"

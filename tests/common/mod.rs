@@ -57,7 +57,7 @@ pub struct SimProcess {
     child: Child,
     pub addr: SocketAddr,
     /// Its log (info level), when started with `start_logged`.
-    log: Option<std::sync::Arc<std::sync::Mutex<String>>>,
+    log: Option<Log>,
 }
 
 impl SimProcess {
@@ -124,6 +124,11 @@ impl SimProcess {
             .lock()
             .unwrap()
             .clone()
+    }
+
+    /// A handle on its log that another thread can watch.
+    pub fn log_handle(&self) -> Log {
+        self.log.clone().expect("started with its log kept")
     }
 
     /// Waits up to 5 s for a log line containing `needle`; true if it came.
@@ -221,6 +226,46 @@ impl AdbServer {
         )
     }
 
+    /// `adb connect` without waiting for the device (an unauthorized one never comes online).
+    pub fn connect_only(&self, serial: &str) -> String {
+        String::from_utf8_lossy(&self.run(&["connect", serial]).stdout).into_owned()
+    }
+
+    /// Forgets the device and connects it again, waiting up to 10 s for it: what a user does
+    /// after a device came back.
+    pub fn reconnect(&self, serial: &str) -> bool {
+        self.run(&["disconnect", serial]);
+        self.connect_only(serial);
+        self.wait_for(serial)
+    }
+
+    /// `wait-for-device`, giving up after 10 s.
+    pub fn wait_for(&self, serial: &str) -> bool {
+        Command::new("timeout")
+            .args([
+                "10",
+                "adb",
+                "-P",
+                &self.port.to_string(),
+                "-s",
+                serial,
+                "wait-for-device",
+            ])
+            .env("HOME", self.home.path())
+            .status()
+            .is_ok_and(|s| s.success())
+    }
+
+    /// SIGKILLs the server process, as a crash or an OOM kill would.
+    pub fn kill_hard(&self) {
+        let pattern = format!("adb -L tcp:{} fork-server", self.port);
+        let _ = Command::new("pkill").args(["-9", "-f", &pattern]).status();
+    }
+
+    pub fn restart(&self) -> bool {
+        self.run(&["start-server"]).status.success()
+    }
+
     pub fn public_key_path(&self) -> PathBuf {
         self.home.path().join(".android/adbkey.pub")
     }
@@ -308,8 +353,41 @@ pub async fn mcp_server_with_pid(args: &[&str], home: &Path) -> (McpClient, u32)
     (().serve(transport).await.expect("MCP initialize"), pid)
 }
 
+/// What a process wrote to stderr so far, kept by a reader task.
+pub type Log = std::sync::Arc<std::sync::Mutex<String>>;
+
+/// `mcp_server`, with the server's stderr kept (to look for panics and warnings).
+pub async fn mcp_server_logged(args: &[&str], envs: &[(&str, &str)], home: &Path) -> (McpClient, Log) {
+    use rmcp::ServiceExt;
+    use tokio::io::AsyncBufReadExt;
+    let (transport, stderr) = rmcp::transport::TokioChildProcess::builder(mcp_command(args, envs, home))
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn droidmcp");
+    let log = Log::default();
+    let sink = log.clone();
+    let stderr = stderr.expect("piped stderr");
+    tokio::spawn(async move {
+        let mut lines = tokio::io::BufReader::new(stderr).lines();
+        while let Ok(Some(line)) = lines.next_line().await {
+            let mut log = sink.lock().unwrap();
+            log.push_str(&line);
+            log.push('\n');
+        }
+    });
+    (().serve(transport).await.expect("MCP initialize"), log)
+}
+
 /// `droidmcp ARGS` as a child process, with none of the caller's adb settings.
 fn mcp_transport(args: &[&str], envs: &[(&str, &str)], home: &Path) -> rmcp::transport::TokioChildProcess {
+    let (transport, _) = rmcp::transport::TokioChildProcess::builder(mcp_command(args, envs, home))
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("spawn droidmcp");
+    transport
+}
+
+fn mcp_command(args: &[&str], envs: &[(&str, &str)], home: &Path) -> tokio::process::Command {
     let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_droidmcp"));
     cmd.args(args)
         .env("RUST_LOG", "warn")
@@ -321,11 +399,7 @@ fn mcp_transport(args: &[&str], envs: &[(&str, &str)], home: &Path) -> rmcp::tra
     for (k, v) in envs {
         cmd.env(k, v);
     }
-    let (transport, _) = rmcp::transport::TokioChildProcess::builder(cmd)
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("spawn droidmcp");
-    transport
+    cmd
 }
 
 /// Calls a tool with JSON arguments.

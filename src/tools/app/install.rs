@@ -11,27 +11,24 @@ pub(super) async fn install(state: &State, serial: &str, args: &AppArgs, ctx: &R
     let path = std::path::Path::new(path);
     if !path.is_absolute() {
         return Err(format!(
-            "`{}` is not an absolute path; the server's working directory is not yours, so give the whole path",
-            path.display()
+            "`path` {} is not an absolute path; the server's working directory is not yours, so give the whole path",
+            shown(path)
         ));
     }
-    let meta = std::fs::metadata(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let unreadable = |e: std::io::Error| format!("cannot read `path` {}: {e}", shown(path));
+    let meta = std::fs::metadata(path).map_err(unreadable)?;
     if !meta.is_file() || meta.len() == 0 || meta.len() > MAX_APK_BYTES {
         return Err(format!(
-            "{} is not an APK file (size {} bytes)",
-            path.display(),
+            "`path` {} is not an APK file (size {} bytes)",
+            shown(path),
             meta.len()
         ));
     }
     // Only the zip magic is read here; the upload streams the file from disk in chunks.
     let mut magic = [0u8; 4];
-    std::io::Read::read_exact(
-        &mut std::fs::File::open(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?,
-        &mut magic,
-    )
-    .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    std::io::Read::read_exact(&mut std::fs::File::open(path).map_err(unreadable)?, &mut magic).map_err(unreadable)?;
     if &magic != b"PK\x03\x04" {
-        return Err(format!("{} is not an APK: it is not a zip file", path.display()));
+        return Err(format!("`path` {} is not an APK: it is not a zip file", shown(path)));
     }
 
     let before = installed_paths(state, serial).await?;
@@ -118,4 +115,9 @@ pub(super) async fn installed_paths(state: &State, serial: &str) -> Result<HashS
         .into_iter()
         .filter_map(|p| Some((p.name, p.path?)))
         .collect())
+}
+
+/// A path as an error quotes it: cut, as it may be anything a caller sent.
+fn shown(path: &std::path::Path) -> String {
+    crate::adb::cut(&path.display().to_string())
 }

@@ -10,7 +10,7 @@ use rmcp::service::RequestContext;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{State, error, parse_args};
+use super::{State, check_fields, error, operation_name, parse_args};
 use crate::adb::{AdbError, quote};
 use crate::android::activity::Focus;
 use crate::android::dumpsys_package::{PackageDump, parse_package_dump};
@@ -167,10 +167,22 @@ impl Budgeted for AppOutput {
 type Outcome = Result<AppOutput, String>;
 
 pub async fn run(state: &State, args: JsonObject, ctx: RequestContext<RoleServer>) -> CallToolResult {
+    let given: Vec<String> = args.keys().cloned().collect();
+    let op = operation_name(&args);
     let args: AppArgs = match parse_args("adb-app", args) {
         Ok(a) => a,
         Err(e) => return error(e),
     };
+    let allowed: &[&str] = match args.operation {
+        AppOperation::List => &["limit", "offset", "filter", "kind", "refresh"],
+        AppOperation::Launch => &["package", "activity"],
+        AppOperation::Install => &["path", "replace", "grantPermissions", "downgrade"],
+        AppOperation::Uninstall => &["package", "keepData"],
+        AppOperation::Info | AppOperation::Stop | AppOperation::ClearData => &["package"],
+    };
+    if let Err(e) = check_fields(&format!("adb-app {op}"), &given, allowed) {
+        return error(e);
+    }
     let serial = match state.device(args.device.as_deref()).await {
         Ok(s) => s,
         Err(e) => return e.into(),

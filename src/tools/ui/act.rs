@@ -18,15 +18,19 @@ pub(super) async fn act(state: &State, serial: &str, action: UiOperation, args: 
             }
         }
         UiOperation::Swipe => {
+            let percent = args.distance.unwrap_or(60);
+            if !(5..=90).contains(&percent) {
+                return Err(format!("`distance` is a % of the screen, 5 to 90; got {percent}"));
+            }
+            const NEEDS: &str = "swipe needs from and to ([x, y] each), or a direction";
+            if !((args.from.is_some() && args.to.is_some()) || args.direction.is_some()) {
+                return Err(NEEDS.into());
+            }
             let screen = screen_size(state, serial).await?;
             let (from, to) = match (args.from, args.to, args.direction) {
                 (Some(from), Some(to), _) => (from, to),
                 (_, _, Some(direction)) => {
                     // A finger moving `direction` across `distance`% of the screen, through its middle.
-                    let percent = args.distance.unwrap_or(60);
-                    if !(5..=90).contains(&percent) {
-                        return Err(format!("distance is a % of the screen, 5 to 90; got {percent}"));
-                    }
                     let (w, h) = (screen[0] as i32, screen[1] as i32);
                     let (cx, cy) = (w / 2, h / 2);
                     let (dx, dy) = (w * percent as i32 / 200, h * percent as i32 / 200);
@@ -37,7 +41,7 @@ pub(super) async fn act(state: &State, serial: &str, action: UiOperation, args: 
                         Direction::Right => ([cx - dx, cy], [cx + dx, cy]),
                     }
                 }
-                _ => return Err("swipe needs from and to ([x, y] each), or a direction".into()),
+                _ => return Err(NEEDS.into()),
             };
             for p in [from, to] {
                 if p[0] < 0 || p[1] < 0 || p[0] >= screen[0] as i32 || p[1] >= screen[1] as i32 {
@@ -54,12 +58,19 @@ pub(super) async fn act(state: &State, serial: &str, action: UiOperation, args: 
                 .as_deref()
                 .ok_or("key needs `name`: BACK, HOME, ENTER, TAB, DEL, APP_SWITCH, VOLUME_UP… or a key code")?;
             let code = key_code(name).ok_or(format!(
-                "unknown key {name:?}: use BACK, HOME, ENTER, TAB, DEL, APP_SWITCH, VOLUME_UP, VOLUME_DOWN, POWER, MENU, SEARCH… or a key code (0-400)"
+                "`name` {:?} is not a key: use BACK, HOME, ENTER, TAB, DEL, APP_SWITCH, VOLUME_UP, VOLUME_DOWN, POWER, MENU, SEARCH… or a key code (0-400)",
+                crate::adb::cut(name)
             ))?;
             format!("input keyevent {code}")
         }
         UiOperation::Type => {
             let text = args.text.as_deref().ok_or("type needs `text`")?;
+            let length = text.chars().count();
+            if length > MAX_TYPE_CHARS {
+                return Err(format!(
+                    "`text` is {length} chars; type at most {MAX_TYPE_CHARS} per call (split it over several calls)"
+                ));
+            }
             let escaped = input_text(text)?;
             let mut steps = Vec::new();
             if args.reference.is_some() {
@@ -204,16 +215,19 @@ pub(super) fn name_of(direction: Direction) -> &'static str {
     }
 }
 
+/// One `input text` command line stays well inside adbd's 1 MiB service-name limit.
+const MAX_TYPE_CHARS: usize = 10_000;
+
 /// Escapes text for `input text`: a space becomes `%s`; the shell quoting is done by `quote`.
 /// `input text` cannot deliver non-ASCII or control characters, nor a literal `%s`.
 pub fn input_text(text: &str) -> Result<String, String> {
     if let Some(c) = text.chars().find(|c| !c.is_ascii() || c.is_ascii_control()) {
         return Err(format!(
-            "cannot type {c:?}: `input text` delivers printable ASCII only; type the rest another way (e.g. paste)"
+            "`text`: cannot type {c:?}: `input text` delivers printable ASCII only; type the rest another way (e.g. paste)"
         ));
     }
     if text.contains("%s") {
-        return Err("cannot type a literal \"%s\": `input text` turns it into a space".into());
+        return Err("`text`: cannot type a literal \"%s\": `input text` turns it into a space".into());
     }
     Ok(text.replace(' ', "%s"))
 }

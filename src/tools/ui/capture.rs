@@ -22,26 +22,40 @@ pub(super) async fn capture(
         .exec(serial, "screencap -p", None, state.adb.timeout(), &|_| {})
         .await
         .map_err(|e| e.to_string())?;
-    let frame = crate::image::decode(&raw).map_err(|e| e.to_string())?;
+    // Decoding, scaling and encoding take a core for tens of milliseconds: off the async
+    // workers, so other calls (and this call's deadline) keep running meanwhile.
+    let boxes = annotate.map(|els| {
+        els.iter()
+            .map(|e| (e.reference.trim_start_matches('e').to_string(), e.bounds))
+            .collect::<Vec<_>>()
+    });
+    let (shot, jpeg) = tokio::task::spawn_blocking(move || render(&raw, max_size, with_grid, boxes))
+        .await
+        .map_err(|e| format!("the screenshot could not be made: {e}"))??;
+    state.remember_shot(serial, shot);
+    let b64 = base64::engine::general_purpose::STANDARD.encode(jpeg);
+    Ok((shot, ContentBlock::image(b64, "image/jpeg")))
+}
+
+/// PNG in, JPEG out: the geometry and the JPEG bytes.
+fn render(
+    raw: &[u8],
+    max_size: u32,
+    with_grid: bool,
+    boxes: Option<Vec<(String, crate::android::uiautomator::Bounds)>>,
+) -> Result<(Shot, Vec<u8>), String> {
+    let frame = crate::image::decode(raw).map_err(|e| e.to_string())?;
     let (w, h) = crate::image::fit(frame.width, frame.height, max_size);
     let mut small = crate::image::resize(&frame, w, h).map_err(|e| e.to_string())?;
     if with_grid {
         grid::draw(&mut small);
     }
-    if let Some(els) = annotate {
+    if let Some(boxes) = boxes {
         let (fx, fy) = (w as f64 / frame.width as f64, h as f64 / frame.height as f64);
-        let boxes: Vec<(String, u32, u32, u32, u32)> = els
-            .iter()
-            .map(|e| {
-                let px = |v: i32, f: f64| (v.max(0) as f64 * f).round() as u32;
-                (
-                    e.reference.trim_start_matches('e').to_string(),
-                    px(e.bounds.left, fx),
-                    px(e.bounds.top, fy),
-                    px(e.bounds.right, fx),
-                    px(e.bounds.bottom, fy),
-                )
-            })
+        let px = |v: i32, f: f64| (v.max(0) as f64 * f).round() as u32;
+        let boxes: Vec<(String, u32, u32, u32, u32)> = boxes
+            .into_iter()
+            .map(|(number, b)| (number, px(b.left, fx), px(b.top, fy), px(b.right, fx), px(b.bottom, fy)))
             .collect();
         grid::annotate(&mut small, &boxes);
     }
@@ -50,9 +64,7 @@ pub(super) async fn capture(
         image: [w, h],
         screen: [frame.width, frame.height],
     };
-    state.remember_shot(serial, shot);
-    let b64 = base64::engine::general_purpose::STANDARD.encode(jpeg);
-    Ok((shot, ContentBlock::image(b64, "image/jpeg")))
+    Ok((shot, jpeg))
 }
 
 pub(super) async fn screenshot_op(state: &State, serial: &str, args: &UiArgs) -> Outcome {

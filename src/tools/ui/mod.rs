@@ -309,18 +309,8 @@ fn fields_of(operation: UiOperation) -> &'static [&'static str] {
 
 /// Refuses fields the operation does not take, and more than one target for an action.
 fn check_fields(args: &UiArgs, given: &[String]) -> Result<(), String> {
-    let allowed = fields_of(args.operation);
     let name = output(args.operation, "").operation;
-    if let Some(stray) = given
-        .iter()
-        .find(|f| !matches!(f.as_str(), "operation" | "device") && !allowed.contains(&f.as_str()))
-    {
-        return Err(format!(
-            "`{}` does not apply to ui {name}; it takes {}",
-            crate::adb::cut(stray),
-            allowed.join(", ")
-        ));
-    }
+    super::check_fields(&format!("ui {name}"), given, fields_of(args.operation))?;
     if matches!(args.operation, UiOperation::Tap | UiOperation::LongPress) {
         let targets = [
             args.reference.is_some(),

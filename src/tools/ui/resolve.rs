@@ -124,12 +124,18 @@ pub(super) async fn target(state: &State, serial: &str, args: &UiArgs) -> Result
         };
     }
     if let (Some(cell), position) = (args.grid_cell, args.grid_position) {
+        if !(1..=grid::CELLS).contains(&cell) {
+            return Err(format!("gridCell must be between 1 and {}; got {cell}", grid::CELLS));
+        }
         let screen = screen_size(state, serial).await?;
         let at = grid::point(cell, position.unwrap_or(Position::Center), screen[0], screen[1])
             .ok_or(format!("gridCell must be between 1 and {}; got {cell}", grid::CELLS))?;
         return Ok(([at.0, at.1], None));
     }
     if let (Some(x), Some(y)) = (args.x, args.y) {
+        if x < 0 || y < 0 {
+            return Err(format!("`x` and `y` must be 0 or more; got ({x}, {y})"));
+        }
         let (x, y) = match args.space.unwrap_or(Space::Device) {
             Space::Device => (x, y),
             Space::Image => {
@@ -149,7 +155,7 @@ pub(super) async fn target(state: &State, serial: &str, args: &UiArgs) -> Result
         };
         let screen = screen_size(state, serial).await?;
         if x < 0 || y < 0 || x >= screen[0] as i32 || y >= screen[1] as i32 {
-            return Err(format!("({x}, {y}) is off the {}×{} screen", screen[0], screen[1]));
+            return Err(format!("(x {x}, y {y}) is off the {}×{} screen", screen[0], screen[1]));
         }
         return Ok(([x, y], None));
     }
