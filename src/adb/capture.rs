@@ -70,6 +70,23 @@ impl Capture {
     }
 }
 
+/// What a shell command gave back.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ShellOutput {
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+    /// None when the command ended the shell itself on a device without shell v2.
+    pub exit_code: Option<i32>,
+    /// Bytes dropped past the capture cap (a marker in the text says where).
+    pub dropped: u64,
+}
+
+impl ShellOutput {
+    pub fn stdout_text(&self) -> String {
+        String::from_utf8_lossy(&self.stdout).into_owned()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -109,13 +109,6 @@ impl AdbError {
     }
 }
 
-/// Bytes as short hex, for errors that show what the device sent.
-pub fn hex(bytes: &[u8]) -> String {
-    let shown: Vec<String> = bytes.iter().take(16).map(|b| format!("{b:02x}")).collect();
-    let more = if bytes.len() > 16 { " …" } else { "" };
-    format!("{}{more}", shown.join(" "))
-}
-
 /// A caller's string as errors echo it: at most 80 chars, so no answer outgrows the budget.
 pub fn cut(text: &str) -> String {
     match text.char_indices().nth(80) {

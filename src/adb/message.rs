@@ -85,7 +85,7 @@ impl Message {
         let word = |i: usize| u32::from_le_bytes(header[i * 4..i * 4 + 4].try_into().expect("4 bytes"));
         let (command, arg0, arg1, len, check, magic) = (word(0), word(1), word(2), word(3), word(4), word(5));
         if magic != command ^ 0xffff_ffff {
-            return Err(MessageError::BadMagic(super::hex(&header[..16])));
+            return Err(MessageError::BadMagic(hex(&header[..16])));
         }
         if len > MAX_PAYLOAD {
             return Err(MessageError::TooLarge(len));
@@ -103,6 +103,13 @@ impl Message {
             payload,
         })
     }
+}
+
+/// Bytes as short hex, for errors that show what the device sent.
+pub fn hex(bytes: &[u8]) -> String {
+    let shown: Vec<String> = bytes.iter().take(16).map(|b| format!("{b:02x}")).collect();
+    let more = if bytes.len() > 16 { " …" } else { "" };
+    format!("{}{more}", shown.join(" "))
 }
 
 /// A readable name for logs.

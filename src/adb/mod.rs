@@ -14,13 +14,15 @@ mod error;
 pub mod host;
 pub mod message;
 pub mod quote;
-mod shell_v2;
+pub mod shell_v2;
 
 use std::net::SocketAddr;
 use std::time::Duration;
 
+pub use capture::ShellOutput;
 pub use devices::{DeviceEntry, parse_devices_long};
-pub use error::{AdbError, cut, hex};
+pub use error::{AdbError, cut};
+pub use message::hex;
 pub use quote::quote;
 
 /// Where devices are reached.
@@ -70,23 +72,6 @@ impl Route {
 fn resolve_addr(text: &str) -> Option<SocketAddr> {
     use std::net::ToSocketAddrs;
     text.to_socket_addrs().ok()?.next()
-}
-
-/// What a shell command gave back.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ShellOutput {
-    pub stdout: Vec<u8>,
-    pub stderr: Vec<u8>,
-    /// None when the command ended the shell itself on a device without shell v2.
-    pub exit_code: Option<i32>,
-    /// Bytes dropped past the capture cap (a marker in the text says where).
-    pub dropped: u64,
-}
-
-impl ShellOutput {
-    pub fn stdout_text(&self) -> String {
-        String::from_utf8_lossy(&self.stdout).into_owned()
-    }
 }
 
 /// Ends a shell v1 command line: the exit status, which v1 does not carry, printed last.

@@ -3,8 +3,7 @@
 //! and the direct path, which both receive the stream in arbitrary chunks. Bodies go straight
 //! into bounded captures as they arrive, so a packet's claimed length never sizes a buffer.
 
-use super::ShellOutput;
-use super::capture::Capture;
+use super::capture::{Capture, ShellOutput};
 
 const ID_STDOUT: u8 = 1;
 const ID_STDERR: u8 = 2;
@@ -56,7 +55,7 @@ impl Decoder {
                         if id > ID_WINDOW_SIZE {
                             return Err(format!(
                                 "a shell packet with unknown id {id} (header bytes {})",
-                                super::hex(&self.header)
+                                super::message::hex(&self.header)
                             ));
                         }
                         let len = u32::from_le_bytes(self.header[1..5].try_into().expect("4 bytes")) as usize;

@@ -1,0 +1,167 @@
+//! Load: 50 droidmcp server processes (stdio, as 50 clients would start them) × 20 mixed calls
+//! against one simulator through one adb server; then one server with 100 concurrent calls on
+//! the direct route. Prints the failures and p50/p90/p99 of the call times.
+//!
+//! `cargo bench --bench load` (needs `adb` on PATH; prints a reason and exits otherwise).
+
+use std::net::SocketAddr;
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use droidmcp::sim::{self, AuthPolicy, Simulator};
+use rmcp::ServiceExt;
+use rmcp::model::CallToolRequestParams;
+use serde_json::{Value, json};
+
+const PROCESSES: usize = 50;
+const CALLS_EACH: usize = 20;
+const CONCURRENT: usize = 100;
+
+type Client = rmcp::service::RunningService<rmcp::RoleClient, ()>;
+
+/// The calls an assistant makes most, in turn.
+fn mixed(i: usize) -> (&'static str, Value) {
+    match i % 8 {
+        0 => ("adb-device", json!({"operation": "properties"})),
+        1 => ("adb-app", json!({"operation": "list", "limit": 10})),
+        2 => ("ui", json!({"operation": "dump"})),
+        3 => ("adb-logcat", json!({"operation": "read", "lines": 10})),
+        4 => (
+            "adb-shell",
+            json!({"operation": "run", "command": format!("echo call-{i}")}),
+        ),
+        5 => ("ui", json!({"operation": "find", "text": "Settings"})),
+        6 => ("adb-device", json!({"operation": "health"})),
+        _ => ("ui", json!({"operation": "screenshot"})),
+    }
+}
+
+async fn serve(args: &[&str], envs: &[(&str, &str)], home: &std::path::Path) -> anyhow::Result<Client> {
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_droidmcp"));
+    cmd.args(args).env("RUST_LOG", "error").env("HOME", home);
+    for (k, v) in envs {
+        cmd.env(k, v);
+    }
+    let (transport, _) = rmcp::transport::TokioChildProcess::builder(cmd)
+        .stderr(Stdio::inherit())
+        .spawn()?;
+    Ok(().serve(transport).await?)
+}
+
+/// One call: its time, or what went wrong.
+async fn timed(client: &Client, (tool, args): (&'static str, Value)) -> Result<Duration, String> {
+    let t = Instant::now();
+    let params = CallToolRequestParams::new(tool).with_arguments(args.as_object().cloned().unwrap_or_default());
+    match client.call_tool(params).await {
+        Ok(r) if r.is_error != Some(true) => Ok(t.elapsed()),
+        Ok(r) => Err(format!(
+            "{tool}: {:?}",
+            r.content.first().and_then(|c| c.as_text()).map(|t| &t.text)
+        )),
+        Err(e) => Err(format!("{tool}: protocol error {e}")),
+    }
+}
+
+fn report(what: &str, results: Vec<Result<Duration, String>>, took: Duration) {
+    let mut times: Vec<Duration> = results.iter().filter_map(|r| r.as_ref().ok().copied()).collect();
+    let failures: Vec<&String> = results.iter().filter_map(|r| r.as_ref().err()).collect();
+    times.sort();
+    let at = |q: f64| {
+        times
+            .get(((times.len() as f64 * q) as usize).min(times.len().saturating_sub(1)))
+            .map_or(0.0, |d| d.as_secs_f64() * 1000.0)
+    };
+    println!(
+        "{what}: {} calls in {:.1} s, {} failed; p50 {:.0} ms, p90 {:.0} ms, p99 {:.0} ms",
+        results.len(),
+        took.as_secs_f64(),
+        failures.len(),
+        at(0.5),
+        at(0.9),
+        at(0.99)
+    );
+    for f in failures.iter().take(5) {
+        println!("  failed: {f}");
+    }
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    if Command::new("adb").arg("version").output().is_err() {
+        println!("load: skipped, the adb program is not installed (apt-get install -y adb)");
+        return Ok(());
+    }
+    let profile = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/pixel-emulator");
+    let handle = sim::start(
+        Simulator::load(&profile, None, AuthPolicy::None)?,
+        SocketAddr::from(([127, 0, 0, 1], 0)),
+    )
+    .await?;
+    let serial = handle.addr.to_string();
+
+    let home = tempfile::tempdir()?;
+    let port = std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port()
+        .to_string();
+    let adb = |args: &[&str]| {
+        Command::new("adb")
+            .args(["-P", &port])
+            .args(args)
+            .env("HOME", home.path())
+            .output()
+    };
+    adb(&["start-server"])?;
+    adb(&["connect", &serial])?;
+    adb(&["-s", &serial, "wait-for-device"])?;
+
+    // 50 processes, 20 calls each, all at once.
+    let started = Instant::now();
+    let mut clients = Vec::new();
+    for _ in 0..PROCESSES {
+        let (home, port, serial) = (home.path().to_path_buf(), port.clone(), serial.clone());
+        clients.push(tokio::spawn(async move {
+            let client = serve(&["--device", &serial], &[("ANDROID_ADB_SERVER_PORT", &port)], &home).await?;
+            let mut results = Vec::new();
+            for i in 0..CALLS_EACH {
+                results.push(timed(&client, mixed(i)).await);
+            }
+            let _ = client.cancel().await;
+            anyhow::Ok(results)
+        }));
+    }
+    let mut results = Vec::new();
+    for c in clients {
+        match c.await? {
+            Ok(r) => results.extend(r),
+            Err(e) => results.push(Err(format!("a server did not start: {e}"))),
+        }
+    }
+    report(
+        &format!("{PROCESSES} servers × {CALLS_EACH} mixed calls, one adb server"),
+        results,
+        started.elapsed(),
+    );
+
+    // One server, 100 calls at once, on the direct route.
+    let client = Arc::new(serve(&["--adb", &format!("tcp:{serial}")], &[], home.path()).await?);
+    timed(&client, mixed(4)).await.map_err(anyhow::Error::msg)?;
+    let started = Instant::now();
+    let mut calls = Vec::new();
+    for i in 0..CONCURRENT {
+        let client = client.clone();
+        calls.push(tokio::spawn(async move { timed(&client, mixed(i)).await }));
+    }
+    let mut results = Vec::new();
+    for c in calls {
+        results.push(c.await?);
+    }
+    report(
+        &format!("one server, {CONCURRENT} concurrent mixed calls, direct route"),
+        results,
+        started.elapsed(),
+    );
+    adb(&["kill-server"])?;
+    Ok(())
+}

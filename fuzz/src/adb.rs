@@ -1,0 +1,8 @@
+//! The wire decoders of `src/adb/`, by path (see lib.rs).
+
+#[path = "../../src/adb/capture.rs"]
+pub mod capture;
+#[path = "../../src/adb/message.rs"]
+pub mod message;
+#[path = "../../src/adb/shell_v2.rs"]
+pub mod shell_v2;
