@@ -56,11 +56,8 @@ impl DroidMcp {
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
         let state = self.state.clone();
-        let limit = self.call_limit(&args);
-        Ok(guard(&ctx.ct.clone(), limit, async move {
-            tools::device::run(&state, args, ctx).await
-        })
-        .await)
+        let call = self.call(&ctx, &args);
+        Ok(guard(call, async move { tools::device::run(&state, args, ctx).await }).await)
     }
 
     /// Apps: list (paged), info, launch, stop, clear-data, install, uninstall.
@@ -76,11 +73,8 @@ impl DroidMcp {
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
         let state = self.state.clone();
-        let limit = self.call_limit(&args);
-        Ok(guard(&ctx.ct.clone(), limit, async move {
-            tools::app::run(&state, args, ctx).await
-        })
-        .await)
+        let call = self.call(&ctx, &args);
+        Ok(guard(call, async move { tools::app::run(&state, args, ctx).await }).await)
     }
 
     /// Log: read (counts, crashes, last lines; filters) or clear.
@@ -96,8 +90,8 @@ impl DroidMcp {
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
         let state = self.state.clone();
-        let limit = self.call_limit(&args);
-        Ok(guard(&ctx.ct, limit, async move { tools::logcat::run(&state, args).await }).await)
+        let call = self.call(&ctx, &args);
+        Ok(guard(call, async move { tools::logcat::run(&state, args).await }).await)
     }
 
     /// Run a shell command as given: exit code, stdout, stderr (long: head, tail, cacheId).
@@ -113,8 +107,8 @@ impl DroidMcp {
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
         let state = self.state.clone();
-        let limit = self.call_limit(&args);
-        Ok(guard(&ctx.ct, limit, async move { tools::shell::run(&state, args).await }).await)
+        let call = self.call(&ctx, &args);
+        Ok(guard(call, async move { tools::shell::run(&state, args).await }).await)
     }
 
     /// Screen: dump (refs), find, act, scroll, wait, screenshot (JPEG, grid).
@@ -122,7 +116,7 @@ impl DroidMcp {
         name = "ui",
         input_schema = input_schema::<UiArgs>(),
         output_schema = output_schema::<UiOutput>(),
-        annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false)
+        annotations(read_only_hint = false, destructive_hint = true, idempotent_hint = false, open_world_hint = false)
     )]
     async fn ui(
         &self,
@@ -130,11 +124,8 @@ impl DroidMcp {
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
         let state = self.state.clone();
-        let limit = self.call_limit(&args);
-        Ok(guard(&ctx.ct.clone(), limit, async move {
-            tools::ui::run(&state, args, ctx).await
-        })
-        .await)
+        let call = self.call(&ctx, &args);
+        Ok(guard(call, async move { tools::ui::run(&state, args, ctx).await }).await)
     }
 
     /// Data behind any cacheId: get (page; filter, prefix), list, stats, clear.
@@ -142,7 +133,7 @@ impl DroidMcp {
         name = "cache",
         input_schema = input_schema::<CacheArgs>(),
         output_schema = output_schema::<CacheOutput>(),
-        annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
+        annotations(read_only_hint = false, destructive_hint = true, idempotent_hint = true, open_world_hint = false)
     )]
     async fn cache(
         &self,
@@ -150,12 +141,30 @@ impl DroidMcp {
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
         let state = self.state.clone();
-        let limit = self.call_limit(&args);
-        Ok(guard(&ctx.ct, limit, async move { tools::cache::run(&state, args) }).await)
+        let call = self.call(&ctx, &args);
+        Ok(guard(call, async move { tools::cache::run(&state, args) }).await)
     }
 }
 
+/// What `guard` needs to know about one call.
+struct Call {
+    cancel: tokio_util::sync::CancellationToken,
+    limit: Option<std::time::Duration>,
+    /// Whether the session's protocol has `resource_link` blocks (2025-06-18 on): an older
+    /// client rejects a whole result that holds one.
+    links: bool,
+}
+
 impl DroidMcp {
+    fn call(&self, ctx: &RequestContext<RoleServer>, args: &JsonObject) -> Call {
+        let version = ctx.protocol_version();
+        Call {
+            cancel: ctx.ct.clone(),
+            limit: self.call_limit(args),
+            links: version.is_none_or(|v| v.to_string().as_str() >= "2025-06-18"),
+        }
+    }
+
     /// How long a whole call may run: its own `timeoutMs`, else the server's `--timeout-ms`,
     /// plus a grace so that a device command's own timeout, which names the command, fires
     /// first. Waits bound themselves by their `timeoutMs`, and install by the APK's size.
@@ -193,8 +202,8 @@ impl ServerHandler for DroidMcp {
             .map(|e| {
                 Resource::new(resource_uri(&e.id), e.id.clone())
                     .with_description(e.about.clone())
-                    .with_mime_type(mime(&e.data))
-                    .with_size(e.bytes as u64)
+                    .with_mime_type(e.data.mime())
+                    .with_size(e.served_bytes as u64)
             })
             .collect();
         Ok(ListResourcesResult::with_all_items(resources))
@@ -230,7 +239,7 @@ impl ServerHandler for DroidMcp {
             .get(id)
             .map_err(|e| ErrorData::resource_not_found(e.to_string(), None))?;
         let contents =
-            ResourceContents::text(entry.data.full_text(), request.uri.clone()).with_mime_type(mime(&entry.data));
+            ResourceContents::text(entry.data.full_text(), request.uri.clone()).with_mime_type(entry.data.mime());
         Ok(ReadResourceResult::new(vec![contents]).into())
     }
 }
@@ -239,7 +248,12 @@ impl ServerHandler for DroidMcp {
 /// down) aborts it, which drops its device streams and so ends the device command at once. A
 /// panic, which would otherwise leave the request unanswered, becomes an `isError` result and
 /// the server goes on serving.
-async fn guard(
+async fn guard(call: Call, work: impl Future<Output = CallToolResult> + Send + 'static) -> CallToolResult {
+    let result = run_guarded(&call.cancel, call.limit, work).await;
+    if call.links { result } else { without_links(result) }
+}
+
+async fn run_guarded(
     cancel: &tokio_util::sync::CancellationToken,
     limit: Option<std::time::Duration>,
     call: impl Future<Output = CallToolResult> + Send + 'static,
@@ -283,6 +297,32 @@ async fn guard(
     }
 }
 
+/// For a session older than 2025-06-18: the answer's `resource_link` blocks go, and its budget
+/// hint names their URIs instead (with the text twin rewritten to match).
+fn without_links(mut result: CallToolResult) -> CallToolResult {
+    let uris: Vec<String> = result
+        .content
+        .iter()
+        .filter_map(|c| c.as_resource_link().map(|r| r.uri.clone()))
+        .collect();
+    if uris.is_empty() {
+        return result;
+    }
+    result.content.retain(|c| c.as_resource_link().is_none());
+    if let Some(serde_json::Value::Object(answer)) = result.structured_content.as_mut() {
+        if let Some(serde_json::Value::Object(note)) = answer.get_mut("budget") {
+            let hint = note.get("hint").and_then(|h| h.as_str()).unwrap_or_default();
+            let hint = format!("{hint}; resources/read {} returns it whole", uris.join(", "));
+            note.insert("hint".into(), serde_json::Value::String(hint));
+        }
+        let twin = serde_json::Value::Object(answer.clone()).to_string();
+        if let Some(first) = result.content.first_mut().filter(|c| c.as_text().is_some()) {
+            *first = rmcp::model::ContentBlock::text(twin);
+        }
+    }
+    result
+}
+
 /// Error texts are written by us but may quote arguments (serde quotes a wrong value whole): an
 /// error never outgrows this many chars, whatever it was given.
 const MAX_ERROR_CHARS: usize = 1000;
@@ -303,13 +343,6 @@ fn fit_error(mut result: CallToolResult) -> CallToolResult {
         }
     }
     result
-}
-
-fn mime(data: &crate::context::Data) -> &'static str {
-    match data {
-        crate::context::Data::Text(_) => "text/plain",
-        _ => "application/json",
-    }
 }
 
 /// Runs one tool call through the real MCP protocol, in-process over a pipe: what

@@ -16,7 +16,7 @@ const TIMEOUT_MS: u64 = 3000;
 /// What the suite allows past a timeout before calling an answer a hang.
 const SLACK_MS: u64 = 500;
 /// Cells run side by side: most of their time is spent waiting on a stalled device.
-const PARALLEL: usize = 6;
+const PARALLEL: usize = 4;
 
 #[derive(Clone, Copy, PartialEq, Debug)]
 enum Route {

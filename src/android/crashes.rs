@@ -23,6 +23,36 @@ pub struct Crash {
     /// The first frames of the stack (`at ` and `#NN pc` prefixes dropped).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub frames: Vec<String>,
+    /// How many crashes this one stands for: the same kind, process, exception and cause
+    /// (`group_repeats`); its time and pid are the latest's.
+    #[serde(skip_serializing_if = "is_one")]
+    pub count: usize,
+}
+
+fn is_one(n: &usize) -> bool {
+    *n == 1
+}
+
+/// Crashes with the same signature (kind, process, exception, cause) become one, counted, in
+/// the place of the latest; the order stays oldest first.
+pub fn group_repeats(crashes: Vec<Crash>) -> Vec<Crash> {
+    let mut grouped: Vec<Crash> = Vec::new();
+    for crash in crashes {
+        let same = |g: &Crash| {
+            g.kind == crash.kind && g.process == crash.process && g.what == crash.what && g.cause == crash.cause
+        };
+        match grouped.iter().position(same) {
+            Some(at) => {
+                let mut group = grouped.remove(at);
+                group.count += 1;
+                group.time = crash.time;
+                group.pid = crash.pid;
+                grouped.push(group);
+            }
+            None => grouped.push(crash),
+        }
+    }
+    grouped
 }
 
 /// How far past its first line a crash's lines are looked for.
@@ -129,6 +159,7 @@ fn new_crash(kind: &str, head: &LogLine, what: String) -> Crash {
         what,
         cause: None,
         frames: Vec::new(),
+        count: 1,
     }
 }
 

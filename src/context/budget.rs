@@ -1,13 +1,14 @@
 //! The response budget, one mechanism for every tool. A tool hands over its typed output; if the
-//! serialized JSON is within the budget it goes out whole. If not, the whole output goes into the
-//! cache and the model gets the tool's declared key fields, a preview of its bulk field, the
-//! `cacheId`, a hint on how to page on, and a resource link.
+//! serialized JSON is within the budget it goes out whole. If not, the model gets the tool's
+//! declared key fields, a preview of its bulk field, a `cacheId` that leads to the whole data (the
+//! tool's own when it stored its full result, else a new entry holding the bulk field), a hint on
+//! how to page on, and a resource link.
 
 use rmcp::model::{CallToolResult, ContentBlock, Resource};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
-use super::cache::{Cache, Data, Kind};
+use super::cache::{Cache, Data, Entry, Kind};
 
 pub const DEFAULT_BUDGET: usize = 4000;
 
@@ -42,12 +43,13 @@ pub fn resource_uri(id: &str) -> String {
     format!("droidmcp://cache/{id}")
 }
 
-pub fn resource_link(id: &str, about: &str, bytes: usize) -> ContentBlock {
+/// A link to an entry, with the size and MIME type `resources/read` will serve.
+pub fn resource_link(entry: &Entry) -> ContentBlock {
     ContentBlock::resource_link(
-        Resource::new(resource_uri(id), id.to_string())
-            .with_description(about)
-            .with_mime_type("application/json")
-            .with_size(bytes as u64),
+        Resource::new(resource_uri(&entry.id), entry.id.clone())
+            .with_description(entry.about.clone())
+            .with_mime_type(entry.data.mime())
+            .with_size(entry.served_bytes as u64),
     )
 }
 
@@ -68,18 +70,30 @@ pub fn respond_value<T: Budgeted>(mut value: Value, limit: usize, cache: &Cache,
     };
     let full_chars = chars(&text);
     let bulk = T::BULK_FIELDS.iter().find(|f| object.contains_key(**f)).copied();
-    let stored = match bulk.and_then(|f| object.get(f)) {
-        Some(Value::Array(items)) => Data::List(items.clone()),
-        Some(Value::String(s)) => Data::Text(s.clone()),
-        Some(Value::Object(map)) if map.values().all(Value::is_string) => Data::Map(
-            map.iter()
-                .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string()))
-                .collect(),
-        ),
-        _ => Data::Text(serde_json::to_string_pretty(&object).unwrap_or_default()),
+    // One rule: the id in an answer leads to the whole data. A tool that stored its full result
+    // (the matching log lines, every package, every element) keeps its own id, and the preview
+    // comes from its bulk field; only a tool that stored nothing gets an entry made here.
+    let own = object
+        .get("cacheId")
+        .and_then(Value::as_str)
+        .and_then(|id| cache.peek(id));
+    let entry = match own {
+        Some(entry) => entry,
+        None => {
+            let stored = match bulk.and_then(|f| object.get(f)) {
+                Some(Value::Array(items)) => Data::List(items.clone()),
+                Some(Value::String(s)) => Data::Text(s.clone()),
+                Some(Value::Object(map)) if map.values().all(Value::is_string) => Data::Map(
+                    map.iter()
+                        .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string()))
+                        .collect(),
+                ),
+                _ => Data::Text(serde_json::to_string_pretty(&object).unwrap_or_default()),
+            };
+            cache.put(T::KIND, about, stored)
+        }
     };
-    let total = stored.len();
-    let entry = cache.put(T::KIND, about, stored);
+    let total = entry.data.len();
 
     let mut reduced = Map::new();
     for key in T::KEY_FIELDS {
@@ -115,25 +129,30 @@ pub fn respond_value<T: Budgeted>(mut value: Value, limit: usize, cache: &Cache,
     reduced.insert("budget".into(), note);
     let value = Value::Object(reduced);
     let mut result = CallToolResult::structured(value);
-    result.content.push(resource_link(&entry.id, &entry.about, entry.bytes));
+    result.content.push(resource_link(&entry));
     result
 }
 
 /// With `--workspace`, each `…cacheId` field whose entry was written to a file gets a `…file`
-/// sibling naming it (`cacheId` → `file`, `stdoutCacheId` → `stdoutFile`).
+/// sibling naming it (`cacheId` → `file`, `stdoutCacheId` → `stdoutFile`), and one that was not
+/// written gets a `…fileNote` saying why.
 fn name_files(value: &mut Value, cache: &Cache) {
     let Value::Object(object) = value else { return };
     let files: Vec<(String, String)> = object
         .iter()
         .filter_map(|(key, id)| {
             let stem = key.strip_suffix("cacheId").or_else(|| key.strip_suffix("CacheId"))?;
-            let file = cache.peek(id.as_str()?)?.file.clone()?;
+            let entry = cache.peek(id.as_str()?)?;
             let name = if stem.is_empty() {
                 "file".to_string()
             } else {
                 format!("{stem}File")
             };
-            Some((name, file.display().to_string()))
+            match (&entry.file, &entry.file_note) {
+                (Some(file), _) => Some((name, file.display().to_string())),
+                (None, Some(note)) => Some((format!("{name}Note"), note.clone())),
+                (None, None) => None,
+            }
         })
         .collect();
     for (name, file) in files {

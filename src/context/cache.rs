@@ -120,6 +120,22 @@ impl Data {
         self.len() == 0
     }
 
+    /// The byte length of `full_text`, without copying a text entry.
+    pub fn full_text_bytes(&self) -> usize {
+        match self {
+            Data::Text(text) => text.len(),
+            _ => self.full_text().len(),
+        }
+    }
+
+    /// The MIME type of `full_text`.
+    pub fn mime(&self) -> &'static str {
+        match self {
+            Data::Text(_) => "text/plain",
+            _ => "application/json",
+        }
+    }
+
     /// The whole entry as text, for `resources/read`.
     pub fn full_text(&self) -> String {
         match self {
@@ -138,9 +154,14 @@ pub struct Entry {
     pub about: String,
     pub data: Data,
     pub created: SystemTime,
+    /// Approximate heap size, for the byte bound.
     pub bytes: usize,
+    /// Bytes `resources/read` serves (`Data::full_text`): the `size` resources declare.
+    pub served_bytes: usize,
     /// Where `--workspace` wrote it, when it is bigger than the budget.
     pub file: Option<std::path::PathBuf>,
+    /// Why `--workspace` did not write it, when it should have.
+    pub file_note: Option<String>,
 }
 
 impl Entry {
@@ -163,9 +184,23 @@ pub enum CacheError {
         refresh: &'static str,
     },
     #[error(
-        "cache id `{id}` is unknown: it was evicted to stay within the cache's bounds, or made by an earlier server run; run {refresh} again for fresh data"
+        "cache id `{id}` is unknown: it was evicted to stay within the cache's bounds; run {refresh} again for fresh data"
     )]
     Unknown { id: String, refresh: &'static str },
+    #[error(
+        "cache id `{id}` was made by an earlier run of the server (this one started {started_minutes} min ago); run {refresh} again for fresh data"
+    )]
+    EarlierRun {
+        id: String,
+        started_minutes: u64,
+        refresh: &'static str,
+    },
+    #[error("`{given}` is not quite an id: the entry is `{id}` ({why}); ids are used exactly as returned")]
+    NearMiss {
+        given: String,
+        id: String,
+        why: &'static str,
+    },
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -206,6 +241,8 @@ struct Inner {
 
 #[derive(Debug)]
 pub struct Cache {
+    /// When this server run began: older ids are from an earlier run.
+    started: SystemTime,
     limits: Limits,
     inner: Mutex<Inner>,
     /// `--workspace`: entries over this many bytes are also written there.
@@ -223,6 +260,7 @@ impl Cache {
                 stats: Stats::default(),
             }),
             workspace: None,
+            started: SystemTime::now(),
         }
     }
 
@@ -246,6 +284,7 @@ impl Cache {
     pub fn put(&self, kind: Kind, about: impl Into<String>, data: Data) -> Arc<Entry> {
         let id = format!("{}-{}", kind.prefix(), Ulid::generate());
         let bytes = data.bytes();
+        let served_bytes = data.full_text_bytes();
         let mut entry = Entry {
             id: id.clone(),
             kind,
@@ -253,14 +292,19 @@ impl Cache {
             data,
             created: SystemTime::now(),
             bytes,
+            served_bytes,
             file: None,
+            file_note: None,
         };
         if let Some((workspace, threshold)) = &self.workspace
             && bytes > *threshold
         {
             match workspace.write(&entry) {
                 Ok(path) => entry.file = Some(path),
-                Err(e) => tracing::warn!(id = %entry.id, "could not write the workspace file: {e}"),
+                Err(e) => {
+                    tracing::warn!(id = %entry.id, "could not write the workspace file: {e}");
+                    entry.file_note = Some(e.to_string());
+                }
             }
         }
         let entry = Arc::new(entry);
@@ -296,7 +340,13 @@ impl Cache {
     }
 
     pub fn get(&self, id: &str) -> Result<Arc<Entry>, CacheError> {
-        let (kind, ulid) = parse_id(id)?;
+        let (kind, ulid) = match parse_id(id) {
+            Ok(parsed) => parsed,
+            Err(e) => return Err(self.near_miss(id).unwrap_or(e)),
+        };
+        if let Some(near) = self.near_miss(id) {
+            return Err(near);
+        }
         let mut inner = self.lock();
         let now = SystemTime::now();
         if let Some(entry) = inner.entries.get(id).cloned() {
@@ -320,9 +370,43 @@ impl Cache {
                 refresh: kind.refreshed_by(),
             });
         }
+        // ULIDs keep milliseconds: compare at that grain, or this run's first ids look older.
+        let millis = |t: SystemTime| t.duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_millis();
+        if millis(made) < millis(self.started) {
+            return Err(CacheError::EarlierRun {
+                id: id.to_string(),
+                started_minutes: now.duration_since(self.started).unwrap_or_default().as_secs() / 60,
+                refresh: kind.refreshed_by(),
+            });
+        }
         Err(CacheError::Unknown {
             id: id.to_string(),
             refresh: kind.refreshed_by(),
+        })
+    }
+
+    /// A live entry that `id` almost names: the same ULID under another kind's prefix, or the
+    /// id in another case.
+    fn near_miss(&self, id: &str) -> Option<CacheError> {
+        let inner = self.lock();
+        if inner.entries.contains(id) {
+            return None;
+        }
+        let ulid = id.split_once('-').map_or(id, |(_, u)| u);
+        let found = inner.entries.iter().find_map(|(key, _)| {
+            let (_, key_ulid) = key.split_once('-')?;
+            if key.eq_ignore_ascii_case(id) {
+                Some((key.clone(), "the case differs"))
+            } else if key_ulid.eq_ignore_ascii_case(ulid) {
+                Some((key.clone(), "its prefix names the kind of data, and this one differs"))
+            } else {
+                None
+            }
+        })?;
+        Some(CacheError::NearMiss {
+            given: id.chars().take(80).collect(),
+            id: found.0,
+            why: found.1,
         })
     }
 
@@ -362,10 +446,12 @@ impl Cache {
             id: id.clone(),
             kind,
             about: String::new(),
+            served_bytes: data.full_text_bytes(),
             data,
             created,
             bytes,
             file: None,
+            file_note: None,
         });
         let mut inner = self.lock();
         inner.entries.push(id.clone(), entry);

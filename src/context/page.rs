@@ -28,8 +28,9 @@ pub struct Page {
     pub has_more: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_offset: Option<usize>,
-    /// A map page is an object; a list page an array; a text page an array of `{n, text}` with
-    /// 1-based line numbers.
+    /// A map page is an object; a list page an array; a text page one string of its lines
+    /// (filtered: each line led by its 1-based number and `:`, as `grep -n` prints them). One
+    /// string costs a model barely more than the text itself.
     pub items: Value,
 }
 
@@ -76,9 +77,13 @@ pub fn page(data: &Data, query: &Query) -> Result<Page, String> {
             items.len()
         }
         Data::Text(text) => {
+            let numbered = needle.is_some();
             let mut lines = 0;
             for (i, line) in text.lines().enumerate() {
-                take(passes(line), &mut || json!({"n": i + 1, "text": line}));
+                take(passes(line), &mut || match numbered {
+                    true => Value::String(format!("{}:{line}", i + 1)),
+                    false => Value::String(line.to_string()),
+                });
                 lines += 1;
             }
             lines
@@ -107,7 +112,11 @@ pub fn page(data: &Data, query: &Query) -> Result<Page, String> {
                 })
                 .collect::<Map<String, Value>>(),
         ),
-        _ => Value::Array(window),
+        Data::Text(_) => {
+            let lines: Vec<&str> = window.iter().filter_map(Value::as_str).collect();
+            Value::String(lines.join("\n"))
+        }
+        Data::List(_) => Value::Array(window),
     };
     Ok(Page {
         shape: data.shape(),
@@ -168,7 +177,7 @@ mod tests {
     }
 
     #[test]
-    fn text_pages_by_line_with_numbers_and_says_where_the_next_page_starts() {
+    fn text_pages_by_line_as_one_string_numbered_when_filtered_and_says_where_the_next_page_starts() {
         let data = Data::Text("a\nerror one\nb\nerror two\nc".into());
         let q = Query {
             limit: 1,
@@ -176,10 +185,10 @@ mod tests {
             ..Default::default()
         };
         let p = page(&data, &q).unwrap();
-        assert_eq!(p.items, json!([{"n": 2, "text": "error one"}]));
+        assert_eq!(p.items, json!("2:error one"));
         assert_eq!((p.matching, p.next_offset), (2, Some(1)));
         let last = page(&data, &Query { offset: 1, ..q.clone() }).unwrap();
-        assert_eq!(last.items, json!([{"n": 4, "text": "error two"}]));
+        assert_eq!(last.items, json!("4:error two"));
         assert!(!last.has_more);
         let past = page(&data, &Query { offset: 2, ..q }).unwrap_err();
         assert!(past.contains("past the end"), "{past}");

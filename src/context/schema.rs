@@ -2,8 +2,9 @@
 //! schemas schemars generates are made compact without saying anything untrue.
 //! - `$ref`s are inlined and `$defs`, `$schema`, `title`, `format` and `default: null` dropped;
 //! - `["string", "null"]` becomes `"string"`: optional fields are left out, never sent as null;
-//! - output schemas keep their top-level fields' types and say only `object` / `array` below
-//!   that, since the data's shape is in the tool description and the answers themselves.
+//! - output schemas name the key fields (what the budget always keeps) with their types, and say
+//!   only `object` / `array` below that, since the data's shape is in the tool description and
+//!   the answers themselves; a field that may be null says so.
 
 use std::sync::Arc;
 
@@ -20,19 +21,20 @@ pub fn input_schema<T: schemars::JsonSchema + std::any::Any>() -> Arc<JsonObject
     Arc::new(out)
 }
 
-/// A tool's outputSchema: an object with `operation` and the budget's `cacheId`;
-/// only key fields may be required, since a budgeted response drops the rest.
+/// A tool's outputSchema: the key fields the budget always keeps (counts, totals, exit code,
+/// the crash list, ids), each with its type, plus `cacheId` and the `budget` note; only key
+/// fields may be required, since a budgeted response drops the rest. The operation-specific
+/// rest is allowed (JSON Schema's default) and documented in README, not spelled out here: a
+/// model pays for tools/list on every turn.
 pub fn output_schema<T: Budgeted>() -> Arc<JsonObject> {
     let schema = rmcp::handler::server::common::schema_for_output::<T>();
     let defs = schema.get("$defs").cloned().unwrap_or(Value::Null);
     let mut out = (*schema).clone();
     compact(&mut out, &defs, Mode::Output, 0);
     if let Some(Value::Object(props)) = out.get_mut("properties") {
-        // Every tool answers with `operation`; the budget adds `cacheId` (and a `budget` note). The
-        // operation-specific rest is allowed (JSON Schema's default) and documented in README,
-        // not spelled out here: a model pays for tools/list on every turn.
-        props.retain(|name, _| name == "operation");
+        props.retain(|name, _| T::KEY_FIELDS.contains(&name.as_str()));
         props.insert("cacheId".into(), json!({"type": "string"}));
+        props.insert("budget".into(), json!({"type": "object"}));
     }
     if let Some(Value::Array(required)) = out.get_mut("required") {
         required.retain(|r| r.as_str().is_some_and(|r| T::KEY_FIELDS.contains(&r)));
@@ -81,10 +83,18 @@ fn compact(node: &mut Map<String, Value>, defs: &Value, mode: Mode, depth: usize
             for (k, v) in only.clone() {
                 node.entry(k).or_insert(v);
             }
+            // An answer may carry it as null: its schema must say so.
+            if mode == Mode::Output
+                && let Some(Value::String(t)) = node.get("type").cloned()
+            {
+                node.insert("type".into(), json!([t, "null"]));
+            }
             return compact(node, defs, mode, depth);
         }
     }
-    if let Some(Value::Array(types)) = node.get("type") {
+    if mode == Mode::Input
+        && let Some(Value::Array(types)) = node.get("type")
+    {
         let kept: Vec<Value> = types.iter().filter(|t| t.as_str() != Some("null")).cloned().collect();
         let replacement = if kept.len() == 1 {
             kept[0].clone()
@@ -165,11 +175,14 @@ mod tests {
     }
 
     #[test]
-    fn output_names_operation_and_the_budget_fields_and_requires_only_key_fields() {
+    fn output_names_the_key_fields_with_their_types_and_requires_only_key_fields() {
         let s = Value::Object((*output_schema::<Out>()).clone());
         assert_eq!(s["properties"]["operation"], json!({"type": "string"}));
+        let inner = s["properties"]["inner"]["type"].to_string();
+        assert!(inner.contains("object"), "{inner}");
         assert_eq!(s["properties"]["cacheId"], json!({"type": "string"}));
-        assert!(s["properties"].get("dropped").is_none() && s["properties"].get("inner").is_none());
+        assert_eq!(s["properties"]["budget"], json!({"type": "object"}));
+        assert!(s["properties"].get("dropped").is_none(), "not a key field");
         assert_eq!(s["required"], json!(["operation", "inner"]));
     }
 }

@@ -30,8 +30,16 @@ impl Workspace {
     }
 
     /// Writes the entry whole; returns where. The name is the entry's id, checked again here.
+    /// An entry bigger than the whole quota is not written (the sweep would delete it, and every
+    /// other file with it, while the answer still named it): the error says so.
     pub fn write(&self, entry: &Entry) -> std::io::Result<PathBuf> {
         parse_id(&entry.id).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e.to_string()))?;
+        if entry.served_bytes as u64 > self.quota_bytes {
+            return Err(std::io::Error::other(format!(
+                "not written: the entry is {} bytes, over the workspace quota of {} (--workspace-mib); cache get and resources/read serve it",
+                entry.served_bytes, self.quota_bytes
+            )));
+        }
         let ext = match entry.data {
             Data::Text(_) => "txt",
             _ => "json",
@@ -40,7 +48,7 @@ impl Workspace {
         let partial = self.dir.join(format!(".{}.{ext}.partial", entry.id));
         std::fs::write(&partial, entry.data.full_text())?;
         std::fs::rename(&partial, &path)?;
-        self.sweep();
+        self.sweep_keeping(Some(&path));
         Ok(path)
     }
 
@@ -64,13 +72,19 @@ impl Workspace {
             .collect()
     }
 
-    /// Deletes our files older than their kind's TTL, then the oldest until within the quota.
+    /// Deletes our files older than their kind's TTL, then the oldest until within the quota,
+    /// and `.partial` files a write left behind.
     pub fn sweep(&self) {
+        self.sweep_keeping(None);
+    }
+
+    /// The sweep, never deleting `keep` (the file the answer being made names).
+    fn sweep_keeping(&self, keep: Option<&Path>) {
         let now = SystemTime::now();
         let mut kept = Vec::new();
         for (path, id, modified, size) in self.files() {
             let ttl = parse_id(&id).map(|(kind, _)| kind.ttl()).unwrap_or_default();
-            if now.duration_since(modified).unwrap_or_default() > ttl {
+            if now.duration_since(modified).unwrap_or_default() > ttl && Some(path.as_path()) != keep {
                 remove(&path);
             } else {
                 kept.push((path, modified, size));
@@ -82,11 +96,40 @@ impl Workspace {
             if total <= self.quota_bytes {
                 break;
             }
+            if Some(path.as_path()) == keep {
+                continue;
+            }
             remove(&path);
             total -= size;
         }
+        // A write in progress is seconds old at most; older partial files are leftovers.
+        for (path, modified) in self.partial_files() {
+            if now.duration_since(modified).unwrap_or_default() > PARTIAL_AGE {
+                remove(&path);
+            }
+        }
+    }
+
+    /// `.ID.EXT.partial` files (ours by their id), with when they were last written.
+    fn partial_files(&self) -> Vec<(PathBuf, SystemTime)> {
+        let Ok(read) = std::fs::read_dir(&self.dir) else {
+            return Vec::new();
+        };
+        read.filter_map(Result::ok)
+            .filter_map(|e| {
+                let name = e.file_name().to_string_lossy().into_owned();
+                let stem = name.strip_prefix('.')?.strip_suffix(".partial")?;
+                let id = stem.strip_suffix(".txt").or_else(|| stem.strip_suffix(".json"))?;
+                parse_id(id).ok()?;
+                let meta = e.metadata().ok()?;
+                meta.is_file()
+                    .then(|| (e.path(), meta.modified().unwrap_or(SystemTime::now())))
+            })
+            .collect()
     }
 }
+
+const PARTIAL_AGE: std::time::Duration = std::time::Duration::from_secs(60);
 
 fn remove(path: &Path) {
     if let Err(e) = std::fs::remove_file(path) {
@@ -136,6 +179,21 @@ mod tests {
             .unwrap();
         assert!(!a.exists() && b.exists(), "a was older");
         assert!(stranger.exists(), "files that are not ours stay");
+
+        // Bigger than the whole quota: not written, and nothing else is deleted for it.
+        let huge = cache.put(Kind::Shell, "huge", Data::Text("h".repeat(20_000)));
+        let refused = ws.write(&huge).unwrap_err().to_string();
+        assert!(refused.contains("over the workspace quota"), "{refused}");
+        assert!(b.exists() && props_path.exists(), "the other files stay");
+
+        // A partial file a crashed write left is swept once it is a minute old.
+        let partial = ws.dir().join(format!(".{}.txt.partial", huge.id));
+        std::fs::write(&partial, "half").unwrap();
+        ws.sweep();
+        assert!(partial.exists(), "a write may be in progress");
+        age(&partial, Duration::from_secs(120));
+        ws.sweep();
+        assert!(!partial.exists(), "a leftover");
         assert!(
             std::fs::read_dir(ws.dir())
                 .unwrap()

@@ -8,10 +8,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{State, error, parse_args};
-use crate::context::Kind;
 use crate::context::budget::{Budgeted, chars, resource_uri, respond};
 use crate::context::cache::{Entry, Stats};
 use crate::context::page::{Query, page, unit};
+use crate::context::{Data, Kind};
 
 pub const DEFAULT_LIMIT: u64 = 50;
 pub const MAX_LIMIT: u64 = 1000;
@@ -158,7 +158,13 @@ fn get(state: &State, args: &CacheArgs) -> CallToolResult {
         Ok(e) => e,
         Err(e) => return error(e.to_string()),
     };
-    let limit = args.limit.unwrap_or(DEFAULT_LIMIT);
+    // Text pages fill the budget unless asked for fewer lines: one string, so a page costs
+    // little more than its text.
+    let default_limit = match entry.data {
+        Data::Text(_) => MAX_LIMIT,
+        _ => DEFAULT_LIMIT,
+    };
+    let limit = args.limit.unwrap_or(default_limit);
     if !(1..=MAX_LIMIT).contains(&limit) {
         return error(format!("limit must be between 1 and {MAX_LIMIT}; got {limit}"));
     }
@@ -179,11 +185,13 @@ fn get(state: &State, args: &CacheArgs) -> CallToolResult {
             Ok(p) => p,
             Err(message) => return error(format!("{message} (entry {id})")),
         };
+        // What the entry is, said on its first page only.
+        let first = p.offset == 0;
         let mut output = CacheOutput {
             operation: "get".into(),
             id: Some(entry.id.clone()),
-            about: Some(entry.about.clone()),
-            shape: Some(p.shape.into()),
+            about: first.then(|| entry.about.clone()),
+            shape: first.then(|| p.shape.into()),
             total: Some(p.total),
             matching: Some(p.matching),
             offset: Some(p.offset),
@@ -191,15 +199,12 @@ fn get(state: &State, args: &CacheArgs) -> CallToolResult {
             has_more: Some(p.has_more),
             next_offset: p.next_offset,
             items: Some(p.items),
-            hint: p.next_offset.map(|next| {
-                format!(
-                    "next page: cache get {{id: \"{}\", offset: {next}}} with the same filter",
-                    entry.id
-                )
-            }),
+            hint: p
+                .next_offset
+                .map(|next| format!("next page: offset {next}, same id and filter")),
             ..Default::default()
         };
-        if p.count < requested && p.count > 0 && p.has_more {
+        if p.count < requested && p.count > 0 && p.has_more && args.limit.is_some() {
             output.hint = output
                 .hint
                 .map(|h| format!("page cut to {} {} to fit the budget; {h}", p.count, unit(&entry.data)));

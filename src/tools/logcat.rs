@@ -8,22 +8,23 @@ use serde::{Deserialize, Serialize};
 
 use super::{State, error, parse_args};
 use crate::adb::quote;
-use crate::android::crashes::{Crash, collapse_runs, find_crashes, pids_of_package};
+use crate::android::crashes::{Crash, collapse_runs, find_crashes, group_repeats, pids_of_package};
 use crate::android::cut;
 use crate::android::logcat::{Level, LogLine, format_threadtime, parse_threadtime_line};
 use crate::android::packages::is_valid_package_name;
-use crate::context::budget::{Budgeted, respond};
+use crate::context::budget::{Budgeted, chars, respond};
 use crate::context::{Data, Kind};
 
-const DEFAULT_LINES: u64 = 20;
+const DEFAULT_LINES: usize = 20;
 const MAX_LINES: u64 = 200;
-/// Crashes listed, the most recent; the rest are counted.
-const MAX_CRASHES: usize = 3;
-const MAX_FRAMES: usize = 3;
+/// A default read (no `lines`) stays within this many chars: the window gives way, oldest line
+/// first, so that every crash is listed and the answer stays small.
+const GOAL_CHARS: usize = 2500;
+const MAX_FRAMES: usize = 2;
 /// A message in the window or a crash's text longer than this is cut and marked with `…`;
 /// the whole line is in the cache.
 const MAX_MESSAGE_CHARS: usize = 64;
-const MAX_CRASH_TEXT_CHARS: usize = 160;
+const MAX_CRASH_TEXT_CHARS: usize = 120;
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
@@ -93,7 +94,8 @@ pub struct LogcatOutput {
     pub counts: Option<BTreeMap<String, usize>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub crash_count: Option<usize>,
-    /// The most recent crashes, newest last.
+    /// Every crash in scope (since, pid, package; text filters never hide one), oldest first;
+    /// repeats of one signature are one entry with `count`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub crashes: Option<Vec<Crash>>,
     /// The last matching lines, oldest first, as `HH:MM:SS.mmm L TAG: message`; a run of
@@ -168,12 +170,14 @@ async fn clear(state: &State, serial: &str) -> Result<LogcatOutput, String> {
 }
 
 async fn read(state: &State, serial: &str, args: &LogcatArgs) -> Result<LogcatOutput, String> {
-    let shown = args.lines.unwrap_or(DEFAULT_LINES);
-    if !(1..=MAX_LINES).contains(&shown) {
+    if let Some(n) = args.lines
+        && n > MAX_LINES
+    {
         return Err(format!(
-            "lines must be between 1 and {MAX_LINES}; got {shown}. cache get pages all of them"
+            "`lines` must be between 0 (the summary alone) and {MAX_LINES}; got {n}. cache get pages all of them"
         ));
     }
+    let shown = args.lines.map_or(DEFAULT_LINES, |n| n as usize);
     if let Some(p) = &args.package
         && !is_valid_package_name(p)
     {
@@ -224,13 +228,18 @@ async fn read(state: &State, serial: &str, args: &LogcatArgs) -> Result<LogcatOu
     let min_level = args.level.map(LevelArg::level);
     let tags: Option<Vec<String>> = args.tags.as_ref().map(|t| t.iter().map(|s| s.to_lowercase()).collect());
     let needle = args.grep.as_deref().filter(|g| !g.is_empty()).map(str::to_lowercase);
-    let matching: Vec<&LogLine> = all
+    // The scope (time and processes) bounds the crashes; the text filters only the lines.
+    let in_scope: Vec<LogLine> = all
         .iter()
         .filter(|l| match &since {
             Some((t, inclusive)) => l.timestamp.as_str() > t.as_str() || (*inclusive && l.timestamp == *t),
             None => true,
         })
         .filter(|l| pids.as_ref().is_none_or(|p| p.contains(&l.pid)))
+        .cloned()
+        .collect();
+    let matching: Vec<&LogLine> = in_scope
+        .iter()
         .filter(|l| min_level.is_none_or(|m| l.level >= m))
         .filter(|l| tags.as_ref().is_none_or(|t| t.contains(&l.tag.to_lowercase())))
         .filter(|l| {
@@ -244,14 +253,10 @@ async fn read(state: &State, serial: &str, args: &LogcatArgs) -> Result<LogcatOu
     for l in &matching {
         *counts.entry(l.level.as_char().to_string()).or_insert(0) += 1;
     }
-    let owned: Vec<LogLine> = matching.iter().map(|l| (*l).clone()).collect();
-    let crashes = find_crashes(&owned, MAX_FRAMES);
+    let crashes = find_crashes(&in_scope, MAX_FRAMES);
     let crash_count = crashes.len();
-    let recent_crashes: Vec<Crash> = crashes
+    let crashes: Vec<Crash> = group_repeats(crashes)
         .into_iter()
-        .rev()
-        .take(MAX_CRASHES)
-        .rev()
         .map(|mut c| {
             c.what = cut(&c.what, MAX_CRASH_TEXT_CHARS);
             c.cause = c.cause.map(|t| cut(&t, MAX_CRASH_TEXT_CHARS));
@@ -271,10 +276,10 @@ async fn read(state: &State, serial: &str, args: &LogcatArgs) -> Result<LogcatOu
         .collect();
 
     let runs = collapse_runs(&matching);
-    let window: Vec<String> = runs
+    let mut window: Vec<String> = runs
         .iter()
         .rev()
-        .take(shown as usize)
+        .take(shown)
         .rev()
         .map(|run| {
             let l = run.line;
@@ -307,19 +312,36 @@ async fn read(state: &State, serial: &str, args: &LogcatArgs) -> Result<LogcatOu
     } else {
         Some("cache get {id, filter, offset} greps and pages every matching line".into())
     };
-    Ok(LogcatOutput {
+    let mut output = LogcatOutput {
         operation: "read".into(),
         device: serial.into(),
         total_lines: Some(all.len()),
         matching_lines: Some(matching.len()),
         counts: Some(counts),
         crash_count: Some(crash_count),
-        crashes: Some(recent_crashes),
-        lines: Some(window),
+        crashes: Some(crashes),
+        lines: None,
         newest,
         cache_id: Some(entry.id.clone()),
         hint,
-    })
+    };
+    // Asked for no number of lines: the window gives way, oldest first, to stay within the goal.
+    if args.lines.is_none() {
+        let size = |o: &LogcatOutput| chars(&serde_json::to_string(o).unwrap_or_default());
+        let mut room = GOAL_CHARS.saturating_sub(size(&output) + "\"lines\":[],".len());
+        let mut fitting = 0;
+        for line in window.iter().rev() {
+            let cost = chars(&serde_json::to_string(line).unwrap_or_default()) + 1;
+            if cost > room {
+                break;
+            }
+            room -= cost;
+            fitting += 1;
+        }
+        window.drain(..window.len() - fitting);
+    }
+    output.lines = Some(window);
+    Ok(output)
 }
 
 /// `MM-DD HH:MM:SS[.mmm]`, `YYYY-MM-DD HH:MM:SS[.mmm]` or `HH:MM:SS[.mmm]` (the newest line's day)
