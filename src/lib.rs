@@ -8,4 +8,5 @@ pub mod context;
 pub mod image;
 pub mod server;
 pub mod sim;
+pub mod stdio;
 pub mod tools;

@@ -238,9 +238,12 @@ fn default_profile() -> PathBuf {
 
 async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let (state, _sim) = build_state(&args).await?;
-    let service = DroidMcp::new(state).serve(rmcp::transport::stdio()).await?;
+    let (pipes, written) = droidmcp::stdio::transport(tokio::io::stdin(), tokio::io::stdout());
+    let service = DroidMcp::new(state).serve(pipes).await?;
     tracing::info!("serving MCP on stdio");
     service.waiting().await?;
+    // Every answer out before the process ends.
+    let _ = written.await;
     Ok(())
 }
 

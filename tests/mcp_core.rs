@@ -419,3 +419,61 @@ async fn wait_sends_progress_and_stops_when_the_client_cancels() {
     assert!(why.contains("cannot reach the device"), "{why}");
     client.cancel().await.unwrap();
 }
+
+/// Raw JSON-RPC over the server's stdio: the edges rmcp leaves open get their proper codes
+/// (-32700, -32602, -32601), and the session goes on.
+#[tokio::test]
+async fn json_rpc_edges_get_their_codes_over_raw_stdio() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let home = tempfile::tempdir().unwrap();
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_droidmcp"))
+        .arg("--sim")
+        .env("HOME", home.path())
+        .env("RUST_LOG", "warn")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn droidmcp");
+    let mut stdin = child.stdin.take().unwrap();
+    let lines = [
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        r#"{this is not json"#,
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call"}"#,
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":5}}"#,
+        r#"{"jsonrpc":"2.0","id":4,"method":"prompts/list"}"#,
+        r#"{"jsonrpc":"2.0","id":5,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"x"},"argument":{"name":"a","value":"b"}}}"#,
+        r#"{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"cache","arguments":{"operation":"stats"}}}"#,
+    ];
+    for line in lines {
+        stdin.write_all(format!("{line}\n").as_bytes()).await.unwrap();
+    }
+    let mut out = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut codes = std::collections::BTreeMap::new();
+    let read_all = async {
+        while codes.len() < 7 {
+            let line = out.next_line().await.unwrap().expect("an answer");
+            let answer: serde_json::Value = serde_json::from_str(&line).expect("a JSON line");
+            let code = answer["error"]["code"].as_i64().unwrap_or(0);
+            codes.insert(answer["id"].to_string(), code);
+        }
+    };
+    tokio::time::timeout(std::time::Duration::from_secs(10), read_all)
+        .await
+        .expect("every request answered");
+    println!("JSON-RPC edges: {codes:?}");
+    assert_eq!(codes["null"], -32700, "a line that is not JSON");
+    assert_eq!(
+        (codes["2"], codes["3"]),
+        (-32602, -32602),
+        "tools/call without proper params"
+    );
+    assert_eq!((codes["4"], codes["5"]), (-32601, -32601), "capabilities not declared");
+    assert_eq!((codes["1"], codes["6"]), (0, 0), "the session goes on");
+    drop(stdin);
+    let status = tokio::time::timeout(std::time::Duration::from_secs(10), child.wait())
+        .await
+        .expect("the server ends at EOF")
+        .unwrap();
+    assert!(status.success(), "{status}");
+}

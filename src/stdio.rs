@@ -1,0 +1,141 @@
+//! The stdio transport, with the JSON-RPC edges rmcp leaves open answered here: a line that is
+//! not JSON gets -32700 (rmcp drops it silently), a `tools/call` with missing or malformed params
+//! gets -32602 (rmcp says -32601 "tools/call"), and a method of a capability the server does not
+//! declare gets -32601 (rmcp answers `prompts/list` and `completion/complete` with empty lists).
+//! Every other line goes to rmcp unchanged; its output and these answers share one writer, a
+//! line at a time.
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, DuplexStream};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+/// rmcp's side of the pipes (read, write), and the task that ends once all output is written.
+pub fn transport(
+    input: impl AsyncRead + Unpin + Send + 'static,
+    output: impl AsyncWrite + Unpin + Send + 'static,
+) -> ((DuplexStream, DuplexStream), JoinHandle<()>) {
+    let (mut to_rmcp, rmcp_reads) = tokio::io::duplex(1 << 20);
+    let (rmcp_writes, from_rmcp) = tokio::io::duplex(1 << 20);
+    let (answers, mut answered) = mpsc::unbounded_channel::<String>();
+
+    tokio::spawn(async move {
+        let mut lines = BufReader::new(input).lines();
+        while let Ok(Some(line)) = lines.next_line().await {
+            match edge_answer(&line) {
+                Some(answer) => {
+                    let _ = answers.send(answer.to_string());
+                }
+                None => {
+                    let forwarded =
+                        to_rmcp.write_all(line.as_bytes()).await.is_ok() && to_rmcp.write_all(b"\n").await.is_ok();
+                    if !forwarded {
+                        break;
+                    }
+                }
+            }
+        }
+        // EOF on stdin reaches rmcp, which then ends the session.
+    });
+
+    let writer = tokio::spawn(async move {
+        let mut output = output;
+        let mut from_rmcp = BufReader::new(from_rmcp).lines();
+        loop {
+            // Our answers first: they were queued before any later line reached rmcp.
+            let line = tokio::select! {
+                biased;
+                Some(answer) = answered.recv() => answer,
+                line = from_rmcp.next_line() => match line {
+                    Ok(Some(line)) => line,
+                    _ => break, // rmcp ended the session
+                },
+            };
+            let written = output.write_all(line.as_bytes()).await.is_ok()
+                && output.write_all(b"\n").await.is_ok()
+                && output.flush().await.is_ok();
+            if !written {
+                break;
+            }
+        }
+    });
+    ((rmcp_reads, rmcp_writes), writer)
+}
+
+/// The answer this layer gives itself, or `None` to pass the line to rmcp.
+fn edge_answer(line: &str) -> Option<Value> {
+    if line.trim().is_empty() {
+        return None;
+    }
+    let message: Value = match serde_json::from_str(line) {
+        Ok(m) => m,
+        Err(e) => return Some(error(Value::Null, -32700, &format!("parse error: {e}"))),
+    };
+    // Notifications (no id), responses and batches are rmcp's to handle.
+    let id = message.get("id")?.clone();
+    let method = message.get("method")?.as_str()?;
+    match method {
+        "tools/call" => {
+            let params = message.get("params");
+            let name_ok = params.and_then(|p| p.get("name")).is_some_and(Value::is_string);
+            let arguments_ok = params
+                .and_then(|p| p.get("arguments"))
+                .is_none_or(|a| a.is_object() || a.is_null());
+            (!(name_ok && arguments_ok)).then(|| {
+                error(
+                    id,
+                    -32602,
+                    "invalid params: tools/call takes {name: string, arguments?: object}",
+                )
+            })
+        }
+        m if m.starts_with("prompts/") || m == "completion/complete" || m == "logging/setLevel" => Some(error(
+            id,
+            -32601,
+            &format!("method not found: {m}; this server declares tools and resources only"),
+        )),
+        _ => None,
+    }
+}
+
+fn error(id: Value, code: i64, message: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_edges_get_their_json_rpc_codes_and_the_rest_passes() {
+        let code = |line: &str| edge_answer(line).map(|a| a["error"]["code"].as_i64().unwrap());
+        assert_eq!(code("{this is not json"), Some(-32700));
+        assert_eq!(code(r#"{"jsonrpc":"2.0","id":2,"method":"tools/call"}"#), Some(-32602));
+        assert_eq!(
+            code(r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":5}}"#),
+            Some(-32602)
+        );
+        assert_eq!(
+            code(r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"cache","arguments":[1]}}"#),
+            Some(-32602)
+        );
+        assert_eq!(
+            code(r#"{"jsonrpc":"2.0","id":4,"method":"prompts/list"}"#),
+            Some(-32601)
+        );
+        assert_eq!(
+            code(r#"{"jsonrpc":"2.0","id":5,"method":"completion/complete","params":{}}"#),
+            Some(-32601)
+        );
+        for passes in [
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"cache","arguments":{"operation":"list"}}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            "",
+        ] {
+            assert_eq!(edge_answer(passes), None, "{passes}");
+        }
+        let parse = edge_answer("{oops").unwrap();
+        assert_eq!(parse["id"], Value::Null);
+    }
+}
