@@ -1,7 +1,7 @@
 //! The `droidmcp` command line.
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use std::sync::Arc;
@@ -48,7 +48,7 @@ struct ServeArgs {
     /// Default: the adb server from ADB_SERVER_SOCKET or ANDROID_ADB_SERVER_PORT, else 127.0.0.1:5037.
     #[arg(long, conflicts_with = "sim")]
     adb: Option<String>,
-    /// Start a simulated device in-process and use it (optionally from this profile folder).
+    /// Start a simulated device in-process and use it: the built-in profile, or this profile folder.
     #[arg(long, num_args = 0..=1, default_missing_value = "", value_name = "PROFILE")]
     sim: Option<String>,
     /// Response budget in chars: a larger answer is summarised, the rest kept behind a cacheId.
@@ -83,6 +83,9 @@ struct CallArgs {
     /// Arguments as a JSON object.
     #[arg(default_value = "{}")]
     arguments: String,
+    /// Print the whole MCP result (content blocks, structuredContent, isError), pretty.
+    #[arg(long)]
+    raw: bool,
     #[command(flatten)]
     serve: ServeArgs,
 }
@@ -92,9 +95,9 @@ struct SimArgs {
     /// Address to listen on; port 0 picks a free port (printed on stdout).
     #[arg(long, default_value = "127.0.0.1:5555")]
     listen: SocketAddr,
-    /// Profile folder (see fixtures/README.md).
-    #[arg(long, default_value = "fixtures/pixel-emulator")]
-    profile: PathBuf,
+    /// Profile folder (see fixtures/README.md); default: the built-in Pixel-like emulator.
+    #[arg(long)]
+    profile: Option<PathBuf>,
     /// Overrides the profile's ro.serialno.
     #[arg(long)]
     serial: Option<String>,
@@ -151,14 +154,19 @@ impl SimArgs {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    // A person running `call` or `sim` wants the answer, not the server's progress.
+    let default_filter = match cli.command {
+        Some(Command::Call(_) | Command::Sim(_)) => "warn",
+        _ => "info,rmcp=warn",
+    };
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info,rmcp=warn".into()),
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| default_filter.into()),
         )
         .init();
-    let cli = Cli::parse();
     match cli.command {
         None => serve(cli.serve).await,
         Some(Command::Serve(args)) => serve(args).await,
@@ -171,14 +179,10 @@ async fn main() -> anyhow::Result<()> {
 async fn build_state(args: &ServeArgs) -> anyhow::Result<(Arc<State>, Option<SimHandle>)> {
     let (route, sim, device) = match (&args.sim, &args.adb) {
         (Some(profile), _) => {
-            let profile = if profile.is_empty() {
-                default_profile()
-            } else {
-                PathBuf::from(profile)
-            };
-            let simulator = Simulator::load(&profile, None, AuthPolicy::None)?;
+            let profile = Some(PathBuf::from(profile)).filter(|p| !p.as_os_str().is_empty());
+            let simulator = load_simulator(profile.as_deref(), None, AuthPolicy::None)?;
             let handle = sim::start(simulator, SocketAddr::from(([127, 0, 0, 1], 0))).await?;
-            tracing::info!(addr = %handle.addr, profile = %profile.display(), "simulated device started");
+            tracing::info!(addr = %handle.addr, ?profile, "simulated device started");
             (Route::Direct(handle.addr), Some(handle), None)
         }
         (None, Some(spec)) => (
@@ -225,14 +229,11 @@ async fn build_state(args: &ServeArgs) -> anyhow::Result<(Arc<State>, Option<Sim
     Ok((Arc::new(state), sim))
 }
 
-/// The bundled profile: next to the working directory when run from the repository, else where
-/// the crate was built.
-fn default_profile() -> PathBuf {
-    let local = PathBuf::from("fixtures/pixel-emulator");
-    if local.join("profile.toml").exists() {
-        local
-    } else {
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/pixel-emulator")
+/// A simulator from a profile folder, or from the profile built into the binary.
+fn load_simulator(profile: Option<&Path>, faults: Option<Faults>, auth: AuthPolicy) -> anyhow::Result<Simulator> {
+    match profile {
+        Some(dir) => Simulator::load(dir, faults, auth),
+        None => Simulator::builtin(faults, auth),
     }
 }
 
@@ -256,15 +257,59 @@ async fn call(args: CallArgs) -> anyhow::Result<()> {
     };
     let (state, _sim) = build_state(&args.serve).await?;
     let result = droidmcp::server::call_once(DroidMcp::new(state), &args.tool, arguments).await?;
-    println!("{}", serde_json::to_string_pretty(&result)?);
-    if result.is_error == Some(true) {
+    let failed = result.is_error == Some(true);
+    if args.raw {
+        println!("{}", serde_json::to_string_pretty(&result)?);
+    } else {
+        println!("{}", call_summary(&result, &args.tool)?);
+    }
+    if failed {
         std::process::exit(1);
     }
     Ok(())
 }
 
+/// One compact JSON line: the tool's structured result (else its text), `{"isError": true,
+/// "message": …}` for an error, and each image written to a file named under `imageFiles`.
+fn call_summary(result: &rmcp::model::CallToolResult, tool: &str) -> anyhow::Result<String> {
+    use rmcp::model::ContentBlock;
+    let mut texts = Vec::new();
+    let mut image_files = Vec::new();
+    for block in &result.content {
+        match block {
+            ContentBlock::Text(t) => texts.push(t.text.as_str()),
+            ContentBlock::Image(image) => {
+                use base64::Engine;
+                let bytes = base64::engine::general_purpose::STANDARD.decode(&image.data)?;
+                let ext = image
+                    .mime_type
+                    .rsplit('/')
+                    .next()
+                    .unwrap_or("bin")
+                    .replace("jpeg", "jpg");
+                let path = std::env::temp_dir().join(format!("droidmcp-{tool}-{}.{ext}", ulid::Ulid::generate()));
+                std::fs::write(&path, bytes).map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))?;
+                image_files.push(path.display().to_string());
+            }
+            _ => {}
+        }
+    }
+    let mut out = if result.is_error == Some(true) {
+        serde_json::json!({ "isError": true, "message": texts.join("\n") })
+    } else if let Some(structured) = &result.structured_content {
+        structured.clone()
+    } else {
+        let text = texts.join("\n");
+        serde_json::from_str(&text).unwrap_or(serde_json::json!({ "text": text }))
+    };
+    if let (Some(map), false) = (out.as_object_mut(), image_files.is_empty()) {
+        map.insert("imageFiles".into(), image_files.into());
+    }
+    Ok(serde_json::to_string(&out)?)
+}
+
 async fn run_sim(args: SimArgs) -> anyhow::Result<()> {
-    let mut simulator = Simulator::load(&args.profile, args.faults(), args.auth()?)?;
+    let mut simulator = load_simulator(args.profile.as_deref(), args.faults(), args.auth()?)?;
     if args.no_shell_v2 {
         simulator.features.retain(|f| f != "shell_v2");
     }
@@ -274,7 +319,7 @@ async fn run_sim(args: SimArgs) -> anyhow::Result<()> {
     let handle = sim::start(simulator, args.listen).await?;
     // The one line on stdout, so scripts and tests can find a port picked with :0.
     println!("listening on {}", handle.addr);
-    tracing::info!("simulated device ready: adb connect {}", handle.addr);
+    eprintln!("simulated device ready: adb connect {} (Ctrl-C stops it)", handle.addr);
     tokio::signal::ctrl_c().await?;
     tracing::info!("stopping");
     handle.stop();

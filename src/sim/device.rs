@@ -19,8 +19,9 @@ pub struct Screen {
     /// Activity as `dumpsys` prints it: `.Short` when inside the package, else fully qualified.
     pub activity: String,
     pub tree: UiTree,
-    /// Real values typed into password fields, which the dump shows as dots.
-    pub secrets: HashMap<usize, String>,
+    /// What each edited field really holds: the dump shows a password as dots and an empty
+    /// field's hint as its text.
+    pub values: HashMap<usize, String>,
 }
 
 impl Screen {
@@ -105,7 +106,7 @@ impl Device {
                     package: package.to_string(),
                     activity: short_class(package, &full_class(package, activity)),
                     tree,
-                    secrets: HashMap::new(),
+                    values: HashMap::new(),
                 }
             })
             .collect();
@@ -284,19 +285,29 @@ impl Device {
 
     fn edit_focused(&mut self, id: usize, change: impl FnOnce(&mut String)) {
         let screen = self.screen_mut();
-        let password = screen.tree.nodes[id].flag("password");
-        let mut value = match password {
-            true => screen.secrets.get(&id).cloned().unwrap_or_default(),
-            false => screen.tree.nodes[id].text().to_string(),
-        };
+        let node = &screen.tree.nodes[id];
+        let password = node.flag("password");
+        let hint = node.attr("hint").unwrap_or_default().to_string();
+        // A field never edited holds its text, unless that text is only its hint (uiautomator
+        // reports an empty field's hint as its text).
+        let mut value = screen.values.get(&id).cloned().unwrap_or_else(|| {
+            let text = node.text();
+            if password || (!hint.is_empty() && text == hint) {
+                String::new()
+            } else {
+                text.to_string()
+            }
+        });
         change(&mut value);
-        if password {
-            let dots = "•".repeat(value.chars().count());
-            screen.tree.nodes[id].set_attr("text", &dots);
-            screen.secrets.insert(id, value);
+        let shown = if value.is_empty() && !hint.is_empty() {
+            hint
+        } else if password {
+            "•".repeat(value.chars().count())
         } else {
-            screen.tree.nodes[id].set_attr("text", &value);
-        }
+            value.clone()
+        };
+        screen.tree.nodes[id].set_attr("text", &shown);
+        screen.values.insert(id, value);
     }
 
     /// A key event by name without `KEYCODE_` (e.g. `BACK`).
@@ -392,7 +403,7 @@ impl Device {
             package: package.to_string(),
             activity: short_class(package, &class),
             tree,
-            secrets: HashMap::new(),
+            values: HashMap::new(),
         });
         self.screens.len() - 1
     }
@@ -490,4 +501,35 @@ fn rebase_log(text: &str) -> Vec<LogEntry> {
 /// Formats one entry as threadtime.
 pub fn format_entry(e: &LogEntry) -> String {
     format_threadtime(&e.line)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn username(d: &Device) -> String {
+        let tree = &d.screen().tree;
+        let node = tree.nodes.iter().find(|n| n.resource_id().ends_with(":id/username"));
+        node.expect("the login screen's user name field").text().to_string()
+    }
+
+    #[test]
+    fn typing_into_a_field_showing_its_hint_replaces_the_hint() {
+        let mut d = Device::from_profile(Profile::builtin().unwrap());
+        d.launch("org.droidmcp.demo.login").unwrap();
+        assert_eq!(username(&d), "name@example.com", "the empty field shows its hint");
+        d.tap(540, 665);
+        d.type_text("ada");
+        assert_eq!(username(&d), "ada");
+        for _ in 0..3 {
+            d.key("DEL");
+        }
+        assert_eq!(username(&d), "name@example.com", "emptied, it shows the hint again");
+        d.type_text("name@example.com!");
+        assert_eq!(
+            username(&d),
+            "name@example.com!",
+            "typed text equal to the hint is kept"
+        );
+    }
 }

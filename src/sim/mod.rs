@@ -66,14 +66,26 @@ pub struct Simulator {
 impl Simulator {
     /// Loads a profile folder. Flags given here override the profile's own faults when set.
     pub fn load(profile_dir: &Path, faults: Option<Faults>, auth: AuthPolicy) -> anyhow::Result<Simulator> {
-        let profile = profile::Profile::load(profile_dir)?;
+        Ok(Simulator::from_profile(
+            profile::Profile::load(profile_dir)?,
+            faults,
+            auth,
+        ))
+    }
+
+    /// The built-in profile (a Pixel-like emulator), whatever the working directory.
+    pub fn builtin(faults: Option<Faults>, auth: AuthPolicy) -> anyhow::Result<Simulator> {
+        Ok(Simulator::from_profile(profile::Profile::builtin()?, faults, auth))
+    }
+
+    fn from_profile(profile: profile::Profile, faults: Option<Faults>, auth: AuthPolicy) -> Simulator {
         let faults = faults.unwrap_or_else(|| profile.faults.clone());
-        Ok(Simulator {
+        Simulator {
             features: profile.toml.features.clone(),
             device: Mutex::new(Device::from_profile(profile)),
             faults,
             auth,
-        })
+        }
     }
 
     /// The CNXN banner: product name, model and device, and the profile's features.

@@ -2,7 +2,7 @@
 //! and `screens/*.xml`. The format is documented in `fixtures/README.md`.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::{Context, bail};
 use serde::Deserialize;
@@ -116,7 +116,6 @@ pub struct PackageSpec {
 }
 
 pub struct Profile {
-    pub dir: PathBuf,
     pub toml: ProfileToml,
     pub faults: Faults,
     pub props: BTreeMap<String, String>,
@@ -125,14 +124,34 @@ pub struct Profile {
     pub screens: Vec<(ScreenSpec, UiTree)>,
 }
 
+/// The default profile, built into the binary so `--sim` works from any folder and after
+/// `cargo install`.
+static BUILTIN: include_dir::Dir = include_dir::include_dir!("$CARGO_MANIFEST_DIR/fixtures/pixel-emulator");
+
+/// The name `--sim` and `sim --profile` take for the built-in profile.
+pub const BUILTIN_NAME: &str = "pixel-emulator";
+
 impl Profile {
+    /// Loads a profile folder.
     pub fn load(dir: &Path) -> anyhow::Result<Profile> {
-        let read = |name: &str| {
-            std::fs::read_to_string(dir.join(name))
-                .with_context(|| format!("reading {} in profile {}", name, dir.display()))
-        };
-        let toml: ProfileToml = toml::from_str(&read("profile.toml")?)
-            .with_context(|| format!("parsing {}/profile.toml", dir.display()))?;
+        Profile::read(&dir.display().to_string(), |name| {
+            std::fs::read_to_string(dir.join(name)).map_err(anyhow::Error::from)
+        })
+    }
+
+    /// The profile built into the binary (`fixtures/pixel-emulator` when it was built).
+    pub fn builtin() -> anyhow::Result<Profile> {
+        Profile::read("built-in pixel-emulator", |name| {
+            let file = BUILTIN.get_file(name).context("no such file")?;
+            file.contents_utf8().map(str::to_string).context("not UTF-8")
+        })
+    }
+
+    /// Builds a profile from its files, read by name (`profile.toml`, `screens/x.xml`, …).
+    fn read(label: &str, read_file: impl Fn(&str) -> anyhow::Result<String>) -> anyhow::Result<Profile> {
+        let read = |name: &str| read_file(name).with_context(|| format!("reading {name} in profile {label}"));
+        let toml: ProfileToml =
+            toml::from_str(&read("profile.toml")?).with_context(|| format!("parsing {label}/profile.toml"))?;
         let props = parse_getprop(&read("getprop.txt")?);
         let packages = parse_packages_tsv(&read("packages.tsv")?).context("parsing packages.tsv")?;
         let logcat = read("logcat.txt")?;
@@ -143,7 +162,6 @@ impl Profile {
         }
         validate(&toml, &packages)?;
         Ok(Profile {
-            dir: dir.to_path_buf(),
             faults: toml.faults.clone(),
             toml,
             props,
