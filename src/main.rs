@@ -49,6 +49,7 @@ struct ServeArgs {
     #[arg(long, conflicts_with = "sim")]
     adb: Option<String>,
     /// Start a simulated device in-process and use it: the built-in profile, or this profile folder.
+    /// DROIDMCP_SIM=true does the same with the built-in profile.
     #[arg(long, num_args = 0..=1, default_missing_value = "", value_name = "PROFILE")]
     sim: Option<String>,
     /// Response budget in chars: a larger answer is summarised, the rest kept behind a cacheId.
@@ -58,7 +59,7 @@ struct ServeArgs {
     #[arg(long, default_value_t = 64)]
     cache_mib: usize,
     /// Also write every cached entry bigger than the budget to this folder, named by its cacheId.
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", env = "DROIDMCP_WORKSPACE")]
     workspace: Option<PathBuf>,
     /// Quota of the workspace folder in MiB; the oldest files go first.
     #[arg(long, default_value_t = 256)]
@@ -177,7 +178,14 @@ async fn main() -> anyhow::Result<()> {
 
 /// The shared state of a server, and the simulator it runs when asked to.
 async fn build_state(args: &ServeArgs) -> anyhow::Result<(Arc<State>, Option<SimHandle>)> {
-    let (route, sim, device) = match (&args.sim, &args.adb) {
+    use droidmcp::adb::{env_setting, is_set};
+    let sim_wanted = args.sim.clone().or_else(|| {
+        let flag = env_setting("DROIDMCP_SIM").unwrap_or_default().to_ascii_lowercase();
+        matches!(flag.as_str(), "1" | "true" | "yes").then(String::new)
+    });
+    let device = args.device.clone().filter(|d| is_set(d));
+    let workspace = args.workspace.clone().filter(|w| is_set(&w.to_string_lossy()));
+    let (route, sim, device) = match (&sim_wanted, &args.adb) {
         (Some(profile), _) => {
             let profile = Some(PathBuf::from(profile)).filter(|p| !p.as_os_str().is_empty());
             let simulator = load_simulator(profile.as_deref(), None, AuthPolicy::None)?;
@@ -185,16 +193,8 @@ async fn build_state(args: &ServeArgs) -> anyhow::Result<(Arc<State>, Option<Sim
             tracing::info!(addr = %handle.addr, ?profile, "simulated device started");
             (Route::Direct(handle.addr), Some(handle), None)
         }
-        (None, Some(spec)) => (
-            Route::parse_direct(spec).map_err(anyhow::Error::msg)?,
-            None,
-            args.device.clone(),
-        ),
-        (None, None) => (
-            Route::server_from_env().map_err(anyhow::Error::msg)?,
-            None,
-            args.device.clone(),
-        ),
+        (None, Some(spec)) => (Route::parse_direct(spec).map_err(anyhow::Error::msg)?, None, device),
+        (None, None) => (Route::server_from_env().map_err(anyhow::Error::msg)?, None, device),
     };
     tracing::info!(?route, "devices");
     if matches!(route, Route::Direct(_)) && sim.is_none() {
@@ -207,7 +207,7 @@ async fn build_state(args: &ServeArgs) -> anyhow::Result<(Arc<State>, Option<Sim
         max_bytes: args.cache_mib * 1024 * 1024,
         ..Limits::default()
     });
-    if let Some(dir) = &args.workspace {
+    if let Some(dir) = &workspace {
         let workspace = Arc::new(
             Workspace::open(dir, args.workspace_mib * 1024 * 1024)
                 .map_err(|e| anyhow::anyhow!("cannot use {} as the workspace: {e}", dir.display()))?,

@@ -52,21 +52,33 @@ impl Route {
     /// The adb server as adb finds it: `ADB_SERVER_SOCKET=tcp:HOST:PORT`, else
     /// `ANDROID_ADB_SERVER_PORT` on localhost, else 5037.
     pub fn server_from_env() -> Result<Route, String> {
-        if let Ok(socket) = std::env::var("ADB_SERVER_SOCKET") {
+        if let Some(socket) = env_setting("ADB_SERVER_SOCKET") {
             let addr = socket
                 .strip_prefix("tcp:")
                 .and_then(resolve_addr)
                 .ok_or_else(|| format!("ADB_SERVER_SOCKET={socket:?} is not tcp:HOST:PORT"))?;
             return Ok(Route::Server(addr));
         }
-        let port = match std::env::var("ANDROID_ADB_SERVER_PORT") {
-            Ok(p) => p
+        let port = match env_setting("ANDROID_ADB_SERVER_PORT") {
+            Some(p) => p
                 .parse::<u16>()
                 .map_err(|_| format!("ANDROID_ADB_SERVER_PORT={p:?} is not a port number"))?,
-            Err(_) => 5037,
+            None => 5037,
         };
         Ok(Route::Server(SocketAddr::from(([127, 0, 0, 1], port))))
     }
+}
+
+/// A setting from the environment, if it says something: an empty value, or a `${…}` that a
+/// launcher left unexpanded (an MCPB bundle's unset option), counts as unset.
+pub fn env_setting(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| is_set(v))
+}
+
+/// Whether a value taken from the environment says something (see `env_setting`).
+pub fn is_set(value: &str) -> bool {
+    let value = value.trim();
+    !value.is_empty() && !(value.starts_with("${") && value.ends_with('}'))
 }
 
 fn resolve_addr(text: &str) -> Option<SocketAddr> {

@@ -1,5 +1,5 @@
-//! Toybox basics: echo, cat, ls, rm, mkdir, touch, true, false, seq, grep, head, tail, wc, id,
-//! sleep, pidof, ps.
+//! Toybox basics: echo, cat, ls, rm, mkdir, touch, true, false, seq, id, sleep, pidof, ps.
+//! The text tools (grep, sed, wc, head, …) are in `text/`.
 
 use std::time::Duration;
 
@@ -41,20 +41,6 @@ pub fn run(sim: &Simulator, program: &str, args: &[&str], stdin: &[u8]) -> Optio
             }
             Output::default()
         }),
-        "grep" => grep(args, stdin),
-        "head" | "tail" => head_tail(program, args, stdin),
-        "wc" => {
-            let lines = stdin.iter().filter(|&&b| b == b'\n').count();
-            Output::ok(if args.contains(&"-l") {
-                format!("{lines}\n")
-            } else {
-                format!(
-                    "{lines} {} {}\n",
-                    String::from_utf8_lossy(stdin).split_whitespace().count(),
-                    stdin.len()
-                )
-            })
-        }
         _ => return None,
     })
 }
@@ -186,72 +172,6 @@ fn rm(d: &mut Device, args: &[&str]) -> Output {
         }
     }
     out
-}
-
-fn grep(args: &[&str], stdin: &[u8]) -> Output {
-    let ignore_case = args.iter().any(|a| a.starts_with('-') && a.contains('i'));
-    let invert = args.iter().any(|a| a.starts_with('-') && a.contains('v'));
-    let count = args.iter().any(|a| a.starts_with('-') && a.contains('c'));
-    let Some(pattern) = args.iter().find(|a| !a.starts_with('-')) else {
-        return Output::err(2, "usage: grep [-icv] PATTERN\n");
-    };
-    let needle = if ignore_case {
-        pattern.to_lowercase()
-    } else {
-        pattern.to_string()
-    };
-    let text = String::from_utf8_lossy(stdin);
-    let hits: Vec<&str> = text
-        .lines()
-        .filter(|l| {
-            let hay = if ignore_case { l.to_lowercase() } else { l.to_string() };
-            hay.contains(&needle) != invert
-        })
-        .collect();
-    let code = if hits.is_empty() { 1 } else { 0 };
-    let stdout = if count {
-        format!("{}\n", hits.len())
-    } else {
-        hits.iter().map(|l| format!("{l}\n")).collect()
-    };
-    Output {
-        stdout: stdout.into_bytes(),
-        code,
-        ..Output::default()
-    }
-}
-
-fn head_tail(program: &str, args: &[&str], stdin: &[u8]) -> Output {
-    // `-c N`: bytes, untouched (binary-safe).
-    if let Some(n) = args
-        .iter()
-        .position(|a| *a == "-c")
-        .and_then(|i| args.get(i + 1)?.parse::<usize>().ok())
-    {
-        let n = n.min(stdin.len());
-        let bytes = if program == "head" {
-            &stdin[..n]
-        } else {
-            &stdin[stdin.len() - n..]
-        };
-        return Output {
-            stdout: bytes.to_vec(),
-            ..Output::default()
-        };
-    }
-    let n = match args.iter().position(|a| *a == "-n") {
-        Some(i) => args.get(i + 1).and_then(|v| v.parse().ok()),
-        None => args.iter().find_map(|a| a.strip_prefix('-')?.parse().ok()),
-    }
-    .unwrap_or(10usize);
-    let text = String::from_utf8_lossy(stdin);
-    let lines: Vec<&str> = text.lines().collect();
-    let pick = if program == "head" {
-        &lines[..n.min(lines.len())]
-    } else {
-        &lines[lines.len().saturating_sub(n)..]
-    };
-    Output::ok(pick.iter().map(|l| format!("{l}\n")).collect::<String>())
 }
 
 pub fn pidof(d: &Device, args: &[&str]) -> Output {

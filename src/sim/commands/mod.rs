@@ -9,6 +9,7 @@ mod logcat;
 mod pm;
 mod props;
 mod screen;
+mod text;
 
 use std::sync::Arc;
 
@@ -50,7 +51,10 @@ pub async fn run(sim: &Arc<Simulator>, argv: &[String], stdin: Vec<u8>) -> Outpu
         "ps" => sim.with_device(|d| coreutils::ps(d, &args)),
         _ => match coreutils::run(sim, program, &args, &stdin) {
             Some(out) => out,
-            None => Output::err(127, format!("/system/bin/sh: {program}: inaccessible or not found\n")),
+            None => match text::run(sim, program, &args, &stdin).await {
+                Some(out) => out,
+                None => Output::err(127, format!("/system/bin/sh: {program}: inaccessible or not found\n")),
+            },
         },
     }
 }
