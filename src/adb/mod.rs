@@ -78,7 +78,8 @@ pub fn env_setting(name: &str) -> Option<String> {
 /// Whether a value taken from the environment says something (see `env_setting`).
 pub fn is_set(value: &str) -> bool {
     let value = value.trim();
-    !value.is_empty() && !(value.starts_with("${") && value.ends_with('}'))
+    let placeholder = value.starts_with("${") && value.ends_with('}');
+    !(value.is_empty() || placeholder)
 }
 
 fn resolve_addr(text: &str) -> Option<SocketAddr> {
