@@ -14,13 +14,28 @@ fn installed_binary(dir: &Path) -> PathBuf {
 }
 
 fn run(bin: &Path, cwd: &Path, args: &[&str]) -> Output {
-    Command::new(bin)
-        .args(args)
-        .current_dir(cwd)
-        .env_remove("RUST_LOG")
-        .env("ANDROID_USER_HOME", cwd)
-        .output()
-        .expect("run droidmcp")
+    retry_busy(|| {
+        Command::new(bin)
+            .args(args)
+            .current_dir(cwd)
+            .env_remove("RUST_LOG")
+            .env("ANDROID_USER_HOME", cwd)
+            .output()
+    })
+}
+
+/// Runs `start` again while the binary is "text file busy": another test thread forked while
+/// this one's copy was still open for writing, and the child holds it until its own exec.
+fn retry_busy<T>(start: impl Fn() -> std::io::Result<T>) -> T {
+    for _ in 0..50 {
+        match start() {
+            Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy => {
+                std::thread::sleep(std::time::Duration::from_millis(20))
+            }
+            other => return other.expect("run droidmcp"),
+        }
+    }
+    panic!("the copied binary stayed busy for a second");
 }
 
 fn stdout(out: &Output) -> String {
@@ -96,14 +111,15 @@ fn call_writes_images_to_files_and_exits_1_on_an_error() {
 fn sim_serves_the_builtin_profile_from_any_folder() {
     let dir = tempfile::tempdir().unwrap();
     let bin = installed_binary(dir.path());
-    let mut sim = Command::new(&bin)
-        .args(["sim", "--listen", "127.0.0.1:0"])
-        .current_dir(dir.path())
-        .env_remove("RUST_LOG")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut sim = retry_busy(|| {
+        Command::new(&bin)
+            .args(["sim", "--listen", "127.0.0.1:0"])
+            .current_dir(dir.path())
+            .env_remove("RUST_LOG")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+    });
     let mut line = String::new();
     BufReader::new(sim.stdout.take().unwrap()).read_line(&mut line).unwrap();
     let addr = line

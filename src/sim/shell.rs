@@ -332,12 +332,30 @@ pub fn stdin_wanted(script: &str) -> Option<usize> {
             .and_then(|i| argv.get(i + 1)?.parse().ok());
         return size;
     }
-    let reads = matches!(program, "cat" | "grep" | "head" | "tail" | "wc") && argv.len() == 1 + flags_only(&argv[1..]);
+    let operands = operands(&argv[1..]);
+    let reads = match program {
+        "tr" | "xargs" => true,
+        "grep" | "egrep" | "fgrep" | "sed" => operands <= 1,
+        "cat" | "head" | "tail" | "wc" | "sort" | "uniq" | "cut" | "base64" | "rev" | "tac" => operands == 0,
+        _ => false,
+    };
     reads.then_some(usize::MAX)
 }
 
-fn flags_only(args: &[&str]) -> usize {
-    args.iter().filter(|a| a.starts_with('-')).count()
+/// How many arguments are operands rather than options or an option's value (`-n 5`).
+fn operands(args: &[&str]) -> usize {
+    const VALUED: &[&str] = &[
+        "-n", "-c", "-d", "-f", "-k", "-t", "-w", "-e", "-A", "-B", "-C", "-m", "-b",
+    ];
+    let mut count = 0;
+    let mut previous = "";
+    for arg in args {
+        if !arg.starts_with('-') && !VALUED.contains(&previous) {
+            count += 1;
+        }
+        previous = arg;
+    }
+    count
 }
 
 /// Runs a whole command line against the device.
@@ -478,6 +496,10 @@ mod tests {
         assert_eq!(stdin_wanted("cmd package 'install' -S 1234"), Some(1234));
         assert_eq!(stdin_wanted("cat"), Some(usize::MAX));
         assert_eq!(stdin_wanted("cat /sdcard/x"), None);
+        assert_eq!(stdin_wanted("grep -c x"), Some(usize::MAX));
+        assert_eq!(stdin_wanted("grep x /sdcard/f"), None);
+        assert_eq!(stdin_wanted("head -n 5"), Some(usize::MAX));
+        assert_eq!(stdin_wanted("tr a-z A-Z"), Some(usize::MAX));
         assert_eq!(stdin_wanted("getprop"), None);
     }
 }
