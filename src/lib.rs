@@ -6,6 +6,7 @@ pub mod adb;
 pub mod android;
 pub mod context;
 pub mod image;
+pub mod script;
 pub mod server;
 pub mod sim;
 pub mod stdio;

@@ -1,0 +1,438 @@
+//! One script run in a fresh QuickJS runtime (rquickjs): memory, stack, wall clock, host calls
+//! and output are bounded; the only ways out are `console.*` and the host's `call`.
+//! The runtime has no module loader, no file system, network, process or timers: QuickJS alone
+//! has none, and nothing here adds them.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use rquickjs::function::{Async, Func};
+use rquickjs::{AsyncContext, AsyncRuntime, CatchResultExt, CaughtError, Promise};
+
+/// What one run may use.
+#[derive(Debug, Clone)]
+pub struct Limits {
+    pub memory_bytes: usize,
+    pub stack_bytes: usize,
+    pub timeout: Duration,
+    pub max_calls: usize,
+    pub max_output_chars: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            memory_bytes: 64 << 20,
+            stack_bytes: 1 << 20,
+            timeout: Duration::from_secs(60),
+            max_calls: 200,
+            max_output_chars: 1 << 20,
+        }
+    }
+}
+
+/// The tools a script may call: `call(tool, arguments)` gives the tool's full structured
+/// result, or the tool's error message.
+pub trait Host: Send + Sync + 'static {
+    fn call(&self, tool: String, arguments: serde_json::Value) -> HostFuture;
+}
+
+pub type HostFuture = std::pin::Pin<Box<dyn std::future::Future<Output = Result<serde_json::Value, String>> + Send>>;
+
+/// One host call a run made.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallRecord {
+    pub tool: String,
+    pub operation: String,
+    pub ms: u64,
+    pub ok: bool,
+}
+
+/// What a run gave back: what it printed, how it ended, the calls it made.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    pub output: String,
+    /// The script's uncaught error (with its line), or the limit it hit.
+    pub error: Option<String>,
+    pub calls: Vec<CallRecord>,
+}
+
+/// Shared between the runtime's callbacks and the run.
+#[derive(Default)]
+struct RunState {
+    output: Mutex<String>,
+    output_cut: AtomicBool,
+    calls: Mutex<Vec<CallRecord>>,
+    call_count: AtomicUsize,
+    timed_out: AtomicBool,
+}
+
+/// The API a script sees, on top of the raw `__call`, which it then cannot reach: each tool as
+/// `ns.operation(args)` with the tool's own argument names.
+const PRELUDE: &str = r#"
+(() => {
+  const raw = globalThis.__call;
+  delete globalThis.__call;
+  const call = async (tool, args) => {
+    const answer = JSON.parse(await raw(tool, JSON.stringify(args === undefined ? {} : args)));
+    if (answer.error !== undefined) throw new Error(answer.error);
+    return answer.ok;
+  };
+  const api = (tool, operations) => Object.freeze(Object.fromEntries(operations.map((op) => [
+    op.replace(/-([a-z])/g, (_, c) => c.toUpperCase()),
+    (args) => call(tool, Object.assign({}, args, { operation: op })),
+  ])));
+  const define = (name, value) =>
+    Object.defineProperty(globalThis, name, { value, writable: false, configurable: false });
+  define("device", api("adb-device", ["list", "select", "properties", "wait", "health"]));
+  define("app", api("adb-app", ["list", "info", "launch", "stop", "clear-data", "install", "uninstall"]));
+  define("ui", api("ui", ["dump", "find", "tap", "long-press", "swipe", "type", "key", "scroll", "wait", "screenshot"]));
+  define("logcat", api("adb-logcat", ["read", "clear"]));
+  define("shell", api("adb-shell", ["run"]));
+  define("cache", api("cache", ["get", "list", "stats", "clear"]));
+})();
+"#;
+
+/// What the script body is wrapped in, so that top-level `await` works.
+const WRAPPER: &str = "(async () => { ";
+
+/// Runs `code` (a script body; top-level `await` allowed) and returns what it printed.
+pub async fn run(code: &str, limits: &Limits, host: Arc<dyn Host>) -> Outcome {
+    let state = Arc::new(RunState::default());
+    let runtime = match AsyncRuntime::new() {
+        Ok(rt) => rt,
+        Err(e) => return failed(&state, format!("cannot start the script runtime: {e}")),
+    };
+    runtime.set_memory_limit(limits.memory_bytes).await;
+    runtime.set_max_stack_size(limits.stack_bytes).await;
+    let deadline = Instant::now() + limits.timeout;
+    let clock = state.clone();
+    runtime
+        .set_interrupt_handler(Some(Box::new(move || {
+            let late = Instant::now() >= deadline;
+            if late {
+                clock.timed_out.store(true, Ordering::SeqCst);
+            }
+            late
+        })))
+        .await;
+    let context = match AsyncContext::full(&runtime).await {
+        Ok(ctx) => ctx,
+        Err(e) => return failed(&state, format!("cannot start the script runtime: {e}")),
+    };
+    // The body runs inside an async function, on the wrapper's first line so line numbers hold.
+    let source = format!("{WRAPPER}{code}\n}})()");
+    let run_state = state.clone();
+    let limits_in = limits.clone();
+    let work = context.async_with(async move |ctx| {
+        let state = run_state;
+        if let Err(e) = install(&ctx, &state, &limits_in, host) {
+            return Some(format!("cannot prepare the script's API: {e}"));
+        }
+        let promise: Promise = match ctx.eval(source).catch(&ctx) {
+            Ok(p) => p,
+            Err(e) => return Some(describe(e)),
+        };
+        match promise.into_future::<()>().await.catch(&ctx) {
+            Ok(()) => None,
+            Err(e) => Some(describe(e)),
+        }
+    });
+    // The outer deadline also cuts a host call that hangs (the interrupt only stops JS code).
+    let error = match tokio::time::timeout(limits.timeout + Duration::from_millis(100), work).await {
+        Ok(error) => error,
+        Err(_) => {
+            state.timed_out.store(true, Ordering::SeqCst);
+            Some(String::new())
+        }
+    };
+    let error = if state.timed_out.load(Ordering::SeqCst) {
+        Some(format!(
+            "the script ran past its time limit of {} ms and was stopped",
+            limits.timeout.as_millis()
+        ))
+    } else {
+        error.map(|e| name_limit(e, limits))
+    };
+    finish(&state, error)
+}
+
+/// `console.log/error/warn/info`, and the raw host call the prelude wraps.
+fn install<'js>(
+    ctx: &rquickjs::Ctx<'js>,
+    state: &Arc<RunState>,
+    limits: &Limits,
+    host: Arc<dyn Host>,
+) -> rquickjs::Result<()> {
+    let console = rquickjs::Object::new(ctx.clone())?;
+    for (name, prefix) in [("log", ""), ("info", ""), ("warn", "warn: "), ("error", "error: ")] {
+        let state = state.clone();
+        let cap = limits.max_output_chars;
+        let print = move |args: rquickjs::function::Rest<rquickjs::Value<'js>>| {
+            let line: Vec<String> = args.0.iter().map(show).collect();
+            let mut out = state.output.lock().expect("output lock");
+            let text = format!("{prefix}{}\n", line.join(" "));
+            if out.chars().count() + text.chars().count() > cap {
+                state.output_cut.store(true, Ordering::SeqCst);
+                let room = cap.saturating_sub(out.chars().count());
+                out.extend(text.chars().take(room));
+            } else {
+                out.push_str(&text);
+            }
+        };
+        console.set(name, Func::from(print))?;
+    }
+    ctx.globals().set("console", console)?;
+
+    let state = state.clone();
+    let max_calls = limits.max_calls;
+    let raw = move |tool: String, args: String| {
+        let host = host.clone();
+        let state = state.clone();
+        async move {
+            let answer = if state.call_count.fetch_add(1, Ordering::SeqCst) >= max_calls {
+                serde_json::json!({ "error": format!("the script made more than {max_calls} tool calls, its limit") })
+            } else {
+                let arguments: serde_json::Value = serde_json::from_str(&args).unwrap_or_default();
+                let operation = arguments["operation"].as_str().unwrap_or_default().to_string();
+                let started = Instant::now();
+                let result = host.call(tool.clone(), arguments).await;
+                state.calls.lock().expect("calls lock").push(CallRecord {
+                    tool,
+                    operation,
+                    ms: started.elapsed().as_millis() as u64,
+                    ok: result.is_ok(),
+                });
+                match result {
+                    Ok(value) => serde_json::json!({ "ok": value }),
+                    Err(message) => serde_json::json!({ "error": message }),
+                }
+            };
+            rquickjs::Result::Ok(answer.to_string())
+        }
+    };
+    ctx.globals().set("__call", Func::from(Async(raw)))?;
+    ctx.eval::<(), _>(PRELUDE)
+}
+
+/// How `console.log` shows a value: strings as they are, everything else as JSON.
+fn show(value: &rquickjs::Value) -> String {
+    if let Some(s) = value.as_string() {
+        return s.to_string().unwrap_or_default();
+    }
+    let ctx = value.ctx();
+    match ctx.json_stringify(value.clone()) {
+        Ok(Some(s)) => s.to_string().unwrap_or_default(),
+        _ => format!("{value:?}"),
+    }
+}
+
+/// The error as a person reads it: message and the script line it came from.
+fn describe(error: CaughtError) -> String {
+    match error {
+        CaughtError::Exception(e) => {
+            let message = e.message().unwrap_or_default();
+            match e.stack().as_deref().and_then(script_position) {
+                Some((line, column)) => format!("{message} (line {line}, column {column})"),
+                None => message,
+            }
+        }
+        other => other.to_string().trim().to_string(),
+    }
+}
+
+/// Line and column in the script of the innermost frame of a stack, `at f (eval_script:L:C)`.
+/// The script's first line shares its line with the wrapper's `(async () => { `.
+fn script_position(stack: &str) -> Option<(u32, u32)> {
+    let frame = stack.lines().find(|l| l.contains("eval_script:"))?;
+    let at = frame.split("eval_script:").nth(1)?.trim_end_matches(')');
+    let (line, column) = at.split_once(':')?;
+    let (line, column): (u32, u32) = (line.parse().ok()?, column.parse().ok()?);
+    let column = if line == 1 {
+        column.saturating_sub(WRAPPER.len() as u32 - 1).max(1)
+    } else {
+        column
+    };
+    Some((line, column))
+}
+
+/// Names the limit behind QuickJS's own words for running out of it.
+fn name_limit(error: String, limits: &Limits) -> String {
+    if error.contains("out of memory") {
+        format!(
+            "the script ran out of memory: its limit is {} MiB ({error})",
+            limits.memory_bytes >> 20
+        )
+    } else if error.contains("stack overflow") || error.contains("too much recursion") {
+        format!(
+            "the script overflowed its stack: its limit is {} KiB ({error})",
+            limits.stack_bytes >> 10
+        )
+    } else {
+        error
+    }
+}
+
+fn failed(state: &RunState, error: String) -> Outcome {
+    finish(state, Some(error))
+}
+
+fn finish(state: &RunState, error: Option<String>) -> Outcome {
+    let mut output = state.output.lock().expect("output lock").clone();
+    if state.output_cut.load(Ordering::SeqCst) {
+        output.push_str("\n…[output cut at its limit]\n");
+    }
+    Outcome {
+        output,
+        error,
+        calls: state.calls.lock().expect("calls lock").clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// Answers `adb-device list` with one device, hangs on `adb-shell`, refuses the rest.
+    struct FakeHost;
+
+    impl Host for FakeHost {
+        fn call(&self, tool: String, arguments: serde_json::Value) -> HostFuture {
+            Box::pin(async move {
+                match (tool.as_str(), arguments["operation"].as_str()) {
+                    ("adb-device", Some("list")) => Ok(json!({"devices": [{"serial": "emulator-5554"}]})),
+                    ("adb-shell", _) => {
+                        std::future::pending::<()>().await;
+                        unreachable!()
+                    }
+                    _ => Err(format!("no such call: {tool} {arguments}")),
+                }
+            })
+        }
+    }
+
+    async fn run_with(code: &str, limits: Limits) -> Outcome {
+        run(code, &limits, Arc::new(FakeHost)).await
+    }
+
+    fn quick() -> Limits {
+        Limits {
+            timeout: Duration::from_millis(500),
+            ..Limits::default()
+        }
+    }
+
+    #[tokio::test]
+    async fn a_script_composes_calls_and_only_its_output_returns() {
+        let out = run_with(
+            "const d = await device.list(); console.log(d.devices.length, d.devices[0].serial); \
+             try { await app.info({package: 'x'}) } catch (e) { console.log('caught:', e.message.slice(0, 12)) }",
+            quick(),
+        )
+        .await;
+        assert_eq!(out.error, None);
+        assert_eq!(out.output, "1 emulator-5554\ncaught: no such call\n");
+        let calls: Vec<(&str, &str, bool)> = out
+            .calls
+            .iter()
+            .map(|c| (c.tool.as_str(), c.operation.as_str(), c.ok))
+            .collect();
+        assert_eq!(calls, [("adb-device", "list", true), ("adb-app", "info", false)]);
+    }
+
+    #[tokio::test]
+    async fn errors_carry_the_message_and_the_line() {
+        let out = run_with("console.log('before');\nnull.x;", quick()).await;
+        assert_eq!(out.output, "before\n", "the output printed before the error comes back");
+        assert_eq!(
+            out.error.unwrap(),
+            "cannot read property 'x' of null (line 2, column 1)"
+        );
+        let first = run_with("let a = 1; null.x", quick()).await;
+        assert!(first.error.unwrap().ends_with("(line 1, column 12)"));
+        let out = run_with("let = ;", quick()).await;
+        let error = out.error.unwrap();
+        assert_eq!(error, "variable name expected (line 1, column 6)");
+    }
+
+    #[tokio::test]
+    async fn every_limit_stops_the_run_and_is_named() {
+        let started = Instant::now();
+        let spin = run_with("for (;;) {}", quick()).await;
+        assert!(spin.error.unwrap().contains("time limit of 500 ms"));
+        let hang = run_with("await shell.run({command: 'sleep 99'})", quick()).await;
+        assert!(
+            hang.error.unwrap().contains("time limit"),
+            "a hung host call is cut too"
+        );
+        assert!(started.elapsed() < Duration::from_secs(3), "{:?}", started.elapsed());
+
+        let memory = Limits {
+            memory_bytes: 8 << 20,
+            ..quick()
+        };
+        let big = run_with("const a = []; for (;;) a.push('x'.repeat(1 << 16));", memory).await;
+        assert!(big.error.unwrap().contains("out of memory: its limit is 8 MiB"));
+        let deep = run_with("const f = (n) => f(n + 1) + 1; f(0);", quick()).await;
+        assert!(deep.error.unwrap().contains("stack"), "recursion hits the stack limit");
+
+        let calls = Limits {
+            max_calls: 3,
+            ..quick()
+        };
+        let many = run_with("for (let i = 0; i < 5; i++) await device.list();", calls).await;
+        assert!(many.error.unwrap().contains("more than 3 tool calls"));
+        assert_eq!(many.calls.len(), 3);
+
+        let output = Limits {
+            max_output_chars: 100,
+            ..quick()
+        };
+        let loud = run_with("for (let i = 0; i < 1000; i++) console.log('line', i);", output).await;
+        assert!(loud.output.ends_with("…[output cut at its limit]\n"), "{}", loud.output);
+        assert!(loud.output.chars().count() < 140);
+    }
+
+    #[tokio::test]
+    async fn nothing_outside_the_api_is_reachable() {
+        let probes = [
+            "typeof require",
+            "typeof process",
+            "typeof Deno",
+            "typeof fetch",
+            "typeof setTimeout",
+            "typeof std",
+            "typeof os",
+            "typeof __call",
+            "typeof globalThis.__call",
+            "Object.getOwnPropertyNames(globalThis).filter(n => n.startsWith('__')).length",
+            "(() => { try { device.list = 1 } catch (e) {} return typeof device.list })()",
+            "(() => { try { globalThis.device = {} } catch (e) {} return Object.isFrozen(device) })()",
+            "Function('return typeof process')()",
+        ];
+        let code: String = probes.iter().map(|p| format!("console.log(String({p}));\n")).collect();
+        let out = run_with(&code, quick()).await;
+        assert_eq!(out.error, None);
+        let said: Vec<&str> = out.output.lines().collect();
+        let expected = [
+            "undefined",
+            "undefined",
+            "undefined",
+            "undefined",
+            "undefined",
+            "undefined",
+            "undefined",
+            "undefined",
+            "undefined",
+            "0",
+            "function",
+            "true",
+            "undefined",
+        ];
+        assert_eq!(said, expected);
+        let import = run_with("await import('fs')", quick()).await;
+        assert!(import.error.is_some(), "no module loader: {:?}", import.output);
+    }
+}
