@@ -295,7 +295,15 @@ fn call_summary(result: &rmcp::model::CallToolResult, tool: &str) -> anyhow::Res
         }
     }
     let mut out = if result.is_error == Some(true) {
-        serde_json::json!({ "isError": true, "message": texts.join("\n") })
+        match &result.structured_content {
+            // A failed run with a record of its own (a script's output and error) keeps it.
+            Some(serde_json::Value::Object(record)) => {
+                let mut record = record.clone();
+                record.insert("isError".into(), true.into());
+                serde_json::Value::Object(record)
+            }
+            _ => serde_json::json!({ "isError": true, "message": texts.join("\n") }),
+        }
     } else if let Some(structured) = &result.structured_content {
         structured.clone()
     } else {
@@ -319,7 +327,9 @@ async fn run_sim(args: SimArgs) -> anyhow::Result<()> {
     let handle = sim::start(simulator, args.listen).await?;
     // The one line on stdout, so scripts and tests can find a port picked with :0.
     println!("listening on {}", handle.addr);
-    eprintln!("simulated device ready: adb connect {} (Ctrl-C stops it)", handle.addr);
+    if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        eprintln!("simulated device ready: adb connect {} (Ctrl-C stops it)", handle.addr);
+    }
     tokio::signal::ctrl_c().await?;
     tracing::info!("stopping");
     handle.stop();

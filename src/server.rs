@@ -19,6 +19,7 @@ use crate::tools::app::{AppArgs, AppOutput};
 use crate::tools::cache::{CacheArgs, CacheOutput};
 use crate::tools::device::{DeviceArgs, DeviceOutput};
 use crate::tools::logcat::{LogcatArgs, LogcatOutput};
+use crate::tools::script::{ScriptArgs, ScriptOutput};
 use crate::tools::shell::{ShellArgs, ShellOutput};
 use crate::tools::ui::{UiArgs, UiOutput};
 use crate::tools::{self, State};
@@ -143,6 +144,25 @@ impl DroidMcp {
         let state = self.state.clone();
         let call = self.call(&ctx, &args);
         Ok(guard(call, async move { tools::cache::run(&state, args) }).await)
+    }
+
+    /// Code mode: JavaScript calling the tools above in a sandbox; only what it prints returns.
+    #[tool(
+        name = "script",
+        input_schema = input_schema::<ScriptArgs>(),
+        output_schema = output_schema::<ScriptOutput>(),
+        annotations(read_only_hint = false, destructive_hint = true, idempotent_hint = false, open_world_hint = true)
+    )]
+    async fn script(
+        &self,
+        Parameters(args): Parameters<JsonObject>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let state = self.state.clone();
+        let mut call = self.call(&ctx, &args);
+        // The run bounds itself (its timeoutMs); the guard stops it shortly after.
+        call.limit = Some(tools::script::timeout(&args).saturating_add(CALL_GRACE));
+        Ok(guard(call, async move { tools::script::run(state, args, ctx).await }).await)
     }
 }
 

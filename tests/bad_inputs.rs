@@ -24,6 +24,7 @@ fn corpus(big: &str, props_id: &str) -> Vec<(&'static str, Value, String)> {
         ("adb-logcat", "read"),
         ("adb-shell", "run"),
         ("cache", "list"),
+        ("script", "run"),
     ];
     for (tool, op) in tools {
         // A valid call but for the one field at fault.
@@ -31,6 +32,9 @@ fn corpus(big: &str, props_id: &str) -> Vec<(&'static str, Value, String)> {
             let mut args = json!({"operation": op, field: value});
             if tool == "adb-shell" {
                 args["command"] = json!("true");
+            }
+            if tool == "script" {
+                args["code"] = json!("console.log(1)");
             }
             args
         };
@@ -324,6 +328,22 @@ fn corpus(big: &str, props_id: &str) -> Vec<(&'static str, Value, String)> {
         "timeoutMs",
     );
     add("adb-shell", json!({"operation": "run", "command": "reboot"}), "deny");
+
+    // script: no code, code that is not text or too long, a timeout out of range
+    add("script", json!({"operation": "run"}), "code");
+    add("script", json!({"operation": "run", "code": ""}), "code");
+    add("script", json!({"operation": "run", "code": 42}), "code");
+    add("script", json!({"operation": "run", "code": big}), "code");
+    add(
+        "script",
+        json!({"operation": "run", "code": "1", "timeoutMs": 0}),
+        "timeoutMs",
+    );
+    add(
+        "script",
+        json!({"operation": "run", "code": "1", "timeoutMs": 10_000_000}),
+        "timeoutMs",
+    );
 
     // cache: ids that are not ids, of another kind, or from elsewhere
     let (kind, ulid) = props_id.split_once('-').expect("kind-ULID");

@@ -22,6 +22,17 @@ pub trait Budgeted: Serialize + schemars::JsonSchema + 'static {
     const KIND: Kind;
 }
 
+tokio::task_local! {
+    /// Set while a script's host call runs a tool: the script gets the tool's full data, and
+    /// only what the script prints meets the budget.
+    static UNBUDGETED: ();
+}
+
+/// Runs `work` (a tool call made by a script) with every answer it makes left whole.
+pub async fn unbudgeted<F: std::future::Future>(work: F) -> F::Output {
+    UNBUDGETED.scope((), work).await
+}
+
 /// Characters, as a model's context counts them, not bytes.
 pub fn chars(text: &str) -> usize {
     text.chars().count()
@@ -60,6 +71,9 @@ pub fn respond<T: Budgeted>(output: &T, limit: usize, cache: &Cache, about: &str
 }
 
 pub fn respond_value<T: Budgeted>(mut value: Value, limit: usize, cache: &Cache, about: &str) -> CallToolResult {
+    if UNBUDGETED.try_with(|_| ()).is_ok() {
+        return CallToolResult::structured(value);
+    }
     name_files(&mut value, cache);
     let text = value.to_string();
     if chars(&text) <= limit {

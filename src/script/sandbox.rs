@@ -75,8 +75,15 @@ const PRELUDE: &str = r#"
   const raw = globalThis.__call;
   delete globalThis.__call;
   const call = async (tool, args) => {
+    // Taken before the first await, while the script's calling frame is still on the stack,
+    // so a tool's error points at the script's line.
+    const site = new Error().stack;
     const answer = JSON.parse(await raw(tool, JSON.stringify(args === undefined ? {} : args)));
-    if (answer.error !== undefined) throw new Error(answer.error);
+    if (answer.error !== undefined) {
+      const error = new Error(answer.error);
+      error.stack = site;
+      throw error;
+    }
     return answer.ok;
   };
   const api = (tool, operations) => Object.freeze(Object.fromEntries(operations.map((op) => [
@@ -93,6 +100,9 @@ const PRELUDE: &str = r#"
   define("cache", api("cache", ["get", "list", "stats", "clear"]));
 })();
 "#;
+
+/// The name the script's frames carry in stack traces (the API's own code has another).
+const SCRIPT_FILE: &str = "script.js";
 
 /// What the script body is wrapped in, so that top-level `await` works.
 const WRAPPER: &str = "(async () => { ";
@@ -130,7 +140,9 @@ pub async fn run(code: &str, limits: &Limits, host: Arc<dyn Host>) -> Outcome {
         if let Err(e) = install(&ctx, &state, &limits_in, host) {
             return Some(format!("cannot prepare the script's API: {e}"));
         }
-        let promise: Promise = match ctx.eval(source).catch(&ctx) {
+        let mut options = rquickjs::context::EvalOptions::default();
+        options.filename = Some(SCRIPT_FILE.into());
+        let promise: Promise = match ctx.eval_with_options(source, options).catch(&ctx) {
             Ok(p) => p,
             Err(e) => return Some(describe(e)),
         };
@@ -242,11 +254,13 @@ fn describe(error: CaughtError) -> String {
     }
 }
 
-/// Line and column in the script of the innermost frame of a stack, `at f (eval_script:L:C)`.
-/// The script's first line shares its line with the wrapper's `(async () => { `.
+/// Line and column of the innermost frame in the script itself, `at f (script.js:L:C)`, past
+/// frames of the API's own code. The script's first line shares its line with the wrapper's
+/// `(async () => { `.
 fn script_position(stack: &str) -> Option<(u32, u32)> {
-    let frame = stack.lines().find(|l| l.contains("eval_script:"))?;
-    let at = frame.split("eval_script:").nth(1)?.trim_end_matches(')');
+    let marker = format!("{SCRIPT_FILE}:");
+    let frame = stack.lines().find(|l| l.contains(&marker))?;
+    let at = frame.split(&marker).nth(1)?.trim_end_matches(')');
     let (line, column) = at.split_once(':')?;
     let (line, column): (u32, u32) = (line.parse().ok()?, column.parse().ok()?);
     let column = if line == 1 {

@@ -5,6 +5,7 @@ pub mod app;
 pub mod cache;
 pub mod device;
 pub mod logcat;
+pub mod script;
 pub mod shell;
 pub mod ui;
 
