@@ -147,6 +147,7 @@ impl DroidMcp {
     }
 
     /// Code mode: JavaScript calling the tools above in a sandbox; only what it prints returns.
+    /// API: resource droidmcp://api/droidmcp.d.ts.
     #[tool(
         name = "script",
         input_schema = input_schema::<ScriptArgs>(),
@@ -198,6 +199,28 @@ impl DroidMcp {
     }
 }
 
+/// The script API's resources: URI, MIME type, description.
+const API_RESOURCES: &[(&str, &str, &str)] = &[
+    (
+        "droidmcp://api/droidmcp.d.ts",
+        "application/typescript",
+        "The script tool's API, typed: every namespace, operation and argument",
+    ),
+    (
+        "droidmcp://api/examples.md",
+        "text/markdown",
+        "Short worked scripts for the script tool",
+    ),
+];
+
+fn api_resource(uri: &str) -> Option<String> {
+    match uri {
+        "droidmcp://api/droidmcp.d.ts" => Some(crate::script::api::declarations()),
+        "droidmcp://api/examples.md" => Some(crate::script::api::EXAMPLES.to_string()),
+        _ => None,
+    }
+}
+
 /// See `call_limit`: inside the 500 ms the reliability suite allows past a timeout.
 const CALL_GRACE: std::time::Duration = std::time::Duration::from_millis(300);
 
@@ -214,18 +237,21 @@ impl ServerHandler for DroidMcp {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        let resources = self
-            .state
-            .cache
-            .entries()
-            .iter()
-            .map(|e| {
-                Resource::new(resource_uri(&e.id), e.id.clone())
-                    .with_description(e.about.clone())
-                    .with_mime_type(e.data.mime())
-                    .with_size(e.served_bytes as u64)
-            })
-            .collect();
+        let api = API_RESOURCES.iter().map(|(uri, mime, about)| {
+            let text = api_resource(uri).unwrap_or_default();
+            Resource::new(uri.to_string(), uri.rsplit('/').next().unwrap_or(uri).to_string())
+                .with_description(about.to_string())
+                .with_mime_type(mime.to_string())
+                .with_size(text.len() as u64)
+        });
+        let entries = self.state.cache.entries();
+        let cached = entries.iter().map(|e| {
+            Resource::new(resource_uri(&e.id), e.id.clone())
+                .with_description(e.about.clone())
+                .with_mime_type(e.data.mime())
+                .with_size(e.served_bytes as u64)
+        });
+        let resources = api.chain(cached).collect();
         Ok(ListResourcesResult::with_all_items(resources))
     }
 
@@ -244,10 +270,15 @@ impl ServerHandler for DroidMcp {
         request: ReadResourceRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
+        if let Some((uri, mime, _)) = API_RESOURCES.iter().find(|(uri, ..)| *uri == request.uri) {
+            let text = api_resource(uri).unwrap_or_default();
+            let contents = ResourceContents::text(text, uri.to_string()).with_mime_type(mime.to_string());
+            return Ok(ReadResourceResult::new(vec![contents]).into());
+        }
         let Some(id) = request.uri.strip_prefix("droidmcp://cache/") else {
             return Err(ErrorData::resource_not_found(
                 format!(
-                    "{} is not a droidmcp resource; they look like droidmcp://cache/ID",
+                    "{} is not a droidmcp resource; they look like droidmcp://cache/ID or droidmcp://api/droidmcp.d.ts",
                     request.uri
                 ),
                 None,

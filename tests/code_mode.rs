@@ -197,3 +197,70 @@ async fn script_errors_and_limits_come_back_as_tool_errors() {
     ok(&call(&client, "adb-device", json!({"operation": "list"})).await);
     client.cancel().await.unwrap();
 }
+
+fn resource_text(read: &rmcp::model::ReadResourceResult) -> String {
+    match &read.contents[0] {
+        rmcp::model::ResourceContents::TextResourceContents { text, .. } => text.clone(),
+        other => panic!("not text: {other:?}"),
+    }
+}
+
+/// The typed API declares every operation tools/list offers, and every worked example runs.
+#[tokio::test]
+async fn the_api_resource_matches_tools_list_and_its_examples_run() {
+    let home = tempfile::tempdir().unwrap();
+    let client = common::mcp_server(&["--sim"], &[], home.path()).await;
+    let read = |uri: &str| client.read_resource(rmcp::model::ReadResourceRequestParams::new(uri.to_string()));
+    let dts = resource_text(&read("droidmcp://api/droidmcp.d.ts").await.unwrap());
+    let namespaces = [
+        ("adb-device", "device"),
+        ("adb-app", "app"),
+        ("ui", "ui"),
+        ("adb-logcat", "logcat"),
+        ("adb-shell", "shell"),
+        ("cache", "cache"),
+    ];
+    let tools = client.list_all_tools().await.unwrap();
+    let mut operations = 0;
+    for tool in &tools {
+        if tool.name == "script" {
+            continue;
+        }
+        let (_, ns) = namespaces
+            .iter()
+            .find(|(t, _)| *t == tool.name)
+            .unwrap_or_else(|| panic!("{} has no namespace in the script API", tool.name));
+        let start = dts
+            .find(&format!("declare const {ns}: {{\n"))
+            .unwrap_or_else(|| panic!("{ns} is not declared"));
+        let block = &dts[start..start + dts[start..].find("};").unwrap()];
+        for op in tool.input_schema["properties"]["operation"]["enum"].as_array().unwrap() {
+            let op = op.as_str().unwrap();
+            let name = droidmcp::script::api::function_name(op);
+            assert!(
+                block.contains(&format!("  {name}(args?")),
+                "{ns}.{name} ({op}) is not declared"
+            );
+            operations += 1;
+        }
+    }
+
+    let examples = resource_text(&read("droidmcp://api/examples.md").await.unwrap());
+    let scripts: Vec<&str> = examples
+        .split("```js\n")
+        .skip(1)
+        .map(|s| s.split("```").next().unwrap())
+        .collect();
+    assert!((5..=8).contains(&scripts.len()), "{} examples", scripts.len());
+    for code in &scripts {
+        let result = call(&client, "script", json!({"operation": "run", "code": code})).await;
+        let out = ok(&result);
+        assert!(!out["output"].as_str().unwrap().is_empty(), "{code} printed nothing");
+    }
+    println!(
+        "droidmcp.d.ts: {} chars, {operations} operations as tools/list; {} examples ran",
+        dts.chars().count(),
+        scripts.len()
+    );
+    client.cancel().await.unwrap();
+}

@@ -69,8 +69,14 @@ struct RunState {
 }
 
 /// The API a script sees, on top of the raw `__call`, which it then cannot reach: each tool as
-/// `ns.operation(args)` with the tool's own argument names.
-const PRELUDE: &str = r#"
+/// `ns.operation(args)` with the tool's own argument names (`api::definitions`, from the
+/// tools' schemas).
+fn prelude() -> &'static str {
+    static PRELUDE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    PRELUDE.get_or_init(|| format!("{PRELUDE_HEAD}{}}})();\n", super::api::definitions()))
+}
+
+const PRELUDE_HEAD: &str = r#"
 (() => {
   const raw = globalThis.__call;
   delete globalThis.__call;
@@ -92,13 +98,6 @@ const PRELUDE: &str = r#"
   ])));
   const define = (name, value) =>
     Object.defineProperty(globalThis, name, { value, writable: false, configurable: false });
-  define("device", api("adb-device", ["list", "select", "properties", "wait", "health"]));
-  define("app", api("adb-app", ["list", "info", "launch", "stop", "clear-data", "install", "uninstall"]));
-  define("ui", api("ui", ["dump", "find", "tap", "long-press", "swipe", "type", "key", "scroll", "wait", "screenshot"]));
-  define("logcat", api("adb-logcat", ["read", "clear"]));
-  define("shell", api("adb-shell", ["run"]));
-  define("cache", api("cache", ["get", "list", "stats", "clear"]));
-})();
 "#;
 
 /// The name the script's frames carry in stack traces (the API's own code has another).
@@ -225,7 +224,7 @@ fn install<'js>(
         }
     };
     ctx.globals().set("__call", Func::from(Async(raw)))?;
-    ctx.eval::<(), _>(PRELUDE)
+    ctx.eval::<(), _>(prelude())
 }
 
 /// How `console.log` shows a value: strings as they are, everything else as JSON.
