@@ -264,3 +264,31 @@ async fn the_api_resource_matches_tools_list_and_its_examples_run() {
     );
     client.cancel().await.unwrap();
 }
+
+/// At most four runs at once: the fifth is refused at once, and a slot frees when a run ends.
+#[tokio::test]
+async fn concurrent_runs_are_bounded() {
+    let home = tempfile::tempdir().unwrap();
+    let client = std::sync::Arc::new(common::mcp_server(&["--sim"], &[], home.path()).await);
+    let slow = json!({"operation": "run", "code": "await shell.run({command: 'sleep 1'}); console.log('done')"});
+    let runs: Vec<_> = (0..5)
+        .map(|_| {
+            let (client, slow) = (client.clone(), slow.clone());
+            tokio::spawn(async move { call(&client, "script", slow).await })
+        })
+        .collect();
+    let mut refused = 0;
+    for run in runs {
+        let result = run.await.unwrap();
+        if result.is_error == Some(true) {
+            let text = common::err(&result);
+            assert!(text.contains("already running"), "{text}");
+            refused += 1;
+        } else {
+            assert_eq!(ok(&result)["output"], "done\n");
+        }
+    }
+    assert_eq!(refused, 1, "four ran, one was refused");
+    let again = call(&client, "script", json!({"operation": "run", "code": "console.log(1)"})).await;
+    assert_eq!(ok(&again)["output"], "1\n", "the slots are free again");
+}

@@ -21,6 +21,14 @@ pub const DEFAULT_TIMEOUT_MS: u64 = 60_000;
 pub const MAX_TIMEOUT_MS: u64 = 600_000;
 /// Largest script, in chars.
 const MAX_CODE_CHARS: usize = 100_000;
+/// Runs at once per server: each may hold its memory limit (64 MiB).
+pub const MAX_CONCURRENT_RUNS: usize = 4;
+
+/// The server's run slots.
+fn slots() -> &'static tokio::sync::Semaphore {
+    static SLOTS: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(MAX_CONCURRENT_RUNS);
+    &SLOTS
+}
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
@@ -134,6 +142,11 @@ pub async fn run(state: Arc<State>, args: JsonObject, ctx: RequestContext<RoleSe
             "`code` must be a script of 1 to {MAX_CODE_CHARS} chars; got {size}"
         ));
     }
+    let Ok(_slot) = slots().try_acquire() else {
+        return error(format!(
+            "{MAX_CONCURRENT_RUNS} scripts are already running on this server, its limit; wait for one to end"
+        ));
+    };
     let limits = Limits {
         timeout: Duration::from_millis(timeout_ms),
         ..Limits::default()
