@@ -399,6 +399,8 @@ async fn every_malformed_argument_is_refused_by_name_before_the_device_hears_of_
     let props = ok(&call(&client, "adb-device", json!({"operation": "properties"})).await);
     let props_id = props["cacheId"].as_str().expect("properties has a cacheId").to_string();
     let big = "x".repeat(1 << 20);
+    // The log comes through a pipe: the properties call's stream must be in it before counting.
+    assert!(sim.wait_for_log("getprop"), "the simulator logged the properties call");
     let streams = || sim.log().matches("stream opened").count();
 
     let cases = corpus(&big, &props_id);
@@ -483,14 +485,22 @@ async fn text_with_shell_metacharacters_reaches_the_device_as_one_quoted_word() 
         "\\'; touch INJECTED; echo \\",
         "* ? [a-z] ~ ! { } $HOME ${IFS}touch${IFS}INJECTED",
     ];
-    for payload in payloads {
+    for (typed, payload) in payloads.iter().enumerate() {
         ok(&call(&client, "ui", json!({"operation": "type", "text": payload})).await);
-        let log = sim.log();
-        let line = log
-            .lines()
-            .rev()
-            .find(|l| l.contains("stream opened") && l.contains("input text"))
-            .expect("the simulator logged the command");
+        // The simulator's log arrives through a pipe: wait for this payload's own line.
+        let typing = |log: &str| -> Vec<String> {
+            log.lines()
+                .filter(|l| l.contains("stream opened") && l.contains("input text"))
+                .map(str::to_string)
+                .collect()
+        };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        let mut lines = typing(&sim.log());
+        while lines.len() <= typed && std::time::Instant::now() < deadline {
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            lines = typing(&sim.log());
+        }
+        let line = lines.get(typed).expect("the simulator logged the command");
         let service = line.split("service=").nth(1).unwrap();
         let service = service.rsplit_once(" local_id=").map_or(service, |(s, _)| s);
         let command = service.split_once(':').expect("service:command").1;
