@@ -133,9 +133,10 @@ pub fn parse_ui_dump(text: &str) -> Result<UiTree, UiParseError> {
         .find("<?xml")
         .or_else(|| text.find("<hierarchy"))
         .ok_or(UiParseError::NoHierarchy)?;
-    let end = text
+    // The end is looked for after the start: a stray `</hierarchy>` before it is no dump.
+    let end = text[start..]
         .rfind("</hierarchy>")
-        .map(|i| i + "</hierarchy>".len())
+        .map(|i| start + i + "</hierarchy>".len())
         .ok_or(UiParseError::NoHierarchy)?;
     let doc = roxmltree::Document::parse(&text[start..end])?;
     let root = doc.root_element();
@@ -268,6 +269,11 @@ mod tests {
     fn text_without_a_hierarchy_is_an_error() {
         assert!(matches!(
             parse_ui_dump("ERROR: null root node"),
+            Err(UiParseError::NoHierarchy)
+        ));
+        // Found by the fuzzer: the closing tag before the opening one once sliced backwards.
+        assert!(matches!(
+            parse_ui_dump("</hierarchy> noise <?xml version='1.0'?><hierarchy>"),
             Err(UiParseError::NoHierarchy)
         ));
     }
