@@ -10,6 +10,7 @@ pub mod adbkey;
 pub mod capture;
 mod devices;
 pub mod direct;
+mod env;
 mod error;
 pub mod host;
 pub mod message;
@@ -21,6 +22,7 @@ use std::time::Duration;
 
 pub use capture::ShellOutput;
 pub use devices::{DeviceEntry, parse_devices_long};
+pub use env::{env_setting, is_set};
 pub use error::{AdbError, cut};
 pub use message::hex;
 pub use quote::quote;
@@ -67,19 +69,6 @@ impl Route {
         };
         Ok(Route::Server(SocketAddr::from(([127, 0, 0, 1], port))))
     }
-}
-
-/// A setting from the environment, if it says something: an empty value, or a `${…}` that a
-/// launcher left unexpanded (an MCPB bundle's unset option), counts as unset.
-pub fn env_setting(name: &str) -> Option<String> {
-    std::env::var(name).ok().filter(|v| is_set(v))
-}
-
-/// Whether a value taken from the environment says something (see `env_setting`).
-pub fn is_set(value: &str) -> bool {
-    let value = value.trim();
-    let placeholder = value.starts_with("${") && value.ends_with('}');
-    !(value.is_empty() || placeholder)
 }
 
 fn resolve_addr(text: &str) -> Option<SocketAddr> {
