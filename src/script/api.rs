@@ -31,52 +31,28 @@ impl Namespace {
 
 /// Every tool a script can call.
 pub fn namespaces() -> Vec<Namespace> {
-    fn ns(name: &'static str, tool: &'static str, input: Map<String, Value>, output: Map<String, Value>) -> Namespace {
-        Namespace {
-            name,
-            tool,
-            input,
-            output,
-        }
-    }
     vec![
-        ns(
-            "device",
-            "adb-device",
-            (*input_schema::<device::DeviceArgs>()).clone(),
-            (*output_schema::<device::DeviceOutput>()).clone(),
-        ),
-        ns(
-            "app",
-            "adb-app",
-            (*input_schema::<app::AppArgs>()).clone(),
-            (*output_schema::<app::AppOutput>()).clone(),
-        ),
-        ns(
-            "ui",
-            "ui",
-            (*input_schema::<ui::UiArgs>()).clone(),
-            (*output_schema::<ui::UiOutput>()).clone(),
-        ),
-        ns(
-            "logcat",
-            "adb-logcat",
-            (*input_schema::<logcat::LogcatArgs>()).clone(),
-            (*output_schema::<logcat::LogcatOutput>()).clone(),
-        ),
-        ns(
-            "shell",
-            "adb-shell",
-            (*input_schema::<shell::ShellArgs>()).clone(),
-            (*output_schema::<shell::ShellOutput>()).clone(),
-        ),
-        ns(
-            "cache",
-            "cache",
-            (*input_schema::<cache::CacheArgs>()).clone(),
-            (*output_schema::<cache::CacheOutput>()).clone(),
-        ),
+        namespace::<device::DeviceArgs, device::DeviceOutput>("device", "adb-device"),
+        namespace::<app::AppArgs, app::AppOutput>("app", "adb-app"),
+        namespace::<ui::UiArgs, ui::UiOutput>("ui", "ui"),
+        namespace::<logcat::LogcatArgs, logcat::LogcatOutput>("logcat", "adb-logcat"),
+        namespace::<shell::ShellArgs, shell::ShellOutput>("shell", "adb-shell"),
+        namespace::<cache::CacheArgs, cache::CacheOutput>("cache", "cache"),
     ]
+}
+
+/// One tool, with the same schemas `tools/list` shows for it.
+fn namespace<A, O>(name: &'static str, tool: &'static str) -> Namespace
+where
+    A: schemars::JsonSchema + std::any::Any,
+    O: crate::context::budget::Budgeted,
+{
+    Namespace {
+        name,
+        tool,
+        input: (*input_schema::<A>()).clone(),
+        output: (*output_schema::<O>()).clone(),
+    }
 }
 
 /// `long-press` → `longPress`: how an operation is named in the script.
