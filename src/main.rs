@@ -11,6 +11,7 @@ use droidmcp::adb::{Adb, Route};
 use droidmcp::context::cache::Limits;
 use droidmcp::context::workspace::Workspace;
 use droidmcp::context::{Cache, DEFAULT_BUDGET};
+use droidmcp::script::runs::{RunLimits, Runs};
 use droidmcp::server::DroidMcp;
 use droidmcp::sim::{self, AuthPolicy, Faults, SimHandle, Simulator};
 use droidmcp::tools::State;
@@ -64,6 +65,15 @@ struct ServeArgs {
     /// Quota of the workspace folder in MiB; the oldest files go first.
     #[arg(long, default_value_t = 256)]
     workspace_mib: u64,
+    /// How long a script run's folder (WORKSPACE/runs/RUNID) lives, in seconds.
+    #[arg(long, default_value_t = 3600, value_parser = clap::value_parser!(u64).range(1..))]
+    script_ttl_secs: u64,
+    /// Quota of one script run's folder, in MiB.
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u64).range(1..=4096))]
+    script_run_mib: u64,
+    /// Run folders kept at most; the oldest finished ones go first.
+    #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    script_max_runs: u64,
     /// What one call keeps of each output stream, in MiB; past it, the head and the last 64 KiB
     /// are kept and a marker says how much was dropped between them.
     #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u64).range(1..=1024))]
@@ -224,9 +234,38 @@ async fn build_state(args: &ServeArgs) -> anyhow::Result<(Arc<State>, Option<Sim
         cache = cache.with_workspace(workspace, args.budget as usize);
     }
     let mut state = State::new(adb, cache, args.budget as usize, device);
+    state.runs = script_runs(args, workspace.as_deref());
     let rules: Vec<&String> = args.shell_deny.iter().filter(|r| r.as_str() != "none").collect();
     state.shell_deny = droidmcp::tools::shell::DenyList::new(&rules);
     Ok((Arc::new(state), sim))
+}
+
+/// Script runs' folders under the workspace (else a private temp folder made on first use):
+/// expired ones go now, then on a timer as they expire.
+fn script_runs(args: &ServeArgs, workspace: Option<&Path>) -> Arc<Runs> {
+    let ttl = Duration::from_secs(args.script_ttl_secs);
+    let runs = Arc::new(Runs::new(
+        workspace.map(Path::to_path_buf),
+        RunLimits {
+            ttl,
+            quota_bytes: args.script_run_mib << 20,
+            max_runs: args.script_max_runs as usize,
+        },
+    ));
+    if workspace.is_some() {
+        runs.sweep();
+    }
+    let sweeper = Arc::downgrade(&runs);
+    tokio::spawn(async move {
+        let mut every = tokio::time::interval(ttl.clamp(Duration::from_secs(1), Duration::from_secs(60)));
+        every.tick().await;
+        loop {
+            every.tick().await;
+            let Some(runs) = sweeper.upgrade() else { break };
+            runs.sweep();
+        }
+    });
+    runs
 }
 
 /// A simulator from a profile folder, or from the profile built into the binary.
@@ -240,11 +279,12 @@ fn load_simulator(profile: Option<&Path>, faults: Option<Faults>, auth: AuthPoli
 async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let (state, _sim) = build_state(&args).await?;
     let (pipes, written) = droidmcp::stdio::transport(tokio::io::stdin(), tokio::io::stdout());
-    let service = DroidMcp::new(state).serve(pipes).await?;
+    let service = DroidMcp::new(state.clone()).serve(pipes).await?;
     tracing::info!("serving MCP on stdio");
     service.waiting().await?;
     // Every answer out before the process ends.
     let _ = written.await;
+    state.runs.shutdown();
     Ok(())
 }
 
@@ -256,7 +296,9 @@ async fn call(args: CallArgs) -> anyhow::Result<()> {
         anyhow::bail!("the arguments must be a JSON object, e.g. '{{\"operation\":\"list\"}}'");
     };
     let (state, _sim) = build_state(&args.serve).await?;
-    let result = droidmcp::server::call_once(DroidMcp::new(state), &args.tool, arguments).await?;
+    let result = droidmcp::server::call_once(DroidMcp::new(state.clone()), &args.tool, arguments).await;
+    state.runs.shutdown();
+    let result = result?;
     let failed = result.is_error == Some(true);
     if args.raw {
         println!("{}", serde_json::to_string_pretty(&result)?);

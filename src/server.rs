@@ -147,7 +147,7 @@ impl DroidMcp {
     }
 
     /// Code mode: JavaScript calling the tools above in a sandbox; only what it prints returns.
-    /// API: resource droidmcp://api/droidmcp.d.ts.
+    /// API: resource droidmcp://api/droidmcp.d.ts. list/clear: run workspaces.
     #[tool(
         name = "script",
         input_schema = input_schema::<ScriptArgs>(),
@@ -213,6 +213,9 @@ const API_RESOURCES: &[(&str, &str, &str)] = &[
     ),
 ];
 
+/// Saved skills are resources `droidmcp://skills/NAME`.
+const SKILL_URI: &str = "droidmcp://skills/";
+
 fn api_resource(uri: &str) -> Option<String> {
     match uri {
         "droidmcp://api/droidmcp.d.ts" => Some(crate::script::api::declarations()),
@@ -251,7 +254,13 @@ impl ServerHandler for DroidMcp {
                 .with_mime_type(e.data.mime())
                 .with_size(e.served_bytes as u64)
         });
-        let resources = api.chain(cached).collect();
+        let skills = self.state.runs.skills().into_iter().map(|skill| {
+            Resource::new(format!("{SKILL_URI}{}", skill.name), skill.name.clone())
+                .with_description(format!("skill: {}", skill.description))
+                .with_mime_type("text/javascript")
+                .with_size(skill.chars as u64)
+        });
+        let resources = api.chain(skills).chain(cached).collect();
         Ok(ListResourcesResult::with_all_items(resources))
     }
 
@@ -275,10 +284,19 @@ impl ServerHandler for DroidMcp {
             let contents = ResourceContents::text(text, uri.to_string()).with_mime_type(mime.to_string());
             return Ok(ReadResourceResult::new(vec![contents]).into());
         }
+        if let Some(name) = request.uri.strip_prefix(SKILL_URI) {
+            let code = self
+                .state
+                .runs
+                .skill(name)
+                .map_err(|e| ErrorData::resource_not_found(e, None))?;
+            let contents = ResourceContents::text(code, request.uri.clone()).with_mime_type("text/javascript");
+            return Ok(ReadResourceResult::new(vec![contents]).into());
+        }
         let Some(id) = request.uri.strip_prefix("droidmcp://cache/") else {
             return Err(ErrorData::resource_not_found(
                 format!(
-                    "{} is not a droidmcp resource; they look like droidmcp://cache/ID or droidmcp://api/droidmcp.d.ts",
+                    "{} is not a droidmcp resource; they look like droidmcp://cache/ID, droidmcp://skills/NAME or droidmcp://api/droidmcp.d.ts",
                     request.uri
                 ),
                 None,

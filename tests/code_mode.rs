@@ -245,6 +245,41 @@ async fn the_api_resource_matches_tools_list_and_its_examples_run() {
         }
     }
 
+    // What the sandbox adds beside the tools (args, sleep, workspace, skills) is there as declared.
+    let mut members = Vec::new();
+    for block in dts.split("declare ").skip(1) {
+        let head = block.split([':', '(', ' ']).nth(1).unwrap_or_default();
+        if block.starts_with("function ") {
+            members.push(head.to_string());
+        } else if block.starts_with("const ") && !namespaces.iter().any(|(_, ns)| *ns == head) {
+            let body = &block[..block.find("\n}").or_else(|| block.find(";\n")).unwrap()];
+            let methods: Vec<String> = body
+                .lines()
+                .filter_map(|l| {
+                    l.strip_prefix("  ")?
+                        .split_once('(')
+                        .map(|(m, _)| format!("{head}.{m}"))
+                })
+                .collect();
+            if methods.is_empty() {
+                members.push(head.to_string());
+            }
+            members.extend(methods);
+        }
+    }
+    assert!(members.len() >= 8, "{members:?}");
+    let code: String = members
+        .iter()
+        .map(|m| format!("console.log('{m}', typeof {m});\n"))
+        .collect();
+    let out = ok(&call(&client, "script", json!({"operation": "run", "code": code})).await);
+    for line in out["output"].as_str().unwrap().lines() {
+        assert!(
+            !line.ends_with(" undefined"),
+            "declared but missing in the sandbox: {line}"
+        );
+    }
+
     let examples = resource_text(&read("droidmcp://api/examples.md").await.unwrap());
     let scripts: Vec<&str> = examples
         .split("```js\n")
@@ -258,8 +293,10 @@ async fn the_api_resource_matches_tools_list_and_its_examples_run() {
         assert!(!out["output"].as_str().unwrap().is_empty(), "{code} printed nothing");
     }
     println!(
-        "droidmcp.d.ts: {} chars, {operations} operations as tools/list; {} examples ran",
+        "droidmcp.d.ts: {} chars, {operations} operations as tools/list, {} sandbox members ({}); {} examples ran",
         dts.chars().count(),
+        members.len(),
+        members.join(" "),
         scripts.len()
     );
     client.cancel().await.unwrap();

@@ -111,8 +111,32 @@ pub fn declarations() -> String {
         out.push_str(&fields(&ns.output, &[]));
         out.push_str("  [field: string]: unknown;\n}\n\n");
     }
+    out.push_str(RUN_DECLARATIONS);
     out
 }
+
+/// What the sandbox adds beside the tools (`sandbox::PRELUDE_HEAD` defines them; a test in
+/// `tests/code_mode.rs` checks each one is there).
+const RUN_DECLARATIONS: &str = r#"/** `script run {args}`, or what `skills.run(name, args)` passed; {} when none. */
+declare const args: Record<string, unknown>;
+/** Waits; the run's time limit still applies. The only timer. */
+declare function sleep(ms: number): Promise<void>;
+/** This run's own folder (each tool answer is also saved as results/NNN-ns-op.json) and,
+ *  read-only, skills/NAME.js. Paths: letters, digits, _ - ., up to 4 parts, no "..". */
+declare const workspace: {
+  read(path: string): Promise<string>;
+  /** Not under results/ or skills/; a non-string is saved as JSON. Held to the run's quota. */
+  write(path: string, data: unknown): Promise<{ bytes: number }>;
+  list(dir?: string): Promise<{ path: string; bytes: number }[]>;
+};
+/** Saved scripts, shared by every run, listed as resources droidmcp://skills/NAME. */
+declare const skills: {
+  save(name: string, code: string, description?: string): Promise<{ name: string; description: string; chars: number }>;
+  list(): Promise<{ name: string; description: string; chars: number }[]>;
+  /** Runs the skill here, under this run's limits; it reads `args`; resolves to what it returns. */
+  run(name: string, args?: Record<string, unknown>): Promise<unknown>;
+};
+"#;
 
 fn pascal(name: &str) -> String {
     let mut chars = name.chars();
@@ -240,6 +264,27 @@ console.log((await ui.find({resourceId: "username"})).matches[0].label);
 ```
 
 A shell pipeline, and a tool error caught:
+
+Save a routine as a skill, then run it with arguments (later: `script run {skill, args}`):
+
+```js
+await skills.save("count-apps", `
+  let count = 0, offset = 0, page;
+  do {
+    page = await app.list({kind: args.kind || "user", limit: 100, offset});
+    count += page.count; offset = page.nextOffset;
+  } while (page.hasMore);
+  return count;`, "Counts installed apps of args.kind (user, system, all)");
+console.log(await skills.run("count-apps", {kind: "system"}));
+```
+
+Keep a screen for a later look, and read a saved tool answer back:
+
+```js
+const screen = await ui.dump();
+await workspace.write("screens/home.json", screen);
+console.log((await workspace.list()).map((f) => f.path).join("\n"));
+```
 
 ```js
 const run = await shell.run({command: "pm list packages | grep -c google"});

@@ -32,10 +32,16 @@ impl Default for Limits {
     }
 }
 
-/// The tools a script may call: `call(tool, arguments)` gives the tool's full structured
-/// result, or the tool's error message.
+/// What a script reaches outside itself. `call(index, tool, arguments)` gives the tool's full
+/// structured result, or the tool's error message (`index` numbers the run's calls from 0, in
+/// the order they were made). `local(operation, arguments)` serves `workspace.*` and
+/// `skills.*`, which are not tool calls.
 pub trait Host: Send + Sync + 'static {
-    fn call(&self, tool: String, arguments: serde_json::Value) -> HostFuture;
+    fn call(&self, index: usize, tool: String, arguments: serde_json::Value) -> HostFuture;
+
+    fn local(&self, operation: String, _arguments: serde_json::Value) -> HostFuture {
+        Box::pin(async move { Err(format!("{operation} is not available here")) })
+    }
 }
 
 pub type HostFuture = std::pin::Pin<Box<dyn std::future::Future<Output = Result<serde_json::Value, String>> + Send>>;
@@ -43,6 +49,8 @@ pub type HostFuture = std::pin::Pin<Box<dyn std::future::Future<Output = Result<
 /// One host call a run made.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CallRecord {
+    /// From 0, in the order the calls were made (they may end in another order).
+    pub index: usize,
     pub tool: String,
     pub operation: String,
     pub ms: u64,
@@ -78,13 +86,19 @@ fn prelude() -> &'static str {
 
 const PRELUDE_HEAD: &str = r#"
 (() => {
-  const raw = globalThis.__call;
-  delete globalThis.__call;
-  const call = async (tool, args) => {
+  const hidden = {};
+  for (const name of ["__call", "__local", "__sleep", "__args"]) {
+    hidden[name] = globalThis[name];
+    delete globalThis[name];
+  }
+  // Taken now, so a script that replaces them changes nothing the API does.
+  const { parse, stringify } = JSON;
+  const assign = Object.assign;
+  const invoke = (raw) => async (name, args) => {
     // Taken before the first await, while the script's calling frame is still on the stack,
     // so a tool's error points at the script's line.
     const site = new Error().stack;
-    const answer = JSON.parse(await raw(tool, JSON.stringify(args === undefined ? {} : args)));
+    const answer = parse(await raw(name, stringify(args === undefined ? {} : args)));
     if (answer.error !== undefined) {
       const error = new Error(answer.error);
       error.stack = site;
@@ -92,12 +106,30 @@ const PRELUDE_HEAD: &str = r#"
     }
     return answer.ok;
   };
+  const call = invoke(hidden.__call);
+  const local = invoke(hidden.__local);
   const api = (tool, operations) => Object.freeze(Object.fromEntries(operations.map((op) => [
     op.replace(/-([a-z])/g, (_, c) => c.toUpperCase()),
-    (args) => call(tool, Object.assign({}, args, { operation: op })),
+    (args) => call(tool, assign({}, args, { operation: op })),
   ])));
   const define = (name, value) =>
     Object.defineProperty(globalThis, name, { value, writable: false, configurable: false });
+  const text = (value) => (typeof value === "string" ? value : stringify(value, null, 2));
+  define("args", parse(hidden.__args));
+  define("sleep", (ms) => hidden.__sleep(Number(ms)));
+  define("workspace", Object.freeze({
+    read: (path) => local("workspace.read", { path }),
+    write: (path, data) => local("workspace.write", { path, text: text(data) }),
+    list: (dir) => local("workspace.list", { dir }),
+  }));
+  const AsyncFunction = (async () => {}).constructor;
+  define("skills", Object.freeze({
+    save: (name, code, description) =>
+      local("skills.save", { name, code: String(code), description: description === undefined ? "" : String(description) }),
+    list: () => local("skills.list", {}),
+    // A skill is code run here, in this run, under its limits, with its own `args`.
+    run: async (name, args) => new AsyncFunction("args", await local("skills.load", { name }))(args === undefined ? {} : args),
+  }));
 "#;
 
 /// The name the script's frames carry in stack traces (the API's own code has another).
@@ -106,8 +138,9 @@ const SCRIPT_FILE: &str = "script.js";
 /// What the script body is wrapped in, so that top-level `await` works.
 const WRAPPER: &str = "(async () => { ";
 
-/// Runs `code` (a script body; top-level `await` allowed) and returns what it printed.
-pub async fn run(code: &str, limits: &Limits, host: Arc<dyn Host>) -> Outcome {
+/// Runs `code` (a script body; top-level `await` allowed) with the global `args`, and returns
+/// what it printed.
+pub async fn run(code: &str, args: &serde_json::Value, limits: &Limits, host: Arc<dyn Host>) -> Outcome {
     let state = Arc::new(RunState::default());
     let runtime = match AsyncRuntime::new() {
         Ok(rt) => rt,
@@ -134,9 +167,11 @@ pub async fn run(code: &str, limits: &Limits, host: Arc<dyn Host>) -> Outcome {
     let source = format!("{WRAPPER}{code}\n}})()");
     let run_state = state.clone();
     let limits_in = limits.clone();
+    let script_args = args.to_string();
+    let limits_cap = limits.max_output_chars;
     let work = context.async_with(async move |ctx| {
         let state = run_state;
-        if let Err(e) = install(&ctx, &state, &limits_in, host) {
+        if let Err(e) = install(&ctx, &state, &limits_in, host, &script_args) {
             return Some(format!("cannot prepare the script's API: {e}"));
         }
         let mut options = rquickjs::context::EvalOptions::default();
@@ -145,8 +180,14 @@ pub async fn run(code: &str, limits: &Limits, host: Arc<dyn Host>) -> Outcome {
             Ok(p) => p,
             Err(e) => return Some(describe(e)),
         };
-        match promise.into_future::<()>().await.catch(&ctx) {
-            Ok(()) => None,
+        match promise.into_future::<rquickjs::Value>().await.catch(&ctx) {
+            // A value the script returns is printed last, as console.log would.
+            Ok(value) => {
+                if !value.is_undefined() {
+                    append(&state, limits_cap, format!("{}\n", show(&value)));
+                }
+                None
+            }
             Err(e) => Some(describe(e)),
         }
     });
@@ -175,6 +216,7 @@ fn install<'js>(
     state: &Arc<RunState>,
     limits: &Limits,
     host: Arc<dyn Host>,
+    script_args: &str,
 ) -> rquickjs::Result<()> {
     let console = rquickjs::Object::new(ctx.clone())?;
     for (name, prefix) in [("log", ""), ("info", ""), ("warn", "warn: "), ("error", "error: ")] {
@@ -182,19 +224,33 @@ fn install<'js>(
         let cap = limits.max_output_chars;
         let print = move |args: rquickjs::function::Rest<rquickjs::Value<'js>>| {
             let line: Vec<String> = args.0.iter().map(show).collect();
-            let mut out = state.output.lock().expect("output lock");
-            let text = format!("{prefix}{}\n", line.join(" "));
-            if out.chars().count() + text.chars().count() > cap {
-                state.output_cut.store(true, Ordering::SeqCst);
-                let room = cap.saturating_sub(out.chars().count());
-                out.extend(text.chars().take(room));
-            } else {
-                out.push_str(&text);
-            }
+            append(&state, cap, format!("{prefix}{}\n", line.join(" ")));
         };
         console.set(name, Func::from(print))?;
     }
     ctx.globals().set("console", console)?;
+
+    let local_host = host.clone();
+    let local = move |operation: String, args: String| {
+        let host = local_host.clone();
+        async move {
+            let arguments: serde_json::Value = serde_json::from_str(&args).unwrap_or_default();
+            let answer = match host.local(operation, arguments).await {
+                Ok(value) => serde_json::json!({ "ok": value }),
+                Err(message) => serde_json::json!({ "error": message }),
+            };
+            rquickjs::Result::Ok(answer.to_string())
+        }
+    };
+    ctx.globals().set("__local", Func::from(Async(local)))?;
+    // The only timer. A sleep past the run's deadline is cut by the outer timeout.
+    let longest = limits.timeout + Duration::from_secs(1);
+    let sleep = move |ms: f64| async move {
+        let ms = if ms.is_finite() && ms > 0.0 { ms } else { 0.0 };
+        tokio::time::sleep(Duration::from_secs_f64(ms / 1000.0).min(longest)).await;
+    };
+    ctx.globals().set("__sleep", Func::from(Async(sleep)))?;
+    ctx.globals().set("__args", script_args)?;
 
     let state = state.clone();
     let max_calls = limits.max_calls;
@@ -202,14 +258,16 @@ fn install<'js>(
         let host = host.clone();
         let state = state.clone();
         async move {
-            let answer = if state.call_count.fetch_add(1, Ordering::SeqCst) >= max_calls {
+            let index = state.call_count.fetch_add(1, Ordering::SeqCst);
+            let answer = if index >= max_calls {
                 serde_json::json!({ "error": format!("the script made more than {max_calls} tool calls, its limit") })
             } else {
                 let arguments: serde_json::Value = serde_json::from_str(&args).unwrap_or_default();
                 let operation = arguments["operation"].as_str().unwrap_or_default().to_string();
                 let started = Instant::now();
-                let result = host.call(tool.clone(), arguments).await;
+                let result = host.call(index, tool.clone(), arguments).await;
                 state.calls.lock().expect("calls lock").push(CallRecord {
+                    index,
                     tool,
                     operation,
                     ms: started.elapsed().as_millis() as u64,
@@ -225,6 +283,18 @@ fn install<'js>(
     };
     ctx.globals().set("__call", Func::from(Async(raw)))?;
     ctx.eval::<(), _>(prelude())
+}
+
+/// Adds to the run's output, up to `cap` chars in all.
+fn append(state: &RunState, cap: usize, text: String) {
+    let mut out = state.output.lock().expect("output lock");
+    if out.chars().count() + text.chars().count() > cap {
+        state.output_cut.store(true, Ordering::SeqCst);
+        let room = cap.saturating_sub(out.chars().count());
+        out.extend(text.chars().take(room));
+    } else {
+        out.push_str(&text);
+    }
 }
 
 /// How `console.log` shows a value: strings as they are, everything else as JSON.
@@ -296,11 +366,9 @@ fn finish(state: &RunState, error: Option<String>) -> Outcome {
     if state.output_cut.load(Ordering::SeqCst) {
         output.push_str("\n…[output cut at its limit]\n");
     }
-    Outcome {
-        output,
-        error,
-        calls: state.calls.lock().expect("calls lock").clone(),
-    }
+    let mut calls = state.calls.lock().expect("calls lock").clone();
+    calls.sort_by_key(|c| c.index);
+    Outcome { output, error, calls }
 }
 
 #[cfg(test)]
@@ -312,7 +380,7 @@ mod tests {
     struct FakeHost;
 
     impl Host for FakeHost {
-        fn call(&self, tool: String, arguments: serde_json::Value) -> HostFuture {
+        fn call(&self, _index: usize, tool: String, arguments: serde_json::Value) -> HostFuture {
             Box::pin(async move {
                 match (tool.as_str(), arguments["operation"].as_str()) {
                     ("adb-device", Some("list")) => Ok(json!({"devices": [{"serial": "emulator-5554"}]})),
@@ -327,7 +395,7 @@ mod tests {
     }
 
     async fn run_with(code: &str, limits: Limits) -> Outcome {
-        run(code, &limits, Arc::new(FakeHost)).await
+        run(code, &json!({"n": 2}), &limits, Arc::new(FakeHost)).await
     }
 
     fn quick() -> Limits {
@@ -409,6 +477,29 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn args_sleep_and_a_polluted_prototype() {
+        let out = run_with(
+            "console.log(args.n * 21);\n\
+             const t = Date.now(); await sleep(50); console.log(Date.now() - t >= 45);\n\
+             JSON.stringify = () => '{\"operation\":\"evil\"}'; Object.prototype.operation = 'evil';\n\
+             Array.prototype.map = () => []; const d = await device.list(); console.log(d.devices.length);",
+            quick(),
+        )
+        .await;
+        assert_eq!(out.error, None);
+        assert_eq!(out.output, "42\ntrue\n1\n", "the API kept its own JSON and operation");
+        let returned = run_with("console.log('first'); return {n: args.n};", quick()).await;
+        assert_eq!(
+            returned.output, "first\n{\"n\":2}\n",
+            "a returned value is printed last"
+        );
+        let long = run_with("await sleep(1e9)", quick()).await;
+        assert!(long.error.unwrap().contains("time limit"), "sleep ends with the run");
+        let no_local = run_with("await workspace.list()", quick()).await;
+        assert!(no_local.error.unwrap().contains("not available"));
+    }
+
+    #[tokio::test]
     async fn nothing_outside_the_api_is_reachable() {
         let probes = [
             "typeof require",
@@ -420,6 +511,7 @@ mod tests {
             "typeof os",
             "typeof __call",
             "typeof globalThis.__call",
+            "typeof __local + typeof __sleep + typeof __args",
             "Object.getOwnPropertyNames(globalThis).filter(n => n.startsWith('__')).length",
             "(() => { try { device.list = 1 } catch (e) {} return typeof device.list })()",
             "(() => { try { globalThis.device = {} } catch (e) {} return Object.isFrozen(device) })()",
@@ -439,6 +531,7 @@ mod tests {
             "undefined",
             "undefined",
             "undefined",
+            "undefinedundefinedundefined",
             "0",
             "function",
             "true",

@@ -154,9 +154,16 @@ fn get(state: &State, args: &CacheArgs) -> CallToolResult {
     let Some(id) = args.id.as_deref() else {
         return error("cache get needs `id`: a cacheId from an earlier answer (cache list shows them)");
     };
-    let entry = match state.cache.get(id) {
-        Ok(e) => e,
-        Err(e) => return error(e.to_string()),
+    let entry = if id.contains('/') {
+        match run_result(state, id) {
+            Ok(e) => e,
+            Err(e) => return error(e),
+        }
+    } else {
+        match state.cache.get(id) {
+            Ok(e) => e,
+            Err(e) => return error(e.to_string()),
+        }
     };
     // Text pages fill the budget unless asked for fewer lines: one string, so a page costs
     // little more than its text.
@@ -228,6 +235,21 @@ fn get(state: &State, args: &CacheArgs) -> CallToolResult {
         }
         query.limit = (p.count * state.budget / size).clamp(1, p.count - 1);
     }
+}
+
+/// A script run's saved tool answer (`RUNID/results/NNN-ns-op.json`), as a cache entry of its
+/// pretty-printed lines; the entry made by the first read serves the pages after it.
+fn run_result(state: &State, reference: &str) -> Result<std::sync::Arc<Entry>, String> {
+    let about = format!("script result {reference}");
+    if let Some(entry) = state.cache.entries().into_iter().find(|e| e.about == about) {
+        return Ok(entry);
+    }
+    let text = state.runs.read_result(reference)?;
+    let pretty = serde_json::from_str::<Value>(&text)
+        .ok()
+        .and_then(|v| serde_json::to_string_pretty(&v).ok())
+        .unwrap_or(text);
+    Ok(state.cache.put(Kind::Output, about, Data::Text(pretty)))
 }
 
 /// Cuts every string inside `value` to at most `max` chars in all, marking each cut.

@@ -43,6 +43,8 @@ pub struct State {
     pub refs: Mutex<HashMap<String, crate::android::ui_refs::RefBook>>,
     /// One turn per device for calls that must not overlap on it (input, screenshots).
     turns: Mutex<HashMap<String, std::sync::Arc<tokio::sync::Mutex<()>>>>,
+    /// Script runs' workspaces and the saved skills (a private temp folder unless `--workspace`).
+    pub runs: std::sync::Arc<crate::script::runs::Runs>,
 }
 
 impl State {
@@ -60,6 +62,7 @@ impl State {
             turns: Mutex::new(HashMap::new()),
             refs: Mutex::new(HashMap::new()),
             displays: Mutex::new(HashMap::new()),
+            runs: std::sync::Arc::new(crate::script::runs::Runs::new(None, Default::default())),
         }
     }
 

@@ -14,7 +14,9 @@ use serde_json::Value;
 use super::{State, error, parse_args};
 use crate::context::Kind;
 use crate::context::budget::{Budgeted, respond, unbudgeted};
+use crate::script::runs::{Run, RunInfo};
 use crate::script::sandbox::{self, Host, HostFuture, Limits};
+use crate::script::skills::SkillInfo;
 
 /// Default and largest wall-clock time of one run.
 pub const DEFAULT_TIMEOUT_MS: u64 = 60_000;
@@ -34,54 +36,91 @@ fn slots() -> &'static tokio::sync::Semaphore {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ScriptArgs {
     pub operation: ScriptOperation,
-    /// JavaScript; top-level await. device, app, ui, logcat, shell, cache: ns.op(args) resolves
-    /// to the tool's full data (op in camelCase: app.clearData). console.log is the answer.
-    pub code: String,
-    /// Default 60000.
+    /// run: JavaScript, top-level await; ns.op(args) gives a tool's full data
+    /// (app.clearData); console.log is the answer.
+    #[serde(default)]
+    pub code: Option<String>,
+    /// run: a saved skill, not code.
+    #[serde(default)]
+    pub skill: Option<String>,
+    /// run: the script's `args`.
+    #[serde(default)]
+    pub args: Option<Value>,
+    /// run: default 60000.
     #[serde(default)]
     pub timeout_ms: Option<u64>,
+    /// clear: a runId.
+    #[serde(default)]
+    pub id: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum ScriptOperation {
     Run,
+    List,
+    Clear,
 }
 
-#[derive(Debug, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Default, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ScriptOutput {
     pub operation: String,
-    pub ok: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ok: Option<bool>,
+    /// The run's workspace; its tool answers are RUNID/results/NNN-ns-op.json for cache get.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
     /// What the script printed.
-    pub output: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output: Option<String>,
     /// The uncaught error (message, line, column) or the limit the run hit.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
-    pub call_count: usize,
-    /// One line per tool call: tool operation ms ok|error.
-    pub calls: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub call_count: Option<usize>,
+    /// One line per tool call: NNN (its saved result) tool operation ms ok|error.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub calls: Option<Vec<String>>,
+    /// list: the folder holding runs/ and skills/.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub folder: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runs: Option<Vec<RunInfo>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skills: Option<Vec<SkillInfo>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cleared: Option<String>,
 }
 
 impl Budgeted for ScriptOutput {
-    const KEY_FIELDS: &'static [&'static str] = &["operation", "ok", "error", "callCount"];
-    const BULK_FIELDS: &'static [&'static str] = &["output", "calls"];
+    const KEY_FIELDS: &'static [&'static str] = &["operation", "ok", "runId", "error", "callCount"];
+    const BULK_FIELDS: &'static [&'static str] = &["output", "calls", "runs"];
     const KIND: Kind = Kind::Output;
 }
 
-/// The tools, as the sandbox calls them: full data, no budget.
+/// The tools, as the sandbox calls them: full data, no budget; each answer also saved in the
+/// run's folder. `workspace.*` and `skills.*` are the run's files and the shared skills.
 struct ToolHost {
     state: Arc<State>,
     ctx: RequestContext<RoleServer>,
+    run: Arc<Run>,
 }
 
 impl Host for ToolHost {
-    fn call(&self, tool: String, arguments: Value) -> HostFuture {
-        let (state, ctx) = (self.state.clone(), self.ctx.clone());
+    fn call(&self, index: usize, tool: String, arguments: Value) -> HostFuture {
+        let (state, ctx, run) = (self.state.clone(), self.ctx.clone(), self.run.clone());
         Box::pin(unbudgeted(async move {
             let Value::Object(args) = arguments else {
                 return Err("a tool's arguments are an object".to_string());
             };
+            let operation = args
+                .get("operation")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string();
             let result = match tool.as_str() {
                 "adb-device" => super::device::run(&state, args, ctx).await,
                 "adb-app" => super::app::run(&state, args, ctx).await,
@@ -91,8 +130,48 @@ impl Host for ToolHost {
                 "cache" => super::cache::run(&state, args),
                 other => return Err(format!("no tool named {other}")),
             };
-            full_data(result)
+            let answer = full_data(result);
+            let saved = match &answer {
+                Ok(value) => value.clone(),
+                Err(message) => serde_json::json!({ "error": message }),
+            };
+            run.save_result(index, &tool, &operation, &saved);
+            answer
         }))
+    }
+
+    fn local(&self, operation: String, arguments: Value) -> HostFuture {
+        let (runs, run) = (self.state.runs.clone(), self.run.clone());
+        Box::pin(async move {
+            let text = |key: &str| {
+                arguments
+                    .get(key)
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string()
+            };
+            let listing = |files: Vec<(String, u64)>| {
+                Value::Array(
+                    files
+                        .into_iter()
+                        .map(|(path, bytes)| serde_json::json!({"path": path, "bytes": bytes}))
+                        .collect(),
+                )
+            };
+            match operation.as_str() {
+                "workspace.read" => run.read(&text("path")).map(Value::String),
+                "workspace.write" => run
+                    .write(&text("path"), &text("text"))
+                    .map(|n| serde_json::json!({"bytes": n})),
+                "workspace.list" => run.list(arguments.get("dir").and_then(Value::as_str)).map(listing),
+                "skills.save" => runs
+                    .save_skill(&text("name"), &text("code"), &text("description"))
+                    .map(|s| serde_json::to_value(s).unwrap_or_default()),
+                "skills.list" => Ok(serde_json::to_value(runs.skills()).unwrap_or_default()),
+                "skills.load" => runs.skill(&text("name")).map(Value::String),
+                other => Err(format!("{other} is not available")),
+            }
+        })
     }
 }
 
@@ -129,37 +208,85 @@ pub async fn run(state: Arc<State>, args: JsonObject, ctx: RequestContext<RoleSe
         Ok(a) => a,
         Err(e) => return error(e),
     };
-    let ScriptOperation::Run = args.operation;
+    let output = match args.operation {
+        ScriptOperation::Run => return run_script(state, args, ctx).await,
+        ScriptOperation::List => ScriptOutput {
+            operation: "list".into(),
+            folder: state.runs.folder().ok().map(|f| f.display().to_string()),
+            runs: Some(state.runs.list()),
+            skills: Some(state.runs.skills()),
+            ..Default::default()
+        },
+        ScriptOperation::Clear => {
+            let Some(id) = args.id.as_deref() else {
+                return error("script clear needs `id`: a runId (script list shows them)");
+            };
+            if let Err(e) = state.runs.clear(id) {
+                return error(e);
+            }
+            ScriptOutput {
+                operation: "clear".into(),
+                cleared: Some(id.to_string()),
+                ..Default::default()
+            }
+        }
+    };
+    respond(&output, state.budget, &state.cache, "script listing")
+}
+
+async fn run_script(state: Arc<State>, args: ScriptArgs, ctx: RequestContext<RoleServer>) -> CallToolResult {
     let timeout_ms = args.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS);
     if timeout_ms == 0 || timeout_ms > MAX_TIMEOUT_MS {
         return error(format!(
             "timeoutMs must be between 1 and {MAX_TIMEOUT_MS}; got {timeout_ms}"
         ));
     }
-    let size = args.code.chars().count();
-    if args.code.trim().is_empty() || size > MAX_CODE_CHARS {
+    let code = match (args.code, args.skill.as_deref()) {
+        (Some(code), None) => code,
+        (None, Some(skill)) => match state.runs.skill(skill) {
+            Ok(code) => code,
+            Err(e) => return error(e),
+        },
+        _ => return error("script run takes `code` (JavaScript) or `skill` (a saved skill's name), one of them"),
+    };
+    let size = code.chars().count();
+    if code.trim().is_empty() || size > MAX_CODE_CHARS {
         return error(format!(
             "`code` must be a script of 1 to {MAX_CODE_CHARS} chars; got {size}"
         ));
+    }
+    let script_args = args.args.unwrap_or_else(|| Value::Object(Default::default()));
+    if !script_args.is_object() {
+        return error(
+            "`args` is an object, e.g. {\"package\": \"com.android.settings\"}; the script reads it as `args`",
+        );
     }
     let Ok(_slot) = slots().try_acquire() else {
         return error(format!(
             "{MAX_CONCURRENT_RUNS} scripts are already running on this server, its limit; wait for one to end"
         ));
     };
+    let run = match state.runs.start() {
+        Ok(run) => Arc::new(run),
+        Err(e) => return error(e),
+    };
     let limits = Limits {
         timeout: Duration::from_millis(timeout_ms),
         ..Limits::default()
     };
-    let budget = state.budget;
-    let cache = state.clone();
-    let outcome = sandbox::run(&args.code, &limits, Arc::new(ToolHost { state, ctx })).await;
+    let host = Arc::new(ToolHost {
+        state: state.clone(),
+        ctx,
+        run: run.clone(),
+    });
+    let outcome = sandbox::run(&code, &script_args, &limits, host).await;
     let calls = outcome
         .calls
         .iter()
         .map(|c| {
             format!(
-                "{} {} {} ms {}",
+                "{:03} {} {} {} ms {}",
+                c.index + 1,
                 c.tool,
                 c.operation,
                 c.ms,
@@ -167,16 +294,25 @@ pub async fn run(state: Arc<State>, args: JsonObject, ctx: RequestContext<RoleSe
             )
         })
         .collect();
+    let note = run.over_quota().then(|| {
+        format!(
+            "some tool answers were not saved: the run's folder reached its quota of {} MiB",
+            state.runs.limits().quota_bytes >> 20
+        )
+    });
     let output = ScriptOutput {
         operation: "run".into(),
-        ok: outcome.error.is_none(),
-        output: outcome.output,
+        ok: Some(outcome.error.is_none()),
+        run_id: Some(run.id.clone()),
+        output: Some(outcome.output),
         error: outcome.error,
-        call_count: outcome.calls.len(),
-        calls,
+        note,
+        call_count: Some(outcome.calls.len()),
+        calls: Some(calls),
+        ..Default::default()
     };
-    let failed = !output.ok;
-    let mut result = respond(&output, budget, &cache.cache, "script run");
+    let failed = output.ok == Some(false);
+    let mut result = respond(&output, state.budget, &state.cache, "script run");
     if failed {
         result.is_error = Some(true);
     }

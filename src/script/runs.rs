@@ -1,0 +1,503 @@
+//! Per-run workspaces and skills. Each script run gets a folder `runs/<runId>/` under the
+//! server's script root (`--workspace DIR`, else a private temp folder made on first use); every
+//! tool call's full answer is saved there as `results/NNN-<ns>-<op>.json`, and the script's
+//! `workspace.read/write/list` see only that folder and the shared `skills/` folder.
+//! A run's folder lives at most the TTL, is held to a quota, and goes at start (expired ones),
+//! on every run's start and every sweep (expired, then the oldest past `max_runs`), on
+//! `script clear`, and at shutdown (this server's runs). Names are checked before any path is
+//! made from them; symbolic links are never followed.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, SystemTime};
+
+use serde::Serialize;
+use ulid::Ulid;
+
+use super::confine::{checked_path, read_confined, refuse_link, walk, write_confined};
+
+/// How long run folders live, how big each may grow, how many are kept.
+#[derive(Debug, Clone)]
+pub struct RunLimits {
+    pub ttl: Duration,
+    pub quota_bytes: u64,
+    pub max_runs: usize,
+}
+
+impl Default for RunLimits {
+    fn default() -> Self {
+        RunLimits {
+            ttl: Duration::from_secs(3600),
+            quota_bytes: 16 << 20,
+            max_runs: 32,
+        }
+    }
+}
+
+/// The server's run folders and skills.
+#[derive(Debug)]
+pub struct Runs {
+    /// `--workspace`, or None for a private temp folder.
+    configured: Option<PathBuf>,
+    root: OnceLock<Result<Root, String>>,
+    limits: RunLimits,
+    /// Runs in progress (never swept) and runs this server made (removed at shutdown).
+    active: Mutex<HashSet<String>>,
+    mine: Mutex<HashSet<String>>,
+    ids: Mutex<ulid::Generator>,
+}
+
+#[derive(Debug)]
+struct Root {
+    dir: PathBuf,
+    /// The private temp folder, when no `--workspace` was given.
+    temp: Option<tempfile::TempDir>,
+}
+
+/// One live run folder, as `script list` shows it.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RunInfo {
+    pub id: String,
+    pub files: usize,
+    pub bytes: u64,
+    pub age_s: u64,
+    pub expires_in_s: u64,
+    pub running: bool,
+}
+
+impl Runs {
+    pub fn new(configured: Option<PathBuf>, limits: RunLimits) -> Runs {
+        Runs {
+            configured,
+            root: OnceLock::new(),
+            limits,
+            active: Mutex::new(HashSet::new()),
+            mine: Mutex::new(HashSet::new()),
+            ids: Mutex::new(ulid::Generator::new()),
+        }
+    }
+
+    pub fn limits(&self) -> &RunLimits {
+        &self.limits
+    }
+
+    /// The script root (`runs/` and `skills/` inside), made on first use.
+    fn root(&self) -> Result<&Path, String> {
+        let root = self.root.get_or_init(|| {
+            let made = match &self.configured {
+                Some(dir) => std::fs::create_dir_all(dir)
+                    .and_then(|()| dir.canonicalize())
+                    .map(|dir| Root { dir, temp: None }),
+                // Made with mode 0700: private to this user.
+                None => tempfile::Builder::new()
+                    .prefix("droidmcp-scripts-")
+                    .tempdir()
+                    .and_then(|t| {
+                        Ok(Root {
+                            dir: t.path().canonicalize()?,
+                            temp: Some(t),
+                        })
+                    }),
+            };
+            let made = made.and_then(|root| {
+                std::fs::create_dir_all(root.dir.join("runs"))?;
+                std::fs::create_dir_all(root.dir.join("skills"))?;
+                Ok(root)
+            });
+            made.map_err(|e| format!("cannot make the scripts' folder: {e}"))
+        });
+        root.as_ref().map(|r| r.dir.as_path()).map_err(Clone::clone)
+    }
+
+    /// The folder holding `runs/` and `skills/`.
+    pub fn folder(&self) -> Result<PathBuf, String> {
+        self.root().map(Path::to_path_buf)
+    }
+
+    pub(super) fn runs_dir(&self) -> Result<PathBuf, String> {
+        Ok(self.root()?.join("runs"))
+    }
+
+    pub(super) fn skills_dir(&self) -> Result<PathBuf, String> {
+        Ok(self.root()?.join("skills"))
+    }
+
+    /// A new run's folder; sweeps first.
+    pub fn start(self: &Arc<Self>) -> Result<Run, String> {
+        self.sweep();
+        // Monotonic, so ids sort in the order runs started even within one millisecond.
+        let id = self
+            .ids
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .generate()
+            .map_err(|e| format!("cannot name the run: {e}"))?
+            .to_string();
+        let dir = self.runs_dir()?.join(&id);
+        std::fs::create_dir_all(dir.join("results")).map_err(|e| format!("cannot make the run's folder: {e}"))?;
+        self.active.lock().unwrap_or_else(|p| p.into_inner()).insert(id.clone());
+        self.mine.lock().unwrap_or_else(|p| p.into_inner()).insert(id.clone());
+        Ok(Run {
+            id,
+            dir,
+            runs: self.clone(),
+            used: AtomicU64::new(0),
+            over_quota: std::sync::atomic::AtomicBool::new(false),
+        })
+    }
+
+    /// Run folders: (id, created, path). Anything not named by a run id is left alone.
+    fn folders(&self) -> Vec<(String, SystemTime, PathBuf)> {
+        let Ok(dir) = self.runs_dir() else { return Vec::new() };
+        let Ok(read) = std::fs::read_dir(&dir) else {
+            return Vec::new();
+        };
+        read.filter_map(Result::ok)
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+            .filter_map(|e| {
+                let id = e.file_name().to_string_lossy().into_owned();
+                let ulid = Ulid::from_string(&id).ok()?;
+                Some((id, ulid.datetime(), e.path()))
+            })
+            .collect()
+    }
+
+    fn is_active(&self, id: &str) -> bool {
+        self.active.lock().unwrap_or_else(|p| p.into_inner()).contains(id)
+    }
+
+    /// Removes expired run folders, then the oldest past `max_runs`; runs in progress stay.
+    /// Returns how many went.
+    pub fn sweep(&self) -> usize {
+        let now = SystemTime::now();
+        let mut folders = self.folders();
+        folders.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut keep = folders.len();
+        let mut removed = 0;
+        for (id, created, path) in &folders {
+            let expired = now.duration_since(*created).unwrap_or_default() > self.limits.ttl;
+            if (expired || keep > self.limits.max_runs) && !self.is_active(id) {
+                if std::fs::remove_dir_all(path).is_ok() {
+                    removed += 1;
+                }
+                keep -= 1;
+            }
+        }
+        removed
+    }
+
+    /// Live run folders, oldest first.
+    pub fn list(&self) -> Vec<RunInfo> {
+        let now = SystemTime::now();
+        let mut folders = self.folders();
+        folders.sort_by(|a, b| a.0.cmp(&b.0));
+        folders
+            .into_iter()
+            .map(|(id, created, path)| {
+                let age = now.duration_since(created).unwrap_or_default();
+                let (files, bytes) = walk(&path).iter().fold((0, 0), |(n, b), (_, size)| (n + 1, b + size));
+                RunInfo {
+                    running: self.is_active(&id),
+                    id,
+                    files,
+                    bytes,
+                    age_s: age.as_secs(),
+                    expires_in_s: self.limits.ttl.saturating_sub(age).as_secs(),
+                }
+            })
+            .collect()
+    }
+
+    /// Removes one run's folder.
+    pub fn clear(&self, id: &str) -> Result<(), String> {
+        Ulid::from_string(id).map_err(|_| {
+            format!(
+                "{id:?} is not a run id; `script list` shows them (26 letters and digits, as runId in a run's answer)"
+            )
+        })?;
+        if self.is_active(id) {
+            return Err(format!("run {id} is still running; clear it once it ends"));
+        }
+        let path = self.runs_dir()?.join(id);
+        match std::fs::remove_dir_all(&path) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(format!(
+                "no run {id}: it expired or was cleared; `script list` shows the live ones"
+            )),
+            Err(e) => Err(format!("could not remove run {id}: {e}")),
+        }
+    }
+
+    /// Removes every run folder this server made, and a private temp folder whole (called
+    /// when the server ends; nothing was made if no script ran).
+    pub fn shutdown(&self) {
+        let Some(Ok(root)) = self.root.get() else { return };
+        for id in self.mine.lock().unwrap_or_else(|p| p.into_inner()).drain() {
+            let _ = std::fs::remove_dir_all(root.dir.join("runs").join(id));
+        }
+        if root.temp.is_some() {
+            let _ = std::fs::remove_dir_all(&root.dir);
+        }
+    }
+
+    /// A saved result of a run, for `cache get {id: "<runId>/results/NNN-…json"}`.
+    pub fn read_result(&self, reference: &str) -> Result<String, String> {
+        let (id, path) = reference.split_once('/').ok_or_else(|| {
+            format!("{reference:?} is not a run result; they look like RUNID/results/001-ui-dump.json")
+        })?;
+        Ulid::from_string(id).map_err(|_| format!("{id:?} is not a run id; `script list` shows them"))?;
+        let segments = checked_path(path)?;
+        if segments.first().map(String::as_str) != Some("results") {
+            return Err(format!(
+                "{path:?} is not under results/; only saved results are read by id"
+            ));
+        }
+        let base = self.runs_dir()?.join(id);
+        if !base.is_dir() {
+            return Err(format!(
+                "no run {id}: it expired or was cleared; `script list` shows the live ones"
+            ));
+        }
+        read_confined(&base, &segments, self.limits.quota_bytes)
+    }
+}
+
+/// One run's folder while the run lasts.
+pub struct Run {
+    pub id: String,
+    dir: PathBuf,
+    runs: Arc<Runs>,
+    used: AtomicU64,
+    over_quota: std::sync::atomic::AtomicBool,
+}
+
+impl Drop for Run {
+    fn drop(&mut self) {
+        self.runs
+            .active
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&self.id);
+    }
+}
+
+impl Run {
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Whether a result was left unsaved because the run reached its quota.
+    pub fn over_quota(&self) -> bool {
+        self.over_quota.load(Ordering::SeqCst)
+    }
+
+    /// Saves call `index`'s full answer as `results/NNN-<ns>-<op>.json`; returns its path
+    /// relative to the run, or None when it would pass the quota.
+    pub fn save_result(&self, index: usize, tool: &str, operation: &str, answer: &serde_json::Value) -> Option<String> {
+        let ns = tool.strip_prefix("adb-").unwrap_or(tool);
+        let name = format!("{:03}-{ns}-{operation}.json", index + 1);
+        let name: String = name
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || ".-".contains(c) {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        let text = answer.to_string();
+        if !self.reserve(text.len() as u64) {
+            self.over_quota.store(true, Ordering::SeqCst);
+            return None;
+        }
+        write_confined(&self.dir, &["results".to_string(), name.clone()], &text).ok()?;
+        Some(format!("results/{name}"))
+    }
+
+    /// Counts `bytes` against the quota; false (and nothing counted) when they do not fit.
+    fn reserve(&self, bytes: u64) -> bool {
+        let quota = self.runs.limits.quota_bytes;
+        self.used
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |used| {
+                (used + bytes <= quota).then_some(used + bytes)
+            })
+            .is_ok()
+    }
+
+    /// `workspace.read(path)`: a file of this run, or `skills/<name>.js`.
+    pub fn read(&self, path: &str) -> Result<String, String> {
+        let segments = checked_path(path)?;
+        if segments[0] == "skills" {
+            return read_confined(&self.runs.skills_dir()?, &segments[1..], self.runs.limits.quota_bytes);
+        }
+        read_confined(&self.dir, &segments, self.runs.limits.quota_bytes)
+    }
+
+    /// `workspace.write(path, text)`: a file of this run, outside `results/` and `skills/`.
+    pub fn write(&self, path: &str, text: &str) -> Result<usize, String> {
+        let segments = checked_path(path)?;
+        if matches!(segments[0].as_str(), "results" | "skills") {
+            return Err(format!(
+                "{path:?}: results/ holds the tool answers and skills/ is written by skills.save; write elsewhere in the run's folder"
+            ));
+        }
+        let old = std::fs::symlink_metadata(self.dir.join(segments.join("/")))
+            .map(|m| m.len())
+            .unwrap_or(0);
+        let grow = (text.len() as u64).saturating_sub(old);
+        if !self.reserve(grow) {
+            return Err(format!(
+                "writing {path:?} ({} bytes) would pass the run's quota of {} MiB",
+                text.len(),
+                self.runs.limits.quota_bytes >> 20
+            ));
+        }
+        write_confined(&self.dir, &segments, text)?;
+        Ok(text.len())
+    }
+
+    /// `workspace.list(dir?)`: this run's files (or `skills`), with sizes.
+    pub fn list(&self, dir: Option<&str>) -> Result<Vec<(String, u64)>, String> {
+        match dir.filter(|d| !d.is_empty() && *d != ".") {
+            None => Ok(walk(&self.dir)),
+            Some(dir) => {
+                let segments = checked_path(dir)?;
+                let (base, rest) = if segments[0] == "skills" {
+                    (self.runs.skills_dir()?, &segments[1..])
+                } else {
+                    (self.dir.clone(), &segments[..])
+                };
+                let mut folder = base;
+                for segment in rest {
+                    folder.push(segment);
+                    refuse_link(&folder)?;
+                }
+                let prefix = segments.join("/");
+                Ok(walk(&folder)
+                    .into_iter()
+                    .map(|(p, n)| (format!("{prefix}/{p}"), n))
+                    .collect())
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn runs(dir: &Path, limits: RunLimits) -> Arc<Runs> {
+        Arc::new(Runs::new(Some(dir.to_path_buf()), limits))
+    }
+
+    #[test]
+    fn paths_outside_the_run_are_refused() {
+        let tmp = tempfile::tempdir().unwrap();
+        let runs = runs(tmp.path(), RunLimits::default());
+        let run = runs.start().unwrap();
+        assert!(
+            run.write("../escape.txt", "x")
+                .unwrap_err()
+                .contains("not a workspace path")
+        );
+        assert!(run.read("../../../etc/passwd").is_err());
+        assert!(run.write("results/fake.json", "{}").is_err(), "results/ is the host's");
+        assert!(!tmp.path().join("escape.txt").exists());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn links_are_not_followed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let outside = tmp.path().join("outside");
+        std::fs::create_dir(&outside).unwrap();
+        std::fs::write(outside.join("secret.txt"), "secret").unwrap();
+        let runs = runs(&tmp.path().join("ws"), RunLimits::default());
+        let run = runs.start().unwrap();
+        std::os::unix::fs::symlink(&outside, run.dir().join("out")).unwrap();
+        std::os::unix::fs::symlink(outside.join("secret.txt"), run.dir().join("s.txt")).unwrap();
+        assert!(run.read("out/secret.txt").unwrap_err().contains("symbolic link"));
+        assert!(run.read("s.txt").unwrap_err().contains("symbolic link"));
+        assert!(run.write("out/new.txt", "x").unwrap_err().contains("symbolic link"));
+        // Writing over a link replaces the link, never the file it points to.
+        run.write("s.txt", "mine").unwrap();
+        assert_eq!(std::fs::read_to_string(outside.join("secret.txt")).unwrap(), "secret");
+        assert!(!run.list(None).unwrap().iter().any(|(p, _)| p.starts_with("out")));
+    }
+
+    #[test]
+    fn a_run_keeps_to_its_quota() {
+        let tmp = tempfile::tempdir().unwrap();
+        let limits = RunLimits {
+            quota_bytes: 1000,
+            ..RunLimits::default()
+        };
+        let run = runs(tmp.path(), limits).start().unwrap();
+        run.write("a.txt", &"a".repeat(600)).unwrap();
+        let err = run.write("b.txt", &"b".repeat(600)).unwrap_err();
+        assert!(err.contains("quota"), "{err}");
+        run.write("a.txt", &"a".repeat(900)).unwrap();
+        assert_eq!(
+            run.save_result(0, "ui", "dump", &serde_json::json!({"x": "y".repeat(500)})),
+            None
+        );
+        assert!(run.over_quota());
+    }
+
+    #[test]
+    fn expired_and_surplus_runs_are_swept_but_running_ones_stay() {
+        let tmp = tempfile::tempdir().unwrap();
+        let limits = RunLimits {
+            ttl: Duration::from_millis(300),
+            max_runs: 2,
+            ..RunLimits::default()
+        };
+        let runs = runs(tmp.path(), limits);
+        let running = runs.start().unwrap();
+        let done: Vec<String> = (0..3).map(|_| runs.start().unwrap().id.clone()).collect();
+        // Starting the third swept the oldest finished one past max_runs (2).
+        let live: Vec<String> = runs.list().into_iter().map(|r| r.id).collect();
+        assert!(live.contains(&running.id) && !live.contains(&done[0]), "{live:?}");
+        std::thread::sleep(Duration::from_millis(400));
+        assert!(runs.sweep() >= 2);
+        let live: Vec<String> = runs.list().into_iter().map(|r| r.id).collect();
+        assert_eq!(
+            live,
+            vec![running.id.clone()],
+            "expired ones went; the running one stayed"
+        );
+        assert!(runs.clear(&running.id).unwrap_err().contains("still running"));
+        let id = running.id.clone();
+        drop(running);
+        runs.clear(&id).unwrap();
+        assert!(runs.clear(&id).unwrap_err().contains("no run"));
+        assert!(runs.clear("../x").unwrap_err().contains("not a run id"));
+    }
+
+    #[test]
+    fn shutdown_removes_this_servers_runs_and_a_temp_root_goes_with_it() {
+        let runs = Arc::new(Runs::new(None, RunLimits::default()));
+        let run = runs.start().unwrap();
+        let dir = run.dir().to_path_buf();
+        run.write("x.txt", "x").unwrap();
+        let root = dir.parent().unwrap().parent().unwrap().to_path_buf();
+        drop(run);
+        runs.shutdown();
+        assert!(!dir.exists());
+        assert!(!root.exists(), "the private temp folder goes with the server");
+
+        let tmp = tempfile::tempdir().unwrap();
+        let kept = self::runs(tmp.path(), RunLimits::default());
+        kept.save_skill("keep", "1", "").unwrap();
+        let run = kept.start().unwrap();
+        let dir = run.dir().to_path_buf();
+        drop(run);
+        kept.shutdown();
+        assert!(!dir.exists(), "this server's runs go");
+        assert!(tmp.path().join("skills/keep.js").exists(), "skills in --workspace stay");
+    }
+}
