@@ -252,9 +252,7 @@ fn script_runs(args: &ServeArgs, workspace: Option<&Path>) -> Arc<Runs> {
             max_runs: args.script_max_runs as usize,
         },
     ));
-    if workspace.is_some() {
-        runs.sweep();
-    }
+    runs.sweep();
     let sweeper = Arc::downgrade(&runs);
     tokio::spawn(async move {
         let mut every = tokio::time::interval(ttl.clamp(Duration::from_secs(1), Duration::from_secs(60)));

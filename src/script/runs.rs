@@ -150,8 +150,13 @@ impl Runs {
     }
 
     /// Run folders: (id, created, path). Anything not named by a run id is left alone.
+    /// Looking never makes the folder: a server that runs no script leaves no trace.
     fn folders(&self) -> Vec<(String, SystemTime, PathBuf)> {
-        let Ok(dir) = self.runs_dir() else { return Vec::new() };
+        let dir = match (self.root.get(), &self.configured) {
+            (Some(Ok(root)), _) => root.dir.join("runs"),
+            (None, Some(configured)) => configured.join("runs"),
+            _ => return Vec::new(),
+        };
         let Ok(read) = std::fs::read_dir(&dir) else {
             return Vec::new();
         };
