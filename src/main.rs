@@ -28,12 +28,14 @@ struct Cli {
     command: Option<Command>,
     #[command(flatten)]
     serve: ServeArgs,
+    #[command(flatten)]
+    http: HttpArgs,
 }
 
 #[derive(Subcommand)]
 enum Command {
-    /// Serve MCP over stdio (the default when no command is given).
-    Serve(ServeArgs),
+    /// Serve MCP over stdio (the default when no command is given), or over HTTP with --http.
+    Serve(ServeCommand),
     /// Run one tool call and print its result as JSON, e.g. `call adb-device '{"operation":"list"}'`.
     Call(CallArgs),
     /// Start a simulated Android device that `adb connect` can reach.
@@ -85,6 +87,30 @@ struct ServeArgs {
     /// for no rule. A guard against slips, not a sandbox.
     #[arg(long = "shell-deny", value_name = "RULE", default_values_t = droidmcp::tools::shell::DenyList::DEFAULT.map(String::from))]
     shell_deny: Vec<String>,
+}
+
+#[derive(clap::Args)]
+struct ServeCommand {
+    #[command(flatten)]
+    serve: ServeArgs,
+    #[command(flatten)]
+    http: HttpArgs,
+}
+
+#[derive(clap::Args, Clone)]
+struct HttpArgs {
+    /// Serve MCP over streamable HTTP at http://ADDR/mcp instead of stdio, e.g. 127.0.0.1:8765.
+    #[arg(long, value_name = "ADDR")]
+    http: Option<SocketAddr>,
+    /// Bearer token every HTTP request must carry; required when ADDR is not loopback.
+    #[arg(long, env = "DROIDMCP_TOKEN", hide_env_values = true, requires = "http")]
+    token: Option<String>,
+    /// A browser origin allowed to call over HTTP (scheme://host[:port]); repeatable; none by default.
+    #[arg(long = "allow-origin", value_name = "ORIGIN", requires = "http")]
+    allow_origin: Vec<String>,
+    /// Close an HTTP session idle this many seconds (its cache and script runs go with it).
+    #[arg(long, default_value_t = 1800, value_parser = clap::value_parser!(u64).range(1..))]
+    session_idle_secs: u64,
 }
 
 #[derive(clap::Args)]
@@ -179,8 +205,8 @@ async fn main() -> anyhow::Result<()> {
         )
         .init();
     match cli.command {
-        None => serve(cli.serve).await,
-        Some(Command::Serve(args)) => serve(args).await,
+        None => serve(cli.serve, cli.http).await,
+        Some(Command::Serve(args)) => serve(args.serve, args.http).await,
         Some(Command::Call(args)) => call(args).await,
         Some(Command::Sim(args)) => run_sim(args).await,
     }
@@ -253,16 +279,7 @@ fn script_runs(args: &ServeArgs, workspace: Option<&Path>) -> Arc<Runs> {
         },
     ));
     runs.sweep();
-    let sweeper = Arc::downgrade(&runs);
-    tokio::spawn(async move {
-        let mut every = tokio::time::interval(ttl.clamp(Duration::from_secs(1), Duration::from_secs(60)));
-        every.tick().await;
-        loop {
-            every.tick().await;
-            let Some(runs) = sweeper.upgrade() else { break };
-            runs.sweep();
-        }
-    });
+    runs.sweep_on_a_timer();
     runs
 }
 
@@ -274,7 +291,10 @@ fn load_simulator(profile: Option<&Path>, faults: Option<Faults>, auth: AuthPoli
     }
 }
 
-async fn serve(args: ServeArgs) -> anyhow::Result<()> {
+async fn serve(args: ServeArgs, http: HttpArgs) -> anyhow::Result<()> {
+    if let Some(addr) = http.http {
+        return serve_http(args, http, addr).await;
+    }
     let (state, _sim) = build_state(&args).await?;
     let (pipes, written) = droidmcp::stdio::transport(tokio::io::stdin(), tokio::io::stdout());
     let service = DroidMcp::new(state.clone()).serve(pipes).await?;
@@ -284,6 +304,49 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let _ = written.await;
     state.runs.shutdown();
     Ok(())
+}
+
+async fn serve_http(args: ServeArgs, http: HttpArgs, addr: SocketAddr) -> anyhow::Result<()> {
+    let options = droidmcp::http::HttpOptions {
+        addr,
+        token: http.token.filter(|t| droidmcp::adb::is_set(t)),
+        allowed_origins: http.allow_origin,
+        session_idle: Duration::from_secs(http.session_idle_secs),
+    };
+    // Refused before a simulator starts or a device is asked anything.
+    droidmcp::http::check(&options).map_err(anyhow::Error::msg)?;
+    let (state, _sim) = build_state(&args).await?;
+    let shutdown = tokio_util::sync::CancellationToken::new();
+    let stop = shutdown.clone();
+    tokio::spawn(async move {
+        stopped().await;
+        stop.cancel();
+    });
+    let (bound, at) = tokio::sync::oneshot::channel();
+    tokio::spawn(async move {
+        if let Ok(addr) = at.await {
+            // The one line a script starting the server waits for (port 0 picks a port).
+            eprintln!("droidmcp: MCP at http://{addr}{}", droidmcp::http::PATH);
+        }
+    });
+    droidmcp::http::serve(state, options, shutdown, bound).await
+}
+
+/// Ctrl-C, or SIGTERM (as systemd and containers stop a service).
+async fn stopped() {
+    #[cfg(unix)]
+    {
+        let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(term) => term,
+            Err(_) => return std::future::pending().await,
+        };
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = tokio::signal::ctrl_c().await;
 }
 
 async fn call(args: CallArgs) -> anyhow::Result<()> {

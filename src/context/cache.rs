@@ -184,7 +184,7 @@ pub enum CacheError {
         refresh: &'static str,
     },
     #[error(
-        "cache id `{id}` is unknown: it was evicted to stay within the cache's bounds; run {refresh} again for fresh data"
+        "cache id `{id}` is unknown here: it was evicted to stay within the cache's bounds, or (over HTTP) it belongs to another client session; run {refresh} again for fresh data"
     )]
     Unknown { id: String, refresh: &'static str },
     #[error(
@@ -268,6 +268,13 @@ impl Cache {
     pub fn with_workspace(mut self, workspace: Arc<super::workspace::Workspace>, threshold: usize) -> Cache {
         self.workspace = Some((workspace, threshold));
         self
+    }
+
+    /// An empty cache with the same bounds and workspace (a new client session's).
+    pub fn empty_like(&self) -> Cache {
+        let mut cache = Cache::new(self.limits);
+        cache.workspace = self.workspace.clone();
+        cache
     }
 
     /// An entry by id without touching the LRU order or the stats (to name its file).

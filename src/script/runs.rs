@@ -80,6 +80,27 @@ impl Runs {
         }
     }
 
+    /// Another set of runs in the same place with the same limits (a new client session's).
+    pub fn empty_like(&self) -> Runs {
+        Runs::new(self.configured.clone(), self.limits.clone())
+    }
+
+    /// Sweeps on a timer (every minute, or every TTL when shorter) while the runs exist.
+    /// Needs a tokio runtime.
+    pub fn sweep_on_a_timer(self: &Arc<Self>) {
+        let runs = Arc::downgrade(self);
+        let every = self.limits.ttl.clamp(Duration::from_secs(1), Duration::from_secs(60));
+        tokio::spawn(async move {
+            let mut timer = tokio::time::interval(every);
+            timer.tick().await;
+            loop {
+                timer.tick().await;
+                let Some(runs) = runs.upgrade() else { break };
+                runs.sweep();
+            }
+        });
+    }
+
     pub fn limits(&self) -> &RunLimits {
         &self.limits
     }
@@ -174,30 +195,45 @@ impl Runs {
         self.active.lock().unwrap_or_else(|p| p.into_inner()).contains(id)
     }
 
-    /// Removes expired run folders, then the oldest past `max_runs`; runs in progress stay.
-    /// Returns how many went.
+    /// Whether this server (or, over HTTP, this session) made the run: only those are listed,
+    /// cleared and read by id.
+    fn is_mine(&self, id: &str) -> bool {
+        self.mine.lock().unwrap_or_else(|p| p.into_inner()).contains(id)
+    }
+
+    /// Removes expired run folders, then the oldest of ours past `max_runs`; runs in progress
+    /// stay. Another server's or session's folder goes only once no run of it can still be
+    /// going (the TTL, and at least the longest run time). Returns how many went.
     pub fn sweep(&self) -> usize {
         let now = SystemTime::now();
         let mut folders = self.folders();
         folders.sort_by(|a, b| a.0.cmp(&b.0));
-        let mut keep = folders.len();
+        let mut keep = folders.iter().filter(|(id, ..)| self.is_mine(id)).count();
         let mut removed = 0;
+        let foreign_ttl = self.limits.ttl.max(FOREIGN_GRACE);
         for (id, created, path) in &folders {
-            let expired = now.duration_since(*created).unwrap_or_default() > self.limits.ttl;
-            if (expired || keep > self.limits.max_runs) && !self.is_active(id) {
+            let age = now.duration_since(*created).unwrap_or_default();
+            let mine = self.is_mine(id);
+            let expired = age > if mine { self.limits.ttl } else { foreign_ttl };
+            let surplus = mine && keep > self.limits.max_runs;
+            if (expired || surplus) && !self.is_active(id) {
                 if std::fs::remove_dir_all(path).is_ok() {
                     removed += 1;
                 }
-                keep -= 1;
+                if mine {
+                    self.mine.lock().unwrap_or_else(|p| p.into_inner()).remove(id);
+                    keep -= 1;
+                }
             }
         }
         removed
     }
 
-    /// Live run folders, oldest first.
+    /// Our live run folders, oldest first.
     pub fn list(&self) -> Vec<RunInfo> {
         let now = SystemTime::now();
         let mut folders = self.folders();
+        folders.retain(|(id, ..)| self.is_mine(id));
         folders.sort_by(|a, b| a.0.cmp(&b.0));
         folders
             .into_iter()
@@ -226,12 +262,14 @@ impl Runs {
         if self.is_active(id) {
             return Err(format!("run {id} is still running; clear it once it ends"));
         }
+        if !self.is_mine(id) {
+            return Err(no_run(id));
+        }
+        self.mine.lock().unwrap_or_else(|p| p.into_inner()).remove(id);
         let path = self.runs_dir()?.join(id);
         match std::fs::remove_dir_all(&path) {
             Ok(()) => Ok(()),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(format!(
-                "no run {id}: it expired or was cleared; `script list` shows the live ones"
-            )),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(no_run(id)),
             Err(e) => Err(format!("could not remove run {id}: {e}")),
         }
     }
@@ -254,6 +292,9 @@ impl Runs {
             format!("{reference:?} is not a run result; they look like RUNID/results/001-ui-dump.json")
         })?;
         Ulid::from_string(id).map_err(|_| format!("{id:?} is not a run id; `script list` shows them"))?;
+        if !self.is_mine(id) {
+            return Err(no_run(id));
+        }
         let segments = checked_path(path)?;
         if segments.first().map(String::as_str) != Some("results") {
             return Err(format!(
@@ -262,11 +303,26 @@ impl Runs {
         }
         let base = self.runs_dir()?.join(id);
         if !base.is_dir() {
-            return Err(format!(
-                "no run {id}: it expired or was cleared; `script list` shows the live ones"
-            ));
+            return Err(no_run(id));
         }
         read_confined(&base, &segments, self.limits.quota_bytes)
+    }
+}
+
+/// How old another server's or session's run folder must be before a sweep removes it: past
+/// the longest run (`script` allows 600 s), so no run still going loses its folder.
+const FOREIGN_GRACE: Duration = Duration::from_secs(660);
+
+fn no_run(id: &str) -> String {
+    format!(
+        "no run {id} here: it expired, was cleared, or belongs to another session; `script list` shows this session's runs"
+    )
+}
+
+impl Drop for Runs {
+    /// A session (over HTTP) or the server ending takes its runs with it.
+    fn drop(&mut self) {
+        self.shutdown();
     }
 }
 

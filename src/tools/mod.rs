@@ -21,7 +21,8 @@ use crate::context::Cache;
 /// Everything a tool call can reach. One per server.
 #[derive(Debug)]
 pub struct State {
-    pub adb: Adb,
+    /// Shared by every session of a server (one connection pool per device source).
+    pub adb: std::sync::Arc<Adb>,
     pub cache: Cache,
     /// Response budget in chars.
     pub budget: usize,
@@ -38,11 +39,12 @@ pub struct State {
     pub screens: Mutex<HashMap<String, ui::Snapshot>>,
     pub shots: Mutex<HashMap<String, ui::Shot>>,
     /// Each device's display size (`wm size`, natural orientation), read once.
-    displays: Mutex<HashMap<String, [u32; 2]>>,
+    displays: std::sync::Arc<Mutex<HashMap<String, [u32; 2]>>>,
     /// Each device's refs: element identities and their numbers, across readings.
     pub refs: Mutex<HashMap<String, crate::android::ui_refs::RefBook>>,
     /// One turn per device for calls that must not overlap on it (input, screenshots).
-    turns: Mutex<HashMap<String, std::sync::Arc<tokio::sync::Mutex<()>>>>,
+    /// Shared by every session: a device's input is ordered whoever sends it.
+    turns: std::sync::Arc<Mutex<HashMap<String, std::sync::Arc<tokio::sync::Mutex<()>>>>>,
     /// Script runs' workspaces and the saved skills (a private temp folder unless `--workspace`).
     pub runs: std::sync::Arc<crate::script::runs::Runs>,
 }
@@ -50,7 +52,7 @@ pub struct State {
 impl State {
     pub fn new(adb: Adb, cache: Cache, budget: usize, selected: Option<String>) -> State {
         State {
-            adb,
+            adb: std::sync::Arc::new(adb),
             cache,
             budget,
             selected: RwLock::new(selected),
@@ -59,10 +61,35 @@ impl State {
             shell_deny: shell::DenyList::new(&shell::DenyList::DEFAULT),
             screens: Mutex::new(HashMap::new()),
             shots: Mutex::new(HashMap::new()),
-            turns: Mutex::new(HashMap::new()),
+            turns: Default::default(),
             refs: Mutex::new(HashMap::new()),
-            displays: Mutex::new(HashMap::new()),
+            displays: Default::default(),
             runs: std::sync::Arc::new(crate::script::runs::Runs::new(None, Default::default())),
+        }
+    }
+
+    /// A new client session's state (HTTP): the devices, their connections and their turns
+    /// are shared; the default device, the cache and the script runs are the session's own, so
+    /// one session can never read another's cache entries or run folders.
+    pub fn session(&self) -> State {
+        let runs = std::sync::Arc::new(self.runs.empty_like());
+        if tokio::runtime::Handle::try_current().is_ok() {
+            runs.sweep_on_a_timer();
+        }
+        State {
+            adb: self.adb.clone(),
+            cache: self.cache.empty_like(),
+            budget: self.budget,
+            selected: RwLock::new(self.selected.read().unwrap_or_else(|p| p.into_inner()).clone()),
+            package_lists: Mutex::new(HashMap::new()),
+            log_reads: Mutex::new(HashMap::new()),
+            shell_deny: self.shell_deny.clone(),
+            screens: Mutex::new(HashMap::new()),
+            shots: Mutex::new(HashMap::new()),
+            displays: self.displays.clone(),
+            refs: Mutex::new(HashMap::new()),
+            turns: self.turns.clone(),
+            runs,
         }
     }
 

@@ -6,6 +6,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
+use std::time::Duration;
 
 pub fn under_ci() -> bool {
     std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0")
@@ -339,10 +340,94 @@ pub async fn mcp_server_with<H: rmcp::ClientHandler>(
     home: &Path,
 ) -> rmcp::service::RunningService<rmcp::RoleClient, H> {
     use rmcp::ServiceExt;
+    if over_http() {
+        let server = HttpServer::start(args, envs, home).await;
+        let client = handler
+            .serve(server.transport(None))
+            .await
+            .expect("MCP initialize over HTTP");
+        server.keep();
+        return client;
+    }
     handler
         .serve(mcp_transport(args, envs, home))
         .await
         .expect("MCP initialize")
+}
+
+/// `DROIDMCP_TEST_TRANSPORT=http`: the MCP suites run against `droidmcp serve --http` with
+/// rmcp's streamable HTTP client instead of stdio.
+pub fn over_http() -> bool {
+    std::env::var("DROIDMCP_TEST_TRANSPORT").is_ok_and(|t| t == "http")
+}
+
+/// `droidmcp serve --http 127.0.0.1:0 ARGS` as a child process, and where it listens.
+pub struct HttpServer {
+    pub url: String,
+    pub child: tokio::process::Child,
+    pub log: Log,
+}
+
+impl HttpServer {
+    pub async fn start(args: &[&str], envs: &[(&str, &str)], home: &Path) -> HttpServer {
+        use tokio::io::AsyncBufReadExt;
+        // Through a shell that sends SIGTERM once its stdin closes: when this handle is
+        // dropped, or when the test process ends however it ends.
+        let script = r#""$@" & pid=$!; read -r _; kill -TERM $pid; wait $pid"#;
+        let bin = env!("CARGO_BIN_EXE_droidmcp");
+        let mut all = vec!["-c", script, "sh", bin, "serve", "--http", "127.0.0.1:0"];
+        all.extend_from_slice(args);
+        let mut child = mcp_command_of("sh", &all, envs, home)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("spawn droidmcp serve --http");
+        let mut lines = tokio::io::BufReader::new(child.stderr.take().unwrap()).lines();
+        let log = Log::default();
+        let url = loop {
+            let line = tokio::time::timeout(Duration::from_secs(30), lines.next_line())
+                .await
+                .expect("droidmcp serve --http printed its address")
+                .unwrap()
+                .unwrap_or_else(|| panic!("droidmcp serve --http ended: {}", log.lock().unwrap()));
+            log.lock().unwrap().push_str(&format!("{line}\n"));
+            if let Some(url) = line.strip_prefix("droidmcp: MCP at ") {
+                break url.trim().to_string();
+            }
+        };
+        let sink = log.clone();
+        tokio::spawn(async move {
+            while let Ok(Some(line)) = lines.next_line().await {
+                eprintln!("{line}");
+                sink.lock().unwrap().push_str(&format!("{line}\n"));
+            }
+        });
+        HttpServer { url, child, log }
+    }
+
+    /// A client transport to this server, with a bearer token or none.
+    pub fn transport(&self, token: Option<&str>) -> rmcp::transport::StreamableHttpClientTransport<reqwest::Client> {
+        let mut config =
+            rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(self.url.as_str());
+        if let Some(token) = token {
+            config = config.auth_header(token.to_string());
+        }
+        rmcp::transport::StreamableHttpClientTransport::from_config(config)
+    }
+
+    /// Keeps the server until this test process ends (its stdin pipe closing then stops it).
+    pub fn keep(self) {
+        static KEPT: std::sync::Mutex<Vec<HttpServer>> = std::sync::Mutex::new(Vec::new());
+        KEPT.lock().unwrap_or_else(|p| p.into_inner()).push(self);
+    }
+
+    /// Stops the server (SIGTERM, as a service manager would) and waits for it to end.
+    pub async fn terminate(mut self) {
+        drop(self.child.stdin.take());
+        let _ = tokio::time::timeout(Duration::from_secs(10), self.child.wait()).await;
+    }
 }
 
 /// `mcp_server`, and the server's process id (to watch its memory).
@@ -388,7 +473,11 @@ fn mcp_transport(args: &[&str], envs: &[(&str, &str)], home: &Path) -> rmcp::tra
 }
 
 fn mcp_command(args: &[&str], envs: &[(&str, &str)], home: &Path) -> tokio::process::Command {
-    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_droidmcp"));
+    mcp_command_of(env!("CARGO_BIN_EXE_droidmcp"), args, envs, home)
+}
+
+fn mcp_command_of(program: &str, args: &[&str], envs: &[(&str, &str)], home: &Path) -> tokio::process::Command {
+    let mut cmd = tokio::process::Command::new(program);
     cmd.args(args)
         .env("RUST_LOG", "warn")
         .env("HOME", home)

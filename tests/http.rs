@@ -1,0 +1,247 @@
+//! `droidmcp serve --http`: the bearer token and Origin checks (nothing reaches a device
+//! before they pass), the refusal of an open bind without a token, session isolation, and the
+//! official MCP Inspector CLI listing and calling the tools over HTTP.
+
+mod common;
+
+use std::process::Stdio;
+
+use common::{HttpServer, SimProcess, call, err, ok};
+use rmcp::ServiceExt;
+use serde_json::{Value, json};
+
+const TOKEN: &str = "test-token-0123456789abcdef";
+
+/// One raw JSON-RPC POST to the MCP endpoint: status, the session id it gave, the body.
+async fn post(
+    server: &HttpServer,
+    token: Option<&str>,
+    origin: Option<&str>,
+    session: Option<&str>,
+    body: Value,
+) -> (u16, Option<String>, String) {
+    let mut request = reqwest::Client::new()
+        .post(&server.url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-06-18");
+    if let Some(token) = token {
+        request = request.header("authorization", format!("Bearer {token}"));
+    }
+    if let Some(origin) = origin {
+        request = request.header("origin", origin);
+    }
+    if let Some(session) = session {
+        request = request.header("mcp-session-id", session);
+    }
+    let response = request.body(body.to_string()).send().await.expect("HTTP request");
+    let status = response.status().as_u16();
+    let session = response
+        .headers()
+        .get("mcp-session-id")
+        .map(|v| v.to_str().unwrap().to_string());
+    let text = if status == 200 && body.get("id").is_some() {
+        // The answer is one SSE event; read up to it.
+        let mut response = response;
+        let mut text = String::new();
+        while let Ok(Some(chunk)) = response.chunk().await {
+            text.push_str(&String::from_utf8_lossy(&chunk));
+            if text.contains("\"result\"") || text.contains("\"error\"") {
+                break;
+            }
+        }
+        text
+    } else {
+        response.text().await.unwrap_or_default()
+    };
+    (status, session, text)
+}
+
+fn initialize() -> Value {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}})
+}
+
+#[tokio::test]
+async fn a_wrong_token_or_origin_is_refused_before_the_device_hears_of_it() {
+    let home = tempfile::tempdir().unwrap();
+    let sim = SimProcess::start_logged(&[]);
+    let adb = format!("tcp:{}", sim.serial());
+    let server = HttpServer::start(&["--adb", &adb, "--token", TOKEN], &[], home.path()).await;
+
+    let (status, _, body) = post(&server, None, None, None, initialize()).await;
+    assert_eq!(status, 401, "no token: {body}");
+    assert!(body.contains("Bearer"), "the refusal says what to send: {body}");
+    let (status, ..) = post(&server, Some("test-token-0123456789abcdeX"), None, None, initialize()).await;
+    assert_eq!(status, 401, "a wrong token of the same length");
+    let (status, ..) = post(&server, Some("short"), None, None, initialize()).await;
+    assert_eq!(status, 401, "a wrong token of another length");
+
+    // A real session, then a call to the device sent with each wrong credential.
+    let (status, session, _) = post(&server, Some(TOKEN), None, None, initialize()).await;
+    assert_eq!(status, 200);
+    let session = session.expect("Mcp-Session-Id");
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let (status, ..) = post(&server, Some(TOKEN), None, Some(&session), initialized).await;
+    assert_eq!(status, 202);
+    let shell = |marker: &str| {
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "adb-shell", "arguments": {"operation": "run", "command": format!("echo {marker}")}}})
+    };
+    let (status, ..) = post(&server, None, None, Some(&session), shell("MARKER-NO-TOKEN")).await;
+    assert_eq!(status, 401);
+    let (status, ..) = post(&server, Some("x"), None, Some(&session), shell("MARKER-BAD-TOKEN")).await;
+    assert_eq!(status, 401);
+    let evil = Some("http://evil.example");
+    let (status, _, body) = post(&server, Some(TOKEN), evil, Some(&session), shell("MARKER-ORIGIN")).await;
+    assert_eq!(status, 403, "a browser page of another origin: {body}");
+    let (status, _, body) = post(&server, Some(TOKEN), None, Some(&session), shell("MARKER-GOOD")).await;
+    assert_eq!(status, 200);
+    assert!(body.contains("MARKER-GOOD"), "{body}");
+    assert!(sim.wait_for_log("MARKER-GOOD"), "the accepted call reached the device");
+    let log = sim.log();
+    for refused in ["MARKER-NO-TOKEN", "MARKER-BAD-TOKEN", "MARKER-ORIGIN"] {
+        assert!(!log.contains(refused), "{refused} reached the device");
+    }
+    assert!(
+        !server.log.lock().unwrap().contains(TOKEN),
+        "the token never reaches the log"
+    );
+    println!("401 without or with a wrong token, 403 for a foreign Origin; 3 refused calls, none reached the device");
+    server.terminate().await;
+}
+
+#[tokio::test]
+async fn an_open_bind_needs_a_long_token() {
+    let home = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_droidmcp"))
+            .args(args)
+            .env("HOME", home.path())
+            .env_remove("DROIDMCP_TOKEN")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let open = run(&["serve", "--http", "0.0.0.0:0", "--sim"]);
+    assert!(!open.status.success());
+    let said = String::from_utf8_lossy(&open.stderr);
+    assert!(
+        said.contains("not a loopback address") && said.contains("--token"),
+        "{said}"
+    );
+    let short = run(&["serve", "--http", "127.0.0.1:0", "--sim", "--token", "abc"]);
+    assert!(String::from_utf8_lossy(&short.stderr).contains("shorter than 16"));
+}
+
+#[tokio::test]
+async fn one_session_cannot_read_another_sessions_cache_or_runs() {
+    let home = tempfile::tempdir().unwrap();
+    let ws = home.path().join("ws");
+    let server = HttpServer::start(
+        &["--sim", "--token", TOKEN, "--workspace", ws.to_str().unwrap()],
+        &[],
+        home.path(),
+    )
+    .await;
+    let a = ().serve(server.transport(Some(TOKEN))).await.expect("session A");
+    let b = ().serve(server.transport(Some(TOKEN))).await.expect("session B");
+
+    let props = ok(&call(&a, "adb-device", json!({"operation": "properties"})).await);
+    let id = props["cacheId"].as_str().unwrap();
+    ok(&call(&a, "cache", json!({"operation": "get", "id": id, "limit": 1})).await);
+    let refused = err(&call(&b, "cache", json!({"operation": "get", "id": id})).await);
+    assert!(refused.contains("another client session"), "{refused}");
+    println!("session B asking for session A's {id}: {refused}");
+    let listed = ok(&call(&b, "cache", json!({"operation": "list"})).await);
+    assert!(
+        !listed.to_string().contains(id),
+        "B's listing shows none of A's entries"
+    );
+
+    let run = ok(&call(
+        &a,
+        "script",
+        json!({"operation": "run", "code": "await device.list(); console.log(1)"}),
+    )
+    .await);
+    let result = format!("{}/results/001-device-list.json", run["runId"].as_str().unwrap());
+    ok(&call(&a, "cache", json!({"operation": "get", "id": result})).await);
+    let refused = err(&call(&b, "cache", json!({"operation": "get", "id": result})).await);
+    assert!(refused.contains("another session"), "{refused}");
+    let runs = ok(&call(&b, "script", json!({"operation": "list"})).await);
+    assert_eq!(runs["runs"], json!([]), "B sees none of A's runs");
+    let clear = err(&call(&b, "script", json!({"operation": "clear", "id": run["runId"]})).await);
+    assert!(clear.contains("another session"), "{clear}");
+
+    // Both still see the same device, and A's default device choice is A's alone.
+    let la = ok(&call(&a, "adb-device", json!({"operation": "list"})).await);
+    let lb = ok(&call(&b, "adb-device", json!({"operation": "list"})).await);
+    assert_eq!(la["devices"], lb["devices"]);
+    a.cancel().await.unwrap();
+    b.cancel().await.unwrap();
+    server.terminate().await;
+}
+
+/// The official MCP Inspector's CLI lists and calls the tools over HTTP.
+#[tokio::test]
+async fn the_mcp_inspector_cli_lists_and_calls_tools_over_http() {
+    let Some(inspector) = inspector_command() else {
+        common::skip_or_fail("the MCP Inspector CLI is not installed (npm i -g @modelcontextprotocol/inspector)");
+        return;
+    };
+    let home = tempfile::tempdir().unwrap();
+    // On loopback without a token: this Inspector CLI sends no headers of its own choosing.
+    let server = HttpServer::start(&["--sim"], &[], home.path()).await;
+    let run = |extra: &[&str]| {
+        let mut command = std::process::Command::new(&inspector[0]);
+        command
+            .args(&inspector[1..])
+            .args(["--cli", &server.url, "--transport", "http"]);
+        command.args(extra).stdin(Stdio::null());
+        let out = command.output().expect("run the inspector");
+        let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+        assert!(
+            out.status.success(),
+            "inspector {extra:?}: {stdout}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_str::<Value>(&stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {stdout}"))
+    };
+    let tools = run(&["--method", "tools/list"]);
+    let names: Vec<&str> = tools["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names.len(), 7, "{names:?}");
+    assert!(names.contains(&"adb-device") && names.contains(&"script"));
+    let listed = run(&[
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "adb-device",
+        "--tool-arg",
+        "operation=list",
+    ]);
+    let text = listed.to_string();
+    assert!(text.contains("emulator") || text.contains("127.0.0.1"), "{text}");
+    println!(
+        "MCP Inspector CLI over HTTP: tools/list gave {} tools; tools/call adb-device list answered",
+        names.len()
+    );
+    server.terminate().await;
+}
+
+/// `mcp-inspector` when installed globally, else none (npx would download it mid-test).
+fn inspector_command() -> Option<Vec<String>> {
+    let found = std::process::Command::new("mcp-inspector")
+        .arg("--help")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok();
+    found.then(|| vec!["mcp-inspector".to_string()])
+}
