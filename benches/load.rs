@@ -1,6 +1,8 @@
 //! Load: 50 droidmcp server processes (stdio, as 50 clients would start them) × 20 mixed calls
 //! against one simulator through one adb server; then one server with 100 concurrent calls on
-//! the direct route. Prints the failures and p50/p90/p99 of the call times.
+//! the direct route; then 20 clients × 4 simulated devices (one adb server), once as 20 stdio
+//! server processes and once as 20 sessions of one `serve --http` server, with the memory each
+//! client costs. Prints the failures, throughput and p50/p90/p99 of the call times.
 //!
 //! `cargo bench --bench load` (needs `adb` on PATH; prints a reason and exits otherwise).
 
@@ -17,6 +19,8 @@ use serde_json::{Value, json};
 const PROCESSES: usize = 50;
 const CALLS_EACH: usize = 20;
 const CONCURRENT: usize = 100;
+const CLIENTS: usize = 20;
+const DEVICES: usize = 4;
 
 type Client = rmcp::service::RunningService<rmcp::RoleClient, ()>;
 
@@ -162,6 +166,143 @@ async fn main() -> anyhow::Result<()> {
         results,
         started.elapsed(),
     );
+    // 20 clients × 4 devices: stdio processes, then sessions of one HTTP server.
+    let mut serials = vec![serial.clone()];
+    let mut sims = Vec::new();
+    for _ in 1..DEVICES {
+        let more = sim::start(
+            Simulator::load(&profile, None, AuthPolicy::None)?,
+            SocketAddr::from(([127, 0, 0, 1], 0)),
+        )
+        .await?;
+        let serial = more.addr.to_string();
+        adb(&["connect", &serial])?;
+        adb(&["-s", &serial, "wait-for-device"])?;
+        serials.push(serial);
+        sims.push(more);
+    }
+    clients_by_transport(&serials, &port, home.path()).await?;
     adb(&["kill-server"])?;
     Ok(())
+}
+
+/// A process's resident memory, in MiB (Linux; 0 elsewhere).
+fn rss_mib(pid: u32) -> f64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let kib: f64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0.0);
+    kib / 1024.0
+}
+
+/// `mixed(i)` aimed at one device.
+fn on(device: &str, i: usize) -> (&'static str, Value) {
+    let (tool, mut args) = mixed(i);
+    args["device"] = json!(device);
+    (tool, args)
+}
+
+/// CLIENTS clients, client k on device k % DEVICES, CALLS_EACH mixed calls each, all at once:
+/// first each client its own stdio server process, then each a session of one HTTP server.
+async fn clients_by_transport(serials: &[String], port: &str, home: &std::path::Path) -> anyhow::Result<()> {
+    let env = [("ANDROID_ADB_SERVER_PORT", port)];
+    let devices = serials.len();
+
+    let started = Instant::now();
+    let (mut stdio, mut pids) = (Vec::new(), Vec::new());
+    for k in 0..CLIENTS {
+        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_droidmcp"));
+        cmd.env("RUST_LOG", "error").env("HOME", home).envs(env);
+        let (transport, _) = rmcp::transport::TokioChildProcess::builder(cmd)
+            .stderr(Stdio::inherit())
+            .spawn()?;
+        let pid = transport.id().unwrap_or(0);
+        let client = ().serve(transport).await?;
+        stdio.push((Arc::new(client), serials[k % devices].clone()));
+        pids.push(pid);
+    }
+    let results = run_clients(&stdio).await;
+    let took = started.elapsed();
+    let memory: f64 = pids.iter().map(|pid| rss_mib(*pid)).sum();
+    report(
+        &format!("stdio: {CLIENTS} server processes × {CALLS_EACH} mixed calls, {devices} devices"),
+        results,
+        took,
+    );
+    println!(
+        "stdio: {:.0} calls/s (with process start); {:.1} MiB resident per client ({memory:.0} MiB in all)",
+        (CLIENTS * CALLS_EACH) as f64 / took.as_secs_f64(),
+        memory / CLIENTS as f64
+    );
+    drop(stdio);
+
+    // One HTTP server; its address is the line it prints on stderr.
+    let mut server = tokio::process::Command::new(env!("CARGO_BIN_EXE_droidmcp"))
+        .args(["serve", "--http", "127.0.0.1:0"])
+        .env("RUST_LOG", "error")
+        .env("HOME", home)
+        .envs(env)
+        .stdin(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()?;
+    let pid = server.id().unwrap_or(0);
+    let mut lines = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(server.stderr.take().unwrap()));
+    let url = loop {
+        let line = lines
+            .next_line()
+            .await?
+            .ok_or_else(|| anyhow::anyhow!("serve --http ended"))?;
+        if let Some(url) = line.strip_prefix("droidmcp: MCP at ") {
+            break url.to_string();
+        }
+    };
+    let idle = rss_mib(pid);
+    let started = Instant::now();
+    let mut sessions = Vec::new();
+    for k in 0..CLIENTS {
+        let transport = rmcp::transport::StreamableHttpClientTransport::from_uri(url.as_str());
+        sessions.push((Arc::new(().serve(transport).await?), serials[k % devices].clone()));
+    }
+    let results = run_clients(&sessions).await;
+    let took = started.elapsed();
+    let busy = rss_mib(pid);
+    report(
+        &format!("HTTP: one server, {CLIENTS} sessions × {CALLS_EACH} mixed calls, {devices} devices"),
+        results,
+        took,
+    );
+    println!(
+        "HTTP: {:.0} calls/s (with session start); {:.1} MiB resident per session ({idle:.0} MiB idle, {busy:.0} MiB with {CLIENTS} sessions)",
+        (CLIENTS * CALLS_EACH) as f64 / took.as_secs_f64(),
+        (busy - idle) / CLIENTS as f64
+    );
+    drop(sessions);
+    let _ = server.kill().await;
+    Ok(())
+}
+
+/// Every client makes its CALLS_EACH calls in turn, all clients at once.
+async fn run_clients(clients: &[(Arc<Client>, String)]) -> Vec<Result<Duration, String>> {
+    let mut runs = Vec::new();
+    for (client, device) in clients {
+        let (client, device) = (client.clone(), device.clone());
+        runs.push(tokio::spawn(async move {
+            let mut results = Vec::new();
+            for i in 0..CALLS_EACH {
+                results.push(timed(&client, on(&device, i)).await);
+            }
+            results
+        }));
+    }
+    let mut results = Vec::new();
+    for run in runs {
+        results.extend(
+            run.await
+                .unwrap_or_else(|e| vec![Err(format!("a client task failed: {e}"))]),
+        );
+    }
+    results
 }
