@@ -103,7 +103,8 @@ struct HttpArgs {
     #[arg(long, value_name = "ADDR")]
     http: Option<SocketAddr>,
     /// Bearer token every HTTP request must carry; required when ADDR is not loopback.
-    #[arg(long, env = "DROIDMCP_TOKEN", hide_env_values = true, requires = "http")]
+    /// (No `requires = "http"`: a DROIDMCP_TOKEN in the environment must not break stdio.)
+    #[arg(long, env = "DROIDMCP_TOKEN", hide_env_values = true)]
     token: Option<String>,
     /// A browser origin allowed to call over HTTP (scheme://host[:port]); repeatable; none by default.
     #[arg(long = "allow-origin", value_name = "ORIGIN", requires = "http")]

@@ -132,6 +132,14 @@ async fn an_open_bind_needs_a_long_token() {
     );
     let short = run(&["serve", "--http", "127.0.0.1:0", "--sim", "--token", "abc"]);
     assert!(String::from_utf8_lossy(&short.stderr).contains("shorter than 16"));
+    // A token in the environment (a team's shell profile) leaves stdio and `call` working.
+    let stdio = std::process::Command::new(env!("CARGO_BIN_EXE_droidmcp"))
+        .args(["call", "adb-device", r#"{"operation":"list"}"#, "--sim"])
+        .env("HOME", home.path())
+        .env("DROIDMCP_TOKEN", TOKEN)
+        .output()
+        .unwrap();
+    assert!(stdio.status.success(), "{}", String::from_utf8_lossy(&stdio.stderr));
 }
 
 #[tokio::test]
