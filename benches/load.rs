@@ -2,7 +2,8 @@
 //! against one simulator through one adb server; then one server with 100 concurrent calls on
 //! the direct route; then 20 clients × 4 simulated devices (one adb server), once as 20 stdio
 //! server processes and once as 20 sessions of one `serve --http` server, with the memory each
-//! client costs. Prints the failures, throughput and p50/p90/p99 of the call times.
+//! client costs; then the 20 sessions again with the 4 devices behind 3 sources (two adb
+//! servers and one direct endpoint, serials qualified where they collide). Prints the failures, throughput and p50/p90/p99 of the call times.
 //!
 //! `cargo bench --bench load` (needs `adb` on PATH; prints a reason and exits otherwise).
 
@@ -182,6 +183,50 @@ async fn main() -> anyhow::Result<()> {
         sims.push(more);
     }
     clients_by_transport(&serials, &port, home.path()).await?;
+
+    // The same 4 devices behind 3 sources: the first adb server (all 4), a second one (the last
+    // 2) and device 1 direct. Sessions name them as the list does: bare where one source sees
+    // the serial, `label/serial` where several do.
+    let port_b = std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port()
+        .to_string();
+    let adb_b = |args: &[&str]| {
+        Command::new("adb")
+            .args(["-P", &port_b])
+            .args(args)
+            .env("HOME", home.path())
+            .output()
+    };
+    adb_b(&["start-server"])?;
+    for serial in &serials[2..] {
+        adb_b(&["connect", serial])?;
+        adb_b(&["-s", serial, "wait-for-device"])?;
+    }
+    let sources = [
+        format!("a=server:127.0.0.1:{port}"),
+        format!("b=server:127.0.0.1:{port_b}"),
+        format!("direct=tcp:{}", serials[1]),
+    ];
+    let targets = [
+        serials[0].clone(),
+        format!("direct/{}", serials[1]),
+        format!("b/{}", serials[2]),
+        format!("b/{}", serials[3]),
+    ];
+    let mut args = vec!["serve", "--http", "127.0.0.1:0"];
+    for source in &sources {
+        args.extend(["--adb", source.as_str()]);
+    }
+    http_sessions(
+        "3 sources (2 adb servers + 1 direct)",
+        &args,
+        &[],
+        home.path(),
+        &targets,
+    )
+    .await?;
+    adb_b(&["kill-server"])?;
     adb(&["kill-server"])?;
     Ok(())
 }
@@ -238,12 +283,31 @@ async fn clients_by_transport(serials: &[String], port: &str, home: &std::path::
     );
     drop(stdio);
 
-    // One HTTP server; its address is the line it prints on stderr.
+    http_sessions(
+        "one adb server",
+        &["serve", "--http", "127.0.0.1:0"],
+        &env,
+        home,
+        serials,
+    )
+    .await
+}
+
+/// One HTTP server started with `args`, CLIENTS sessions, session k on `targets[k % len]`.
+async fn http_sessions(
+    what: &str,
+    args: &[&str],
+    env: &[(&str, &str)],
+    home: &std::path::Path,
+    targets: &[String],
+) -> anyhow::Result<()> {
+    let devices = targets.len();
+    // Its address is the line it prints on stderr.
     let mut server = tokio::process::Command::new(env!("CARGO_BIN_EXE_droidmcp"))
-        .args(["serve", "--http", "127.0.0.1:0"])
+        .args(args)
         .env("RUST_LOG", "error")
         .env("HOME", home)
-        .envs(env)
+        .envs(env.iter().copied())
         .stdin(Stdio::null())
         .stderr(Stdio::piped())
         .kill_on_drop(true)
@@ -264,18 +328,18 @@ async fn clients_by_transport(serials: &[String], port: &str, home: &std::path::
     let mut sessions = Vec::new();
     for k in 0..CLIENTS {
         let transport = rmcp::transport::StreamableHttpClientTransport::from_uri(url.as_str());
-        sessions.push((Arc::new(().serve(transport).await?), serials[k % devices].clone()));
+        sessions.push((Arc::new(().serve(transport).await?), targets[k % devices].clone()));
     }
     let results = run_clients(&sessions).await;
     let took = started.elapsed();
     let busy = rss_mib(pid);
     report(
-        &format!("HTTP: one server, {CLIENTS} sessions × {CALLS_EACH} mixed calls, {devices} devices"),
+        &format!("HTTP: one server, {CLIENTS} sessions × {CALLS_EACH} mixed calls, {devices} devices, {what}"),
         results,
         took,
     );
     println!(
-        "HTTP: {:.0} calls/s (with session start); {:.1} MiB resident per session ({idle:.0} MiB idle, {busy:.0} MiB with {CLIENTS} sessions)",
+        "HTTP ({what}): {:.0} calls/s (with session start); {:.1} MiB resident per session ({idle:.0} MiB idle, {busy:.0} MiB with {CLIENTS} sessions)",
         (CLIENTS * CALLS_EACH) as f64 / took.as_secs_f64(),
         (busy - idle) / CLIENTS as f64
     );

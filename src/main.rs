@@ -7,7 +7,7 @@ use std::time::Duration;
 use std::sync::Arc;
 
 use clap::{Parser, Subcommand};
-use droidmcp::adb::{Adb, Route};
+use droidmcp::adb::{Adb, Route, parse_sources};
 use droidmcp::context::cache::Limits;
 use droidmcp::context::workspace::Workspace;
 use droidmcp::context::{Cache, DEFAULT_BUDGET};
@@ -48,9 +48,10 @@ struct ServeArgs {
     #[arg(long, env = "ANDROID_SERIAL")]
     device: Option<String>,
     /// Where devices are: tcp:HOST:PORT for one device's adbd, server:HOST:PORT for an adb server.
+    /// Repeat it for several (a device farm), each optionally named: lab1=server:HOST:PORT.
     /// Default: the adb server from ADB_SERVER_SOCKET or ANDROID_ADB_SERVER_PORT, else 127.0.0.1:5037.
-    #[arg(long, conflicts_with = "sim")]
-    adb: Option<String>,
+    #[arg(long, conflicts_with = "sim", value_name = "[NAME=]SOURCE")]
+    adb: Vec<String>,
     /// Start a simulated device in-process and use it: the built-in profile, or this profile folder.
     /// DROIDMCP_SIM=true does the same with the built-in profile.
     #[arg(long, num_args = 0..=1, default_missing_value = "", value_name = "PROFILE")]
@@ -222,23 +223,31 @@ async fn build_state(args: &ServeArgs) -> anyhow::Result<(Arc<State>, Option<Sim
     });
     let device = args.device.clone().filter(|d| is_set(d));
     let workspace = args.workspace.clone().filter(|w| is_set(&w.to_string_lossy()));
-    let (route, sim, device) = match (&sim_wanted, &args.adb) {
-        (Some(profile), _) => {
+    let specs: Vec<String> = args.adb.iter().filter(|s| is_set(s)).cloned().collect();
+    let (sources, sim, device) = match &sim_wanted {
+        Some(profile) => {
             let profile = Some(PathBuf::from(profile)).filter(|p| !p.as_os_str().is_empty());
             let simulator = load_simulator(profile.as_deref(), None, AuthPolicy::None)?;
             let handle = sim::start(simulator, SocketAddr::from(([127, 0, 0, 1], 0))).await?;
             tracing::info!(addr = %handle.addr, ?profile, "simulated device started");
-            (Route::Direct(handle.addr), Some(handle), None)
+            (
+                vec![("sim".to_string(), Route::Direct(handle.addr))],
+                Some(handle),
+                None,
+            )
         }
-        (None, Some(spec)) => (Route::parse_direct(spec).map_err(anyhow::Error::msg)?, None, device),
-        (None, None) => (Route::server_from_env().map_err(anyhow::Error::msg)?, None, device),
+        None if specs.is_empty() => {
+            let route = Route::server_from_env().map_err(anyhow::Error::msg)?;
+            (vec![("local".to_string(), route)], None, device)
+        }
+        None => (parse_sources(&specs).map_err(anyhow::Error::msg)?, None, device),
     };
-    tracing::info!(?route, "devices");
-    if matches!(route, Route::Direct(_)) && sim.is_none() {
+    tracing::info!(?sources, "devices");
+    if sim.is_none() && sources.iter().any(|(_, route)| matches!(route, Route::Direct(_))) {
         // Made once per machine, before any call's timeout starts (it takes a while).
         droidmcp::adb::adbkey::host_key_async().await?;
     }
-    let adb = Adb::new(route, Duration::from_millis(args.timeout_ms))
+    let adb = Adb::with_sources(sources, Duration::from_millis(args.timeout_ms))
         .with_max_output(args.max_output_mib as usize * 1024 * 1024);
     let mut cache = Cache::new(Limits {
         max_bytes: args.cache_mib * 1024 * 1024,

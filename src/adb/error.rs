@@ -20,8 +20,15 @@ pub enum AdbError {
     NoDevice,
     #[error("{} devices are online ({}); pass `device` with one of them, or pick a default with adb-device select", .0.len(), .0.join(", "))]
     SeveralDevices(Vec<String>),
-    #[error("no device `{}`; online now: {}. adb-device list shows them", cut(serial), if .known.is_empty() { "none".to_string() } else { .known.join(", ") })]
-    UnknownDevice { serial: String, known: Vec<String> },
+    #[error("no device `{}`; online now: {}{}. adb-device list shows them", cut(serial), if .known.is_empty() { "none".to_string() } else { .known.join(", ") }, silent_note(silent))]
+    UnknownDevice {
+        serial: String,
+        known: Vec<String>,
+        /// Sources that did not answer (the device may be on one of them).
+        silent: Vec<String>,
+    },
+    #[error("no device is online on the sources that answered{}. adb-device list shows every source and its error", silent_note(.0))]
+    NoDeviceAnswering(Vec<String>),
     #[error("device `{0}` is offline; reconnect it (or `adb reconnect offline`) and retry")]
     Offline(String),
     #[error("device unauthorized: {0}")]
@@ -106,6 +113,14 @@ impl AdbError {
             during: String::new(),
             detail: detail.into(),
         }
+    }
+}
+
+fn silent_note(silent: &[String]) -> String {
+    if silent.is_empty() {
+        String::new()
+    } else {
+        format!("; not answering: {}", silent.join(", "))
     }
 }
 

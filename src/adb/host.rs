@@ -86,7 +86,7 @@ pub async fn shell(
             let n = stream.read(&mut buf).await?;
             if n == 0 {
                 let (stdout, dropped) = capture.finish();
-                let (stdout, exit_code) = super::split_exit_marker(stdout);
+                let (stdout, exit_code) = super::source::split_exit_marker(stdout);
                 return Ok(ShellOutput {
                     stdout,
                     exit_code,

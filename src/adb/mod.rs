@@ -3,6 +3,9 @@
 //!   sees every USB device, emulator and `adb connect`ed device;
 //! - straight to one device's adbd over TCP (`--adb tcp:HOST:PORT`, or `--sim`).
 //!
+//! `--adb` may name several of each (a device farm); `source.rs` is one of them, this facade
+//! finds which one reaches a device.
+//!
 //! Every call is async, bounded by a timeout, and cancelled by dropping it. Strings from callers
 //! reach a device shell only through `quote`.
 
@@ -16,16 +19,19 @@ pub mod host;
 pub mod message;
 pub mod quote;
 pub mod shell_v2;
+mod source;
 
+use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::time::Duration;
 
 pub use capture::ShellOutput;
-pub use devices::{DeviceEntry, parse_devices_long};
+pub use devices::{DeviceEntry, Listing, SourceStatus, merge_sources, parse_devices_long};
 pub use env::{env_setting, is_set};
 pub use error::{AdbError, cut};
 pub use message::hex;
 pub use quote::quote;
+use source::Source;
 
 /// Where devices are reached.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -76,78 +82,97 @@ fn resolve_addr(text: &str) -> Option<SocketAddr> {
     text.to_socket_addrs().ok()?.next()
 }
 
-/// Ends a shell v1 command line: the exit status, which v1 does not carry, printed last.
-const EXIT_MARKER: &str = ":droidmcp-exit:";
-
-/// The service that runs `command`: shell v2 (framed, exit code) when the device has it, else
-/// v1 with a marker that carries the exit code (Android 6 and older).
-fn shell_service(command: &str, v2: bool) -> String {
-    if v2 {
-        format!("shell,v2,raw:{command}")
-    } else {
-        // A newline, not `;`: the command may end in `&` or a comment.
-        format!("shell:{command}\necho \"{EXIT_MARKER}$?\"")
+/// Names the sources `--adb` gives, each `[NAME=]server:HOST:PORT` or `[NAME=]tcp:HOST:PORT`.
+/// Unnamed ones are called by their host, or by `HOST:PORT` where two share a host.
+pub fn parse_sources(specs: &[String]) -> Result<Vec<(String, Route)>, String> {
+    let mut parsed = Vec::new();
+    for spec in specs {
+        let (name, rest) = match spec.split_once('=') {
+            Some((name, rest)) if !name.contains(':') => (Some(name), rest),
+            _ => (None, spec.as_str()),
+        };
+        if let Some(name) = name
+            && (name.is_empty()
+                || name.len() > 40
+                || !name.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c)))
+        {
+            return Err(format!(
+                "`{}` is not a source name: use up to 40 letters, digits, `.`, `_` or `-` (as in lab1=server:HOST:PORT)",
+                cut(name)
+            ));
+        }
+        let route = Route::parse_direct(rest)?;
+        let host_port = rest
+            .strip_prefix("server:")
+            .or_else(|| rest.strip_prefix("tcp:"))
+            .unwrap_or(rest);
+        let host = host_port.rsplit_once(':').map_or(host_port, |(host, _)| host);
+        parsed.push((name.map(str::to_string), host.to_string(), host_port.to_string(), route));
     }
+    let mut sources: Vec<(String, Route)> = Vec::new();
+    for (name, host, host_port, route) in &parsed {
+        let shared_host = parsed.iter().filter(|(n, h, ..)| n.is_none() && h == host).count() > 1
+            || parsed.iter().any(|(n, ..)| n.as_deref() == Some(host.as_str()));
+        let label = match name {
+            Some(name) => name.clone(),
+            None if shared_host => host_port.clone(),
+            None => host.clone(),
+        };
+        if let Some((earlier, _)) = sources.iter().find(|(_, r)| r == route) {
+            return Err(format!(
+                "--adb gives {host_port} twice (as `{earlier}` and `{label}`); give each source once"
+            ));
+        }
+        if sources.iter().any(|(l, _)| *l == label) {
+            return Err(format!(
+                "--adb names two sources `{label}`; name them apart, as in lab1=server:HOST:PORT"
+            ));
+        }
+        sources.push((label, route.clone()));
+    }
+    Ok(sources)
 }
 
-/// Splits the v1 marker off the output: the command's own output, and its exit code.
-fn split_exit_marker(mut output: Vec<u8>) -> (Vec<u8>, Option<i32>) {
-    let marker = EXIT_MARKER.as_bytes();
-    let Some(at) = output.windows(marker.len()).rposition(|w| w == marker) else {
-        return (output, None);
-    };
-    let rest = String::from_utf8_lossy(&output[at + marker.len()..]).trim().to_string();
-    let code = rest.parse::<i32>().ok();
-    output.truncate(at);
-    (output, code)
-}
-
-/// A failed connection attempt fails the calls in the next moment at once, rather than each of
-/// them waiting out its own connect.
-const COOL_DOWN: Duration = Duration::from_millis(1000);
-/// `list` and `health` probe a direct device with this much patience at most.
-const PROBE_LIMIT: Duration = Duration::from_secs(3);
-
-/// The direct route's one connection, and the last failure to make one.
-#[derive(Debug, Default)]
-struct DirectSlot {
-    conn: Option<direct::Connection>,
-    down: Option<(std::time::Instant, String)>,
-}
-
-/// The async facade over both routes.
+/// The async facade over every source: tools name a device by its serial (`label/serial` where
+/// two sources see the same serial), and the facade finds the source that reaches it.
 #[derive(Debug)]
 pub struct Adb {
-    route: Route,
+    sources: Vec<Source>,
     timeout: Duration,
     max_output: usize,
-    /// Held only while a connection is looked up or opened, never during a call.
-    direct: tokio::sync::Mutex<DirectSlot>,
-    /// The adb server route: each device's features, asked once (shell v2 or not).
-    features: std::sync::Mutex<std::collections::HashMap<String, Vec<String>>>,
+    /// With several sources: which one holds each serial that only one of them sees, as of the
+    /// last listing.
+    homes: std::sync::Mutex<HashMap<String, usize>>,
 }
 
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(20);
 
 impl Adb {
+    /// One source.
     pub fn new(route: Route, timeout: Duration) -> Adb {
+        Adb::with_sources(vec![("local".into(), route)], timeout)
+    }
+
+    /// Several sources, as `parse_sources` names them.
+    pub fn with_sources(sources: Vec<(String, Route)>, timeout: Duration) -> Adb {
         Adb {
-            route,
+            sources: sources
+                .into_iter()
+                .map(|(label, route)| Source::new(label, route, timeout))
+                .collect(),
             timeout,
             max_output: capture::DEFAULT_MAX_OUTPUT,
-            direct: tokio::sync::Mutex::new(DirectSlot::default()),
-            features: std::sync::Mutex::new(Default::default()),
+            homes: Default::default(),
         }
     }
 
     /// How many bytes of each output stream a call keeps (see `capture`).
     pub fn with_max_output(mut self, bytes: usize) -> Adb {
         self.max_output = bytes;
+        for source in &mut self.sources {
+            source.max_output = bytes;
+        }
         self
-    }
-
-    pub fn route(&self) -> &Route {
-        &self.route
     }
 
     pub fn timeout(&self) -> Duration {
@@ -158,102 +183,91 @@ impl Adb {
         self.max_output
     }
 
-    async fn bounded<T>(
-        &self,
-        what: impl FnOnce() -> String,
-        limit: Duration,
-        fut: impl Future<Output = Result<T, AdbError>>,
-    ) -> Result<T, AdbError> {
-        match tokio::time::timeout(limit, fut).await {
-            Ok(Ok(value)) => Ok(value),
-            Ok(Err(e)) => Err(e.during(&what(), &self.route)),
-            Err(_) => Err(AdbError::Timeout {
-                what: what(),
-                after: limit,
-            }),
+    /// Every device every source sees, in any state. One source's failure is the call's; with
+    /// several, each is asked at once within `PROBE_LIMIT`, and one that fails is a row of
+    /// `sources` with its error while the others' devices are listed.
+    pub async fn devices(&self) -> Result<Listing, AdbError> {
+        if let [one] = self.sources.as_slice() {
+            return Ok(Listing {
+                devices: one.devices(self.timeout).await?,
+                sources: Vec::new(),
+            });
         }
-    }
-
-    /// Every device the route sees, in any state. A direct device is probed with a command.
-    pub async fn devices(&self) -> Result<Vec<DeviceEntry>, AdbError> {
-        match &self.route {
-            Route::Server(server) => {
-                let server = *server;
-                self.bounded(|| "listing devices".into(), self.timeout, async move {
-                    Ok(parse_devices_long(&host::query(server, "host:devices-l").await?))
-                })
-                .await
-            }
-            Route::Direct(addr) => {
-                let addr = *addr;
-                let limit = self.timeout.min(PROBE_LIMIT);
-                let probe = self
-                    .bounded(|| format!("probing {addr}"), limit, async {
-                        let (conn, _) = self.direct_shell(limit, "true").await?;
-                        Ok(conn.banner().model.clone())
-                    })
-                    .await;
-                let (state, model, error) = match probe {
-                    Ok(model) => ("device", model, None),
-                    Err(e @ AdbError::Unauthorized(_)) => ("unauthorized", None, Some(e.to_string())),
-                    Err(e) => ("offline", None, Some(e.to_string())),
-                };
-                Ok(vec![DeviceEntry {
-                    serial: addr.to_string(),
-                    state: state.to_string(),
-                    model,
-                    transport: "direct".to_string(),
-                    error,
-                }])
+        let answers = futures::future::join_all(self.sources.iter().map(Source::devices_among_several)).await;
+        let mut seen: HashMap<&str, Vec<usize>> = HashMap::new();
+        for (at, devices) in answers.iter().enumerate() {
+            for device in devices.iter().flatten() {
+                seen.entry(device.serial.as_str()).or_default().push(at);
             }
         }
+        {
+            let mut homes = self.homes.lock().unwrap_or_else(|p| p.into_inner());
+            // A source that did not answer keeps its devices: a call to one then names its error.
+            homes.retain(|_, at| answers[*at].is_err());
+            for (serial, at) in &seen {
+                if let [only] = at.as_slice() {
+                    homes.insert(serial.to_string(), *only);
+                }
+            }
+        }
+        let answers = self
+            .sources
+            .iter()
+            .zip(answers)
+            .map(|(s, answer)| (s.label.clone(), s.address(), answer))
+            .collect();
+        Ok(merge_sources(answers))
     }
 
-    /// Picks the device a call runs on: the one asked for, else the only one online.
+    /// Picks the device a call runs on: the one asked for, else the only one online. The name
+    /// it returns is the one to call with (qualified where a serial is on several sources).
+    /// A device whose source is known is looked for on that source alone, so a source that is
+    /// down or slow delays only the calls that need every list.
     pub async fn resolve(&self, requested: Option<&str>) -> Result<String, AdbError> {
-        if let Route::Direct(addr) = self.route {
+        if let [one] = self.sources.as_slice()
+            && let Route::Direct(addr) = one.route
+        {
             // One device: name it, and say why it cannot be reached if it cannot.
             let serial = addr.to_string();
             if let Some(other) = requested.filter(|r| *r != serial) {
                 return Err(AdbError::UnknownDevice {
                     serial: other.to_string(),
                     known: vec![serial],
+                    silent: vec![],
                 });
             }
-            self.bounded(
-                || format!("connecting to {addr}"),
-                self.timeout,
-                self.connection(self.timeout),
-            )
-            .await?;
+            one.reach_direct(addr).await?;
             return Ok(serial);
         }
-        let devices = self.devices().await?;
+        if self.sources.len() > 1
+            && let Some(name) = requested
+            && let Some((source, serial)) = self.home_of(name)
+            && let Some(device) = source
+                .devices(self.timeout)
+                .await?
+                .into_iter()
+                .find(|d| d.serial == serial)
+        {
+            // `label/serial` of a serial no other source sees is answered by its bare name.
+            let bare = self
+                .home_of(&serial)
+                .is_some_and(|(home, _)| std::ptr::eq(home, source));
+            return usable(&device, if bare { &serial } else { name });
+        }
+        let Listing { devices, sources } = self.devices().await?;
+        let silent: Vec<String> = sources
+            .into_iter()
+            .filter(|s| s.error.is_some())
+            .map(|s| s.source)
+            .collect();
         let online: Vec<String> = devices
             .iter()
             .filter(|d| d.state == "device")
             .map(|d| d.serial.clone())
             .collect();
-        let unauthorized = |serial: &str| {
-            AdbError::Unauthorized(format!(
-                "`{serial}` has not accepted this computer's key; accept the \"Allow USB debugging\" prompt on the device"
-            ))
-        };
-        match requested {
-            Some(serial) => match devices.iter().find(|d| d.serial == serial) {
-                Some(d) if d.state == "device" => Ok(d.serial.clone()),
-                Some(d) if d.state == "unauthorized" => Err(unauthorized(serial)),
-                Some(d) if d.state == "offline" => Err(AdbError::Offline(d.serial.clone())),
-                Some(d) => Err(AdbError::Refused(format!(
-                    "device `{serial}` is in state `{}`, not `device`",
-                    d.state
-                ))),
-                None => Err(AdbError::UnknownDevice {
-                    serial: serial.to_string(),
-                    known: online,
-                }),
-            },
-            None => match online.len() {
+        let Some(name) = requested else {
+            return match online.len() {
+                0 if !silent.is_empty() => Err(AdbError::NoDeviceAnswering(silent)),
                 0 => match devices.first() {
                     Some(d) if d.state == "unauthorized" => Err(unauthorized(&d.serial)),
                     Some(d) if d.state == "offline" && devices.len() == 1 => Err(AdbError::Offline(d.serial.clone())),
@@ -261,8 +275,44 @@ impl Adb {
                 },
                 1 => Ok(online[0].clone()),
                 _ => Err(AdbError::SeveralDevices(online)),
-            },
+            };
+        };
+        match find_device(&devices, name) {
+            Found::One(d) => usable(d, &d.serial),
+            Found::Several(names) => Err(AdbError::SeveralDevices(names)),
+            Found::None => Err(AdbError::UnknownDevice {
+                serial: name.to_string(),
+                known: online,
+                silent,
+            }),
         }
+    }
+
+    /// The source that reaches `name` (a serial, or `label/serial`), and its serial there.
+    async fn locate(&self, name: &str) -> Result<(&Source, String), AdbError> {
+        if let [one] = self.sources.as_slice() {
+            return Ok((one, name.to_string()));
+        }
+        if let Some(found) = self.home_of(name) {
+            return Ok(found);
+        }
+        // Not listed yet (or gone): a fresh listing finds it, or says why not.
+        let resolved = self.resolve(Some(name)).await?;
+        self.home_of(&resolved).ok_or_else(|| AdbError::UnknownDevice {
+            serial: name.to_string(),
+            known: vec![],
+            silent: vec![],
+        })
+    }
+
+    fn home_of(&self, name: &str) -> Option<(&Source, String)> {
+        if let Some((label, serial)) = name.split_once('/')
+            && let Some(source) = self.sources.iter().find(|s| s.label == label)
+        {
+            return Some((source, serial.to_string()));
+        }
+        let at = *self.homes.lock().unwrap_or_else(|p| p.into_inner()).get(name)?;
+        Some((&self.sources[at], name.to_string()))
     }
 
     /// Runs `command` on the device's shell. Callers quote every argument they did not write.
@@ -279,88 +329,8 @@ impl Adb {
         command: &str,
         limit: Duration,
     ) -> Result<ShellOutput, AdbError> {
-        tracing::debug!(serial, command, "shell");
-        let what = || format!("`{}` on {serial}", abbreviate(command));
-        match &self.route {
-            Route::Server(server) => {
-                let call = async {
-                    let v2 = self
-                        .server_features(*server, serial)
-                        .await?
-                        .iter()
-                        .any(|f| f == "shell_v2");
-                    host::shell(*server, serial, &shell_service(command, v2), v2, self.max_output).await
-                };
-                self.bounded(what, limit, call).await
-            }
-            Route::Direct(_) => {
-                let call = async { Ok(self.direct_shell(limit, command).await?.1) };
-                self.bounded(what, limit, call).await
-            }
-        }
-    }
-
-    /// A stream to the direct device for the service `service` names (from the connection's
-    /// features), on the shared connection; if that proves dead before the stream opened (a
-    /// restarted device), nothing ran, so it is opened once more on a new connection.
-    async fn direct_stream(
-        &self,
-        limit: Duration,
-        service: impl Fn(&direct::Connection) -> String,
-    ) -> Result<(direct::Connection, direct::Stream), AdbError> {
-        let conn = self.connection(limit).await?;
-        match conn.open_stream(&service(&conn)).await {
-            Err(AdbError::Disconnected { .. }) if conn.lost().is_some() => {
-                let conn = self.reconnect(&conn, limit).await?;
-                let stream = conn.open_stream(&service(&conn)).await?;
-                Ok((conn, stream))
-            }
-            other => other.map(|stream| (conn, stream)),
-        }
-    }
-
-    /// Runs `command` on the direct device; also returns the connection it ran on.
-    async fn direct_shell(
-        &self,
-        limit: Duration,
-        command: &str,
-    ) -> Result<(direct::Connection, ShellOutput), AdbError> {
-        let (conn, mut stream) = self
-            .direct_stream(limit, |conn| shell_service(command, conn.has_feature("shell_v2")))
-            .await?;
-        let output = self.read_shell(&conn, &mut stream).await?;
-        Ok((conn, output))
-    }
-
-    async fn read_shell(
-        &self,
-        conn: &direct::Connection,
-        stream: &mut direct::Stream,
-    ) -> Result<ShellOutput, AdbError> {
-        let v2 = conn.has_feature("shell_v2");
-        if v2 {
-            stream.write(&shell_v2::close_stdin_packet()).await?;
-            let mut decoder = shell_v2::Decoder::new(self.max_output);
-            while let Some(data) = stream.read().await? {
-                if decoder.feed(&data).map_err(AdbError::bad_data)? {
-                    return Ok(decoder.finish());
-                }
-            }
-            Err(AdbError::disconnected(
-                "it closed the shell before it sent an exit code",
-            ))
-        } else {
-            let mut capture = capture::Capture::new(self.max_output);
-            stream.read_to_end(&mut capture).await?;
-            let (stdout, dropped) = capture.finish();
-            let (stdout, exit_code) = split_exit_marker(stdout);
-            Ok(ShellOutput {
-                stdout,
-                exit_code,
-                dropped,
-                ..Default::default()
-            })
-        }
+        let (source, serial) = self.locate(serial).await?;
+        source.shell(&serial, command, limit).await
     }
 
     /// Runs `exec:COMMAND` with the file `input` (if any) streamed to its stdin in chunks, and
@@ -375,8 +345,6 @@ impl Adb {
         limit: Duration,
         sent: &(dyn Fn(u64) + Send + Sync),
     ) -> Result<Vec<u8>, AdbError> {
-        tracing::debug!(serial, command, input = ?input, "exec");
-        let what = || format!("`{}` on {serial}", abbreviate(command));
         let file = match input {
             Some(path) => Some(
                 tokio::fs::File::open(path)
@@ -385,109 +353,62 @@ impl Adb {
             ),
             None => None,
         };
-        match &self.route {
-            Route::Server(server) => {
-                self.bounded(
-                    what,
-                    limit,
-                    host::exec(*server, serial, command, file, self.max_output, sent),
-                )
-                .await
-            }
-            Route::Direct(_) => {
-                let call = async {
-                    let (_, mut stream) = self.direct_stream(limit, |_| format!("exec:{command}")).await?;
-                    if let Some(mut file) = file {
-                        use tokio::io::AsyncReadExt;
-                        let mut chunk = vec![0u8; stream.max_payload()];
-                        let mut written = 0u64;
-                        loop {
-                            let n = file.read(&mut chunk).await?;
-                            if n == 0 {
-                                break;
-                            }
-                            if let Err(e) = stream.write(&chunk[..n]).await {
-                                // The device closed early (a refusal); its output says why.
-                                tracing::debug!("exec input cut short: {e}");
-                                break;
-                            }
-                            written += n as u64;
-                            sent(written);
-                        }
-                    }
-                    let mut output = capture::Capture::new(self.max_output);
-                    stream.read_to_end(&mut output).await?;
-                    Ok(output.finish().0)
-                };
-                self.bounded(what, limit, call).await
-            }
-        }
+        let (source, serial) = self.locate(serial).await?;
+        source.exec(&serial, command, file, limit, sent).await
     }
+}
 
-    /// The shared direct connection, opened if there is none or the one there was lost. `limit`
-    /// is the calling call's timeout: a key prompt on the device is waited for within it.
-    async fn connection(&self, limit: Duration) -> Result<direct::Connection, AdbError> {
-        let Route::Direct(addr) = self.route else {
-            return Err(AdbError::Protocol("not a direct route".into()));
-        };
-        let mut slot = self.direct.lock().await;
-        if let Some(conn) = &slot.conn {
-            if conn.lost().is_none() {
-                return Ok(conn.clone());
-            }
-            slot.conn = None;
-        }
-        if let Some((at, why)) = &slot.down
-            && at.elapsed() < COOL_DOWN
-        {
-            return Err(AdbError::DeviceUnreachable {
-                addr,
-                source: std::io::Error::other(format!(
-                    "{why} ({} ms ago; not retried for {} ms)",
-                    at.elapsed().as_millis(),
-                    COOL_DOWN.as_millis()
-                )),
-            });
-        }
-        // The prompt wait ends before the call's own timeout, so the error names the prompt.
-        match direct::Connection::open(addr, limit * 3 / 4).await {
-            Ok(conn) => {
-                slot.down = None;
-                slot.conn = Some(conn.clone());
-                Ok(conn)
-            }
-            Err(AdbError::DeviceUnreachable { addr, source }) => {
-                slot.down = Some((std::time::Instant::now(), source.to_string()));
-                Err(AdbError::DeviceUnreachable { addr, source })
-            }
-            Err(e) => Err(e),
-        }
+/// `name` if the device is online, else why it cannot be used.
+fn usable(device: &DeviceEntry, name: &str) -> Result<String, AdbError> {
+    match device.state.as_str() {
+        "device" => Ok(name.to_string()),
+        "unauthorized" => Err(unauthorized(name)),
+        "offline" => Err(AdbError::Offline(name.to_string())),
+        state => Err(AdbError::Refused(format!(
+            "device `{name}` is in state `{state}`, not `device`"
+        ))),
     }
+}
 
-    /// Drops `dead` (if it is still the shared one) and opens a new connection.
-    async fn reconnect(&self, dead: &direct::Connection, limit: Duration) -> Result<direct::Connection, AdbError> {
-        {
-            let mut slot = self.direct.lock().await;
-            if slot.conn.as_ref().is_some_and(|c| c.same_as(dead)) {
-                slot.conn = None;
-            }
-        }
-        tracing::info!("the direct connection was found dead; reconnecting once");
-        self.connection(limit).await
+fn unauthorized(serial: &str) -> AdbError {
+    AdbError::Unauthorized(format!(
+        "`{serial}` has not accepted this computer's key; accept the \"Allow USB debugging\" prompt on the device"
+    ))
+}
+
+enum Found<'a> {
+    One(&'a DeviceEntry),
+    /// A serial several sources see: the qualified names to choose from.
+    Several(Vec<String>),
+    None,
+}
+
+/// The device `name` means: its listed name, or `label/serial` for a serial only that source
+/// sees, or a bare serial that several sources see (then the choice is the caller's).
+fn find_device<'a>(devices: &'a [DeviceEntry], name: &str) -> Found<'a> {
+    if let Some(d) = devices.iter().find(|d| d.serial == name) {
+        return Found::One(d);
     }
-
-    /// The adb server route: a device's features, asked once per serial.
-    async fn server_features(&self, server: SocketAddr, serial: &str) -> Result<Vec<String>, AdbError> {
-        if let Some(known) = self.features.lock().unwrap_or_else(|p| p.into_inner()).get(serial) {
-            return Ok(known.clone());
-        }
-        let text = host::query(server, &format!("host-serial:{serial}:features")).await?;
-        let features: Vec<String> = text.trim().split(',').map(str::to_string).collect();
-        self.features
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(serial.to_string(), features.clone());
-        Ok(features)
+    if let Some((label, serial)) = name.split_once('/')
+        && let Some(d) = devices
+            .iter()
+            .find(|d| d.serial == serial && d.source.as_deref() == Some(label))
+    {
+        return Found::One(d);
+    }
+    let qualified: Vec<String> = devices
+        .iter()
+        .filter(|d| {
+            d.source
+                .as_deref()
+                .is_some_and(|label| d.serial.strip_prefix(label).and_then(|s| s.strip_prefix('/')) == Some(name))
+        })
+        .map(|d| d.serial.clone())
+        .collect();
+    if qualified.is_empty() {
+        Found::None
+    } else {
+        Found::Several(qualified)
     }
 }
 
@@ -586,5 +507,26 @@ mod tests {
             Route::Server("127.0.0.1:5037".parse().unwrap())
         );
         assert!(Route::parse_direct("nonsense").unwrap_err().contains("tcp:HOST:PORT"));
+    }
+
+    #[test]
+    fn sources_are_named_by_host_or_host_port_or_their_given_name() {
+        let specs = |list: &[&str]| list.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let named = parse_sources(&specs(&[
+            "server:10.0.0.1:5037",
+            "server:127.0.0.1:5037",
+            "tcp:127.0.0.1:5555",
+            "lab=server:10.0.0.9:5037",
+        ]))
+        .unwrap();
+        let labels: Vec<&str> = named.iter().map(|(l, _)| l.as_str()).collect();
+        assert_eq!(labels, ["10.0.0.1", "127.0.0.1:5037", "127.0.0.1:5555", "lab"]);
+        assert_eq!(named[2].1, Route::Direct("127.0.0.1:5555".parse().unwrap()));
+        let twice = parse_sources(&specs(&["server:10.0.0.1:5037", "a=server:10.0.0.1:5037"])).unwrap_err();
+        assert!(twice.contains("gives 10.0.0.1:5037 twice"), "{twice}");
+        let clash = parse_sources(&specs(&["a=server:10.0.0.1:5037", "a=server:10.0.0.2:5037"])).unwrap_err();
+        assert!(clash.contains("two sources `a`"), "{clash}");
+        let bad = parse_sources(&specs(&["lab/1=server:10.0.0.1:5037"])).unwrap_err();
+        assert!(bad.contains("not a source name"), "{bad}");
     }
 }

@@ -10,7 +10,7 @@ use rmcp::service::RequestContext;
 use serde::{Deserialize, Serialize};
 
 use super::{State, error, parse_args};
-use crate::adb::{AdbError, DeviceEntry};
+use crate::adb::{AdbError, DeviceEntry, Listing, SourceStatus};
 use crate::android::device_state::{Battery, parse_battery, parse_wm_size};
 use crate::android::getprop::{PropertySummary, parse_getprop, summarize};
 use crate::context::budget::{Budgeted, respond};
@@ -45,6 +45,9 @@ pub struct DeviceOutput {
     pub device: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub devices: Option<Vec<DeviceEntry>>,
+    /// With several `--adb` sources: each one, and its error if it did not answer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sources: Option<Vec<SourceStatus>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub summary: Option<PropertySummary>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -71,7 +74,7 @@ impl Budgeted for DeviceOutput {
         "bootCompleted",
         "health",
     ];
-    const BULK_FIELDS: &'static [&'static str] = &["devices"];
+    const BULK_FIELDS: &'static [&'static str] = &["devices", "sources"];
     const KIND: Kind = Kind::Output;
 }
 
@@ -139,8 +142,17 @@ pub async fn run(state: &State, args: JsonObject, ctx: RequestContext<RoleServer
 }
 
 async fn list(state: &State) -> Result<DeviceOutput, AdbError> {
-    let devices = state.adb.devices().await?;
+    let Listing { devices, sources } = state.adb.devices().await?;
+    let silent: Vec<&str> = sources
+        .iter()
+        .filter(|s| s.error.is_some())
+        .map(|s| s.source.as_str())
+        .collect();
     let hint = match devices.iter().filter(|d| d.state == "device").count() {
+        _ if !silent.is_empty() => Some(format!(
+            "not answering: {} (see sources); the others' devices are listed",
+            silent.join(", ")
+        )),
         0 => Some("no device online: connect one, or start droidmcp with --sim".to_string()),
         1 => None,
         _ if state.selected().is_none() => Some("several devices: pass `device`, or pick one with select".into()),
@@ -150,6 +162,7 @@ async fn list(state: &State) -> Result<DeviceOutput, AdbError> {
         operation: "list".into(),
         device: state.selected(),
         devices: Some(devices),
+        sources: (!sources.is_empty()).then_some(sources),
         hint,
         ..Default::default()
     })

@@ -51,8 +51,13 @@ pub struct State {
 
 impl State {
     pub fn new(adb: Adb, cache: Cache, budget: usize, selected: Option<String>) -> State {
+        State::sharing(std::sync::Arc::new(adb), cache, budget, selected)
+    }
+
+    /// A state on `adb` whose every per-session part starts empty (the one place that lists them).
+    fn sharing(adb: std::sync::Arc<Adb>, cache: Cache, budget: usize, selected: Option<String>) -> State {
         State {
-            adb: std::sync::Arc::new(adb),
+            adb,
             cache,
             budget,
             selected: RwLock::new(selected),
@@ -68,29 +73,20 @@ impl State {
         }
     }
 
-    /// A new client session's state (HTTP): the devices, their connections and their turns
-    /// are shared; the default device, the cache and the script runs are the session's own, so
-    /// one session can never read another's cache entries or run folders.
+    /// A new client session's state (HTTP): the devices, their connections, turns and display
+    /// sizes, and the server's settings are shared; the default device, the cache, the screens
+    /// and refs and the script runs are the session's own, so one session can never read
+    /// another's cache entries or run folders.
     pub fn session(&self) -> State {
-        let runs = std::sync::Arc::new(self.runs.empty_like());
+        let mut session = State::sharing(self.adb.clone(), self.cache.empty_like(), self.budget, self.selected());
+        session.shell_deny = self.shell_deny.clone();
+        session.turns = self.turns.clone();
+        session.displays = self.displays.clone();
+        session.runs = std::sync::Arc::new(self.runs.empty_like());
         if tokio::runtime::Handle::try_current().is_ok() {
-            runs.sweep_on_a_timer();
+            session.runs.sweep_on_a_timer();
         }
-        State {
-            adb: self.adb.clone(),
-            cache: self.cache.empty_like(),
-            budget: self.budget,
-            selected: RwLock::new(self.selected.read().unwrap_or_else(|p| p.into_inner()).clone()),
-            package_lists: Mutex::new(HashMap::new()),
-            log_reads: Mutex::new(HashMap::new()),
-            shell_deny: self.shell_deny.clone(),
-            screens: Mutex::new(HashMap::new()),
-            shots: Mutex::new(HashMap::new()),
-            displays: self.displays.clone(),
-            refs: Mutex::new(HashMap::new()),
-            turns: self.turns.clone(),
-            runs,
-        }
+        session
     }
 
     /// The device's display size in its natural orientation (`wm size`, the override if set),
