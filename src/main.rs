@@ -59,9 +59,12 @@ struct ServeArgs {
     /// Response budget in chars: a larger answer is summarised, the rest kept behind a cacheId.
     #[arg(long, default_value_t = DEFAULT_BUDGET as u64, value_parser = clap::value_parser!(u64).range(500..=1_000_000))]
     budget: u64,
-    /// Byte bound of the cache, in MiB.
+    /// Byte bound of the cache, in MiB (each HTTP session's).
     #[arg(long, default_value_t = 64)]
     cache_mib: usize,
+    /// Byte bound of all HTTP sessions' caches together, in MiB.
+    #[arg(long, default_value_t = 256)]
+    sessions_cache_mib: usize,
     /// Also write every cached entry bigger than the budget to this folder, named by its cacheId.
     #[arg(long, value_name = "DIR", env = "DROIDMCP_WORKSPACE")]
     workspace: Option<PathBuf>,
@@ -252,7 +255,8 @@ async fn build_state(args: &ServeArgs) -> anyhow::Result<(Arc<State>, Option<Sim
     let mut cache = Cache::new(Limits {
         max_bytes: args.cache_mib * 1024 * 1024,
         ..Limits::default()
-    });
+    })
+    .with_sessions_bound(args.sessions_cache_mib * 1024 * 1024);
     if let Some(dir) = &workspace {
         let workspace = Arc::new(
             Workspace::open(dir, args.workspace_mib * 1024 * 1024)

@@ -1,5 +1,6 @@
 //! `droidmcp serve --http`: the bearer token and Origin checks (nothing reaches a device
-//! before they pass), the refusal of an open bind without a token, session isolation, and the
+//! before they pass), the refusal of an open bind without a token, session isolation, one cache
+//! bound shared by all sessions, a broken answer stream resumed with `Last-Event-ID`, and the
 //! official MCP Inspector CLI listing and calling the tools over HTTP.
 
 mod common;
@@ -188,6 +189,121 @@ async fn one_session_cannot_read_another_sessions_cache_or_runs() {
     assert_eq!(la["devices"], lb["devices"]);
     a.cancel().await.unwrap();
     b.cancel().await.unwrap();
+    server.terminate().await;
+}
+
+/// All sessions' caches together stay within `--sessions-cache-mib`: past it, the session that
+/// stores gives up its own oldest entry, never another session's.
+#[tokio::test]
+async fn sessions_share_one_cache_bound_and_the_one_storing_makes_room() {
+    let home = tempfile::tempdir().unwrap();
+    let args = [
+        "--sim",
+        "--token",
+        TOKEN,
+        "--cache-mib",
+        "1",
+        "--sessions-cache-mib",
+        "1",
+    ];
+    let server = HttpServer::start(&args, &[], home.path()).await;
+    let a = ().serve(server.transport(Some(TOKEN))).await.expect("session A");
+    let b = ().serve(server.transport(Some(TOKEN))).await.expect("session B");
+    // 469 KB of output each: two fit in 1 MiB, three do not.
+    let big = |session| async move {
+        let out = ok(&call(
+            session,
+            "adb-shell",
+            json!({"operation": "run", "command": "seq 1 80000"}),
+        )
+        .await);
+        out["stdoutCacheId"]
+            .as_str()
+            .expect("a cacheId for the whole output")
+            .to_string()
+    };
+    let a1 = big(&a).await;
+    let b1 = big(&b).await;
+    let b2 = big(&b).await;
+    ok(&call(&a, "cache", json!({"operation": "get", "id": a1, "limit": 1})).await);
+    ok(&call(&b, "cache", json!({"operation": "get", "id": b2, "limit": 1})).await);
+    let gone = err(&call(&b, "cache", json!({"operation": "get", "id": b1})).await);
+    assert!(gone.contains("evicted"), "{gone}");
+    let stats = ok(&call(&b, "cache", json!({"operation": "stats"})).await);
+    println!("session B after storing past the shared bound: {stats}");
+    a.cancel().await.unwrap();
+    b.cancel().await.unwrap();
+    server.terminate().await;
+}
+
+/// A client whose answer stream broke asks again with `Last-Event-ID` (a GET) and gets the
+/// answer it missed: rmcp's session manager keeps each request's events (60 s once done).
+#[tokio::test]
+async fn a_broken_answer_stream_is_resumed_with_last_event_id() {
+    let home = tempfile::tempdir().unwrap();
+    let server = HttpServer::start(&["--sim", "--token", TOKEN], &[], home.path()).await;
+    let (status, session, _) = post(&server, Some(TOKEN), None, None, initialize()).await;
+    assert_eq!(status, 200);
+    let session = session.expect("a session id");
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let (status, _, _) = post(&server, Some(TOKEN), None, Some(&session), initialized).await;
+    assert_eq!(status, 202);
+
+    let client = reqwest::Client::new();
+    let with_headers = |request: reqwest::RequestBuilder| {
+        request
+            .header("authorization", format!("Bearer {TOKEN}"))
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2025-06-18")
+            .header("mcp-session-id", &session)
+    };
+    let slow = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "adb-shell",
+        "arguments": {"operation": "run", "command": "sleep 1; echo resumed"}}});
+    let mut response = with_headers(client.post(&server.url))
+        .header("content-type", "application/json")
+        .body(slow.to_string())
+        .send()
+        .await
+        .expect("POST tools/call");
+    assert_eq!(response.status().as_u16(), 200);
+    // Read the first event only (it carries an id), then hang up before the answer.
+    let mut first = String::new();
+    while !first.contains("\n\n") {
+        let chunk = response.chunk().await.expect("read").expect("an event before the end");
+        first.push_str(&String::from_utf8_lossy(&chunk));
+    }
+    let event_id = first
+        .lines()
+        .find_map(|line| line.strip_prefix("id:"))
+        .unwrap_or_else(|| panic!("no event id in {first:?}"))
+        .trim()
+        .to_string();
+    assert!(
+        !first.contains("resumed"),
+        "the answer came before the hang-up: {first}"
+    );
+    drop(response);
+
+    let mut resumed = with_headers(client.get(&server.url))
+        .header("last-event-id", &event_id)
+        .send()
+        .await
+        .expect("GET with Last-Event-ID");
+    assert_eq!(resumed.status().as_u16(), 200);
+    let mut text = String::new();
+    let read = async {
+        while let Ok(Some(chunk)) = resumed.chunk().await {
+            text.push_str(&String::from_utf8_lossy(&chunk));
+            if text.contains("resumed") {
+                break;
+            }
+        }
+    };
+    tokio::time::timeout(std::time::Duration::from_secs(20), read)
+        .await
+        .expect("the resumed stream brought the answer within 20 s");
+    assert!(text.contains("\"id\":2") && text.contains("resumed\\n"), "{text}");
+    println!("resumed after event {event_id}: {} chars", text.len());
     server.terminate().await;
 }
 

@@ -11,7 +11,9 @@ pub fn parse_getprop(text: &str) -> BTreeMap<String, String> {
     let mut props = BTreeMap::new();
     let mut open: Option<(String, String)> = None;
     for line in text.lines() {
-        let line = line.strip_suffix('\r').unwrap_or(line);
+        // Every CR at a line's end goes (a pty's `\r\n`, some devices' `\r\r\n`), so what
+        // `format_getprop` writes reads back the same.
+        let line = line.trim_end_matches('\r');
         if let Some((key, rest)) = split_entry(line) {
             if let Some((k, v)) = open.take() {
                 props.insert(k, v);
@@ -126,6 +128,20 @@ mod tests {
         assert_eq!(props["a"], "1");
         assert_eq!(props["h"], "reboot,1\nreboot,2\nreboot,3");
         assert_eq!(props["z"], "");
+        assert_eq!(parse_getprop(&format_getprop(&props)), props);
+    }
+
+    /// Found by the fuzzer: an unclosed value whose line ends in several CRs lost one CR per
+    /// parse, so a value written back did not read back the same.
+    #[test]
+    fn line_end_carriage_returns_all_go_so_a_value_reads_back_the_same() {
+        let text = "[k]: [131072]\r\r\r\r\n[ro.product.64\n[b]: [2]\r\r\n";
+        let props = parse_getprop(text);
+        assert_eq!(
+            props["k"], "131072",
+            "the CRs end the line; the stray line after is not a property"
+        );
+        assert_eq!(props["b"], "2");
         assert_eq!(parse_getprop(&format_getprop(&props)), props);
     }
 }

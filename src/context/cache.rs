@@ -239,12 +239,35 @@ struct Inner {
     stats: Stats,
 }
 
+/// The bytes every session's cache holds together (HTTP sessions share one), and their bound.
+#[derive(Debug)]
+struct Pool {
+    bytes: std::sync::atomic::AtomicUsize,
+    max_bytes: usize,
+}
+
+impl Pool {
+    fn new(max_bytes: usize) -> Arc<Pool> {
+        Arc::new(Pool {
+            bytes: Default::default(),
+            max_bytes,
+        })
+    }
+
+    fn over(&self) -> bool {
+        self.bytes.load(std::sync::atomic::Ordering::Relaxed) > self.max_bytes
+    }
+}
+
 #[derive(Debug)]
 pub struct Cache {
     /// When this server run began: older ids are from an earlier run.
     started: SystemTime,
     limits: Limits,
     inner: Mutex<Inner>,
+    /// Shared with the other sessions' caches: past its bound, a cache that stores an entry
+    /// makes room from its own oldest entries, so all sessions together stay bounded.
+    pool: Arc<Pool>,
     /// `--workspace`: entries over this many bytes are also written there.
     workspace: Option<(Arc<super::workspace::Workspace>, usize)>,
 }
@@ -259,9 +282,19 @@ impl Cache {
                 bytes: 0,
                 stats: Stats::default(),
             }),
+            pool: Pool::new(usize::MAX),
             workspace: None,
             started: SystemTime::now(),
         }
+    }
+
+    /// Bounds this cache and every `empty_like` of it (the HTTP sessions') to `bytes` together.
+    pub fn with_sessions_bound(mut self, bytes: usize) -> Cache {
+        let pool = Pool::new(bytes);
+        pool.bytes
+            .store(self.lock().bytes, std::sync::atomic::Ordering::Relaxed);
+        self.pool = pool;
+        self
     }
 
     /// Also writes every entry over `threshold` bytes (the budget) to the workspace.
@@ -274,6 +307,7 @@ impl Cache {
     pub fn empty_like(&self) -> Cache {
         let mut cache = Cache::new(self.limits);
         cache.workspace = self.workspace.clone();
+        cache.pool = self.pool.clone();
         cache
     }
 
@@ -284,6 +318,17 @@ impl Cache {
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
         self.inner.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Counts bytes in (`gained`) and out (`lost`), here and in the shared pool.
+    fn gained(&self, inner: &mut Inner, bytes: usize) {
+        inner.bytes += bytes;
+        self.pool.bytes.fetch_add(bytes, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    fn lost(&self, inner: &mut Inner, bytes: usize) {
+        inner.bytes -= bytes;
+        self.pool.bytes.fetch_sub(bytes, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Stores `data` and returns its new entry. An entry larger than the whole byte bound is
@@ -316,21 +361,21 @@ impl Cache {
         }
         let entry = Arc::new(entry);
         let mut inner = self.lock();
-        Self::sweep_expired(&mut inner);
+        self.sweep_expired(&mut inner);
         if let Some((_, old)) = inner.entries.push(id, entry.clone()) {
-            inner.bytes -= old.bytes;
+            self.lost(&mut inner, old.bytes);
             inner.stats.evicted_for_count += 1;
         }
-        inner.bytes += bytes;
-        while inner.bytes > self.limits.max_bytes && inner.entries.len() > 1 {
+        self.gained(&mut inner, bytes);
+        while (inner.bytes > self.limits.max_bytes || self.pool.over()) && inner.entries.len() > 1 {
             let Some((_, old)) = inner.entries.pop_lru() else { break };
-            inner.bytes -= old.bytes;
+            self.lost(&mut inner, old.bytes);
             inner.stats.evicted_for_size += 1;
         }
         entry
     }
 
-    fn sweep_expired(inner: &mut Inner) {
+    fn sweep_expired(&self, inner: &mut Inner) {
         let now = SystemTime::now();
         let expired: Vec<String> = inner
             .entries
@@ -340,7 +385,7 @@ impl Cache {
             .collect();
         for id in expired {
             if let Some(e) = inner.entries.pop(&id) {
-                inner.bytes -= e.bytes;
+                self.lost(inner, e.bytes);
                 inner.stats.expired += 1;
             }
         }
@@ -362,7 +407,7 @@ impl Cache {
                 return Ok(entry);
             }
             inner.entries.pop(id);
-            inner.bytes -= entry.bytes;
+            self.lost(&mut inner, entry.bytes);
             inner.stats.expired += 1;
         }
         inner.stats.misses += 1;
@@ -420,7 +465,7 @@ impl Cache {
     /// The live entries, most recently used first.
     pub fn entries(&self) -> Vec<Arc<Entry>> {
         let mut inner = self.lock();
-        Self::sweep_expired(&mut inner);
+        self.sweep_expired(&mut inner);
         inner.entries.iter().map(|(_, e)| e.clone()).collect()
     }
 
@@ -428,13 +473,14 @@ impl Cache {
         let mut inner = self.lock();
         let n = inner.entries.len();
         inner.entries.clear();
-        inner.bytes = 0;
+        let bytes = inner.bytes;
+        self.lost(&mut inner, bytes);
         n
     }
 
     pub fn stats(&self) -> Stats {
         let mut inner = self.lock();
-        Self::sweep_expired(&mut inner);
+        self.sweep_expired(&mut inner);
         Stats {
             entries: inner.entries.len(),
             bytes: inner.bytes,
@@ -462,8 +508,16 @@ impl Cache {
         });
         let mut inner = self.lock();
         inner.entries.push(id.clone(), entry);
-        inner.bytes += bytes;
+        self.gained(&mut inner, bytes);
         id
+    }
+}
+
+/// A session's cache that ends gives its bytes back to the pool.
+impl Drop for Cache {
+    fn drop(&mut self) {
+        let bytes = self.lock().bytes;
+        self.pool.bytes.fetch_sub(bytes, std::sync::atomic::Ordering::Relaxed);
     }
 }
 
@@ -485,6 +539,37 @@ mod tests {
 
     fn text(n: usize) -> Data {
         Data::Text("x".repeat(n))
+    }
+
+    #[test]
+    fn sessions_stay_within_their_shared_bound_and_an_ended_one_frees_its_share() {
+        let first = Cache::new(Limits {
+            max_entries: 100,
+            max_bytes: 1000,
+        })
+        .with_sessions_bound(1500);
+        let second = first.empty_like();
+        let pool = || first.pool.bytes.load(std::sync::atomic::Ordering::Relaxed);
+        for _ in 0..3 {
+            first.put(Kind::Shell, "first", text(400));
+        }
+        assert_eq!((first.stats().entries, pool()), (2, 800), "its own bound");
+        second.put(Kind::Shell, "second", text(400));
+        let kept = second.put(Kind::Shell, "second", text(400));
+        // Over the shared bound: the session that stored makes room from its own entries.
+        assert_eq!((first.stats().entries, second.stats().entries, pool()), (2, 1, 1200));
+        assert!(second.get(&kept.id).is_ok());
+        // An entry the user just asked for stays readable, alone, even past the bound.
+        let big = second.put(Kind::Shell, "second", text(900));
+        assert_eq!((second.stats().entries, pool()), (1, 1700));
+        assert!(second.get(&big.id).is_ok());
+        drop(first);
+        let pool = second.pool.clone();
+        second.put(Kind::Shell, "second", text(100));
+        assert_eq!(second.stats().entries, 2);
+        assert_eq!(pool.bytes.load(std::sync::atomic::Ordering::Relaxed), 1000);
+        second.clear();
+        assert_eq!(pool.bytes.load(std::sync::atomic::Ordering::Relaxed), 0);
     }
 
     #[test]
