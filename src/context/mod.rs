@@ -3,6 +3,7 @@
 
 pub mod budget;
 pub mod cache;
+pub mod data;
 pub mod page;
 pub mod schema;
 pub mod workspace;
