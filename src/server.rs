@@ -174,6 +174,8 @@ struct Call {
     /// Whether the session's protocol has `resource_link` blocks (2025-06-18 on): an older
     /// client rejects a whole result that holds one.
     links: bool,
+    /// The answer's size limit in chars (`--budget`).
+    budget: usize,
 }
 
 impl DroidMcp {
@@ -183,6 +185,7 @@ impl DroidMcp {
             cancel: ctx.ct.clone(),
             limit: self.call_limit(args),
             links: version.is_none_or(|v| v.to_string().as_str() >= "2025-06-18"),
+            budget: self.state.budget,
         }
     }
 
@@ -319,7 +322,15 @@ impl ServerHandler for DroidMcp {
 /// the server goes on serving.
 async fn guard(call: Call, work: impl Future<Output = CallToolResult> + Send + 'static) -> CallToolResult {
     let result = run_guarded(&call.cancel, call.limit, work).await;
-    if call.links { result } else { without_links(result) }
+    let result = if call.links { result } else { without_links(result) };
+    // The one place every answer passes: none leaves larger than the budget (a plain-text
+    // error, which may quote an argument, than MAX_ERROR_CHARS).
+    let limit = if result.is_error == Some(true) && result.structured_content.is_none() {
+        MAX_ERROR_CHARS.min(call.budget)
+    } else {
+        call.budget
+    };
+    crate::context::budget::enforce(result, limit)
 }
 
 async fn run_guarded(
@@ -336,7 +347,7 @@ async fn run_guarded(
     };
     tokio::select! {
         joined = &mut task => match joined {
-            Ok(result) => fit_error(result),
+            Ok(result) => result,
             Err(e) if e.is_panic() => {
                 let what = e.into_panic();
                 let what = what
@@ -354,13 +365,13 @@ async fn run_guarded(
         },
         _ = cancel.cancelled() => {
             task.abort();
-            tools::error("cancelled by the client; the device command was stopped")
+            tools::error("cancelled by the client; droidmcp closed the call's device streams, which ends their commands")
         }
         _ = deadline => {
             task.abort();
             let ms = limit.unwrap_or_default().saturating_sub(CALL_GRACE).as_millis();
             tools::error(format!(
-                "the call ran past its {ms} ms timeout, so it was stopped and its device commands ended: the device answers slowly or not at all. Check `adb-device health`, or pass a larger timeoutMs"
+                "the call ran past its {ms} ms timeout, so it was stopped and its device streams closed, which ends their commands: the device answers slowly or not at all. Check `adb-device health`, or pass a larger timeoutMs"
             ))
         }
     }
@@ -392,27 +403,9 @@ fn without_links(mut result: CallToolResult) -> CallToolResult {
     result
 }
 
-/// Error texts are written by us but may quote arguments (serde quotes a wrong value whole): an
-/// error never outgrows this many chars, whatever it was given.
+/// Error texts are written by us but may quote arguments (serde quotes a wrong value whole): a
+/// plain-text error never outgrows this many chars, whatever it was given.
 const MAX_ERROR_CHARS: usize = 1000;
-
-fn fit_error(mut result: CallToolResult) -> CallToolResult {
-    if result.is_error != Some(true) {
-        return result;
-    }
-    for block in &mut result.content {
-        if let Some(text) = block.as_text()
-            && text.text.chars().count() > MAX_ERROR_CHARS
-        {
-            let total = text.text.chars().count();
-            let kept: String = text.text.chars().take(MAX_ERROR_CHARS).collect();
-            *block = rmcp::model::ContentBlock::text(format!(
-                "{kept}… [error cut: {total} chars; it quoted a long argument]"
-            ));
-        }
-    }
-    result
-}
 
 /// Runs one tool call through the real MCP protocol, in-process over a pipe: what
 /// `droidmcp call` prints is exactly what a client would receive.

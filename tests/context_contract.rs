@@ -298,19 +298,8 @@ async fn resource_links_go_only_to_sessions_whose_protocol_has_them() {
 /// The pixel-emulator profile, with its log replaced by `log` (a real capture, read from
 /// ../shared into a temporary folder, never into the repository).
 fn profile_with_log(log: &std::path::Path) -> tempfile::TempDir {
-    fn copy(from: &std::path::Path, to: &std::path::Path) {
-        std::fs::create_dir_all(to).unwrap();
-        for entry in std::fs::read_dir(from).unwrap().map(Result::unwrap) {
-            let target = to.join(entry.file_name());
-            if entry.file_type().unwrap().is_dir() {
-                copy(&entry.path(), &target);
-            } else {
-                std::fs::copy(entry.path(), target).unwrap();
-            }
-        }
-    }
     let dir = tempfile::tempdir().unwrap();
-    copy(&profile_dir(), dir.path());
+    copy_dir(&profile_dir(), dir.path());
     std::fs::copy(log, dir.path().join("logcat.txt")).unwrap();
     dir
 }
@@ -322,7 +311,12 @@ async fn check_log(name: &str, client: &McpClient) {
     let size = response_chars(&result);
     let read = ok(&result);
     let crashes = read["crashes"].as_array().unwrap();
-    let listed: u64 = crashes.iter().map(|c| c["count"].as_u64().unwrap_or(1)).sum();
+    // A long crash list shows its head; the rest is behind crashesCacheId.
+    let every = match read["crashesCacheId"].as_str() {
+        Some(id) => page_all(client, id).await,
+        None => crashes.clone(),
+    };
+    let listed: u64 = every.iter().map(|c| c["count"].as_u64().unwrap_or(1)).sum();
     println!(
         "{name}: {size} chars, crashCount {}, {} listed ({} entries), {} window lines",
         read["crashCount"],
@@ -358,7 +352,7 @@ async fn check_log(name: &str, client: &McpClient) {
 }
 
 #[tokio::test]
-async fn a_default_log_read_lists_every_crash_within_2500_chars() {
+async fn a_default_log_read_accounts_for_every_crash_within_2500_chars() {
     let home = tempfile::tempdir().unwrap();
     let client = mcp_server(&["--sim"], &[], home.path()).await;
     check_log("simulator log", &client).await;
@@ -479,4 +473,346 @@ async fn every_answer_validates_against_its_tools_output_schema() {
         let errors: Vec<String> = validator.iter_errors(&answer).map(|e| e.to_string()).collect();
         assert!(errors.is_empty(), "{tool} {args}: {errors:?}");
     }
+}
+
+/// A device whose every output is huge or hostile, generated from `seed`: thousands of long
+/// properties (some multi-line), thousands of long package names and labels, a home screen of
+/// hundreds of long rows nested deep (XML specials, emoji, long ids and descriptions), dozens of
+/// distinct crashes with long stacks, and multi-KB log lines.
+fn hostile_profile(seed: u64) -> tempfile::TempDir {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    let dir = profile_with_log(&profile_dir().join("logcat.txt"));
+    let root = dir.path();
+    let text = |rng: &mut rand::rngs::StdRng, n: usize| -> String {
+        const PIECES: &[&str] = &[
+            "word",
+            "ÿ",
+            "😀",
+            "\"q\"",
+            "back\\slash",
+            "tab\t",
+            "a&b",
+            "<x>",
+            "'",
+            "Ω",
+            "longer-piece",
+            "漢字",
+        ];
+        let mut s = String::new();
+        while s.chars().count() < n {
+            s.push_str(PIECES[rng.random_range(0..PIECES.len())]);
+            s.push(' ');
+        }
+        s
+    };
+    let xml = |s: &str| {
+        s.replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;")
+            .replace('"', "&quot;")
+            .replace('\t', " ")
+    };
+
+    let mut props = std::fs::read_to_string(root.join("getprop.txt")).unwrap();
+    for i in 0..3000 {
+        let len = rng.random_range(50..600);
+        let value = text(&mut rng, len).replace([']', '['], "");
+        let value = if i % 97 == 0 {
+            format!("{value}\nsecond line {i}\nthird")
+        } else {
+            value
+        };
+        props.push_str(&format!(
+            "[vendor.hostile.{}.p{i}]: [{}]\n",
+            "x".repeat(i % 80),
+            value.replace('\t', " ")
+        ));
+    }
+    std::fs::write(root.join("getprop.txt"), props).unwrap();
+
+    let mut packages = std::fs::read_to_string(root.join("packages.tsv")).unwrap();
+    let mut hostile_packages = Vec::new();
+    for i in 0..3000 {
+        let name = format!("com.hostile.{}.app{i}", "segment".repeat(1 + i % 25));
+        let label = text(&mut rng, 120).replace('\t', " ");
+        let perms = (0..40)
+            .map(|p| format!("android.permission.HOSTILE_{p}_{}", "X".repeat(30)))
+            .collect::<Vec<_>>()
+            .join(",");
+        let launcher = if i % 2 == 0 {
+            format!("{name}.MainActivity")
+        } else {
+            "-".into()
+        };
+        packages.push_str(&format!(
+            "{name}\t/data/app/{name}-1/base.apk\t{}\tuser\t1.{i}.{}\t{i}\t{launcher}\t{label}\t2024-01-01 00:00:00\t2024-06-01 00:00:00\t24\t34\t{perms}\n",
+            10_000 + i,
+            "9".repeat(100)
+        ));
+        hostile_packages.push(name);
+    }
+    std::fs::write(root.join("packages.tsv"), packages).unwrap();
+
+    let mut rows = String::new();
+    for i in 0..300 {
+        let depth = 1 + i % 30;
+        let y = 100 + (i as i32) * 7;
+        let bounds = format!("[0,{y}][1080,{}]", y + 7);
+        for _ in 0..depth {
+            rows.push_str(&format!(r#"<node index="0" text="" resource-id="" class="android.widget.LinearLayout" package="com.hostile" content-desc="" clickable="false" bounds="{bounds}">"#));
+        }
+        rows.push_str(&format!(
+            r#"<node index="0" text="{}" resource-id="com.hostile:id/row_{}_{i}" class="android.widget.TextView" package="com.hostile" content-desc="{}" checkable="{}" checked="false" clickable="true" bounds="{bounds}"/>"#,
+            xml(&format!("row {i} {}", text(&mut rng, 150))),
+            "r".repeat(60),
+            xml(&text(&mut rng, 100)),
+            i % 3 == 0
+        ));
+        rows.push_str(&"</node>".repeat(depth));
+    }
+    std::fs::write(
+        root.join("screens/launcher.xml"),
+        format!(
+            r#"<?xml version='1.0' encoding='UTF-8' standalone='yes' ?><hierarchy rotation="0"><node index="0" text="" class="android.widget.FrameLayout" package="com.hostile" bounds="[0,0][1080,2400]"><node index="0" text="" class="androidx.recyclerview.widget.RecyclerView" package="com.hostile" scrollable="true" bounds="[0,88][1080,2400]">{rows}</node></node></hierarchy>"#
+        ),
+    )
+    .unwrap();
+
+    let mut log = String::from("--------- beginning of main\n");
+    let mut second = 0;
+    let stamp = |second: &mut u32| {
+        *second += 1;
+        format!(
+            "11-20 10:{:02}:{:02}.{:03}",
+            (*second / 60) % 60,
+            *second % 60,
+            *second % 1000
+        )
+    };
+    for i in 0..400 {
+        let len = rng.random_range(1000..6000);
+        log.push_str(&format!(
+            "{}  3000  3000 W HostileTag{i}: {}\n",
+            stamp(&mut second),
+            text(&mut rng, len).replace('\n', " ")
+        ));
+    }
+    for c in 0..40u32 {
+        let pid = 5000 + c;
+        let package = &hostile_packages[c as usize];
+        let at = stamp(&mut second);
+        log.push_str(&format!("{at}  {pid}  {pid} E AndroidRuntime: FATAL EXCEPTION: main\n"));
+        log.push_str(&format!(
+            "{at}  {pid}  {pid} E AndroidRuntime: Process: {package}, PID: {pid}\n"
+        ));
+        log.push_str(&format!(
+            "{at}  {pid}  {pid} E AndroidRuntime: java.lang.IllegalStateException{c}: {}\n",
+            text(&mut rng, 2000)
+        ));
+        for f in 0..60 {
+            log.push_str(&format!(
+                "{at}  {pid}  {pid} E AndroidRuntime: \tat {package}.deep.Frame{f}.method{}(Frame{f}.kt:{f})\n",
+                "x".repeat(80)
+            ));
+        }
+        log.push_str(&format!(
+            "{at}  {pid}  {pid} E AndroidRuntime: Caused by: java.io.IOException{c}: {}\n",
+            text(&mut rng, 1500)
+        ));
+        log.push_str(&format!(
+            "{at}  {pid}  {pid} E AndroidRuntime: \tat {package}.Cause.run(Cause.kt:1)\n"
+        ));
+    }
+    std::fs::write(root.join("logcat.txt"), log).unwrap();
+    dir
+}
+
+/// Every `…cacheId` / `…CacheId` string anywhere in an answer.
+fn ids_in(value: &Value, out: &mut Vec<String>) {
+    match value {
+        Value::Object(map) => {
+            for (k, v) in map {
+                match v {
+                    Value::String(id) if k.ends_with("cacheId") || k.ends_with("CacheId") => out.push(id.clone()),
+                    _ => ids_in(v, out),
+                }
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|v| ids_in(v, out)),
+        _ => {}
+    }
+}
+
+/// The invariant every answer keeps: its text is within the budget, and a structured answer's
+/// text twin is valid JSON equal to its structuredContent (errors included).
+fn check_answer(what: &str, result: &rmcp::model::CallToolResult, budget: usize) -> usize {
+    let texts: Vec<&str> = result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text())
+        .map(|t| t.text.as_str())
+        .collect();
+    let size: usize = texts.iter().map(|t| t.chars().count()).sum();
+    assert!(
+        size <= budget,
+        "{what}: {size} chars over the {budget}-char budget: {}",
+        texts.join("").chars().take(600).collect::<String>()
+    );
+    if let Some(structured) = &result.structured_content {
+        let twin: Value = serde_json::from_str(texts.first().expect("a text twin")).unwrap_or_else(|e| {
+            panic!(
+                "{what}: the text twin is not JSON ({e}): {}",
+                texts[0].chars().take(300).collect::<String>()
+            )
+        });
+        assert_eq!(
+            &twin, structured,
+            "{what}: the text twin differs from structuredContent"
+        );
+    }
+    size
+}
+
+#[tokio::test]
+async fn every_answer_fits_the_budget_on_a_device_whose_every_output_is_hostile() {
+    let seed = std::env::var("DROIDMCP_HOSTILE_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(rand::random::<u64>);
+    println!("hostile profile seed {seed} (DROIDMCP_HOSTILE_SEED={seed} replays it)");
+    let profile = hostile_profile(seed);
+    let home = tempfile::tempdir().unwrap();
+    let client = mcp_server(&["--sim", profile.path().to_str().unwrap()], &[], home.path()).await;
+    let first_app = "com.hostile.segment.app0";
+    let calls = [
+        ("adb-device", json!({"operation": "list"})),
+        ("adb-device", json!({"operation": "properties"})),
+        ("adb-device", json!({"operation": "health"})),
+        ("adb-device", json!({"operation": "wait"})),
+        ("adb-app", json!({"operation": "list"})),
+        ("adb-app", json!({"operation": "list", "kind": "user", "limit": 100})),
+        ("adb-app", json!({"operation": "info", "package": first_app})),
+        ("ui", json!({"operation": "dump"})),
+        ("ui", json!({"operation": "find", "text": "row"})),
+        ("ui", json!({"operation": "find", "text": "no such row at all"})),
+        ("ui", json!({"operation": "screenshot"})),
+        ("ui", json!({"operation": "screenshot", "grid": true})),
+        ("ui", json!({"operation": "tap", "text": "row 7", "observe": true})),
+        ("ui", json!({"operation": "key", "name": "HOME", "observe": true})),
+        (
+            "ui",
+            json!({"operation": "wait", "text": "never there", "timeoutMs": 300}),
+        ),
+        ("adb-logcat", json!({"operation": "read"})),
+        ("adb-logcat", json!({"operation": "read", "level": "W"})),
+        (
+            "adb-logcat",
+            json!({"operation": "read", "grep": "Exception", "lines": 200}),
+        ),
+        ("adb-logcat", json!({"operation": "read", "package": first_app})),
+        ("adb-shell", json!({"operation": "run", "command": "getprop"})),
+        (
+            "adb-shell",
+            json!({"operation": "run", "command": "logcat -d; echo oops >&2; exit 4"}),
+        ),
+        ("adb-app", json!({"operation": "launch", "package": first_app})),
+        ("ui", json!({"operation": "dump"})),
+        (
+            "script",
+            json!({"operation": "run", "code": "console.log('x'.repeat(100000))"}),
+        ),
+        (
+            "script",
+            json!({"operation": "run", "code": "console.log('y'.repeat(1500)); throw new Error('z'.repeat(3000))"}),
+        ),
+        (
+            "script",
+            json!({"operation": "run", "code": "const p = await device.properties(); console.log(JSON.stringify(p))"}),
+        ),
+        ("adb-shell", json!({"operation": "run", "command": "x".repeat(20_000)})),
+        ("cache", json!({"operation": "list"})),
+        ("cache", json!({"operation": "stats"})),
+    ];
+    let mut ids = Vec::new();
+    let mut largest = (0, String::new());
+    for (tool, args) in calls {
+        let what = format!("{tool} {}", args.to_string().chars().take(80).collect::<String>());
+        let result = call(&client, tool, args).await;
+        let size = check_answer(&what, &result, 4000);
+        if let Some(v) = &result.structured_content {
+            ids_in(v, &mut ids);
+        }
+        if size > largest.0 {
+            largest = (size, what);
+        }
+    }
+    ids.sort();
+    ids.dedup();
+    assert!(ids.len() >= 8, "the big answers gave ids: {ids:?}");
+    for id in &ids {
+        for args in [
+            json!({"operation": "get", "id": id}),
+            json!({"operation": "get", "id": id, "offset": 1, "limit": 1000}),
+            json!({"operation": "get", "id": id, "filter": "e"}),
+        ] {
+            let what = format!("cache {args}");
+            let size = check_answer(&what, &call(&client, "cache", args).await, 4000);
+            if size > largest.0 {
+                largest = (size, what);
+            }
+        }
+    }
+    println!(
+        "hostile device: {} ids paged; the largest answer {} chars ({})",
+        ids.len(),
+        largest.0,
+        largest.1
+    );
+}
+
+#[tokio::test]
+async fn a_log_of_200_distinct_crashes_answers_within_the_budget_and_counts_them_all() {
+    let mut log = String::from("--------- beginning of crash\n");
+    for c in 0..200u32 {
+        let pid = 4000 + c;
+        let at = format!("11-20 11:{:02}:{:02}.000", c / 60, c % 60);
+        log.push_str(&format!("{at}  {pid}  {pid} E AndroidRuntime: FATAL EXCEPTION: main\n"));
+        log.push_str(&format!(
+            "{at}  {pid}  {pid} E AndroidRuntime: Process: com.crashy.app{c}, PID: {pid}\n"
+        ));
+        log.push_str(&format!(
+            "{at}  {pid}  {pid} E AndroidRuntime: java.lang.RuntimeException: failure number {c}\n"
+        ));
+        for f in 0..12 {
+            log.push_str(&format!(
+                "{at}  {pid}  {pid} E AndroidRuntime: \tat android.os.Frame{f}.run(Frame.java:{f})\n"
+            ));
+        }
+        log.push_str(&format!(
+            "{at}  {pid}  {pid} E AndroidRuntime: \tat com.crashy.app{c}.Main.go(Main.kt:{c})\n"
+        ));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let log_path = dir.path().join("logcat.txt");
+    std::fs::write(&log_path, log).unwrap();
+    let profile = profile_with_log(&log_path);
+    let home = tempfile::tempdir().unwrap();
+    let client = mcp_server(&["--sim", profile.path().to_str().unwrap()], &[], home.path()).await;
+    let result = call(&client, "adb-logcat", json!({"operation": "read"})).await;
+    let size = check_answer("read of 200 crashes", &result, 4000);
+    let read = ok(&result);
+    assert_eq!(read["crashCount"], 200);
+    let listed = read["crashes"].as_array().unwrap().len();
+    assert_eq!(read["crashesListed"], listed);
+    assert!(listed >= 3, "{listed}");
+    let first = &read["crashes"][0];
+    assert_eq!(
+        first["what"], "java.lang.RuntimeException: failure number 199",
+        "most recent first"
+    );
+    assert_eq!(first["appFrame"], "com.crashy.app199.Main.go(Main.kt:199)");
+    let all = page_all(&client, read["crashesCacheId"].as_str().unwrap()).await;
+    assert_eq!(all.len(), 200, "the id pages every crash");
+    println!("200 distinct crashes: {size} chars, {listed} listed, crashesCacheId pages all 200");
 }

@@ -41,19 +41,6 @@ fn profile_with_one_crash(dir: &Path, lines: usize) -> std::path::PathBuf {
     profile
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
-}
-
 #[tokio::test]
 async fn a_two_thousand_line_log_with_a_crash_is_summarised_within_2500_chars_with_the_crash() {
     let home = tempfile::tempdir().unwrap();
@@ -80,9 +67,10 @@ async fn a_two_thousand_line_log_with_a_crash_is_summarised_within_2500_chars_wi
         crash["what"],
         "java.lang.IllegalStateException: Password must not be empty"
     );
+    // The root cause's own frame: where the app's bug is, in one call.
     assert_eq!(
-        crash["frames"][0],
-        "org.droidmcp.demo.login.LoginViewModel.submit(LoginViewModel.kt:88)"
+        crash["appFrame"],
+        "org.droidmcp.demo.login.Validator.require(Validator.kt:21)"
     );
     assert_eq!(read["lines"].as_array().unwrap().len(), 20);
     client.cancel().await.unwrap();
@@ -116,7 +104,20 @@ async fn logcat_filters_crashes_and_the_cache_work_end_to_end() {
         .iter()
         .map(|c| c["kind"].as_str().unwrap())
         .collect();
-    assert_eq!(kinds, ["java", "anr", "native", "java"], "every crash, oldest first");
+    assert_eq!(
+        kinds,
+        ["java", "native", "anr", "java"],
+        "every crash, most recent first"
+    );
+    // The Strava OOM names the app's own frame, not just the framework's top frames.
+    let strava = &all["crashes"][0];
+    assert_eq!(strava["process"], "com.strava");
+    assert_eq!(
+        strava["appFrame"],
+        "com.strava.upload.GpxEncoder.encode(GpxEncoder.kt:142)"
+    );
+    assert_eq!(strava["topFrame"], "java.util.Arrays.copyOf(Arrays.java:3585)");
+    println!("Strava OOM summary in one call: {strava}");
     assert!(
         all["lines"]
             .as_array()
@@ -259,7 +260,10 @@ async fn shell_exit_codes_streams_timeouts_binary_and_the_deny_list() {
         json!({"operation": "run", "command": "sleep 30", "timeoutMs": 300}),
     )
     .await);
-    assert!(slow.contains("300 ms timeout") && slow.contains("ended"), "{slow}");
+    assert!(
+        slow.contains("300 ms timeout") && slow.contains("closed its stream"),
+        "{slow}"
+    );
     // The server and the device are fine afterwards.
     ok(&call(&client, "adb-shell", run("true")).await);
 

@@ -11,7 +11,7 @@ fuzz_target!(|data: &[u8]| {
     for line in &lines {
         let _ = format_threadtime(line);
     }
-    let _ = find_crashes(&lines, 3);
+    let _ = find_crashes(&lines);
     let _ = pids_of_package(&lines, "com.example.app");
     let refs: Vec<_> = lines.iter().collect();
     let _ = collapse_runs(&refs);

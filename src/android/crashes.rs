@@ -7,6 +7,7 @@ use super::logcat::LogLine;
 
 /// One crash found in the log.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct Crash {
     /// `java`, `anr` or `native`.
     pub kind: String,
@@ -17,12 +18,16 @@ pub struct Crash {
     pub process: Option<String>,
     /// The exception line, the ANR reason, or the signal.
     pub what: String,
-    /// The root cause of a Java crash (its last `Caused by:`), when there is one.
+    /// The root cause of a Java crash (its last `Caused by:`), or a native crash's `Cause:`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cause: Option<String>,
-    /// The first frames of the stack (`at ` and `#NN pc` prefixes dropped).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub frames: Vec<String>,
+    /// The first frame in the crashing app's own code (its package, or its own native
+    /// libraries), the root cause's first: where to look.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub app_frame: Option<String>,
+    /// The top frame of the root cause's stack, when it is not `appFrame`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub top_frame: Option<String>,
     /// How many crashes this one stands for: the same kind, process, exception and cause
     /// (`group_repeats`); its time and pid are the latest's.
     #[serde(skip_serializing_if = "is_one")]
@@ -58,15 +63,15 @@ pub fn group_repeats(crashes: Vec<Crash>) -> Vec<Crash> {
 /// How far past its first line a crash's lines are looked for.
 const CRASH_WINDOW: usize = 600;
 
-pub fn find_crashes(lines: &[LogLine], max_frames: usize) -> Vec<Crash> {
+pub fn find_crashes(lines: &[LogLine]) -> Vec<Crash> {
     let mut crashes = Vec::new();
     for (i, line) in lines.iter().enumerate() {
         let crash = if line.tag == "AndroidRuntime" && line.message.starts_with("FATAL EXCEPTION") {
-            Some(java_crash(lines, i, max_frames))
+            Some(java_crash(lines, i))
         } else if line.tag == "ActivityManager" && line.message.starts_with("ANR in ") {
             Some(anr(lines, i))
         } else if line.tag == "libc" && line.message.starts_with("Fatal signal") {
-            Some(native_crash(lines, i, max_frames))
+            Some(native_crash(lines, i))
         } else {
             None
         };
@@ -83,10 +88,12 @@ fn following<'a>(lines: &'a [LogLine], start: usize, pid: u32, tag: &'a str) -> 
         .filter(move |l| l.pid == pid && l.tag == tag)
 }
 
-fn java_crash(lines: &[LogLine], start: usize, max_frames: usize) -> Crash {
+fn java_crash(lines: &[LogLine], start: usize) -> Crash {
     let head = &lines[start];
     let mut crash = new_crash("java", head, head.message.clone());
     let mut have_exception = false;
+    // The frames of the exception, then of each `Caused by:`; the last is the root cause's.
+    let mut sections: Vec<Vec<String>> = vec![Vec::new()];
     for l in following(lines, start, head.pid, "AndroidRuntime") {
         let text = l.message.trim();
         if text.starts_with("FATAL EXCEPTION") {
@@ -95,17 +102,70 @@ fn java_crash(lines: &[LogLine], start: usize, max_frames: usize) -> Crash {
         if let Some(rest) = text.strip_prefix("Process: ") {
             crash.process = rest.split(',').next().map(str::to_string);
         } else if let Some(frame) = text.strip_prefix("at ") {
-            if crash.frames.len() < max_frames && crash.cause.is_none() {
-                crash.frames.push(frame.to_string());
+            if let Some(section) = sections.last_mut() {
+                section.push(frame.to_string());
             }
         } else if let Some(cause) = text.strip_prefix("Caused by: ") {
             crash.cause = Some(cause.to_string());
+            sections.push(Vec::new());
         } else if !have_exception && !text.starts_with("...") {
             crash.what = text.to_string();
             have_exception = true;
         }
     }
+    let package = crash.process.as_deref().map(app_package);
+    // The root cause's stack first, then the ones it caused, outermost last; the app's package
+    // first, then any code that is not the framework's (an app whose code has another name).
+    let first = |own: &dyn Fn(&str) -> bool| sections.iter().rev().find_map(|s| s.iter().find(|f| own(f))).cloned();
+    let app = package
+        .and_then(|p| first(&|f| in_package(f, p)))
+        .or_else(|| first(&|f| !FRAMEWORK_PREFIXES.iter().any(|x| f.starts_with(x))));
+    let top = sections.iter().rev().find_map(|s| s.first()).cloned();
+    set_frames(&mut crash, app, top);
     crash
+}
+
+/// `com.x:remote` → `com.x`: a process of the app is named after its package.
+fn app_package(process: &str) -> &str {
+    process.split(':').next().unwrap_or(process)
+}
+
+/// Frames of the platform and common libraries: not where an app's bug is.
+const FRAMEWORK_PREFIXES: &[&str] = &[
+    "java.",
+    "javax.",
+    "jdk.",
+    "sun.",
+    "libcore.",
+    "dalvik.",
+    "android.",
+    "androidx.",
+    "com.android.",
+    "com.google.android.material.",
+    "kotlin.",
+    "kotlinx.",
+    "org.apache.",
+    "org.json.",
+    "okhttp3.",
+    "okio.",
+    "retrofit2.",
+];
+
+/// A frame in the app's package, or under its organisation's prefix (`com.strava.upload` for
+/// `com.strava.android`), if that is not a framework's.
+fn in_package(frame: &str, package: &str) -> bool {
+    if frame.starts_with(package) && frame[package.len()..].starts_with('.') {
+        return true;
+    }
+    let org: Vec<&str> = package.split('.').take(2).collect();
+    org.len() == 2
+        && frame.split('.').take(2).eq(org.iter().copied())
+        && !FRAMEWORK_PREFIXES.iter().any(|f| frame.starts_with(f))
+}
+
+fn set_frames(crash: &mut Crash, app: Option<String>, top: Option<String>) {
+    crash.top_frame = top.filter(|t| Some(t) != app.as_ref());
+    crash.app_frame = app;
 }
 
 fn anr(lines: &[LogLine], start: usize) -> Crash {
@@ -126,7 +186,7 @@ fn anr(lines: &[LogLine], start: usize) -> Crash {
     crash
 }
 
-fn native_crash(lines: &[LogLine], start: usize, max_frames: usize) -> Crash {
+fn native_crash(lines: &[LogLine], start: usize) -> Crash {
     let head = &lines[start];
     let mut crash = new_crash("native", head, head.message.clone());
     // The tombstone comes from crash_dump under the tag DEBUG, in its own pid.
@@ -134,20 +194,37 @@ fn native_crash(lines: &[LogLine], start: usize, max_frames: usize) -> Crash {
     let Some(debug_pid) = window().find(|l| l.tag == "DEBUG").map(|l| l.pid) else {
         return crash;
     };
+    let mut frames: Vec<String> = Vec::new();
     for l in window().filter(|l| l.tag == "DEBUG" && l.pid == debug_pid) {
         let text = l.message.trim();
         if let Some((_, name)) = text.split_once(">>> ") {
             crash.process = name.split(" <<<").next().map(str::to_string);
         } else if let Some(cause) = text.strip_prefix("Cause: ") {
             crash.cause = Some(cause.to_string());
-        } else if text.starts_with('#') && text.contains(" pc ") && crash.frames.len() < max_frames {
+        } else if text.starts_with('#') && text.contains(" pc ") {
             let frame = text.split_once(" pc ").map_or(text, |(_, f)| f);
-            crash
-                .frames
-                .push(frame.split_whitespace().skip(1).collect::<Vec<_>>().join(" "));
+            frames.push(frame.split_whitespace().skip(1).collect::<Vec<_>>().join(" "));
+        } else if text.starts_with("backtrace:") && !frames.is_empty() {
+            break; // a second thread's backtrace
         }
     }
+    let package = crash.process.as_deref().map(app_package);
+    let app = frames.iter().find(|f| is_app_native_frame(f, package)).cloned();
+    set_frames(&mut crash, app, frames.first().cloned());
     crash
+}
+
+/// A frame in one of the app's own libraries: installed with it (`/data/app/…`), or named
+/// after its package; never the system's (`/system`, `/apex`, `/vendor`).
+fn is_app_native_frame(frame: &str, package: Option<&str>) -> bool {
+    let library = frame.split_whitespace().next().unwrap_or("");
+    if ["/system/", "/apex/", "/vendor/", "/product/", "[vdso]"]
+        .iter()
+        .any(|p| library.starts_with(p))
+    {
+        return false;
+    }
+    library.starts_with("/data/") || package.is_some_and(|p| library.contains(p))
 }
 
 fn new_crash(kind: &str, head: &LogLine, what: String) -> Crash {
@@ -158,7 +235,8 @@ fn new_crash(kind: &str, head: &LogLine, what: String) -> Crash {
         process: None,
         what,
         cause: None,
-        frames: Vec::new(),
+        app_frame: None,
+        top_frame: None,
         count: 1,
     }
 }
@@ -246,7 +324,7 @@ mod tests {
              01-01 10:00:01.000    77    77 E AndroidRuntime: Caused by: java.io.IOException: disk\n\
              01-01 10:00:01.000    77    77 E AndroidRuntime: \tat com.x.C.d(C.java:2)\n",
         );
-        let crashes = find_crashes(&lines, 5);
+        let crashes = find_crashes(&lines);
         assert_eq!(crashes.len(), 1);
         let c = &crashes[0];
         assert_eq!(
@@ -255,7 +333,8 @@ mod tests {
         );
         assert_eq!(c.what, "java.lang.RuntimeException: boom");
         assert_eq!(c.cause.as_deref(), Some("java.io.IOException: disk"));
-        assert_eq!(c.frames, ["com.x.A.b(A.java:1)"]);
+        assert_eq!(c.app_frame.as_deref(), Some("com.x.C.d(C.java:2)"));
+        assert_eq!(c.top_frame, None, "the root cause's top frame is the app's");
         assert_eq!(pids_of_package(&lines, "com.x"), HashSet::from([77]));
         assert!(pids_of_package(&lines, "com.xy").is_empty());
     }

@@ -9,6 +9,7 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use super::cache::{Cache, Data, Entry, Kind};
+use super::shrink::{describe, shrink};
 
 pub const DEFAULT_BUDGET: usize = 4000;
 
@@ -127,6 +128,17 @@ pub fn respond_value<T: Budgeted>(mut value: Value, limit: usize, cache: &Cache,
             entry.id
         ),
     });
+    // Key fields are kept, but never past the budget: a key list that grew (crashes, refs) is cut
+    // here like anything else, and the note says where.
+    let mut keys = Value::Object(reduced);
+    let room_for_keys = limit.saturating_sub(chars(&note.to_string()) + CUT_NOTE_ROOM);
+    let cuts = shrink(&mut keys, room_for_keys, KEEP);
+    if !cuts.is_empty() {
+        note["cut"] = json!(describe(&cuts, 4));
+    }
+    let Value::Object(mut reduced) = keys else {
+        unreachable!("shrink keeps an object an object")
+    };
     // Fill the preview with as much of the bulk field as still fits.
     if let Some(field) = bulk {
         let room =
@@ -141,9 +153,69 @@ pub fn respond_value<T: Budgeted>(mut value: Value, limit: usize, cache: &Cache,
         note["file"] = json!(file.display().to_string());
     }
     reduced.insert("budget".into(), note);
-    let value = Value::Object(reduced);
-    let mut result = CallToolResult::structured(value);
+    let mut result = CallToolResult::structured(Value::Object(reduced));
     result.content.push(resource_link(&entry));
+    result
+}
+
+/// Fields never cut: what the answer is, and where its whole data is.
+const KEEP: &[&str] = &["operation", "cacheId", "budget"];
+/// Room kept for the `cut` notes themselves.
+const CUT_NOTE_ROOM: usize = 400;
+
+/// The last word on every answer (`server.rs` calls it on each result): its text blocks take at
+/// most `limit` chars. A structured answer over it is cut inside its value (long strings, long
+/// lists; ids and short fields stay) and its text twin made again from the cut value, so the
+/// twin is always valid JSON equal to `structuredContent`; `budget.cut` says what was cut. A
+/// plain text over it keeps its head and says how long it was. Tools size their answers with
+/// `respond`, so this only acts on what slipped past that (an error quoting a long argument, a
+/// failed script's output).
+pub fn enforce(mut result: CallToolResult, limit: usize) -> CallToolResult {
+    let text_chars: usize = result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text())
+        .map(|t| chars(&t.text))
+        .sum();
+    if text_chars <= limit {
+        return result;
+    }
+    if let Some(value) = result.structured_content.as_mut() {
+        let cuts = shrink(value, limit.saturating_sub(CUT_NOTE_ROOM), KEEP);
+        if let Value::Object(object) = value {
+            let note = object.entry("budget").or_insert_with(|| json!({}));
+            if let Value::Object(note) = note {
+                note.insert("truncated".into(), json!(true));
+                note.insert("cut".into(), json!(describe(&cuts, 4)));
+            }
+        }
+        shrink(value, limit, &[]);
+        let twin = value.to_string();
+        let mut twinned = false;
+        result.content.retain_mut(|c| match c.as_text() {
+            Some(_) if !twinned => {
+                twinned = true;
+                *c = ContentBlock::text(twin.clone());
+                true
+            }
+            Some(_) => false,
+            None => true,
+        });
+        return result;
+    }
+    let mut room = limit;
+    for block in &mut result.content {
+        let Some(text) = block.as_text() else { continue };
+        let total = chars(&text.text);
+        if total <= room {
+            room -= total;
+            continue;
+        }
+        let tail = format!("… [cut: {total} chars, the first shown]");
+        let kept: String = text.text.chars().take(room.saturating_sub(chars(&tail))).collect();
+        room = room.saturating_sub(chars(&kept) + chars(&tail));
+        *block = ContentBlock::text(format!("{kept}{tail}"));
+    }
     result
 }
 

@@ -6,6 +6,7 @@ pub mod cache;
 pub mod data;
 pub mod page;
 pub mod schema;
+pub mod shrink;
 pub mod workspace;
 
 pub use budget::{Budgeted, DEFAULT_BUDGET};

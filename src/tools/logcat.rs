@@ -10,7 +10,7 @@ use super::{State, error, parse_args};
 use crate::adb::quote;
 use crate::android::crashes::{Crash, collapse_runs, find_crashes, group_repeats, pids_of_package};
 use crate::android::cut;
-use crate::android::logcat::{Level, LogLine, format_threadtime, parse_threadtime_line};
+use crate::android::logcat::{Level, LogLine, format_threadtime, parse_threadtime_line, with_years};
 use crate::android::packages::is_valid_package_name;
 use crate::context::budget::{Budgeted, chars, respond};
 use crate::context::{Data, Kind};
@@ -20,7 +20,10 @@ const MAX_LINES: u64 = 200;
 /// A default read (no `lines`) stays within this many chars: the window gives way, oldest line
 /// first, so that every crash is listed and the answer stays small.
 const GOAL_CHARS: usize = 2500;
-const MAX_FRAMES: usize = 2;
+/// The crash list stays within this many chars and entries; past them the whole list is
+/// behind `crashesCacheId`.
+const CRASH_LIST_CHARS: usize = 1400;
+const MAX_CRASHES_LISTED: usize = 8;
 /// A message in the window or a crash's text longer than this is cut and marked with `…`;
 /// the whole line is in the cache.
 const MAX_MESSAGE_CHARS: usize = 64;
@@ -92,17 +95,24 @@ pub struct LogcatOutput {
     /// Matching lines per level letter.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub counts: Option<BTreeMap<String, usize>>,
+    /// Crashes in scope (since, pid, package; text filters never hide one).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub crash_count: Option<usize>,
-    /// Every crash in scope (since, pid, package; text filters never hide one), oldest first;
-    /// repeats of one signature are one entry with `count`.
+    /// The crashes, most frequent first, then most recent; repeats of one signature are one
+    /// entry with `count`. A long list shows its head (`crashesListed` of them) and the whole
+    /// list is behind `crashesCacheId`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub crashes: Option<Vec<Crash>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub crashes_listed: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub crashes_cache_id: Option<String>,
     /// The last matching lines, oldest first, as `HH:MM:SS.mmm L TAG: message`; a run of
     /// identical lines is one, with `(×N)`. Whole lines, with date and pids, are in the cache.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lines: Option<Vec<String>>,
-    /// The newest timestamp read, what `since: "last"` starts after next time.
+    /// The newest line's time with its year (the device's clock): what `since: "last"` starts
+    /// after next time.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub newest: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -120,6 +130,8 @@ impl Budgeted for LogcatOutput {
         "counts",
         "crashCount",
         "crashes",
+        "crashesListed",
+        "crashesCacheId",
         "cacheId",
     ];
     const BULK_FIELDS: &'static [&'static str] = &["lines"];
@@ -190,21 +202,29 @@ async fn read(state: &State, serial: &str, args: &LogcatArgs) -> Result<LogcatOu
         .map(str::trim)
         .filter(|t| !t.is_empty() && !t.starts_with("last"))
     {
-        parse_since(t, None)?;
+        parse_since(t, None, "2000-01-01")?;
     }
+    // The device's date comes first, in the same round trip: log lines carry no year.
     let out = state
         .adb
-        .shell(serial, "logcat -d -v threadtime -b main -b system -b crash")
+        .shell(
+            serial,
+            "date +%Y-%m-%d; logcat -d -v threadtime -b main -b system -b crash",
+        )
         .await
         .map_err(|e| e.to_string())?;
     let text = out.stdout_text();
+    let device_date = text.lines().next().map(str::trim).filter(|d| is_date(d));
+    let today = device_date.map_or_else(|| chrono::Local::now().format("%Y-%m-%d").to_string(), str::to_string);
     let all: Vec<LogLine> = text.lines().filter_map(parse_threadtime_line).collect();
-    let newest = all.iter().map(|l| l.timestamp.clone()).max();
+    let stamps: Vec<&str> = all.iter().map(|l| l.timestamp.as_str()).collect();
+    let dated = with_years(&stamps, &today);
+    let newest = dated.iter().max().cloned();
 
     let since = match args.since.as_deref().map(str::trim) {
         None | Some("") => None,
         Some("last" | "last call" | "last read") => state.last_log_read(serial).map(|t| (t, false)),
-        Some(t) => Some((parse_since(t, newest.as_deref())?, true)),
+        Some(t) => Some((parse_since(t, newest.as_deref(), &today)?, true)),
     };
     let mut pids: Option<HashSet<u32>> = args.pid.map(|p| HashSet::from([p]));
     if let Some(package) = &args.package {
@@ -231,10 +251,12 @@ async fn read(state: &State, serial: &str, args: &LogcatArgs) -> Result<LogcatOu
     // The scope (time and processes) bounds the crashes; the text filters only the lines.
     let in_scope: Vec<LogLine> = all
         .iter()
-        .filter(|l| match &since {
-            Some((t, inclusive)) => l.timestamp.as_str() > t.as_str() || (*inclusive && l.timestamp == *t),
+        .zip(&dated)
+        .filter(|(_, at)| match &since {
+            Some((t, inclusive)) => *at > t || (*inclusive && *at == t),
             None => true,
         })
+        .map(|(l, _)| l)
         .filter(|l| pids.as_ref().is_none_or(|p| p.contains(&l.pid)))
         .cloned()
         .collect();
@@ -253,27 +275,22 @@ async fn read(state: &State, serial: &str, args: &LogcatArgs) -> Result<LogcatOu
     for l in &matching {
         *counts.entry(l.level.as_char().to_string()).or_insert(0) += 1;
     }
-    let crashes = find_crashes(&in_scope, MAX_FRAMES);
+    let crashes = find_crashes(&in_scope);
     let crash_count = crashes.len();
-    let crashes: Vec<Crash> = group_repeats(crashes)
-        .into_iter()
-        .map(|mut c| {
-            c.what = cut(&c.what, MAX_CRASH_TEXT_CHARS);
-            c.cause = c.cause.map(|t| cut(&t, MAX_CRASH_TEXT_CHARS));
-            // A native frame's library path: its file name says enough.
-            c.frames = c
-                .frames
-                .iter()
-                .map(|f| match f.split_once(' ') {
-                    Some((path, rest)) if path.starts_with('/') => {
-                        format!("{} {rest}", path.rsplit('/').next().unwrap_or(path))
-                    }
-                    _ => f.clone(),
-                })
-                .collect();
-            c
-        })
-        .collect();
+    let crashes = ranked(group_repeats(crashes));
+    let listed = listed_crashes(&crashes);
+    let (crashes_listed, crashes_cache_id) = if listed < crashes.len() {
+        let whole = crashes.iter().filter_map(|c| serde_json::to_value(c).ok()).collect();
+        let entry = state.cache.put(
+            Kind::Logcat,
+            format!("{} crashes in the log of {serial}", crashes.len()),
+            Data::List(whole),
+        );
+        (Some(listed), Some(entry.id.clone()))
+    } else {
+        (None, None)
+    };
+    let crashes: Vec<Crash> = crashes.into_iter().take(listed).map(shortened).collect();
 
     let runs = collapse_runs(&matching);
     let mut window: Vec<String> = runs
@@ -320,6 +337,8 @@ async fn read(state: &State, serial: &str, args: &LogcatArgs) -> Result<LogcatOu
         counts: Some(counts),
         crash_count: Some(crash_count),
         crashes: Some(crashes),
+        crashes_listed,
+        crashes_cache_id,
         lines: None,
         newest,
         cache_id: Some(entry.id.clone()),
@@ -344,24 +363,86 @@ async fn read(state: &State, serial: &str, args: &LogcatArgs) -> Result<LogcatOu
     Ok(output)
 }
 
-/// `MM-DD HH:MM:SS[.mmm]`, `YYYY-MM-DD HH:MM:SS[.mmm]` or `HH:MM:SS[.mmm]` (the newest line's day)
-/// → the `MM-DD HH:MM:SS.mmm` form log lines sort by.
-fn parse_since(text: &str, newest: Option<&str>) -> Result<String, String> {
+/// Most frequent first, then most recent (groups come oldest first, each in its latest's place).
+fn ranked(mut groups: Vec<Crash>) -> Vec<Crash> {
+    groups.reverse();
+    groups.sort_by_key(|c| std::cmp::Reverse(c.count));
+    groups
+}
+
+/// How many of the ranked crashes the answer lists: as many as fit the crash list's room.
+fn listed_crashes(crashes: &[Crash]) -> usize {
+    let mut used = 0;
+    let mut listed = 0;
+    for crash in crashes.iter().take(MAX_CRASHES_LISTED) {
+        used += chars(&serde_json::to_string(&shortened(crash.clone())).unwrap_or_default()) + 1;
+        if used > CRASH_LIST_CHARS && listed > 0 {
+            break;
+        }
+        listed += 1;
+    }
+    listed
+}
+
+/// A crash as the answer lists it: long texts cut, a native library named by its file.
+fn shortened(mut c: Crash) -> Crash {
+    c.what = cut(&c.what, MAX_CRASH_TEXT_CHARS);
+    c.cause = c.cause.map(|t| cut(&t, MAX_CRASH_TEXT_CHARS));
+    let frame = |f: String| {
+        let f = match f.split_once(' ') {
+            Some((path, rest)) if path.starts_with('/') => {
+                format!("{} {rest}", path.rsplit('/').next().unwrap_or(path))
+            }
+            _ => f,
+        };
+        cut(&f, MAX_CRASH_TEXT_CHARS)
+    };
+    c.app_frame = c.app_frame.map(frame);
+    c.top_frame = c.top_frame.map(frame);
+    c
+}
+
+fn is_date(text: &str) -> bool {
+    chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d").is_ok()
+}
+
+/// `YYYY-MM-DD HH:MM:SS[.mmm]`, `MM-DD HH:MM:SS[.mmm]` (the latest such day up to `today`) or
+/// `HH:MM:SS[.mmm]` (the newest line's day) → `YYYY-MM-DD HH:MM:SS.mmm`, as `with_years` dates
+/// log lines.
+fn parse_since(text: &str, newest: Option<&str>, today: &str) -> Result<String, String> {
     let bad = || {
         format!(
             "since {text:?} is not a time: use \"last\", MM-DD HH:MM:SS[.mmm], YYYY-MM-DD HH:MM:SS[.mmm] or HH:MM:SS[.mmm]"
         )
     };
-    let (date, time) = match text.split_once(' ') {
+    let (year, date, time) = match text.split_once(' ') {
+        Some((date, time)) if date.len() == 10 => (
+            date.get(..4)
+                .filter(|y| y.bytes().all(|b| b.is_ascii_digit()))
+                .ok_or_else(bad)?
+                .to_string(),
+            date.get(5..).ok_or_else(bad)?.to_string(),
+            time,
+        ),
         Some((date, time)) => {
-            let date = if date.len() == 10 {
-                date.get(5..).ok_or_else(bad)?
+            let this_year = today.get(..4).unwrap_or("2000");
+            let year = if today.get(5..).is_some_and(|t| date > t) {
+                this_year
+                    .parse::<i32>()
+                    .map_or_else(|_| this_year.to_string(), |y| format!("{:04}", y - 1))
             } else {
-                date
+                this_year.to_string()
             };
-            (date.to_string(), time)
+            (year, date.to_string(), time)
         }
-        None => (newest.and_then(|n| n.get(..5)).unwrap_or("01-01").to_string(), text),
+        None => {
+            let day = newest.unwrap_or(today);
+            (
+                day.get(..4).unwrap_or("2000").to_string(),
+                day.get(5..10).unwrap_or("01-01").to_string(),
+                text,
+            )
+        }
     };
     let time = if time.len() == 8 {
         format!("{time}.000")
@@ -382,7 +463,11 @@ fn parse_since(text: &str, newest: Option<&str>) -> Result<String, String> {
         && field(6) < 24
         && field(9) < 60
         && field(12) < 60;
-    if in_range { Ok(candidate) } else { Err(bad()) }
+    if in_range {
+        Ok(format!("{year}-{candidate}"))
+    } else {
+        Err(bad())
+    }
 }
 
 #[cfg(test)]
@@ -391,21 +476,45 @@ mod tests {
 
     #[test]
     fn since_accepts_the_forms_logcat_prints_and_refuses_the_rest() {
-        assert_eq!(parse_since("11-20 14:05:00", None).unwrap(), "11-20 14:05:00.000");
+        let today = "2025-11-24";
         assert_eq!(
-            parse_since("2025-11-20 14:05:00.250", None).unwrap(),
-            "11-20 14:05:00.250"
+            parse_since("11-20 14:05:00", None, today).unwrap(),
+            "2025-11-20 14:05:00.000"
+        );
+        // A day later in the year than today is last year's.
+        assert_eq!(
+            parse_since("12-31 23:00:00", None, "2026-01-01").unwrap(),
+            "2025-12-31 23:00:00.000"
         );
         assert_eq!(
-            parse_since("14:05:00", Some("11-21 09:00:00.000")).unwrap(),
-            "11-21 14:05:00.000"
+            parse_since("2025-11-20 14:05:00.250", None, today).unwrap(),
+            "2025-11-20 14:05:00.250"
         );
-        for bad in ["yesterday", "14:05", "11-20 25:00:00", "1; reboot"] {
-            assert!(parse_since(bad, None).is_err(), "{bad}");
+        assert_eq!(
+            parse_since("14:05:00", Some("2025-11-21 09:00:00.000"), today).unwrap(),
+            "2025-11-21 14:05:00.000"
+        );
+        for bad in [
+            "yesterday",
+            "14:05",
+            "11-20 25:00:00",
+            "1; reboot",
+            "20x5-11-20 14:05:00",
+        ] {
+            assert!(parse_since(bad, None, today).is_err(), "{bad}");
         }
         // Multi-byte characters where the digits should be: refused, never a panic.
         for bad in ["2025é1-20 14:05:00", "é1-20 14:05:00", "11-20 14:0é:00", "ééééééééé"] {
-            assert!(parse_since(bad, Some("é")).is_err(), "{bad}");
+            assert!(parse_since(bad, Some("é"), "é").is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn since_last_holds_across_new_year() {
+        // Read on 12-31, then lines on 01-01: text order would hide them; dated keys do not.
+        let before = with_years(&["12-31 23:59:50.000"], "2026-12-31");
+        let after = with_years(&["12-31 23:59:50.000", "01-01 00:00:05.000"], "2027-01-01");
+        assert_eq!(after[0], before[0]);
+        assert!(after[1] > before[0], "{} after {}", after[1], before[0]);
     }
 }

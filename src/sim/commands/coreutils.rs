@@ -1,4 +1,4 @@
-//! Toybox basics: echo, cat, ls, rm, mkdir, touch, true, false, seq, id, sleep, pidof, ps.
+//! Toybox basics: echo, date, cat, ls, rm, mkdir, touch, true, false, seq, id, sleep, pidof, ps.
 //! The text tools (grep, sed, wc, head, …) are in `text/`.
 
 use std::time::Duration;
@@ -21,6 +21,7 @@ pub fn run(sim: &Simulator, program: &str, args: &[&str], stdin: &[u8]) -> Optio
             "uid=2000(shell) gid=2000(shell) groups=2000(shell),1004(input),1007(log),1011(adb),1015(sdcard_rw),1028(sdcard_r),3001(net_bt_admin),3002(net_bt),3003(inet),3006(net_bw_stats) context=u:r:shell:s0\n",
         ),
         "whoami" => Output::ok("shell\n"),
+        "date" => date(args),
         "seq" => seq(args),
         "cat" => sim.with_device(|d| cat(d, args, stdin)),
         "ls" => sim.with_device(|d| ls(d, args)),
@@ -43,6 +44,24 @@ pub fn run(sim: &Simulator, program: &str, args: &[&str], stdin: &[u8]) -> Optio
         }),
         _ => return None,
     })
+}
+
+/// `date` and `date +FORMAT` (strftime), from the host's clock.
+fn date(args: &[&str]) -> Output {
+    use chrono::format::{Item, StrftimeItems};
+    let format = match args {
+        [] => "%a %b %e %H:%M:%S %Z %Y",
+        [f] if f.starts_with('+') => &f[1..],
+        [other, ..] => return Output::err(1, format!("date: Unknown option '{other}'\n")),
+    };
+    let items: Vec<Item> = StrftimeItems::new(format).collect();
+    if items.iter().any(|i| matches!(i, Item::Error)) {
+        return Output::err(1, format!("date: bad format '{format}'\n"));
+    }
+    Output::ok(format!(
+        "{}\n",
+        chrono::Local::now().format_with_items(items.into_iter())
+    ))
 }
 
 pub async fn sleep(args: &[&str]) -> Output {
