@@ -327,6 +327,109 @@ async fn an_old_ref_is_refused_after_navigating_and_nothing_is_tapped() {
 }
 
 #[tokio::test]
+async fn a_ref_from_one_single_choice_dialog_never_taps_the_next_dialogs_row() {
+    let home = tempfile::tempdir().unwrap();
+    let client = mcp_server(&["--sim"], &[], home.path()).await;
+    let opened = call(
+        &client,
+        "adb-shell",
+        json!({"operation": "run", "command": "am start -n com.android.settings/.ThemeDialogActivity"}),
+    )
+    .await;
+    assert_eq!(ok(&opened)["exitCode"], 0);
+    let theme = ok(&call(&client, "ui", json!({"operation": "dump"})).await);
+    let light = element(&theme, "Light")["ref"].clone();
+    ok(&call(&client, "ui", json!({"operation": "tap", "text": "Cancel"})).await);
+    let reset = ok(&call(&client, "ui", json!({"operation": "dump"})).await);
+    let erase = element(&reset, "Erase all data");
+    assert_ne!(
+        erase["ref"], light,
+        "a row at the same place with the same id is another element"
+    );
+    // Light's ref on the reset dialog: refused, and the device shows nothing was tapped.
+    let refused = err(&call(&client, "ui", json!({"operation": "tap", "ref": light})).await);
+    assert!(refused.contains("no longer on the screen"), "{refused}");
+    let after = ok(&call(&client, "ui", json!({"operation": "dump"})).await);
+    let erase_after = element(&after, "Erase all data");
+    assert!(
+        !erase_after["flags"]
+            .as_array()
+            .is_some_and(|f| f.iter().any(|x| x == "checked")),
+        "Erase all data was tapped: {erase_after}"
+    );
+    assert_eq!(after["elements"], reset["elements"]);
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_target_off_the_screen_is_refused_with_the_way_to_scroll() {
+    let home = tempfile::tempdir().unwrap();
+    let profile = tempfile::tempdir().unwrap();
+    copy_dir(&profile_dir(), profile.path());
+    // Settings with one more row below the bottom edge, as a long list reports it.
+    let settings = profile.path().join("screens/settings.xml");
+    let xml = std::fs::read_to_string(&settings).unwrap();
+    let below = r#"<node index="9" text="Tips &amp; support" resource-id="com.android.settings:id/far" class="android.widget.TextView" package="com.android.settings" content-desc="" checkable="false" checked="false" clickable="true" enabled="true" focusable="true" focused="false" scrollable="false" long-clickable="false" password="false" selected="false" bounds="[0,2450][1080,2600]" />"#;
+    let at = xml.rfind("</node></hierarchy>").expect("the root's end");
+    std::fs::write(&settings, format!("{}{below}{}", &xml[..at], &xml[at..])).unwrap();
+    let client = mcp_server(&["--sim", profile.path().to_str().unwrap()], &[], home.path()).await;
+    ok(&call(
+        &client,
+        "adb-app",
+        json!({"operation": "launch", "package": "com.android.settings"}),
+    )
+    .await);
+    let before = ok(&call(&client, "ui", json!({"operation": "dump", "limit": 200})).await);
+    let far = element(&before, "Tips & support")["ref"].clone();
+    for target in [json!({"text": "Tips & support"}), json!({"ref": far})] {
+        let mut args = json!({"operation": "tap"});
+        args.as_object_mut()
+            .unwrap()
+            .extend(target.as_object().unwrap().clone());
+        let refused = err(&call(&client, "ui", args).await);
+        assert!(refused.starts_with("off screen: scroll down first"), "{refused}");
+        assert!(refused.contains("nothing was done"), "{refused}");
+    }
+    let after = ok(&call(&client, "ui", json!({"operation": "dump", "limit": 200})).await);
+    assert_eq!(after["elements"], before["elements"], "nothing was tapped");
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn clear_empties_a_field_of_any_length_before_typing() {
+    let home = tempfile::tempdir().unwrap();
+    let client = mcp_server(&["--sim"], &[], home.path()).await;
+    ok(&call(
+        &client,
+        "adb-app",
+        json!({"operation": "launch", "package": "org.droidmcp.demo.login"}),
+    )
+    .await);
+    let login = ok(&call(&client, "ui", json!({"operation": "find", "resourceId": "username"})).await);
+    let field = login["matches"][0]["ref"].clone();
+    let long = "abcdefghij".repeat(70); // 700 chars, past the 256 DELs that once were all
+    ok(&call(&client, "ui", json!({"operation": "type", "ref": field, "text": long})).await);
+    ok(&call(
+        &client,
+        "ui",
+        json!({"operation": "type", "ref": field, "text": "bob", "clear": true}),
+    )
+    .await);
+    let after = ok(&call(&client, "ui", json!({"operation": "find", "resourceId": "username"})).await);
+    assert_eq!(after["matches"][0]["label"], "bob", "{after}");
+    // Emptied with nothing typed, the field shows its hint again.
+    ok(&call(
+        &client,
+        "ui",
+        json!({"operation": "type", "ref": field, "text": "", "clear": true}),
+    )
+    .await);
+    let empty = ok(&call(&client, "ui", json!({"operation": "find", "resourceId": "username"})).await);
+    assert_eq!(empty["matches"][0]["label"], "name@example.com", "{empty}");
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
 async fn a_form_is_filled_and_submitted_with_the_refs_of_one_dump() {
     let home = tempfile::tempdir().unwrap();
     let client = mcp_server(&["--sim"], &[], home.path()).await;
@@ -615,8 +718,9 @@ async fn the_grid_is_thin_dashed_cheap_and_its_numbers_cover_no_elements_center(
             let p = img.get_pixel(x, y);
             (u32::from(p[0]) + u32::from(p[1]) + u32::from(p[2])) / 3
         };
-        let y = h / 2 / 16 * 16 + 4; // the middle of a dash
-        assert!(luma(&grid_img, x + 4, y) < 90, "{screen}: the line's dash is dark");
+        let y = h / 2 / 32 * 32 + 4; // the middle of a dash's dark block (a light one follows)
+        assert!(luma(&grid_img, x + 4, y) < 90, "{screen}: the dash starts dark");
+        assert!(luma(&grid_img, x + 4, y + 8) > 170, "{screen}: and goes on light");
         for outside in [x.saturating_sub(3), x + 11] {
             let (a, b) = (luma(&grid_img, outside, y), luma(&plain_img, outside, y));
             assert!(

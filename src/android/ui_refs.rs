@@ -3,10 +3,12 @@
 //! A ref number is never given to another element, so an old ref can never tap something new.
 //!
 //! An element's identity is what a person would say makes it "the same thing": its app
-//! (package), its class, its resource-id, where it sits (bounds), and its label. The label is
-//! left out for elements whose text is their state: an editable field (typing changes it) and a
-//! checkable one (a switch's ON/OFF). A row that scrolls to another place, or a label that
-//! changes, is a new element with a new ref.
+//! (package), its class, its resource-id, where it sits (bounds), and its label. Only what is
+//! state leaves it: an editable field's text (typing changes it), the checked and selected
+//! flags (never part of the label), and the ON/OFF words an older switch shows as its text. A
+//! checkable row keeps its label: two single-choice dialogs put their rows at the same place
+//! with the same id, and only the label tells "Light" from "Erase all data". A row that scrolls
+//! to another place, or a label that changes, is a new element with a new ref.
 
 use std::collections::HashMap;
 
@@ -28,14 +30,30 @@ pub struct Identity {
 /// The identity of one element of `tree`.
 pub fn identity(tree: &UiTree, element: &Element) -> Identity {
     let node = &tree.nodes[element.node];
-    let stateful = node.class().ends_with("EditText") || node.flag("checkable") || node.flag("password");
+    let editable = node.class().ends_with("EditText") || node.flag("password");
+    let label = if editable {
+        String::new()
+    } else if node.flag("checkable") {
+        without_state_words(&element.label)
+    } else {
+        element.label.clone()
+    };
     Identity {
         package: node.attr("package").unwrap_or_default().to_string(),
         class: node.class().to_string(),
         resource_id: node.resource_id().to_string(),
         bounds: element.bounds,
-        label: if stateful { String::new() } else { element.label.clone() },
+        label,
     }
+}
+
+/// A checkable's label without the parts that only say its state (`Wi‑Fi · ON` → `Wi‑Fi`).
+fn without_state_words(label: &str) -> String {
+    label
+        .split(" · ")
+        .filter(|part| !["on", "off"].contains(&part.trim().to_lowercase().as_str()))
+        .collect::<Vec<_>>()
+        .join(" · ")
 }
 
 /// One device's refs: identity ↔ number, across every reading of its screen.
@@ -167,6 +185,76 @@ mod tests {
         assert_ne!(welcome, title);
         assert!(book.knows(&title) && book.knows(welcome));
         assert!(!book.knows("e999"));
+    }
+
+    /// A single-choice dialog as AlertDialog lays it out: rows are `CheckedTextView`s with the
+    /// id `android:id/text1`, at the same places in every such dialog.
+    fn dialog(title: &str, rows: &[(&str, bool)]) -> UiTree {
+        let mut xml = format!(
+            r#"<hierarchy rotation="0"><node index="0" text="" class="android.widget.FrameLayout" package="com.android.settings" bounds="[0,0][1080,2400]"><node index="0" text="{title}" resource-id="android:id/alertTitle" class="android.widget.TextView" package="com.android.settings" bounds="[77,820][1003,930]"/><node index="1" text="" resource-id="android:id/select_dialog_listview" class="android.widget.ListView" package="com.android.settings" bounds="[77,950][1003,1400]">"#
+        );
+        for (i, (label, checked)) in rows.iter().enumerate() {
+            let top = 950 + 144 * i;
+            xml.push_str(&format!(
+                r#"<node index="{i}" text="{label}" resource-id="android:id/text1" class="android.widget.CheckedTextView" package="com.android.settings" checkable="true" checked="{checked}" clickable="true" bounds="[77,{top}][1003,{}]"/>"#,
+                top + 144
+            ));
+        }
+        xml.push_str("</node></node></hierarchy>");
+        parse_ui_dump(&xml).unwrap()
+    }
+
+    #[test]
+    fn a_row_of_one_dialog_is_refused_on_the_next_dialog_at_the_same_place() {
+        let mut book = RefBook::default();
+        let theme = numbered(&mut book, &dialog("Choose theme", &[("Light", true), ("Dark", false)]));
+        let light = ref_of(&theme, "Light", "CheckedTextView").to_string();
+        let reset = numbered(
+            &mut book,
+            &dialog("Reset options", &[("Erase all data", false), ("Reset Wi-Fi", false)]),
+        );
+        assert!(
+            matches!(resolve(&reset, &light), Resolved::Gone),
+            "Light must not become Erase all data"
+        );
+        // Choosing another row changes state, not identity: the ref stays.
+        let chosen = numbered(&mut book, &dialog("Choose theme", &[("Light", false), ("Dark", true)]));
+        assert!(matches!(resolve(&chosen, &light), Resolved::One(e) if e.label == "Light"));
+    }
+
+    #[test]
+    fn an_old_switch_showing_on_or_off_keeps_its_ref() {
+        assert_eq!(without_state_words("Wi-Fi · ON"), "Wi-Fi");
+        assert_eq!(without_state_words("OFF"), "");
+        assert_eq!(without_state_words("Only · Online"), "Only · Online");
+    }
+
+    proptest::proptest! {
+        /// Two generated dialogs (rows at the same places with the same ids, labels drawn from a
+        /// small set so they often coincide, any checked states): every ref of the first that
+        /// resolves on the second names an element with the same label, class and id.
+        #[test]
+        fn a_ref_never_resolves_to_an_element_with_another_label(
+            first in proptest::collection::vec((0usize..6, proptest::bool::ANY), 1..6),
+            second in proptest::collection::vec((0usize..6, proptest::bool::ANY), 1..6),
+            same_title in proptest::bool::ANY,
+        ) {
+            const LABELS: [&str; 6] = ["Light", "Dark", "Erase all data", "Reset Wi-Fi", "ON", "Wi-Fi · OFF"];
+            let rows = |spec: &[(usize, bool)]| spec.iter().map(|(l, c)| (LABELS[*l], *c)).collect::<Vec<_>>();
+            let a_tree = dialog("Choose", &rows(&first));
+            let b_tree = dialog(if same_title { "Choose" } else { "Reset" }, &rows(&second));
+            let mut book = RefBook::default();
+            let a = numbered(&mut book, &a_tree);
+            let b = numbered(&mut book, &b_tree);
+            for element in &a {
+                if let Resolved::One(found) = resolve(&b, &element.reference) {
+                    let state_free = |e: &Element| without_state_words(&e.label);
+                    proptest::prop_assert_eq!(state_free(found), state_free(element));
+                    proptest::prop_assert_eq!(&found.kind, &element.kind);
+                    proptest::prop_assert_eq!(&found.id, &element.id);
+                }
+            }
+        }
     }
 
     #[test]

@@ -45,24 +45,24 @@ pub const NUMBERING: &str = "cells 1-24: 4 columns x 6 rows, numbered row by row
 /// Draws the grid as dashed lines and each cell's number, built for JPEG. A sharp thin line puts
 /// an edge into every 8×8 block it crosses, and that costs more than the rest of the image
 /// (2 px lines: +46–88% base64 on the real screenshots; the earlier solid 8 px yellow bands with
-/// scale-2 numbers: +109–125%). A flat block of one neutral color costs almost nothing, so the
-/// lines are dashes of whole 8×8 blocks (every other block: what is under a line shows through
-/// the gaps) and each number is one 8×8 glyph per digit on a block of its own, white on near
-/// black so it reads on any background. Measured: +7–21% on the real screenshots.
+/// scale-2 numbers: +109–125%). A flat block of one color costs almost nothing, so a line is
+/// dashes of whole 8×8 blocks with gaps between them (what is under a line shows through). Each
+/// dash is two blocks, one near black and one near white, so every dash shows on a dark screen
+/// (dark mode) as on a light one; each number is one 8×8 glyph per digit, white on a black box,
+/// legible on any background.
 pub fn draw(frame: &mut Frame) {
     let (w, h) = (frame.width, frame.height);
-    let block = |v: u32| v / 8 * 8;
-    let dash = [40, 40, 40];
-    for c in 1..COLS {
-        let x = block(c * w / COLS);
-        for y in (0..h).step_by(16) {
-            fill(frame, x, y, 8, 8, dash);
+    let (columns, rows) = lines(w, h);
+    for x in columns {
+        for y in (0..h).step_by(DASH_STEP as usize) {
+            fill(frame, x, y, 8, 8, DARK);
+            fill(frame, x, y + 8, 8, 8, LIGHT);
         }
     }
-    for r in 1..ROWS {
-        let y = block(r * h / ROWS);
-        for x in (0..w).step_by(16) {
-            fill(frame, x, y, 8, 8, dash);
+    for y in rows {
+        for x in (0..w).step_by(DASH_STEP as usize) {
+            fill(frame, x, y, 8, 8, DARK);
+            fill(frame, x + 8, y, 8, 8, LIGHT);
         }
     }
     for cell in 1..=CELLS {
@@ -73,6 +73,21 @@ pub fn draw(frame: &mut Frame) {
             glyph(frame, ch, x + i as u32 * 8, y, 1, [255, 255, 255]);
         }
     }
+}
+
+/// A dash's two blocks: one reads on light screens, the other on dark ones.
+pub const DARK: [u8; 3] = [24, 24, 24];
+pub const LIGHT: [u8; 3] = [232, 232, 232];
+/// A dash (two blocks) and a gap of two blocks.
+pub const DASH_STEP: u32 = 32;
+
+/// The x of each column line and the y of each row line, in a `width`×`height` image.
+pub fn lines(width: u32, height: u32) -> (Vec<u32>, Vec<u32>) {
+    let block = |v: u32| v / 8 * 8;
+    (
+        (1..COLS).map(|c| block(c * width / COLS)).collect(),
+        (1..ROWS).map(|r| block(r * height / ROWS)).collect(),
+    )
 }
 
 /// Where `cell`'s number is drawn: the first whole block inside the cell after its top-left
@@ -180,10 +195,11 @@ mod tests {
         draw(&mut f);
         let at = |x: u32, y: u32| &f.rgba[((y * 450 + x) * 4) as usize..((y * 450 + x) * 4 + 3) as usize];
         let column = 450 / 4 / 8 * 8;
-        assert_eq!(at(column, 500), [40, 40, 40], "a column line's dash");
-        assert_eq!(at(column, 508), [128, 128, 128], "and the gap after it");
-        assert_eq!(at(column - 1, 500), [128, 128, 128], "lines are one block wide");
-        assert_eq!(at(160, 1000 / 6 / 8 * 8), [40, 40, 40], "a row line's dash");
+        assert_eq!(at(column, 512), DARK, "a column line's dash: a dark block");
+        assert_eq!(at(column, 520), LIGHT, "then a light one");
+        assert_eq!(at(column, 528), [128, 128, 128], "and the gap after it");
+        assert_eq!(at(column - 1, 512), [128, 128, 128], "lines are one block wide");
+        assert_eq!(at(160, 1000 / 6 / 8 * 8), DARK, "a row line's dash");
         assert_eq!(at(60, 600), [128, 128, 128], "inside a cell stays as it was");
         let (x, y) = number_box(6, 450, 1000);
         assert_eq!((x, y), (120, 168), "cell 6's number after the lines at 112 and 160");

@@ -79,8 +79,12 @@ pub(super) async fn act(state: &State, serial: &str, action: UiOperation, args: 
                 out.target = element;
             }
             if args.clear.unwrap_or(false) {
-                // End of the field, then one DEL per character it may hold.
-                steps.push(format!("input keyevent 123 {}", vec!["67"; 256].join(" ")));
+                // The field must have focus before it is read and emptied.
+                if !steps.is_empty() {
+                    checked_shell(state, serial, &steps.join(" && ")).await?;
+                    steps.clear();
+                }
+                clear_field(state, serial, out.target.as_ref().map(|e| e.reference.as_str())).await?;
             }
             if !escaped.is_empty() {
                 steps.push(format!("input text {}", quote(&escaped)));
@@ -101,7 +105,9 @@ pub(super) async fn act(state: &State, serial: &str, action: UiOperation, args: 
     } else {
         None
     };
-    checked_shell(state, serial, &command).await?;
+    if !command.is_empty() {
+        checked_shell(state, serial, &command).await?;
+    }
     if let Some(before) = before {
         tokio::time::sleep(Duration::from_millis(300)).await;
         let after = read_screen(state, serial, false).await?;
@@ -113,6 +119,51 @@ pub(super) async fn act(state: &State, serial: &str, action: UiOperation, args: 
         out.focused = after.focused.clone();
     }
     Ok((out, None))
+}
+
+/// DEL key events sent in one command: long fields are emptied over several.
+const DELS_PER_COMMAND: usize = 500;
+
+/// Empties a text field of any length: the end of the field, then one DEL per character it
+/// shows (and a few more), read again until it is empty. `reference` names the field, else the
+/// focused one. A field that shows the same text after its DELs holds no text of its own: it
+/// shows its hint (uiautomator reports an empty field's hint as its text; not every Android
+/// names it as a hint).
+async fn clear_field(state: &State, serial: &str, reference: Option<&str>) -> Result<(), String> {
+    let mut before: Option<String> = None;
+    for _ in 0..4 {
+        let snap = read_screen(state, serial, false).await?;
+        let field = match reference {
+            Some(r) => match resolve(&snap.elements, r) {
+                Resolved::One(e) => e.clone(),
+                _ => return Err(format!("ref {r} left the screen while its field was being emptied; nothing was typed")),
+            },
+            None => snap
+                .elements
+                .iter()
+                .find(|e| e.kind.ends_with("EditText") && e.flags.iter().any(|f| f == "focused"))
+                .cloned()
+                .ok_or("type {clear: true} empties the focused field, and no field has focus: pass its ref, or tap it first")?,
+        };
+        let node = &snap.tree.nodes[field.node];
+        let text = node.text().to_string();
+        let hint = node.attr("hint").unwrap_or_default();
+        if text.is_empty() || text == hint || before.as_deref() == Some(text.as_str()) {
+            return Ok(());
+        }
+        // MOVE_END (123) first, then DELs (67).
+        let mut left = text.chars().count() + 8;
+        let mut keys = vec!["123"];
+        while left > 0 {
+            let n = left.min(DELS_PER_COMMAND);
+            keys.extend(std::iter::repeat_n("67", n));
+            checked_shell(state, serial, &format!("input keyevent {}", keys.join(" "))).await?;
+            keys.clear();
+            left -= n;
+        }
+        before = Some(text);
+    }
+    Err("the field still holds text after four rounds of deleting; check it with ui dump".into())
 }
 
 pub(super) const MAX_SCROLLS: usize = 8;

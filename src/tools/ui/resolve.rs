@@ -105,7 +105,10 @@ pub(super) async fn target(state: &State, serial: &str, args: &UiArgs) -> Result
         // Refs are identities: the element must be on the screen now, exactly once.
         let now = read_screen(state, serial, true).await?;
         return match resolve(&now.elements, reference) {
-            Resolved::One(element) => Ok((element.at, Some(element.clone()))),
+            Resolved::One(element) => {
+                on_screen(element, now.screen)?;
+                Ok((element.at, Some(element.clone())))
+            }
             Resolved::Gone => Err(format!(
                 "ref {reference} is no longer on the screen (it changed{}); nothing was done. ui find or ui dump gives the current refs",
                 now.focused
@@ -163,7 +166,10 @@ pub(super) async fn target(state: &State, serial: &str, args: &UiArgs) -> Result
         let snap = read_screen(state, serial, true).await?;
         let found = find(&snap.tree, &snap.elements, field, &matcher, screen_bounds(&snap));
         return match best_target(&found) {
-            Ok(one) => Ok((one.element.at, Some(one.element.clone()))),
+            Ok(one) => {
+                on_screen(&one.element, snap.screen)?;
+                Ok((one.element.at, Some(one.element.clone())))
+            }
             Err(tied) if tied.is_empty() => {
                 let near: Vec<String> = closest(&snap.elements, &value, 3)
                     .iter()
@@ -187,6 +193,29 @@ pub(super) async fn target(state: &State, serial: &str, args: &UiArgs) -> Result
         };
     }
     Err("say where: ref, text (or resourceId, contentDesc, className), x and y, or gridCell".into())
+}
+
+/// Refuses an element whose center (where a tap lands) is outside the screen: a tap there would
+/// land nowhere, or on whatever the system draws at the edge. Says which way to scroll.
+fn on_screen(element: &Element, screen: [u32; 2]) -> Result<(), String> {
+    let [x, y] = element.at;
+    let (w, h) = (screen[0] as i32, screen[1] as i32);
+    let direction = if y >= h {
+        "down"
+    } else if y < 0 {
+        "up"
+    } else if x >= w {
+        "right"
+    } else if x < 0 {
+        "left"
+    } else {
+        return Ok(());
+    };
+    Err(format!(
+        "off screen: scroll {direction} first. {} {:?} sits at ({x}, {y}), outside the {w}×{h} screen; nothing was done (ui scroll {{direction: \"{direction}\"}}, then find it again)",
+        element.reference,
+        crate::adb::cut(&element.label)
+    ))
 }
 
 pub(super) fn describe_rank(found: &Found) -> String {
