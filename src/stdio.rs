@@ -1,12 +1,13 @@
 //! The stdio transport, with the JSON-RPC edges rmcp leaves open answered here: a line that is
-//! not JSON gets -32700 (rmcp drops it silently), a `tools/call` with missing or malformed params
+//! not UTF-8, not JSON, or longer than `MAX_LINE_BYTES` gets -32700 with `id: null` and the
+//! session goes on (rmcp drops a bad line silently, and a byte that is not UTF-8 ended it), a `tools/call` with missing or malformed params
 //! gets -32602 (rmcp says -32601 "tools/call"), and a method of a capability the server does not
 //! declare gets -32601 (rmcp answers `prompts/list` and `completion/complete` with empty lists).
 //! Every other line goes to rmcp unchanged; its output and these answers share one writer, a
 //! line at a time.
 
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, DuplexStream};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, DuplexStream};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
@@ -20,9 +21,21 @@ pub fn transport(
     let (answers, mut answered) = mpsc::unbounded_channel::<String>();
 
     tokio::spawn(async move {
-        let mut lines = BufReader::new(input).lines();
-        while let Ok(Some(line)) = lines.next_line().await {
-            match edge_answer(&line) {
+        let mut input = BufReader::new(input);
+        let mut bytes = Vec::new();
+        while let Ok(Some(whole)) = read_line(&mut input, &mut bytes).await {
+            let line = match (whole, std::str::from_utf8(&bytes)) {
+                (false, _) => {
+                    let _ = answers.send(too_long().to_string());
+                    continue;
+                }
+                (true, Err(e)) => {
+                    let _ = answers.send(not_utf8(&bytes, &e).to_string());
+                    continue;
+                }
+                (true, Ok(line)) => line,
+            };
+            match edge_answer(line) {
                 Some(answer) => {
                     let _ = answers.send(answer.to_string());
                 }
@@ -60,6 +73,63 @@ pub fn transport(
         }
     });
     ((rmcp_reads, rmcp_writes), writer)
+}
+
+/// Longest line read; a longer one is skipped to its end and answered -32700, so no client can
+/// make the server hold an unbounded line.
+pub const MAX_LINE_BYTES: usize = 64 << 20;
+
+/// Reads one line (its `\n` and a `\r` before it dropped) into `line`. `Some(false)` when it was
+/// longer than `MAX_LINE_BYTES` (its bytes past that are dropped), `None` at the end of input.
+async fn read_line(input: &mut (impl AsyncBufRead + Unpin), line: &mut Vec<u8>) -> std::io::Result<Option<bool>> {
+    line.clear();
+    let mut whole = true;
+    let mut any = false;
+    loop {
+        let chunk = input.fill_buf().await?;
+        if chunk.is_empty() {
+            return Ok(any.then_some(whole));
+        }
+        any = true;
+        let newline = chunk.iter().position(|&b| b == b'\n');
+        let part = &chunk[..newline.unwrap_or(chunk.len())];
+        if line.len() + part.len() <= MAX_LINE_BYTES {
+            line.extend_from_slice(part);
+        } else {
+            whole = false;
+        }
+        let used = newline.map_or(chunk.len(), |end| end + 1);
+        input.consume(used);
+        if newline.is_some() {
+            if line.last() == Some(&b'\r') {
+                line.pop();
+            }
+            return Ok(Some(whole));
+        }
+    }
+}
+
+fn too_long() -> Value {
+    error(
+        Value::Null,
+        -32700,
+        &format!(
+            "parse error: a line over {} MiB was skipped; send smaller messages",
+            MAX_LINE_BYTES >> 20
+        ),
+    )
+}
+
+fn not_utf8(bytes: &[u8], e: &std::str::Utf8Error) -> Value {
+    let at = e.valid_up_to();
+    error(
+        Value::Null,
+        -32700,
+        &format!(
+            "parse error: the line is not UTF-8 (byte 0x{:02X} at offset {at}); JSON-RPC messages are UTF-8 text",
+            bytes.get(at).copied().unwrap_or(0)
+        ),
+    )
 }
 
 /// The answer this layer gives itself, or `None` to pass the line to rmcp.
@@ -137,5 +207,33 @@ mod tests {
         }
         let parse = edge_answer("{oops").unwrap();
         assert_eq!(parse["id"], Value::Null);
+    }
+
+    #[tokio::test]
+    async fn lines_are_read_as_bytes_bounded_and_with_crlf_trimmed() {
+        let mut input: &[u8] = b"{\"a\":1}\r\n\xff\xfe\n\nlast";
+        let mut line = Vec::new();
+        let mut got = Vec::new();
+        while let Some(whole) = read_line(&mut input, &mut line).await.unwrap() {
+            got.push((whole, line.clone()));
+        }
+        assert_eq!(
+            got,
+            [
+                (true, b"{\"a\":1}".to_vec()),
+                (true, vec![0xff, 0xfe]),
+                (true, vec![]),
+                (true, b"last".to_vec())
+            ]
+        );
+        let e = std::str::from_utf8(&got[1].1).unwrap_err();
+        let answer = not_utf8(&got[1].1, &e);
+        assert_eq!(answer["error"]["code"], -32700);
+        assert!(
+            answer["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("0xFF at offset 0")
+        );
     }
 }

@@ -170,6 +170,53 @@ async fn a_calls_own_timeout_stops_the_command_too() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_timeout_before_the_device_opened_the_stream_still_ends_the_command() {
+    const LATENCY_MS: u64 = 800;
+    for route in [Route::Direct, Route::Server] {
+        let sim = SimProcess::start_logged(&["--latency-ms", &LATENCY_MS.to_string()]);
+        let home = tempfile::tempdir().unwrap();
+        let Some((client, _adb)) = server_for(&route, &sim, &["--timeout-ms", "20000"], home.path()).await else {
+            return;
+        };
+        // Warm the connection, so only this command's OPEN is in flight.
+        assert_eq!(ok(&shell(&client, "echo warm").await)["stdout"], "warm\n");
+        let result = call(
+            &client,
+            "adb-shell",
+            json!({"operation": "run", "command": "sleep 30", "timeoutMs": 300}),
+        )
+        .await;
+        let answered = Instant::now();
+        let message = err(&result);
+        assert!(message.contains("300 ms timeout"), "{message}");
+        // The device's OKAY comes ~800 ms after the OPEN, after the answer: its CLSE must follow.
+        let mut closed_after = None;
+        while answered.elapsed() < Duration::from_secs(10) {
+            if sim.log().contains("host closed the stream before the command ended") {
+                closed_after = Some(answered.elapsed());
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let closed_after = closed_after
+            .unwrap_or_else(|| panic!("{}: sleep 30 kept running on the device:\n{}", name(&route), sim.log()));
+        println!(
+            "{}: latency {LATENCY_MS} ms, the device ended the command {} ms after the answer",
+            name(&route),
+            closed_after.as_millis()
+        );
+        assert!(
+            closed_after <= Duration::from_millis(2 * LATENCY_MS + 200),
+            "{}: closed {} ms after the answer",
+            name(&route),
+            closed_after.as_millis()
+        );
+        // The session goes on.
+        assert_eq!(ok(&shell(&client, "echo next").await)["stdout"], "next\n");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_command_that_reads_stdin_gets_eof_at_once() {
     for route in [Route::Direct, Route::Server] {
         let sim = SimProcess::start(&[]);
@@ -283,7 +330,7 @@ async fn each_fault_gets_an_error_that_names_its_cause() {
         (
             &["--stall-on", "getprop"],
             "getprop",
-            &["past its 1500 ms timeout", "stopped it"],
+            &["past its 1500 ms timeout", "closed its stream"],
         ),
     ];
     let (mut answered, mut named) = (0, 0);

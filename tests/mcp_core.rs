@@ -477,3 +477,118 @@ async fn json_rpc_edges_get_their_codes_over_raw_stdio() {
         .unwrap();
     assert!(status.success(), "{status}");
 }
+
+/// Generated lines of every kind (random bytes, text that is not JSON, random JSON values and
+/// JSON-RPC-shaped objects with random methods and params) sent to one stdio session: each line
+/// that is not UTF-8 or not JSON gets -32700 with `id: null`, and the session still answers
+/// afterwards. Once, one 0xFF byte ended the session.
+#[tokio::test]
+async fn the_stdio_session_survives_any_line() {
+    use proptest::prelude::*;
+    use proptest::strategy::ValueTree;
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let json_value = proptest::arbitrary::any::<String>()
+        .prop_map(serde_json::Value::String)
+        .boxed();
+    let rpc = (
+        prop_oneof![
+            Just("tools/call".to_string()),
+            Just("ping".to_string()),
+            Just("resources/read".to_string()),
+            Just("tools/list".to_string()),
+            "[a-z/]{1,12}"
+        ],
+        prop_oneof![
+            Just(json!(null)),
+            Just(json!(7)),
+            Just(json!("x")),
+            Just(json!({"name": 5})),
+            Just(json!([1, 2]))
+        ],
+        prop_oneof![
+            Just(json!(null)),
+            Just(json!(1.5)),
+            Just(json!("s")),
+            Just(json!([])),
+            Just(json!({}))
+        ],
+    )
+        .prop_map(|(method, params, id)| {
+            json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string()
+        });
+    let line = prop_oneof![
+        prop::collection::vec(any::<u8>().prop_filter("one line", |b| *b != b'\n'), 0..300),
+        "[^\n]{0,200}".prop_map(String::into_bytes),
+        json_value.prop_map(|v| v.to_string().into_bytes()),
+        rpc.prop_map(String::into_bytes),
+    ];
+    let mut runner = proptest::test_runner::TestRunner::default();
+    let lines: Vec<Vec<u8>> = (0..400)
+        .map(|_| line.new_tree(&mut runner).unwrap().current())
+        .collect();
+    let parse_errors = lines
+        .iter()
+        .filter(|l| {
+            let l = l.strip_suffix(b"\r").unwrap_or(l);
+            match std::str::from_utf8(l) {
+                Err(_) => true,
+                Ok(text) => !text.trim().is_empty() && serde_json::from_str::<serde_json::Value>(text).is_err(),
+            }
+        })
+        .count();
+
+    let home = tempfile::tempdir().unwrap();
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_droidmcp"))
+        .arg("--sim")
+        .env("HOME", home.path())
+        .env("RUST_LOG", "warn")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn droidmcp");
+    let mut stdin = child.stdin.take().unwrap();
+    stdin
+        .write_all(br#"{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+"#)
+        .await
+        .unwrap();
+    for line in &lines {
+        stdin.write_all(line).await.unwrap();
+        stdin.write_all(b"\n").await.unwrap();
+    }
+    stdin
+        .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":\"last\",\"method\":\"tools/call\",\"params\":{\"name\":\"cache\",\"arguments\":{\"operation\":\"stats\"}}}\n")
+        .await
+        .unwrap();
+    let mut out = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut parse_answers = 0;
+    let mut last = None;
+    let read_all = async {
+        while let Ok(Some(line)) = out.next_line().await {
+            let answer: serde_json::Value = serde_json::from_str(&line).expect("every answer is a JSON line");
+            if answer["id"].is_null() && answer["error"]["code"] == -32700 {
+                parse_answers += 1;
+            }
+            if answer["id"] == "last" {
+                last = Some(answer);
+                break;
+            }
+        }
+    };
+    tokio::time::timeout(std::time::Duration::from_secs(20), read_all)
+        .await
+        .expect("the session answered after every line");
+    let last = last.expect("the session ended early: the last request got no answer");
+    assert!(
+        last["result"]["structuredContent"].is_object() && last["result"]["isError"] != json!(true),
+        "{last}"
+    );
+    println!(
+        "{} generated lines, {parse_errors} of them not UTF-8 or not JSON: {parse_answers} got -32700; the session went on",
+        lines.len()
+    );
+    assert_eq!(parse_answers, parse_errors);
+    drop(stdin);
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(10), child.wait()).await;
+}

@@ -8,7 +8,9 @@
 //! writer task sends what the streams queue. Flow control is per stream: a WRTE from the device
 //! is acknowledged only when its stream's owner reads it, so a slow reader holds back only its
 //! own stream and buffers at most one payload. Dropping a `Stream` sends CLSE, which ends the
-//! remote command; the connection and its other streams go on.
+//! remote command; a stream dropped before the device opened it is closed when its OKAY comes,
+//! as is anything the device sends on a stream nobody holds. The connection and its other
+//! streams go on.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -71,10 +73,12 @@ struct Router {
 }
 
 impl Router {
-    fn route(&self, local: u32, event: Event) {
+    /// Hands `event` to stream `local`; false when no stream of ours has that id (any more).
+    fn route(&self, local: u32, event: Event) -> bool {
         let streams = self.streams.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(tx) = streams.get(&local) {
-            let _ = tx.send(event);
+        match streams.get(&local) {
+            Some(tx) => tx.send(event).is_ok(),
+            None => false,
         }
     }
 
@@ -209,6 +213,7 @@ impl Connection {
             }
         });
         let reader_router = router.clone();
+        let reader_outbox = outbox.clone();
         let reader = tokio::spawn(async move {
             loop {
                 let msg = match Message::read_from(&mut reader).await {
@@ -227,7 +232,14 @@ impl Connection {
                         continue;
                     }
                 };
-                reader_router.route(msg.arg1, event);
+                let open_on_device = !matches!(event, Event::Closed);
+                if !reader_router.route(msg.arg1, event) && open_on_device {
+                    // Nobody holds this stream: it was dropped (a cancel, a timeout) before the
+                    // device opened it, so the device's OKAY is the first we hear of its id.
+                    // Closing it here is what ends the command, as adb's own server does.
+                    tracing::debug!(local = msg.arg1, remote = msg.arg0, "closing a stream nobody holds");
+                    let _ = reader_outbox.send(Message::new(A_CLSE, msg.arg1, msg.arg0, Vec::new()));
+                }
             }
         });
         Ok(Connection {
@@ -416,10 +428,22 @@ impl Drop for Stream {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .remove(&self.local);
-        // Our CLSE ends the remote command, or acknowledges the device's own.
-        let _ = inner
-            .outbox
-            .send(Message::new(A_CLSE, self.local, self.remote, Vec::new()));
+        // An OKAY that reached this stream's queue but was not read yet: the device opened it.
+        while let Ok(event) = self.events.try_recv() {
+            if let Event::Okay(remote) = event
+                && self.remote == 0
+            {
+                self.remote = remote;
+            }
+        }
+        // Our CLSE ends the remote command, or acknowledges the device's own. Before the device
+        // opened the stream its id is unknown (adbd ignores a CLSE to id 0): the reader closes
+        // the stream when the device's OKAY arrives for an id nobody holds.
+        if self.remote != 0 {
+            let _ = inner
+                .outbox
+                .send(Message::new(A_CLSE, self.local, self.remote, Vec::new()));
+        }
         if !self.closed {
             tracing::debug!(local = self.local, addr = %inner.addr, "closed a stream before the device did");
         }

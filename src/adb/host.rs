@@ -68,25 +68,26 @@ async fn open_service(server: SocketAddr, serial: &str, service: &str) -> Result
     }
 }
 
-/// Runs a shell service (`shell,v2,raw:…` when `v2`, else `shell:…`) on `serial` and collects
-/// its output within `cap` bytes a stream. Shell v2 stdin is closed at once. The caller bounds it
+/// Runs a shell service (`shell:…` when `v1_marker` is given, the exit marker its command line
+/// ends with; else `shell,v2,raw:…`) on `serial` and collects its output within `cap` bytes a
+/// stream. Shell v2 stdin is closed at once. The caller bounds it
 /// with a timeout; dropping the future closes the socket, and the device then ends the command.
 pub async fn shell(
     server: SocketAddr,
     serial: &str,
     service: &str,
-    v2: bool,
+    v1_marker: Option<&super::source::ExitMarker>,
     cap: usize,
 ) -> Result<ShellOutput, AdbError> {
     let mut stream = open_service(server, serial, service).await?;
     let mut buf = vec![0u8; 64 * 1024];
-    if !v2 {
+    if let Some(marker) = v1_marker {
         let mut capture = Capture::new(cap);
         loop {
             let n = stream.read(&mut buf).await?;
             if n == 0 {
                 let (stdout, dropped) = capture.finish();
-                let (stdout, exit_code) = super::source::split_exit_marker(stdout);
+                let (stdout, exit_code) = super::source::split_exit_marker(stdout, marker);
                 return Ok(ShellOutput {
                     stdout,
                     exit_code,

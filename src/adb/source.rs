@@ -10,23 +10,30 @@ use super::{
     AdbError, DeviceEntry, Route, ShellOutput, abbreviate, capture, direct, host, parse_devices_long, shell_v2,
 };
 
-/// Ends a shell v1 command line: the exit status, which v1 does not carry, printed last.
-const EXIT_MARKER: &str = ":droidmcp-exit:";
+/// Ends a shell v1 command line: the exit status, which v1 does not carry, printed last after a
+/// marker with a random nonce of this call's, so no output can pass for it.
+pub struct ExitMarker(String);
+
+impl ExitMarker {
+    pub(super) fn new() -> ExitMarker {
+        ExitMarker(format!(":droidmcp-exit-{:016x}:", rand::random::<u64>()))
+    }
+}
 
 /// The service that runs `command`: shell v2 (framed, exit code) when the device has it, else
 /// v1 with a marker that carries the exit code (Android 6 and older).
-fn shell_service(command: &str, v2: bool) -> String {
+fn shell_service(command: &str, v2: bool, marker: &ExitMarker) -> String {
     if v2 {
         format!("shell,v2,raw:{command}")
     } else {
         // A newline, not `;`: the command may end in `&` or a comment.
-        format!("shell:{command}\necho \"{EXIT_MARKER}$?\"")
+        format!("shell:{command}\necho \"{}$?\"", marker.0)
     }
 }
 
 /// Splits the v1 marker off the output: the command's own output, and its exit code.
-pub(super) fn split_exit_marker(mut output: Vec<u8>) -> (Vec<u8>, Option<i32>) {
-    let marker = EXIT_MARKER.as_bytes();
+pub(super) fn split_exit_marker(mut output: Vec<u8>, marker: &ExitMarker) -> (Vec<u8>, Option<i32>) {
+    let marker = marker.0.as_bytes();
     let Some(at) = output.windows(marker.len()).rposition(|w| w == marker) else {
         return (output, None);
     };
@@ -194,7 +201,9 @@ impl Source {
                         .await?
                         .iter()
                         .any(|f| f == "shell_v2");
-                    host::shell(*server, serial, &shell_service(command, v2), v2, self.max_output).await
+                    let marker = ExitMarker::new();
+                    let service = shell_service(command, v2, &marker);
+                    host::shell(*server, serial, &service, (!v2).then_some(&marker), self.max_output).await
                 };
                 self.bounded(what, limit, call).await
             }
@@ -280,10 +289,13 @@ impl Source {
         limit: Duration,
         command: &str,
     ) -> Result<(direct::Connection, ShellOutput), AdbError> {
+        let marker = ExitMarker::new();
         let (conn, mut stream) = self
-            .direct_stream(limit, |conn| shell_service(command, conn.has_feature("shell_v2")))
+            .direct_stream(limit, |conn| {
+                shell_service(command, conn.has_feature("shell_v2"), &marker)
+            })
             .await?;
-        let output = self.read_shell(&conn, &mut stream).await?;
+        let output = self.read_shell(&conn, &mut stream, &marker).await?;
         Ok((conn, output))
     }
 
@@ -291,6 +303,7 @@ impl Source {
         &self,
         conn: &direct::Connection,
         stream: &mut direct::Stream,
+        marker: &ExitMarker,
     ) -> Result<ShellOutput, AdbError> {
         let v2 = conn.has_feature("shell_v2");
         if v2 {
@@ -308,7 +321,7 @@ impl Source {
             let mut capture = capture::Capture::new(self.max_output);
             stream.read_to_end(&mut capture).await?;
             let (stdout, dropped) = capture.finish();
-            let (stdout, exit_code) = split_exit_marker(stdout);
+            let (stdout, exit_code) = split_exit_marker(stdout, marker);
             Ok(ShellOutput {
                 stdout,
                 exit_code,
@@ -382,5 +395,29 @@ impl Source {
             .unwrap_or_else(|p| p.into_inner())
             .insert(serial.to_string(), features.clone());
         Ok(features)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn output_cannot_forge_the_v1_exit_marker() {
+        let marker = ExitMarker::new();
+        let line = format!("{}3\n", marker.0);
+        // Forged markers: the old fixed one, and one with another nonce, printed after ours (a
+        // background job) or before it.
+        let output = format!(":droidmcp-exit:0\nhello\n{line}:droidmcp-exit-0000000000000000:0\n");
+        let (stdout, code) = split_exit_marker(output.into_bytes(), &marker);
+        assert_eq!(code, None, "our marker is not last: the status is unknown, not forged");
+        assert!(
+            String::from_utf8(stdout)
+                .unwrap()
+                .starts_with(":droidmcp-exit:0\nhello\n")
+        );
+        let (stdout, code) = split_exit_marker(format!(":droidmcp-exit:0\nhi\n{line}").into_bytes(), &marker);
+        assert_eq!((stdout, code), (b":droidmcp-exit:0\nhi\n".to_vec(), Some(3)));
+        assert_ne!(ExitMarker::new().0, marker.0, "a nonce per call");
     }
 }

@@ -167,6 +167,7 @@ impl Runs {
             runs: self.clone(),
             used: AtomicU64::new(0),
             over_quota: std::sync::atomic::AtomicBool::new(false),
+            unsaved: Default::default(),
         })
     }
 
@@ -333,6 +334,8 @@ pub struct Run {
     runs: Arc<Runs>,
     used: AtomicU64,
     over_quota: std::sync::atomic::AtomicBool,
+    /// The calls whose answers could not be saved, and why.
+    unsaved: std::sync::Mutex<std::collections::BTreeMap<usize, String>>,
 }
 
 impl Drop for Run {
@@ -355,6 +358,22 @@ impl Run {
         self.over_quota.load(Ordering::SeqCst)
     }
 
+    /// Why call `index`'s answer was not saved, if it was not.
+    pub fn unsaved(&self, index: usize) -> Option<String> {
+        self.unsaved
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&index)
+            .cloned()
+    }
+
+    fn not_saved(&self, index: usize, why: String) {
+        self.unsaved
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(index, why);
+    }
+
     /// Saves call `index`'s full answer as `results/NNN-<ns>-<op>.json`; returns its path
     /// relative to the run, or None when it would pass the quota.
     pub fn save_result(&self, index: usize, tool: &str, operation: &str, answer: &serde_json::Value) -> Option<String> {
@@ -373,9 +392,16 @@ impl Run {
         let text = answer.to_string();
         if !self.reserve(text.len() as u64) {
             self.over_quota.store(true, Ordering::SeqCst);
+            self.not_saved(
+                index,
+                format!("the run's quota of {} MiB is used", self.runs.limits.quota_bytes >> 20),
+            );
             return None;
         }
-        write_confined(&self.dir, &["results".to_string(), name.clone()], &text).ok()?;
+        if let Err(e) = write_confined(&self.dir, &["results".to_string(), name.clone()], &text) {
+            self.not_saved(index, format!("writing it failed: {e}"));
+            return None;
+        }
         Some(format!("results/{name}"))
     }
 
@@ -507,6 +533,11 @@ mod tests {
             None
         );
         assert!(run.over_quota());
+        assert!(
+            run.unsaved(0).is_some_and(|why| why.contains("quota")),
+            "the call says why"
+        );
+        assert_eq!(run.unsaved(1), None);
     }
 
     #[test]

@@ -284,8 +284,12 @@ async fn run_script(state: Arc<State>, args: ScriptArgs, ctx: RequestContext<Rol
         .calls
         .iter()
         .map(|c| {
+            let unsaved = run
+                .unsaved(c.index)
+                .map(|why| format!(" (answer not saved: {why})"))
+                .unwrap_or_default();
             format!(
-                "{:03} {} {} {} ms {}",
+                "{:03} {} {} {} ms {}{unsaved}",
                 c.index + 1,
                 c.tool,
                 c.operation,
@@ -294,9 +298,10 @@ async fn run_script(state: Arc<State>, args: ScriptArgs, ctx: RequestContext<Rol
             )
         })
         .collect();
-    let note = run.over_quota().then(|| {
+    let unsaved = outcome.calls.iter().filter(|c| run.unsaved(c.index).is_some()).count();
+    let note = (unsaved > 0).then(|| {
         format!(
-            "some tool answers were not saved: the run's folder reached its quota of {} MiB",
+            "{unsaved} tool answers were not saved in the run's folder (their call lines say why); the quota is {} MiB a run",
             state.runs.limits().quota_bytes >> 20
         )
     });

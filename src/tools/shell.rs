@@ -138,7 +138,7 @@ pub async fn run(state: &State, args: JsonObject) -> CallToolResult {
         Ok(out) => out,
         Err(AdbError::Timeout { after, .. }) => {
             return error(format!(
-                "the command ran past its {} ms timeout and was ended: its stream was closed, so the device stopped it. Pass a larger timeoutMs (max {MAX_TIMEOUT_MS}) or run it in the background (`cmd &`)",
+                "the command ran past its {} ms timeout, so droidmcp closed its stream, which ends it on the device (once the device has opened it, if it had not yet). Pass a larger timeoutMs (max {MAX_TIMEOUT_MS}) or run it in the background (`cmd &`)",
                 after.as_millis()
             ));
         }
