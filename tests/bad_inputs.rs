@@ -405,7 +405,7 @@ async fn every_malformed_argument_is_refused_by_name_before_the_device_hears_of_
 
     let cases = corpus(&big, &props_id);
     let (mut refused, mut failures) = (0, Vec::new());
-    for (tool, args, field) in &cases {
+    for (n, (tool, args, field)) in cases.iter().enumerate() {
         let before = streams();
         let result = call(&client, tool, args.clone()).await;
         let size = response_chars(&result);
@@ -425,9 +425,21 @@ async fn every_malformed_argument_is_refused_by_name_before_the_device_hears_of_
         if size > BUDGET {
             wrong.push(format!("{size} chars, over the budget"));
         }
-        // Give a stream the device might have opened time to show in its log.
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-        if streams() != before {
+        // A positive control: a command that does reach the device. Once its line is in the
+        // (ordered) log, so is any stream this case opened; the control's own is not counted.
+        let control = format!("control-{n}");
+        let echoed = ok(&call(
+            &client,
+            "adb-shell",
+            json!({"operation": "run", "command": format!("echo {control}")}),
+        )
+        .await);
+        assert_eq!(echoed["stdout"], format!("{control}\n"));
+        assert!(
+            sim.wait_for_log(&format!("echo {control}")),
+            "the control's stream reached the log"
+        );
+        if streams() != before + 1 {
             wrong.push("reached the device".into());
         }
         if wrong.is_empty() {
@@ -448,6 +460,13 @@ async fn every_malformed_argument_is_refused_by_name_before_the_device_hears_of_
         failures.len(),
         failures.join("\n")
     );
+    assert_eq!(refused, cases.len(), "every case was counted once");
+    // The reliability notes quote the corpus's size: they must say what the test ran.
+    let claim = format!("{}/{} refused", cases.len(), cases.len());
+    let notes = std::fs::read_to_string(repo_dir().join("docs/reliability.md"))
+        .or_else(|_| std::fs::read_to_string(repo_dir().join("README.md")))
+        .unwrap();
+    assert!(notes.contains(&claim), "the reliability notes do not say \"{claim}\"");
     // After all that, the server still serves.
     let out = ok(&call(
         &client,

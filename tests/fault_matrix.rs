@@ -39,107 +39,132 @@ struct Fault {
     during: During,
     /// An error must contain one of these: the cause, in words a user acts on.
     phrases: &'static [&'static str],
+    /// Also accepted through the adb server, which reports a device it lost in its own words.
+    server_phrases: &'static [&'static str],
     /// Cells expected to fail, with the open reason (printed; 0 is the goal).
     expected_to_fail: Option<&'static str>,
 }
 
 const TIMED_OUT: &[&str] = &["timeout", "timed out"];
-const CONNECTION_LOST: &[&str] = &[
-    "disconnected",
-    "connection",
-    "transport",
-    "offline",
-    "cannot reach",
-    "not found",
-    "timeout",
-];
-const BAD_DATA: &[&str] = &[
-    "bad data",
-    "disconnected",
-    "transport",
-    "offline",
-    "not found",
-    "timeout",
-];
+const CONNECTION_LOST: &[&str] = &["disconnected", "connection", "cannot reach"];
+/// The adb server's words for a device whose transport went away.
+const SERVER_LOST_IT: &[&str] = &["not found", "offline", "transport", "disconnected", "connection"];
 
 fn faults() -> Vec<Fault> {
-    let fault = |name, sim_flags, during, phrases| Fault {
+    let fault = |name, sim_flags, during, phrases, server_phrases| Fault {
         name,
         sim_flags,
         during,
         phrases,
+        server_phrases,
         expected_to_fail: None,
     };
     vec![
-        fault("latency 200 ms", &["--latency-ms", "200"], During::Nothing, TIMED_OUT),
+        fault(
+            "latency 200 ms",
+            &["--latency-ms", "200"],
+            During::Nothing,
+            TIMED_OUT,
+            &[],
+        ),
         fault(
             "stalled getprop",
             &["--stall-on", "getprop"],
             During::Nothing,
             TIMED_OUT,
+            &[],
         ),
         fault(
             "stalled uiautomator",
             &["--stall-on", "uiautomator"],
             During::Nothing,
             TIMED_OUT,
+            &[],
         ),
-        fault("stalled logcat", &["--stall-on", "logcat"], During::Nothing, TIMED_OUT),
+        fault(
+            "stalled logcat",
+            &["--stall-on", "logcat"],
+            During::Nothing,
+            TIMED_OUT,
+            &[],
+        ),
         fault(
             "stalled screencap",
             &["--stall-on", "screencap"],
             During::Nothing,
             TIMED_OUT,
+            &[],
         ),
         fault(
             "dropped at 2,000 B",
             &["--drop-after-bytes", "2000"],
             During::Nothing,
             CONNECTION_LOST,
+            SERVER_LOST_IT,
         ),
         fault(
             "dropped at 50,000 B",
             &["--drop-after-bytes", "50000"],
             During::Nothing,
             CONNECTION_LOST,
+            SERVER_LOST_IT,
         ),
         fault(
             "garbage at 100 B",
             &["--garbage-after-bytes", "100"],
             During::Nothing,
-            BAD_DATA,
+            &["bad data"],
+            SERVER_LOST_IT,
         ),
         fault(
             "garbage at 20,000 B",
             &["--garbage-after-bytes", "20000"],
             During::Nothing,
-            BAD_DATA,
+            &["bad data"],
+            SERVER_LOST_IT,
         ),
         fault(
             "simulator killed",
             &["--latency-ms", "100"],
             During::KillSim,
             CONNECTION_LOST,
+            SERVER_LOST_IT,
         ),
         fault(
             "adb server killed",
             &["--latency-ms", "100"],
             During::KillAdbServer,
-            &["adb server", "connection", "transport", "not found", "offline"],
+            &["adb server"],
+            &[],
         ),
         fault(
             "adb disconnect",
             &["--latency-ms", "100"],
             During::AdbDisconnect,
-            &["not found", "transport", "disconnected", "offline", "connection"],
+            &["not found", "disconnected", "offline", "dropped the transport"],
+            &[],
         ),
         fault(
             "unauthorized key",
             &["--auth-keys", "OTHER_KEY"],
             During::Nothing,
-            &["unauthorized", "authoriz", "allow usb debugging", "accept"],
+            &["unauthorized", "allow usb debugging"],
+            &[],
         ),
     ]
+}
+
+impl Fault {
+    /// Whether `text` names this fault's cause (on `route`).
+    fn named_in(&self, route: Route, text: &str) -> bool {
+        let text = text.to_lowercase();
+        let extra = if route == Route::Server {
+            self.server_phrases
+        } else {
+            &[]
+        };
+        !text.contains("early eof") && self.phrases.iter().chain(extra).any(|p| text.contains(p))
+    }
 }
 
 /// Each tool's main operation, and what a correct answer holds.
@@ -160,14 +185,38 @@ fn operations() -> Vec<(&'static str, &'static str, Value)> {
     ]
 }
 
-fn is_correct(op: &str, result: &rmcp::model::CallToolResult) -> bool {
+/// Whether a successful answer is right. `fault` is what the device suffers during the call
+/// (None once it cleared): `list` must report the device's state truly (online, or a state or
+/// error naming the fault), and `health` must either find nothing wrong and say so completely,
+/// or list a problem that names the fault.
+fn is_correct(op: &str, result: &rmcp::model::CallToolResult, serial: &str, fault: Option<(&Fault, Route)>) -> bool {
     let Some(v) = result.structured_content.as_ref() else {
         return false;
     };
+    let names_fault = |text: &str| fault.is_some_and(|(f, route)| f.named_in(route, text));
     match op {
-        "device list" => v["devices"].as_array().is_some_and(|d| !d.is_empty()),
+        "device list" => {
+            let devices = v["devices"].as_array().cloned().unwrap_or_default();
+            match devices
+                .iter()
+                .find(|d| d["serial"].as_str().is_some_and(|s| s.ends_with(serial)))
+            {
+                Some(d) if d["state"] == "device" && d["error"].is_null() => true,
+                Some(d) => names_fault(&format!("{} {}", d["state"], d["error"])),
+                // Gone from the list: right only when the fault took it away and the answer says why.
+                None => fault.is_some() && names_fault(&v.to_string()),
+            }
+        }
         "device properties" => v["summary"]["model"].is_string(),
-        "device health" => v["health"]["state"].is_string(),
+        "device health" => {
+            let health = &v["health"];
+            let problems = health["problems"].as_array().cloned().unwrap_or_default();
+            if problems.is_empty() {
+                health["state"] == "device" && health["bootCompleted"] == true && health["battery"]["level"].is_u64()
+            } else {
+                problems.iter().any(|p| names_fault(p.as_str().unwrap_or_default()))
+            }
+        }
         "app list" => v["totalCount"].as_u64().is_some_and(|n| n > 0),
         "ui dump" => v["elements"].as_array().is_some_and(|e| !e.is_empty()),
         "ui screenshot" => result.content.iter().any(|c| c.as_image().is_some()),
@@ -287,7 +336,7 @@ async fn run_cell(
         );
         Outcome::Hang
     } else if result.is_error != Some(true) {
-        if is_correct(op, &result) {
+        if is_correct(op, &result, &serial, Some((fault, route))) {
             Outcome::Correct
         } else {
             Outcome::Unclear(format!(
@@ -297,8 +346,7 @@ async fn run_cell(
         }
     } else {
         let message = err(&result);
-        let lower = message.to_lowercase();
-        if !lower.contains("early eof") && fault.phrases.iter().any(|p| lower.contains(p)) {
+        if fault.named_in(route, &message) {
             Outcome::ClearError(message)
         } else {
             Outcome::Unclear(message)
@@ -319,7 +367,7 @@ async fn run_cell(
         tokio::time::sleep(Duration::from_millis(1100)).await;
     }
     let next = call(&client, tool, args).await;
-    let after = if is_correct(op, &next) {
+    let after = if is_correct(op, &next, &serial, None) {
         None
     } else if next.is_error == Some(true) {
         Some(err(&next))
@@ -381,6 +429,7 @@ async fn every_fault_on_every_operation_on_both_routes() {
             }
         }
     }
+    let planned = plan.len();
     let cells = Arc::new(Mutex::new(Vec::new()));
     let gate = Arc::new(tokio::sync::Semaphore::new(PARALLEL));
     let started = Instant::now();
@@ -404,6 +453,14 @@ async fn every_fault_on_every_operation_on_both_routes() {
         return; // adb missing: skipped (fails under CI in AdbServer::start)
     }
     print_table(&cells, started.elapsed());
+    println!("{} of {planned} planned cells ran", cells.len());
+    assert_eq!(cells.len(), planned, "a cell was dropped: its adb server did not start");
+    if std::env::var("FAULT_MATRIX_ONLY").is_err() {
+        assert_eq!(
+            planned, 192,
+            "the matrix is 8 operations × (11 faults direct + 13 through the adb server)"
+        );
+    }
 
     let touched: Vec<String> = bystander
         .log()

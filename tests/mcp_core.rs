@@ -446,7 +446,11 @@ async fn json_rpc_edges_get_their_codes_over_raw_stdio() {
         r#"{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"cache","arguments":{"operation":"stats"}}}"#,
     ];
     for line in lines {
-        stdin.write_all(format!("{line}\n").as_bytes()).await.unwrap();
+        // The server reads until EOF: a closed pipe here means it died, which fails the test.
+        stdin
+            .write_all(format!("{line}\n").as_bytes())
+            .await
+            .expect("the server stopped reading its stdin");
     }
     let mut out = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
     let mut codes = std::collections::BTreeMap::new();
@@ -553,9 +557,17 @@ async fn the_stdio_session_survives_any_line() {
 "#)
         .await
         .unwrap();
-    for line in &lines {
-        stdin.write_all(line).await.unwrap();
-        stdin.write_all(b"\n").await.unwrap();
+    for (n, line) in lines.iter().enumerate() {
+        let sent = async {
+            stdin.write_all(line).await?;
+            stdin.write_all(b"\n").await
+        };
+        sent.await.unwrap_or_else(|e| {
+            panic!(
+                "the session ended at generated line {n} ({e}): {:?}",
+                String::from_utf8_lossy(line)
+            )
+        });
     }
     stdin
         .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":\"last\",\"method\":\"tools/call\",\"params\":{\"name\":\"cache\",\"arguments\":{\"operation\":\"stats\"}}}\n")

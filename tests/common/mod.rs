@@ -28,11 +28,17 @@ pub fn profile_dir() -> PathBuf {
     repo_dir().join("fixtures/pixel-emulator")
 }
 
-/// `../shared/device-captures`, if present.
+/// `../shared/device-captures`, if present. Absent, it is a skip locally and a failure under
+/// CI, unless the job says it has no captures (`DROIDMCP_NO_CAPTURES=1`, e.g. a fork's CI
+/// without access to them): then the capture tests print what they skipped and the rest stays
+/// strict.
 pub fn captures_dir() -> Option<PathBuf> {
     let dir = repo_dir().join("../shared/device-captures");
     if dir.is_dir() {
         Some(dir)
+    } else if std::env::var("DROIDMCP_NO_CAPTURES").is_ok_and(|v| v == "1") {
+        eprintln!("SKIPPED (DROIDMCP_NO_CAPTURES=1): {} is absent", dir.display());
+        None
     } else {
         skip_or_fail(&format!("{} is absent", dir.display()));
         None
