@@ -33,7 +33,7 @@ pub enum AdbError {
     Offline(String),
     #[error("device unauthorized: {0}")]
     Unauthorized(String),
-    #[error("{what} timed out after {} ms and was stopped on the device; it may be busy or gone. adb-device health tells", after.as_millis())]
+    #[error("{what} timed out after {} ms; its stream was closed, which ends it on the device; the device may be busy or gone. adb-device health tells", after.as_millis())]
     Timeout { what: String, after: Duration },
     #[error("{what}: not done after {} ms. adb-device health tells what is wrong", after.as_millis())]
     WaitedOut { what: String, after: Duration },
