@@ -116,7 +116,7 @@ pub fn declarations() -> String {
 }
 
 /// What the sandbox adds beside the tools (`sandbox::PRELUDE_HEAD` defines them; a test in
-/// `tests/code_mode.rs` checks each one is there).
+/// `tests/it/code_mode.rs` checks each one is there).
 const RUN_DECLARATIONS: &str = r#"/** `script run {args}`, or what `skills.run(name, args)` passed; {} when none. */
 declare const args: Record<string, unknown>;
 /** Waits; the run's time limit still applies. The only timer. */
@@ -213,7 +213,7 @@ fn ts_type(schema: &Value) -> String {
     }
 }
 
-/// `examples.md`: short worked scripts (each one runs in `tests/code_mode.rs`).
+/// `examples.md`: short worked scripts (each one runs in `tests/it/code_mode.rs`).
 pub const EXAMPLES: &str = r#"# droidmcp script examples
 
 Each block is one `script run {code}`. Only what a script prints comes back.

@@ -1,7 +1,7 @@
 //! The text commands assistants pipe through, as toybox (Android's command set) runs them:
 //! same options, same output, same error messages and exit codes. An option toybox has and the
 //! simulator lacks is refused with toybox's "Unknown option" message, never ignored.
-//! `tests/sim_toybox.rs` compares each with Debian's toybox.
+//! `tests/it/sim_toybox.rs` compares each with Debian's toybox.
 
 mod grep;
 mod lines;

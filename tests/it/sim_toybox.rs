@@ -2,8 +2,6 @@
 //! runs through the simulator's `sh` and through `toybox` under the host's `sh`, and stdout,
 //! stderr and the exit code must agree.
 
-mod common;
-
 use std::io::Write;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
@@ -217,7 +215,7 @@ fn toybox(script: &str, dir: &std::path::Path) -> (String, String, i32) {
 #[tokio::test]
 async fn simulator_shell_agrees_with_toybox() {
     if Command::new("toybox").arg("true").status().is_err() {
-        common::skip_or_fail("toybox is not installed (apt-get install toybox)");
+        crate::common::skip_or_fail("toybox is not installed (apt-get install toybox)");
         return;
     }
     let sim = Arc::new(Simulator::builtin(None, AuthPolicy::None).unwrap());

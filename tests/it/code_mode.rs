@@ -2,9 +2,7 @@
 //! simulator, each compared with doing the same through the individual tools (chars a model
 //! reads, calls it makes).
 
-mod common;
-
-use common::{McpClient, call, ok, response_chars};
+use crate::common::{McpClient, call, ok, response_chars};
 use serde_json::{Value, json};
 
 /// What a way of doing a task cost the model: chars read and calls made, and its answer.
@@ -69,8 +67,8 @@ fn report(task: &str, script: &Cost, tools: &Cost) {
 async fn three_tasks_as_one_script_each_cost_a_fraction_of_the_tool_calls() {
     let home = tempfile::tempdir().unwrap();
     // Two servers, two fresh devices: each way starts from the same launcher.
-    let scripted = common::mcp_server(&["--sim"], &[], home.path()).await;
-    let manual = common::mcp_server(&["--sim"], &[], home.path()).await;
+    let scripted = crate::common::mcp_server(&["--sim"], &[], home.path()).await;
+    let manual = crate::common::mcp_server(&["--sim"], &[], home.path()).await;
 
     // 1. Open Settings, tap "Network & internet", and say whether the screen changed.
     let script = by_script(
@@ -167,7 +165,7 @@ async fn three_tasks_as_one_script_each_cost_a_fraction_of_the_tool_calls() {
 #[tokio::test]
 async fn script_errors_and_limits_come_back_as_tool_errors() {
     let home = tempfile::tempdir().unwrap();
-    let client = common::mcp_server(&["--sim"], &[], home.path()).await;
+    let client = crate::common::mcp_server(&["--sim"], &[], home.path()).await;
     let failed = call(
         &client,
         "script",
@@ -209,7 +207,7 @@ fn resource_text(read: &rmcp::model::ReadResourceResult) -> String {
 #[tokio::test]
 async fn the_api_resource_matches_tools_list_and_its_examples_run() {
     let home = tempfile::tempdir().unwrap();
-    let client = common::mcp_server(&["--sim"], &[], home.path()).await;
+    let client = crate::common::mcp_server(&["--sim"], &[], home.path()).await;
     let read = |uri: &str| client.read_resource(rmcp::model::ReadResourceRequestParams::new(uri.to_string()));
     let dts = resource_text(&read("droidmcp://api/droidmcp.d.ts").await.unwrap());
     let namespaces = [
@@ -306,7 +304,7 @@ async fn the_api_resource_matches_tools_list_and_its_examples_run() {
 #[tokio::test]
 async fn concurrent_runs_are_bounded() {
     let home = tempfile::tempdir().unwrap();
-    let client = std::sync::Arc::new(common::mcp_server(&["--sim"], &[], home.path()).await);
+    let client = std::sync::Arc::new(crate::common::mcp_server(&["--sim"], &[], home.path()).await);
     let slow = json!({"operation": "run", "code": "await shell.run({command: 'sleep 1'}); console.log('done')"});
     let runs: Vec<_> = (0..5)
         .map(|_| {
@@ -318,7 +316,7 @@ async fn concurrent_runs_are_bounded() {
     for run in runs {
         let result = run.await.unwrap();
         if result.is_error == Some(true) {
-            let text = common::err(&result);
+            let text = crate::common::err(&result);
             assert!(text.contains("already running"), "{text}");
             refused += 1;
         } else {

@@ -1,11 +1,9 @@
 //! The MCP server end to end: the built binary spoken to with rmcp's client over stdio, against
 //! the simulator, both through a real adb server and straight over TCP.
 
-mod common;
-
 use std::collections::BTreeSet;
 
-use common::*;
+use crate::common::*;
 use rmcp::model::ReadResourceRequestParams;
 use serde_json::{Value, json};
 

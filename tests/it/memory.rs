@@ -2,9 +2,7 @@
 //! prints. Each case runs a fresh server against a simulator in its own process (so only the
 //! server is measured) and prints its peak RSS above idle (VmHWM − VmRSS at idle).
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::json;
 
 const MIB: u64 = 1024;

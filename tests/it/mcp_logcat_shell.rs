@@ -1,11 +1,9 @@
 //! `adb-logcat` and `adb-shell` over MCP against the simulator, the workspace files, and the one
 //! summary rule: every tool's biggest answer fits the budget and keeps its key fields.
 
-mod common;
-
 use std::path::Path;
 
-use common::*;
+use crate::common::*;
 use serde_json::{Value, json};
 
 /// A copy of the bundled profile whose log is `lines` of the bundled one without crashes, plus

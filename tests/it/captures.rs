@@ -1,8 +1,6 @@
 //! The parsers the simulator shares with the server, run on every real capture in
 //! `../shared/device-captures` (skipped with a reason when that folder is absent, failed under CI).
 
-mod common;
-
 use droidmcp::android::device_state::parse_battery;
 use droidmcp::android::getprop::parse_getprop;
 use droidmcp::android::logcat::{Level, parse_threadtime_line};
@@ -15,7 +13,7 @@ fn read(path: &std::path::Path) -> String {
 
 #[test]
 fn getprop_captures_parse_every_property_including_multi_line_values() {
-    for (name, path) in common::captures("getprop") {
+    for (name, path) in crate::common::captures("getprop") {
         let text = read(&path);
         let props = parse_getprop(&text);
         let entries = text
@@ -52,7 +50,7 @@ fn getprop_captures_parse_every_property_including_multi_line_values() {
 #[test]
 fn properties_answer_for_every_getprop_capture_is_a_full_summary_within_500_chars() {
     let cache = droidmcp::context::Cache::new(Default::default());
-    for (name, path) in common::captures("getprop") {
+    for (name, path) in crate::common::captures("getprop") {
         let text = read(&path);
         let props = parse_getprop(&text);
         let id = cache
@@ -95,7 +93,7 @@ fn properties_answer_for_every_getprop_capture_is_a_full_summary_within_500_char
 
 #[test]
 fn dumpsys_battery_capture_gives_level_status_and_power_source() {
-    for (name, path) in common::captures("dumpsys-battery") {
+    for (name, path) in crate::common::captures("dumpsys-battery") {
         let battery = parse_battery(&read(&path));
         assert_eq!(battery.level, Some(100), "{name}");
         assert_eq!(battery.status.as_deref(), Some("charging"), "{name}");
@@ -106,7 +104,7 @@ fn dumpsys_battery_capture_gives_level_status_and_power_source() {
 
 #[test]
 fn pm_list_packages_capture_keeps_paths_and_names() {
-    for (name, path) in common::captures("pm-list-packages") {
+    for (name, path) in crate::common::captures("pm-list-packages") {
         let text = read(&path);
         let packages = parse_package_list(&text);
         assert_eq!(
@@ -133,8 +131,8 @@ fn pm_list_packages_capture_keeps_paths_and_names() {
 
 #[test]
 fn uiautomator_captures_parse_with_bounds_on_every_node() {
-    let mut files = common::captures("uiautomator");
-    files.extend(common::captures("appium-page-source"));
+    let mut files = crate::common::captures("uiautomator");
+    files.extend(crate::common::captures("appium-page-source"));
     for (name, path) in files {
         let text = read(&path);
         let tree = parse_ui_dump(&text).unwrap_or_else(|e| panic!("{name}: {e}"));
@@ -159,7 +157,7 @@ fn uiautomator_captures_parse_with_bounds_on_every_node() {
 
 #[test]
 fn logcat_capture_parses_and_holds_two_fatal_exceptions() {
-    for (name, path) in common::captures("logcat") {
+    for (name, path) in crate::common::captures("logcat") {
         let text = read(&path);
         let parsed: Vec<_> = text.lines().filter_map(parse_threadtime_line).collect();
         let total = text.lines().filter(|l| !l.starts_with("---------")).count();
@@ -181,7 +179,7 @@ fn logcat_capture_parses_and_holds_two_fatal_exceptions() {
 #[test]
 fn dumpsys_package_captures_give_versions_flags_permissions_and_skip_the_hidden_copy() {
     use droidmcp::android::dumpsys_package::parse_package_dump;
-    let captures = common::captures("dumpsys-package");
+    let captures = crate::common::captures("dumpsys-package");
     for (name, path) in &captures {
         let text = read(path);
         let package = if name.contains("updated-system-app") {
@@ -217,7 +215,7 @@ fn dumpsys_package_captures_give_versions_flags_permissions_and_skip_the_hidden_
 #[test]
 fn dumpsys_activity_capture_names_the_resumed_launcher() {
     use droidmcp::android::activity::parse_focus;
-    for (name, path) in common::captures("dumpsys-activity") {
+    for (name, path) in crate::common::captures("dumpsys-activity") {
         let focus = parse_focus(&read(&path)).unwrap_or_else(|| panic!("{name}: no focus"));
         assert_eq!(focus.package, "com.google.android.apps.nexuslauncher", "{name}");
         assert_eq!(
@@ -232,8 +230,8 @@ fn dumpsys_activity_capture_names_the_resumed_launcher() {
 #[test]
 fn focus_follows_the_dumped_screen_when_the_activity_capture_disagrees() {
     use droidmcp::android::activity::focus_for_screen;
-    let activities = common::captures("dumpsys-activity");
-    let settings = common::captures("uiautomator_settings");
+    let activities = crate::common::captures("dumpsys-activity");
+    let settings = crate::common::captures("uiautomator_settings");
     for ((name, path), (dump_name, dump_path)) in activities.iter().zip(settings.iter()) {
         let tree = parse_ui_dump(&read(dump_path)).expect("parse");
         let screen_package = tree.nodes[0].attr("package");
@@ -249,7 +247,7 @@ fn focus_follows_the_dumped_screen_when_the_activity_capture_disagrees() {
 #[test]
 fn logcat_capture_crashes_are_found_with_exception_process_and_frames() {
     use droidmcp::android::crashes::{find_crashes, pids_of_package};
-    for (name, path) in common::captures("logcat") {
+    for (name, path) in crate::common::captures("logcat") {
         let lines: Vec<_> = read(&path).lines().filter_map(parse_threadtime_line).collect();
         let crashes = find_crashes(&lines);
         let java: Vec<_> = crashes.iter().filter(|c| c.kind == "java").collect();
@@ -287,8 +285,8 @@ fn logcat_capture_crashes_are_found_with_exception_process_and_frames() {
 #[test]
 fn ui_elements_of_every_capture_are_labelled_centered_and_compact() {
     use droidmcp::android::ui_elements::{elements, label_of};
-    let mut all = common::captures("uiautomator");
-    all.extend(common::captures("appium"));
+    let mut all = crate::common::captures("uiautomator");
+    all.extend(crate::common::captures("appium"));
     for (name, path) in all {
         let tree = parse_ui_dump(&read(&path)).expect("parse");
         let els = elements(&tree);
@@ -349,8 +347,8 @@ fn display_of(name: &str, tree: &droidmcp::android::uiautomator::UiTree) -> droi
 #[test]
 fn tap_by_a_unique_label_resolves_to_exactly_that_element_on_every_capture() {
     use droidmcp::android::ui_elements::{Field, Matcher, best_target, elements, find};
-    let mut all = common::captures("uiautomator");
-    all.extend(common::captures("appium"));
+    let mut all = crate::common::captures("uiautomator");
+    all.extend(crate::common::captures("appium"));
     let (mut total_rows, mut total_resolved, mut total_wrong) = (0, 0, 0);
     for (name, path) in all {
         let tree = parse_ui_dump(&read(&path)).expect("parse");
@@ -405,8 +403,8 @@ fn tap_by_a_unique_label_resolves_to_exactly_that_element_on_every_capture() {
 #[test]
 fn find_by_a_unique_label_gives_one_match_on_every_capture() {
     use droidmcp::android::ui_elements::{Field, Matcher, elements, find};
-    let mut all = common::captures("uiautomator");
-    all.extend(common::captures("appium"));
+    let mut all = crate::common::captures("uiautomator");
+    all.extend(crate::common::captures("appium"));
     for (name, path) in all {
         let tree = parse_ui_dump(&read(&path)).expect("parse");
         let els = elements(&tree);
@@ -461,7 +459,7 @@ fn find_by_a_unique_label_gives_one_match_on_every_capture() {
 fn real_screenshots_come_to_at_most_35k_base64_chars_at_the_defaults() {
     use base64::Engine;
     use droidmcp::image::{decode, encode_jpeg, fit, grid, resize};
-    for (name, path) in common::captures("screenshot") {
+    for (name, path) in crate::common::captures("screenshot") {
         let frame = decode(&std::fs::read(&path).unwrap()).expect("decode");
         let (w, h) = fit(frame.width, frame.height, 1000);
         let mut small = resize(&frame, w, h).unwrap();
@@ -492,7 +490,7 @@ fn ui_dump_answer_for_the_settings_home_capture_is_within_3000_chars() {
     use droidmcp::android::ui_elements::elements;
     use droidmcp::tools::ui::UiOutput;
     let cache = droidmcp::context::Cache::new(Default::default());
-    for (name, path) in common::captures("uiautomator_settings") {
+    for (name, path) in crate::common::captures("uiautomator_settings") {
         let tree = parse_ui_dump(&read(&path)).unwrap();
         let els = elements(&tree);
         let answer = UiOutput {
@@ -524,9 +522,9 @@ fn ui_dump_answer_for_the_settings_home_capture_is_within_3000_chars() {
 
 /// Every screen the tests know: the real captures and the simulator's fixture screens.
 fn all_screens() -> Vec<(String, droidmcp::android::uiautomator::UiTree)> {
-    let mut paths = common::captures("uiautomator");
-    paths.extend(common::captures("appium"));
-    for entry in std::fs::read_dir(common::profile_dir().join("screens")).unwrap() {
+    let mut paths = crate::common::captures("uiautomator");
+    paths.extend(crate::common::captures("appium"));
+    for entry in std::fs::read_dir(crate::common::profile_dir().join("screens")).unwrap() {
         let path = entry.unwrap().path();
         paths.push((format!("fixture {}", path.file_name().unwrap().to_string_lossy()), path));
     }
@@ -647,7 +645,7 @@ fn the_grid_shows_on_dark_and_light_screenshots_at_a_small_cost() {
     use base64::Engine;
     use droidmcp::image::{decode, encode_jpeg, fit, grid, resize};
     const MIN_CONTRAST: f64 = 60.0;
-    let shots = common::captures("screenshot");
+    let shots = crate::common::captures("screenshot");
     for (name, path) in &shots {
         let frame = decode(&std::fs::read(path).unwrap()).expect("decode");
         let (w, h) = fit(frame.width, frame.height, 1000);

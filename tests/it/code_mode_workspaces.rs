@@ -2,12 +2,10 @@
 //! simulator: saved tool answers, confinement, `script list`/`clear`, expiry and cleanup, and
 //! skills saved in one run, listed as resources and run in another.
 
-mod common;
-
 use std::path::Path;
 use std::time::{Duration, SystemTime};
 
-use common::{McpClient, call, err, ok};
+use crate::common::{McpClient, call, err, ok};
 use serde_json::{Value, json};
 
 async fn run(client: &McpClient, code: &str) -> Value {
@@ -31,7 +29,7 @@ async fn each_run_saves_its_tool_answers_and_stays_inside_its_folder() {
     let home = tempfile::tempdir().unwrap();
     let workspace = home.path().join("ws");
     let ws = workspace.to_str().unwrap();
-    let client = common::mcp_server(&["--sim", "--workspace", ws], &[], home.path()).await;
+    let client = crate::common::mcp_server(&["--sim", "--workspace", ws], &[], home.path()).await;
 
     let out = run(
         &client,
@@ -166,7 +164,7 @@ async fn run_folders_expire_and_old_ones_go_at_start() {
     std::fs::write(workspace.join("runs").join(&old).join("results/001-x-y.json"), "{}").unwrap();
     std::fs::create_dir_all(workspace.join("runs/not-a-run")).unwrap();
     let ws = workspace.to_str().unwrap();
-    let client = common::mcp_server(
+    let client = crate::common::mcp_server(
         &["--sim", "--workspace", ws, "--script-ttl-secs", "2"],
         &[],
         home.path(),
@@ -198,7 +196,7 @@ async fn a_skill_saved_in_one_run_is_a_resource_and_runs_in_another() {
     let home = tempfile::tempdir().unwrap();
     let workspace = home.path().join("ws");
     let ws = workspace.to_str().unwrap();
-    let client = common::mcp_server(&["--sim", "--workspace", ws], &[], home.path()).await;
+    let client = crate::common::mcp_server(&["--sim", "--workspace", ws], &[], home.path()).await;
     let save = run(
         &client,
         "await skills.save('count-apps', `\n\

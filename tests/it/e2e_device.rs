@@ -6,11 +6,9 @@
 //! emulator.yml`, or your phone): nothing in it depends on the simulator's fixtures then, only
 //! on what every Android image has (the Settings app and AOSP's English labels).
 
-mod common;
-
 use std::time::Instant;
 
-use common::{call, ok};
+use crate::common::{call, ok};
 use serde_json::json;
 
 /// Settings entries every recent AOSP image shows on its first page, in English.
@@ -26,7 +24,7 @@ async fn journey_on_any_device() {
     };
     let target = serial.as_deref().unwrap_or("the built-in simulated device");
     println!("e2e journey on {target}");
-    let client = common::mcp_server(&args, &[], home.path()).await;
+    let client = crate::common::mcp_server(&args, &[], home.path()).await;
     let started = Instant::now();
     let step = |name: &str| println!("  {:>6} ms  {name}", started.elapsed().as_millis());
 

@@ -2,11 +2,9 @@
 //! serials two sources share qualified and accepted back, and a source that is down reported
 //! with its error while the others' devices go on working.
 
-mod common;
-
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 use serde_json::{Value, json};
 
 async fn shell(client: &McpClient, device: &str, command: &str) -> rmcp::model::CallToolResult {

@@ -2,9 +2,7 @@
 //! each step through the device's own state (read with the `adb` program, not through droidmcp),
 //! screenshots, the tap grid, and bad input.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::{Value, json};
 
 /// The focused window, as the device reports it to the adb program.

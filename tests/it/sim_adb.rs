@@ -1,8 +1,6 @@
 //! The simulator against Debian's real `adb`: it must not be able to tell it from a device.
 
-mod common;
-
-use common::{AdbServer, SimProcess, build_test_apk, center_of, connected_sim};
+use crate::common::{AdbServer, SimProcess, build_test_apk, center_of, connected_sim};
 
 #[test]
 fn adb_connect_lists_the_model_and_product() {

@@ -4,12 +4,10 @@
 //! after the fault clears succeeds; that the server never panicked; and, on the adb-server route,
 //! that a second device saw nothing. The table it prints is README's "Reliability" figures.
 
-mod common;
-
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 use serde_json::{Value, json};
 
 const TIMEOUT_MS: u64 = 3000;

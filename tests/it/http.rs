@@ -3,11 +3,9 @@
 //! bound shared by all sessions, a broken answer stream resumed with `Last-Event-ID`, and the
 //! official MCP Inspector CLI listing and calling the tools over HTTP.
 
-mod common;
-
 use std::process::Stdio;
 
-use common::{HttpServer, SimProcess, call, err, ok};
+use crate::common::{HttpServer, SimProcess, call, err, ok};
 use rmcp::ServiceExt;
 use serde_json::{Value, json};
 
@@ -311,7 +309,9 @@ async fn a_broken_answer_stream_is_resumed_with_last_event_id() {
 #[tokio::test]
 async fn the_mcp_inspector_cli_lists_and_calls_tools_over_http() {
     let Some(inspector) = inspector_command() else {
-        common::skip_or_fail("the MCP Inspector CLI is not installed (npm i -g @modelcontextprotocol/inspector)");
+        crate::common::skip_or_fail(
+            "the MCP Inspector CLI is not installed (npm i -g @modelcontextprotocol/inspector)",
+        );
         return;
     };
     let home = tempfile::tempdir().unwrap();

@@ -4,9 +4,7 @@
 //! checked apart: the exact command line the device got is run by a real POSIX shell on the host,
 //! which must see the text as one quoted word and run nothing else.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::{Value, json};
 
 const BUDGET: usize = 4000;

@@ -1,9 +1,7 @@
 //! The context contract: the id in an over-budget answer leads to the whole data, resources
 //! declare the size and type they serve, and a wrong id is told what is wrong with it.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::{Value, json};
 
 /// Pages an entry from the start with `cache get`: every item, checking that each page starts

@@ -1,11 +1,9 @@
 //! `adb-app` over MCP against the simulator: paging, filters, info, launch, the install and
 //! uninstall round trip (through a real adb server and straight over TCP), and bad input.
 
-mod common;
-
 use std::collections::BTreeSet;
 
-use common::*;
+use crate::common::*;
 use serde_json::{Value, json};
 
 fn names(page: &Value) -> Vec<String> {

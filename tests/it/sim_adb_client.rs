@@ -1,14 +1,12 @@
 //! The simulator through the adb_client crate: via the adb server (host protocol on a private
 //! port) and straight to the simulated adbd over TCP.
 
-mod common;
-
 use std::net::SocketAddrV4;
 
+use crate::common::{AdbServer, SimProcess, build_test_apk};
 use adb_client::ADBDeviceExt;
 use adb_client::server_device::ADBServerDevice;
 use adb_client::tcp::ADBTcpDevice;
-use common::{AdbServer, SimProcess, build_test_apk};
 
 /// Runs a command, returning (stdout, stderr).
 fn shell(device: &mut dyn ADBDeviceExt, cmd: &str) -> (String, String) {

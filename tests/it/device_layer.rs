@@ -4,11 +4,9 @@
 //! reported, faults get errors that name their cause, and a device without shell v2 still gives
 //! exit codes.
 
-mod common;
-
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 use serde_json::json;
 
 /// The two ways the server reaches a simulator: straight to its adbd, or through an adb server.

@@ -1,0 +1,29 @@
+//! The integration tests, one binary (linking the crate and its dependencies once, not once per
+//! suite): each module is one suite, run as `cargo test --test it SUITE::` (e.g.
+//! `cargo test --test it mcp_ui::`). They drive real parts: the MCP protocol over stdio or HTTP
+//! (rmcp's client), the adb program and its server, adb_client, Debian's toybox, the captures in
+//! `../shared/device-captures`; `common` holds the shared helpers.
+
+mod common;
+
+mod bad_inputs;
+mod captures;
+mod code_mode;
+mod code_mode_workspaces;
+mod context_contract;
+mod device_layer;
+mod e2e_device;
+mod fault_matrix;
+mod http;
+mod install_anywhere;
+mod many_sources;
+mod mcp_app;
+mod mcp_core;
+mod mcp_logcat_shell;
+mod mcp_ui;
+mod memory;
+mod packaging;
+mod sim_adb;
+mod sim_adb_client;
+mod sim_toybox;
+mod two_devices;
