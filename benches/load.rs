@@ -214,7 +214,7 @@ async fn main() -> anyhow::Result<()> {
         format!("b/{}", serials[2]),
         format!("b/{}", serials[3]),
     ];
-    let mut args = vec!["serve", "--http", "127.0.0.1:0"];
+    let mut args = vec!["serve", "--http", "127.0.0.1:0", "--no-auth"];
     for source in &sources {
         args.extend(["--adb", source.as_str()]);
     }
@@ -285,7 +285,7 @@ async fn clients_by_transport(serials: &[String], port: &str, home: &std::path::
 
     http_sessions(
         "one adb server",
-        &["serve", "--http", "127.0.0.1:0"],
+        &["serve", "--http", "127.0.0.1:0", "--no-auth"],
         &env,
         home,
         serials,

@@ -80,6 +80,22 @@ struct ServeArgs {
     /// Run folders kept at most; the oldest finished ones go first.
     #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u64).range(1..=10_000))]
     script_max_runs: u64,
+    /// A folder a script or an HTTP client may install APKs from (repeat for more); with
+    /// --workspace, that folder too. A stdio session installs from anywhere.
+    #[arg(long = "install-dir", value_name = "DIR")]
+    install_dirs: Vec<PathBuf>,
+    /// Script runs at once on the server (each on a thread of its own, up to 64 MiB).
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u64).range(1..=64))]
+    script_slots: u64,
+    /// Saved skills at most.
+    #[arg(long, default_value_t = 200, value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    skills_max: u64,
+    /// Saved skills' bytes in all, in MiB.
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u64).range(1..=4096))]
+    skills_mib: u64,
+    /// Script runs at once in one session (of the server's --script-slots).
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..=64))]
+    script_session_slots: u64,
     /// What one call keeps of each output stream, in MiB; past it, the head and the last 64 KiB
     /// are kept and a marker says how much was dropped between them.
     #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u64).range(1..=1024))]
@@ -116,6 +132,12 @@ struct HttpArgs {
     /// Close an HTTP session idle this many seconds (its cache and script runs go with it).
     #[arg(long, default_value_t = 1800, value_parser = clap::value_parser!(u64).range(1..))]
     session_idle_secs: u64,
+    /// Serve HTTP without a token (loopback only): any local process can then drive the devices.
+    #[arg(long, requires = "http")]
+    no_auth: bool,
+    /// HTTP sessions at once; a new one past this gets 503.
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    max_sessions: u64,
 }
 
 #[derive(clap::Args)]
@@ -275,6 +297,13 @@ async fn build_state(args: &ServeArgs) -> anyhow::Result<(Arc<State>, Option<Sim
     }
     let mut state = State::new(adb, cache, args.budget as usize, device);
     state.runs = script_runs(args, workspace.as_deref());
+    let mut install_dirs = Vec::new();
+    for dir in args.install_dirs.iter().chain(workspace.as_ref()) {
+        let real = std::fs::canonicalize(dir)
+            .map_err(|e| anyhow::anyhow!("cannot use {} as an install folder: {e}", dir.display()))?;
+        install_dirs.push(real);
+    }
+    state.install_dirs = Arc::new(install_dirs);
     let rules: Vec<&String> = args.shell_deny.iter().filter(|r| r.as_str() != "none").collect();
     state.shell_deny = droidmcp::tools::shell::DenyList::new(&rules);
     Ok((Arc::new(state), sim))
@@ -290,6 +319,10 @@ fn script_runs(args: &ServeArgs, workspace: Option<&Path>) -> Arc<Runs> {
             ttl,
             quota_bytes: args.script_run_mib << 20,
             max_runs: args.script_max_runs as usize,
+            slots: args.script_slots as usize,
+            session_slots: args.script_session_slots as usize,
+            max_skills: args.skills_max as usize,
+            skills_bytes: args.skills_mib << 20,
         },
     ));
     runs.sweep();
@@ -326,9 +359,16 @@ async fn serve_http(args: ServeArgs, http: HttpArgs, addr: SocketAddr) -> anyhow
         token: http.token.filter(|t| droidmcp::adb::is_set(t)),
         allowed_origins: http.allow_origin,
         session_idle: Duration::from_secs(http.session_idle_secs),
+        no_auth: http.no_auth,
+        max_sessions: http.max_sessions as usize,
     };
     // Refused before a simulator starts or a device is asked anything.
     droidmcp::http::check(&options).map_err(anyhow::Error::msg)?;
+    if options.no_auth {
+        eprintln!(
+            "droidmcp: WARNING: --no-auth: no token guards {addr}; every process on this machine can drive these devices"
+        );
+    }
     let (state, _sim) = build_state(&args).await?;
     let shutdown = tokio_util::sync::CancellationToken::new();
     let stop = shutdown.clone();

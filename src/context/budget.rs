@@ -34,6 +34,11 @@ pub async fn unbudgeted<F: std::future::Future>(work: F) -> F::Output {
     UNBUDGETED.scope((), work).await
 }
 
+/// Whether the running task is a script's tool call (the `unbudgeted` scope).
+pub fn in_script_call() -> bool {
+    UNBUDGETED.try_with(|_| ()).is_ok()
+}
+
 /// Characters, as a model's context counts them, not bytes.
 pub fn chars(text: &str) -> usize {
     text.chars().count()
@@ -72,7 +77,7 @@ pub fn respond<T: Budgeted>(output: &T, limit: usize, cache: &Cache, about: &str
 }
 
 pub fn respond_value<T: Budgeted>(mut value: Value, limit: usize, cache: &Cache, about: &str) -> CallToolResult {
-    if UNBUDGETED.try_with(|_| ()).is_ok() {
+    if in_script_call() {
         return CallToolResult::structured(value);
     }
     name_files(&mut value, cache);

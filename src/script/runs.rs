@@ -24,6 +24,12 @@ pub struct RunLimits {
     pub ttl: Duration,
     pub quota_bytes: u64,
     pub max_runs: usize,
+    /// Runs at once on the server (`--script-slots`) and in one session (`--script-session-slots`).
+    pub slots: usize,
+    pub session_slots: usize,
+    /// Saved skills: how many, and their bytes in all (`--skills-max`, `--skills-mib`).
+    pub max_skills: usize,
+    pub skills_bytes: u64,
 }
 
 impl Default for RunLimits {
@@ -32,8 +38,19 @@ impl Default for RunLimits {
             ttl: Duration::from_secs(3600),
             quota_bytes: 16 << 20,
             max_runs: 32,
+            slots: 4,
+            session_slots: 2,
+            max_skills: 200,
+            skills_bytes: 8 << 20,
         }
     }
+}
+
+/// A run's place: one of its session's slots and one of the server's, let go together when the
+/// run's thread ends.
+pub struct RunSlot {
+    _session: tokio::sync::OwnedSemaphorePermit,
+    _server: tokio::sync::OwnedSemaphorePermit,
 }
 
 /// The server's run folders and skills.
@@ -47,6 +64,9 @@ pub struct Runs {
     active: Mutex<HashSet<String>>,
     mine: Mutex<HashSet<String>>,
     ids: Mutex<ulid::Generator>,
+    /// The server's run slots (shared by every session's Runs) and this session's.
+    server_slots: Arc<tokio::sync::Semaphore>,
+    session_slots: Arc<tokio::sync::Semaphore>,
 }
 
 #[derive(Debug)]
@@ -73,16 +93,40 @@ impl Runs {
         Runs {
             configured,
             root: OnceLock::new(),
-            limits,
             active: Mutex::new(HashSet::new()),
             mine: Mutex::new(HashSet::new()),
             ids: Mutex::new(ulid::Generator::new()),
+            server_slots: Arc::new(tokio::sync::Semaphore::new(limits.slots.max(1))),
+            session_slots: Arc::new(tokio::sync::Semaphore::new(limits.session_slots.max(1))),
+            limits,
         }
     }
 
-    /// Another set of runs in the same place with the same limits (a new client session's).
+    /// Another session's runs: the same folder, limits and server slots; its own runs and slots.
     pub fn empty_like(&self) -> Runs {
-        Runs::new(self.configured.clone(), self.limits.clone())
+        let mut runs = Runs::new(self.configured.clone(), self.limits.clone());
+        runs.server_slots = self.server_slots.clone();
+        runs
+    }
+
+    /// A slot for one run, or why there is none (the session's limit, then the server's).
+    pub fn slot(&self) -> Result<RunSlot, String> {
+        let session = self.session_slots.clone().try_acquire_owned().map_err(|_| {
+            format!(
+                "this session already runs {} scripts, its limit (--script-session-slots); wait for one to end, or cancel one",
+                self.limits.session_slots
+            )
+        })?;
+        let server = self.server_slots.clone().try_acquire_owned().map_err(|_| {
+            format!(
+                "{} scripts are already running on this server, its limit (--script-slots); wait for one to end",
+                self.limits.slots
+            )
+        })?;
+        Ok(RunSlot {
+            _session: session,
+            _server: server,
+        })
     }
 
     /// Sweeps on a timer (every minute, or every TTL when shorter) while the runs exist.

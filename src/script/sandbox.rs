@@ -2,6 +2,13 @@
 //! and output are bounded; the only ways out are `console.*` and the host's `call`.
 //! The runtime has no module loader, no file system, network, process or timers: QuickJS alone
 //! has none, and nothing here adds them.
+//!
+//! Each run has a thread of its own (with a small runtime of its own for the script's promises):
+//! a busy script never holds the server's async workers, which once let two `for(;;){}` stop
+//! every call for seconds. The host's calls run on the server's runtime. A stop token (the
+//! client's cancel, the call's deadline, the session's or the server's end: anything that drops
+//! the run's future) is checked by the interpreter's interrupt handler, so even a busy loop ends
+//! within one check.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -9,6 +16,7 @@ use std::time::{Duration, Instant};
 
 use rquickjs::function::{Async, Func};
 use rquickjs::{AsyncContext, AsyncRuntime, CatchResultExt, CaughtError, Promise};
+use tokio_util::sync::CancellationToken;
 
 /// What one run may use.
 #[derive(Debug, Clone)]
@@ -74,6 +82,23 @@ struct RunState {
     calls: Mutex<Vec<CallRecord>>,
     call_count: AtomicUsize,
     timed_out: AtomicBool,
+    stopped: AtomicBool,
+    /// Bytes of arguments the host holds for calls not answered yet.
+    in_flight: AtomicUsize,
+}
+
+/// The largest argument one host call takes, and what a run's pending calls may hold in all:
+/// measured in the sandbox before anything is copied out of it.
+pub const MAX_ARGUMENT_BYTES: usize = 1 << 20;
+pub const MAX_IN_FLIGHT_BYTES: usize = 4 << 20;
+
+/// A task of the server's runtime that is aborted when the run stops waiting for it.
+struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
+
+impl<T> Drop for AbortOnDrop<T> {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 /// The API a script sees, on top of the raw `__call`, which it then cannot reach: each tool as
@@ -81,7 +106,10 @@ struct RunState {
 /// tools' schemas).
 fn prelude() -> &'static str {
     static PRELUDE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    PRELUDE.get_or_init(|| format!("{PRELUDE_HEAD}{}}})();\n", super::api::definitions()))
+    PRELUDE.get_or_init(|| {
+        let head = PRELUDE_HEAD.replace("MAX_ARGUMENT", &(MAX_ARGUMENT_BYTES / 4).to_string());
+        format!("{head}{}}})();\n", super::api::definitions())
+    })
 }
 
 const PRELUDE_HEAD: &str = r#"
@@ -98,7 +126,14 @@ const PRELUDE_HEAD: &str = r#"
     // Taken before the first await, while the script's calling frame is still on the stack,
     // so a tool's error points at the script's line.
     const site = new Error().stack;
-    const answer = parse(await raw(name, stringify(args === undefined ? {} : args)));
+    const text = stringify(args === undefined ? {} : args);
+    // Measured here, before anything is copied out of the sandbox.
+    if (text.length > MAX_ARGUMENT) {
+      const error = new Error(`a call's arguments are ${text.length} chars, over the ${MAX_ARGUMENT} a call takes; pass big data through workspace.write`);
+      error.stack = site;
+      throw error;
+    }
+    const answer = parse(await raw(name, text));
     if (answer.error !== undefined) {
       const error = new Error(answer.error);
       error.stack = site;
@@ -138,9 +173,52 @@ const SCRIPT_FILE: &str = "script.js";
 /// What the script body is wrapped in, so that top-level `await` works.
 const WRAPPER: &str = "(async () => { ";
 
-/// Runs `code` (a script body; top-level `await` allowed) with the global `args`, and returns
-/// what it printed.
-pub async fn run(code: &str, args: &serde_json::Value, limits: &Limits, host: Arc<dyn Host>) -> Outcome {
+/// Runs `code` (a script body; top-level `await` allowed) with the global `args` on a thread of
+/// its own, and returns what it printed. Dropping this future stops the run; `hold` (the run's
+/// slots) is let go when the thread ends, not before.
+pub async fn run(
+    code: &str,
+    args: &serde_json::Value,
+    limits: &Limits,
+    host: Arc<dyn Host>,
+    hold: impl Send + 'static,
+) -> Outcome {
+    let main = tokio::runtime::Handle::current();
+    let stop = CancellationToken::new();
+    let _stop_when_dropped = stop.clone().drop_guard();
+    let (answer, answered) = tokio::sync::oneshot::channel();
+    let (code, script_args, limits_in) = (code.to_string(), args.clone(), limits.clone());
+    let spawned = std::thread::Builder::new()
+        .name("droidmcp-script".into())
+        // QuickJS checks its own stack limit; the thread's is well past it.
+        .stack_size(limits.stack_bytes + (8 << 20))
+        .spawn(move || {
+            let _hold = hold;
+            let outcome = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+                Ok(runtime) => runtime.block_on(run_here(&code, &script_args, &limits_in, host, main, stop)),
+                Err(e) => failed(&RunState::default(), format!("cannot start the script's runtime: {e}")),
+            };
+            let _ = answer.send(outcome);
+        });
+    if let Err(e) = spawned {
+        return failed(&RunState::default(), format!("cannot start the script's thread: {e}"));
+    }
+    answered.await.unwrap_or_else(|_| {
+        failed(
+            &RunState::default(),
+            "the script's thread ended without an answer".into(),
+        )
+    })
+}
+
+async fn run_here(
+    code: &str,
+    args: &serde_json::Value,
+    limits: &Limits,
+    host: Arc<dyn Host>,
+    main: tokio::runtime::Handle,
+    stop: CancellationToken,
+) -> Outcome {
     let state = Arc::new(RunState::default());
     let runtime = match AsyncRuntime::new() {
         Ok(rt) => rt,
@@ -150,8 +228,13 @@ pub async fn run(code: &str, args: &serde_json::Value, limits: &Limits, host: Ar
     runtime.set_max_stack_size(limits.stack_bytes).await;
     let deadline = Instant::now() + limits.timeout;
     let clock = state.clone();
+    let interrupt = stop.clone();
     runtime
         .set_interrupt_handler(Some(Box::new(move || {
+            if interrupt.is_cancelled() {
+                clock.stopped.store(true, Ordering::SeqCst);
+                return true;
+            }
             let late = Instant::now() >= deadline;
             if late {
                 clock.timed_out.store(true, Ordering::SeqCst);
@@ -171,7 +254,7 @@ pub async fn run(code: &str, args: &serde_json::Value, limits: &Limits, host: Ar
     let limits_cap = limits.max_output_chars;
     let work = context.async_with(async move |ctx| {
         let state = run_state;
-        if let Err(e) = install(&ctx, &state, &limits_in, host, &script_args) {
+        if let Err(e) = install(&ctx, &state, &limits_in, host, main, &script_args) {
             return Some(format!("cannot prepare the script's API: {e}"));
         }
         let mut options = rquickjs::context::EvalOptions::default();
@@ -191,15 +274,24 @@ pub async fn run(code: &str, args: &serde_json::Value, limits: &Limits, host: Ar
             Err(e) => Some(describe(e)),
         }
     });
-    // The outer deadline also cuts a host call that hangs (the interrupt only stops JS code).
-    let error = match tokio::time::timeout(limits.timeout + Duration::from_millis(100), work).await {
-        Ok(error) => error,
-        Err(_) => {
-            state.timed_out.store(true, Ordering::SeqCst);
+    // The outer deadline also cuts a host call that hangs (the interrupt only stops JS code);
+    // the stop token cuts a script that waits (on a call, on sleep) when it is stopped.
+    let error = tokio::select! {
+        ended = tokio::time::timeout(limits.timeout + Duration::from_millis(100), work) => match ended {
+            Ok(error) => error,
+            Err(_) => {
+                state.timed_out.store(true, Ordering::SeqCst);
+                Some(String::new())
+            }
+        },
+        _ = stop.cancelled() => {
+            state.stopped.store(true, Ordering::SeqCst);
             Some(String::new())
         }
     };
-    let error = if state.timed_out.load(Ordering::SeqCst) {
+    let error = if state.stopped.load(Ordering::SeqCst) {
+        Some("the script was stopped: its call was cancelled, or its session or the server ended".into())
+    } else if state.timed_out.load(Ordering::SeqCst) {
         Some(format!(
             "the script ran past its time limit of {} ms and was stopped",
             limits.timeout.as_millis()
@@ -216,6 +308,7 @@ fn install<'js>(
     state: &Arc<RunState>,
     limits: &Limits,
     host: Arc<dyn Host>,
+    main: tokio::runtime::Handle,
     script_args: &str,
 ) -> rquickjs::Result<()> {
     let console = rquickjs::Object::new(ctx.clone())?;
@@ -231,13 +324,22 @@ fn install<'js>(
     ctx.globals().set("console", console)?;
 
     let local_host = host.clone();
+    let local_state = state.clone();
+    let max_calls = limits.max_calls;
     let local = move |operation: String, args: String| {
         let host = local_host.clone();
+        let state = local_state.clone();
         async move {
-            let arguments: serde_json::Value = serde_json::from_str(&args).unwrap_or_default();
-            let answer = match host.local(operation, arguments).await {
-                Ok(value) => serde_json::json!({ "ok": value }),
-                Err(message) => serde_json::json!({ "error": message }),
+            // workspace.* and skills.* count as calls: they too make the host work.
+            let index = state.call_count.fetch_add(1, Ordering::SeqCst);
+            let answer = if index >= max_calls {
+                serde_json::json!({ "error": format!("the script made more than {max_calls} calls, its limit") })
+            } else {
+                let arguments: serde_json::Value = serde_json::from_str(&args).unwrap_or_default();
+                match host.local(operation, arguments).await {
+                    Ok(value) => serde_json::json!({ "ok": value }),
+                    Err(message) => serde_json::json!({ "error": message }),
+                }
             };
             rquickjs::Result::Ok(answer.to_string())
         }
@@ -253,19 +355,32 @@ fn install<'js>(
     ctx.globals().set("__args", script_args)?;
 
     let state = state.clone();
-    let max_calls = limits.max_calls;
     let raw = move |tool: String, args: String| {
         let host = host.clone();
         let state = state.clone();
+        let main = main.clone();
         async move {
             let index = state.call_count.fetch_add(1, Ordering::SeqCst);
+            // The prelude measured the argument before it left the sandbox; what pending calls
+            // hold outside it is bounded too.
+            let held = state.in_flight.fetch_add(args.len(), Ordering::SeqCst) + args.len();
             let answer = if index >= max_calls {
-                serde_json::json!({ "error": format!("the script made more than {max_calls} tool calls, its limit") })
+                serde_json::json!({ "error": format!("the script made more than {max_calls} calls, its limit") })
+            } else if args.len() > MAX_ARGUMENT_BYTES || held > MAX_IN_FLIGHT_BYTES {
+                serde_json::json!({ "error": format!(
+                    "the calls waiting for an answer hold {} bytes of arguments, over the {} MiB a run may hold; await some before making more",
+                    held, MAX_IN_FLIGHT_BYTES >> 20
+                ) })
             } else {
                 let arguments: serde_json::Value = serde_json::from_str(&args).unwrap_or_default();
                 let operation = arguments["operation"].as_str().unwrap_or_default().to_string();
                 let started = Instant::now();
-                let result = host.call(index, tool.clone(), arguments).await;
+                // On the server's runtime, where the device connections live; aborted if the run
+                // stops waiting for it.
+                let mut task = AbortOnDrop(main.spawn(host.call(index, tool.clone(), arguments)));
+                let result = (&mut task.0)
+                    .await
+                    .unwrap_or_else(|e| Err(format!("the tool call was stopped ({e})")));
                 state.calls.lock().expect("calls lock").push(CallRecord {
                     index,
                     tool,
@@ -278,6 +393,7 @@ fn install<'js>(
                     Err(message) => serde_json::json!({ "error": message }),
                 }
             };
+            state.in_flight.fetch_sub(args.len(), Ordering::SeqCst);
             rquickjs::Result::Ok(answer.to_string())
         }
     };
@@ -395,7 +511,7 @@ mod tests {
     }
 
     async fn run_with(code: &str, limits: Limits) -> Outcome {
-        run(code, &json!({"n": 2}), &limits, Arc::new(FakeHost)).await
+        run(code, &json!({"n": 2}), &limits, Arc::new(FakeHost), ()).await
     }
 
     fn quick() -> Limits {
@@ -463,9 +579,22 @@ mod tests {
             max_calls: 3,
             ..quick()
         };
-        let many = run_with("for (let i = 0; i < 5; i++) await device.list();", calls).await;
-        assert!(many.error.unwrap().contains("more than 3 tool calls"));
+        let many = run_with("for (let i = 0; i < 5; i++) await device.list();", calls.clone()).await;
+        assert!(many.error.unwrap().contains("more than 3 calls"));
         assert_eq!(many.calls.len(), 3);
+        // workspace.* and skills.* count as calls too.
+        let local = run_with(
+            "for (let i = 0; i < 5; i++) { try { await workspace.list(); } catch (e) { if (e.message.includes('more than')) throw e; } }",
+            calls,
+        )
+        .await;
+        assert!(local.error.unwrap().contains("more than 3 calls"));
+
+        // An argument is measured in the sandbox, before it is copied out: a 20 MB one is refused.
+        let huge = run_with("await shell.run({command: 'x'.repeat(20 << 20)});", quick()).await;
+        let said = huge.error.unwrap();
+        assert!(said.contains("over the 262144 a call takes"), "{said}");
+        assert!(huge.calls.is_empty(), "the host never saw it");
 
         let output = Limits {
             max_output_chars: 100,
@@ -474,6 +603,25 @@ mod tests {
         let loud = run_with("for (let i = 0; i < 1000; i++) console.log('line', i);", output).await;
         assert!(loud.output.ends_with("…[output cut at its limit]\n"), "{}", loud.output);
         assert!(loud.output.chars().count() < 140);
+    }
+
+    /// Dropping a run's future (a client's cancel, the call's deadline) stops a busy loop in the
+    /// sandbox, and what the run held is let go once its thread has ended.
+    #[tokio::test]
+    async fn dropping_the_run_stops_a_busy_loop_and_lets_go_of_its_hold() {
+        let slots = Arc::new(tokio::sync::Semaphore::new(1));
+        let permit = slots.clone().try_acquire_owned().unwrap();
+        let limits = Limits {
+            timeout: Duration::from_secs(60),
+            ..Limits::default()
+        };
+        let no_args = json!({});
+        let spinning = run("for (;;) {}", &no_args, &limits, Arc::new(FakeHost), permit);
+        let _ = tokio::time::timeout(Duration::from_millis(200), spinning).await;
+        let dropped = Instant::now();
+        let back = tokio::time::timeout(Duration::from_secs(5), slots.acquire()).await;
+        assert!(back.is_ok(), "the busy loop kept its slot");
+        assert!(dropped.elapsed() < Duration::from_secs(1), "{:?}", dropped.elapsed());
     }
 
     #[tokio::test]

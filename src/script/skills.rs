@@ -34,7 +34,26 @@ impl Runs {
             ));
         }
         let text = format!("// {description}\n{code}");
-        write_confined(&self.skills_dir()?, &[format!("{name}.js")], &text)?;
+        let dir = self.skills_dir()?;
+        // The quota, counting every saved skill but the one this replaces.
+        let file = format!("{name}.js");
+        let others: Vec<u64> = walk(&dir)
+            .into_iter()
+            .filter(|(path, _)| *path != file)
+            .map(|(_, bytes)| bytes)
+            .collect();
+        let limits = self.limits();
+        let bytes = others.iter().sum::<u64>() + text.len() as u64;
+        if others.len() + 1 > limits.max_skills || bytes > limits.skills_bytes {
+            return Err(format!(
+                "the skills quota is {} skills and {} MiB (--skills-max, --skills-mib); {} are saved ({} KiB): remove one from the skills folder, or raise the quota",
+                limits.max_skills,
+                limits.skills_bytes >> 20,
+                others.len(),
+                others.iter().sum::<u64>() >> 10
+            ));
+        }
+        write_confined(&dir, &[file], &text)?;
         Ok(SkillInfo {
             name: name.to_string(),
             description: description.to_string(),

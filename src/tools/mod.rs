@@ -47,6 +47,12 @@ pub struct State {
     turns: std::sync::Arc<Mutex<HashMap<String, std::sync::Arc<tokio::sync::Mutex<()>>>>>,
     /// Script runs' workspaces and the saved skills (a private temp folder unless `--workspace`).
     pub runs: std::sync::Arc<crate::script::runs::Runs>,
+    /// Where `adb-app install` may read APKs from when installs are confined: `--workspace` and
+    /// each `--install-dir`, resolved (links followed) at start.
+    pub install_dirs: std::sync::Arc<Vec<std::path::PathBuf>>,
+    /// Whether this session's installs are confined to `install_dirs` (every HTTP session; a
+    /// script's calls always are). A stdio session installs the user's own files from anywhere.
+    pub confined_installs: bool,
 }
 
 impl State {
@@ -70,6 +76,8 @@ impl State {
             refs: Mutex::new(HashMap::new()),
             displays: Default::default(),
             runs: std::sync::Arc::new(crate::script::runs::Runs::new(None, Default::default())),
+            install_dirs: Default::default(),
+            confined_installs: false,
         }
     }
 
@@ -83,6 +91,8 @@ impl State {
         session.turns = self.turns.clone();
         session.displays = self.displays.clone();
         session.runs = std::sync::Arc::new(self.runs.empty_like());
+        session.install_dirs = self.install_dirs.clone();
+        session.confined_installs = true;
         if tokio::runtime::Handle::try_current().is_ok() {
             session.runs.sweep_on_a_timer();
         }

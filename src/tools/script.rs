@@ -24,14 +24,6 @@ pub const MAX_TIMEOUT_MS: u64 = 600_000;
 /// Largest script, in chars.
 const MAX_CODE_CHARS: usize = 100_000;
 /// Runs at once per server: each may hold its memory limit (64 MiB).
-pub const MAX_CONCURRENT_RUNS: usize = 4;
-
-/// The server's run slots.
-fn slots() -> &'static tokio::sync::Semaphore {
-    static SLOTS: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(MAX_CONCURRENT_RUNS);
-    &SLOTS
-}
-
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ScriptArgs {
@@ -261,10 +253,10 @@ async fn run_script(state: Arc<State>, args: ScriptArgs, ctx: RequestContext<Rol
             "`args` is an object, e.g. {\"package\": \"com.android.settings\"}; the script reads it as `args`",
         );
     }
-    let Ok(_slot) = slots().try_acquire() else {
-        return error(format!(
-            "{MAX_CONCURRENT_RUNS} scripts are already running on this server, its limit; wait for one to end"
-        ));
+    // Held by the run's thread until the script has really stopped.
+    let slot = match state.runs.slot() {
+        Ok(slot) => slot,
+        Err(e) => return error(e),
     };
     let run = match state.runs.start() {
         Ok(run) => Arc::new(run),
@@ -279,7 +271,7 @@ async fn run_script(state: Arc<State>, args: ScriptArgs, ctx: RequestContext<Rol
         ctx,
         run: run.clone(),
     });
-    let outcome = sandbox::run(&code, &script_args, &limits, host).await;
+    let outcome = sandbox::run(&code, &script_args, &limits, host, slot).await;
     let calls = outcome
         .calls
         .iter()

@@ -461,9 +461,7 @@ async fn every_malformed_argument_is_refused_by_name_before_the_device_hears_of_
     assert_eq!(refused, cases.len(), "every case was counted once");
     // The reliability notes quote the corpus's size: they must say what the test ran.
     let claim = format!("{}/{} refused", cases.len(), cases.len());
-    let notes = std::fs::read_to_string(repo_dir().join("docs/reliability.md"))
-        .or_else(|_| std::fs::read_to_string(repo_dir().join("README.md")))
-        .unwrap();
+    let notes = std::fs::read_to_string(repo_dir().join("docs/reliability.md")).unwrap();
     assert!(notes.contains(&claim), "the reliability notes do not say \"{claim}\"");
     // After all that, the server still serves.
     let out = ok(&call(

@@ -300,11 +300,15 @@ async fn the_api_resource_matches_tools_list_and_its_examples_run() {
     client.cancel().await.unwrap();
 }
 
-/// At most four runs at once: the fifth is refused at once, and a slot frees when a run ends.
+/// At most four runs at once on the server (`--script-slots`): the fifth is refused at once, and
+/// a slot frees when a run ends. A session's own bound (`--script-session-slots`, default 2)
+/// is met first.
 #[tokio::test]
 async fn concurrent_runs_are_bounded() {
     let home = tempfile::tempdir().unwrap();
-    let client = std::sync::Arc::new(crate::common::mcp_server(&["--sim"], &[], home.path()).await);
+    let client = std::sync::Arc::new(
+        crate::common::mcp_server(&["--sim", "--script-session-slots", "4"], &[], home.path()).await,
+    );
     let slow = json!({"operation": "run", "code": "await shell.run({command: 'sleep 1'}); console.log('done')"});
     let runs: Vec<_> = (0..5)
         .map(|_| {
@@ -317,7 +321,7 @@ async fn concurrent_runs_are_bounded() {
         let result = run.await.unwrap();
         if result.is_error == Some(true) {
             let text = crate::common::err(&result);
-            assert!(text.contains("already running"), "{text}");
+            assert!(text.contains("its limit"), "{text}");
             refused += 1;
         } else {
             assert_eq!(ok(&result)["output"], "done\n");
@@ -326,4 +330,234 @@ async fn concurrent_runs_are_bounded() {
     assert_eq!(refused, 1, "four ran, one was refused");
     let again = call(&client, "script", json!({"operation": "run", "code": "console.log(1)"})).await;
     assert_eq!(ok(&again)["output"], "1\n", "the slots are free again");
+
+    // The session's bound, at its default of 2.
+    let home = tempfile::tempdir().unwrap();
+    let client = std::sync::Arc::new(crate::common::mcp_server(&["--sim"], &[], home.path()).await);
+    let runs: Vec<_> = (0..3)
+        .map(|_| {
+            let (client, slow) = (client.clone(), slow.clone());
+            tokio::spawn(async move { call(&client, "script", slow).await })
+        })
+        .collect();
+    let mut refusals = Vec::new();
+    for run in runs {
+        let result = run.await.unwrap();
+        if result.is_error == Some(true) {
+            refusals.push(crate::common::err(&result));
+        }
+    }
+    assert_eq!(refusals.len(), 1, "{refusals:?}");
+    assert!(
+        refusals[0].contains("this session already runs 2 scripts"),
+        "{}",
+        refusals[0]
+    );
+}
+
+/// Sends `script run {code}` as a request the test can cancel.
+async fn start_script(client: &McpClient, code: &str) -> rmcp::service::RequestHandle<rmcp::RoleClient> {
+    let mut params = rmcp::model::CallToolRequestParams::new("script");
+    params.arguments = json!({"operation": "run", "code": code, "timeoutMs": 60_000})
+        .as_object()
+        .cloned();
+    let request = rmcp::model::ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(params));
+    client
+        .peer()
+        .send_cancellable_request(request, rmcp::service::PeerRequestOptions::no_options())
+        .await
+        .unwrap()
+}
+
+/// Scripts run on threads of their own: four busy loops on a 2-core host leave the server's
+/// async workers free (a plain call once waited 5-7 s behind two or three).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plain_call_answers_while_four_scripts_spin() {
+    let home = tempfile::tempdir().unwrap();
+    let client = crate::common::mcp_server(&["--sim", "--script-session-slots", "4"], &[], home.path()).await;
+    ok(&call(&client, "adb-device", json!({"operation": "list"})).await);
+    let mut spinning = Vec::new();
+    for _ in 0..4 {
+        spinning.push(start_script(&client, "for (;;) {}").await);
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    let started = std::time::Instant::now();
+    let listed = ok(&call(&client, "adb-device", json!({"operation": "list"})).await);
+    let took = started.elapsed();
+    println!("adb-device list while four scripts spin: {} ms", took.as_millis());
+    assert!(!listed["devices"].as_array().unwrap().is_empty());
+    assert!(
+        took < std::time::Duration::from_secs(1),
+        "a plain call waited {took:?} behind busy scripts"
+    );
+    for run in spinning {
+        run.cancel(Some("done".into())).await.unwrap();
+    }
+    client.cancel().await.unwrap();
+}
+
+/// A cancelled busy script stops in the sandbox, and its slot is free again at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelling_a_busy_script_frees_its_slot_at_once() {
+    let home = tempfile::tempdir().unwrap();
+    let client = crate::common::mcp_server(
+        &["--sim", "--script-slots", "1", "--script-session-slots", "1"],
+        &[],
+        home.path(),
+    )
+    .await;
+    let busy = start_script(&client, "for (;;) {}").await;
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let refused = call(&client, "script", json!({"operation": "run", "code": "console.log(1)"})).await;
+    assert!(
+        crate::common::err(&refused).contains("its limit"),
+        "the one slot is taken"
+    );
+    let cancelled = std::time::Instant::now();
+    busy.cancel(Some("enough".into())).await.unwrap();
+    let freed = loop {
+        let result = call(&client, "script", json!({"operation": "run", "code": "console.log(1)"})).await;
+        if result.is_error != Some(true) {
+            assert_eq!(ok(&result)["output"], "1\n");
+            break cancelled.elapsed();
+        }
+        assert!(
+            cancelled.elapsed() < std::time::Duration::from_secs(5),
+            "the slot never came back"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    };
+    println!(
+        "a cancelled busy script's slot was free {} ms after the cancel",
+        freed.as_millis()
+    );
+    assert!(freed < std::time::Duration::from_secs(1), "{freed:?}");
+    client.cancel().await.unwrap();
+}
+
+/// `VmRSS` of a process, in KiB.
+fn rss_kib(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap()
+}
+
+/// A script's arguments are measured before they leave the sandbox (one over 1 MiB is refused),
+/// and what its pending calls hold outside it is bounded (4 MiB): 150 calls of 100 KB each in
+/// flight cost the server a bounded amount of memory.
+#[tokio::test]
+async fn big_and_many_pending_arguments_are_refused_and_memory_stays_bounded() {
+    // The device in its own process, so only the server is measured.
+    let sim = crate::common::SimProcess::start(&[]);
+    let home = tempfile::tempdir().unwrap();
+    let target = format!("tcp:{}", sim.addr);
+    let (client, pid) = crate::common::mcp_server_with_pid(&["--adb", &target], home.path()).await;
+    ok(&call(&client, "adb-device", json!({"operation": "list"})).await);
+    let before = rss_kib(pid);
+    let huge = call(
+        &client,
+        "script",
+        json!({"operation": "run", "code": "await shell.run({command: 'echo ' + 'x'.repeat(20 << 20)})"}),
+    )
+    .await;
+    let said = crate::common::err(&huge);
+    assert!(
+        said.contains("a call takes") && said.contains("workspace.write"),
+        "{said}"
+    );
+    let code = "const big = 'x'.repeat(100000);\n\
+                const runs = [];\n\
+                for (let i = 0; i < 150; i++) runs.push(shell.run({command: 'sleep 1 #' + big}));\n\
+                // Over the per-call limit: refused in the sandbox, never copied out.\n\
+                const huge = 'y'.repeat(2 << 20);\n\
+                for (let i = 0; i < 150; i++) runs.push(shell.run({command: huge}).catch((e) => { if (!e.message.includes('a call takes')) throw e; return 'refused'; }));\n\
+                const settled = await Promise.allSettled(runs);\n\
+                const held = settled.filter((r) => r.status === 'rejected' && r.reason.message.includes('await some')).length;\n\
+                const done = settled.filter((r) => r.status === 'fulfilled' && r.value !== 'refused').length;\n\
+                const big_refused = settled.filter((r) => r.value === 'refused').length;\n\
+                const others = settled.filter((r) => r.status === 'rejected' && !r.reason.message.includes('await some')).map((r) => r.reason.message.slice(0, 120));\n\
+                console.log(JSON.stringify({ held, done, big_refused, other: settled.length - held - done - big_refused, first_other: others[0] }));";
+    let out = ok(&call(
+        &client,
+        "script",
+        json!({"operation": "run", "code": code, "timeoutMs": 60000}),
+    )
+    .await);
+    let counts: Value = serde_json::from_str(out["output"].as_str().unwrap().trim()).unwrap();
+    let after = rss_kib(pid);
+    println!(
+        "150 pending calls of 100 KB and 150 of 2 MB: {counts}; server RSS {} MiB before, {} MiB after (+{} MiB)",
+        before / 1024,
+        after / 1024,
+        after.saturating_sub(before) / 1024
+    );
+    assert!(
+        counts["held"].as_u64().unwrap() >= 50,
+        "most were refused while others were in flight: {counts}"
+    );
+    assert!(counts["done"].as_u64().unwrap() >= 1, "{counts}");
+    assert_eq!(counts["big_refused"], 150, "{counts}");
+    assert_eq!(counts["other"], 0, "{counts}");
+    assert!(
+        after.saturating_sub(before) <= 64 * 1024,
+        "RSS grew by {} KiB",
+        after - before
+    );
+    client.cancel().await.unwrap();
+}
+
+/// A script installs only from the install folders, with one refusal whether the path exists or
+/// not: it learns nothing about the host's files.
+#[tokio::test]
+async fn a_script_installs_only_from_the_install_folders() {
+    let home = tempfile::tempdir().unwrap();
+    let client = crate::common::mcp_server(&["--sim"], &[], home.path()).await;
+    let code = "for (const path of ['/etc/passwd', '/no/such/file.apk']) {\n\
+                  try { await app.install({ path }); console.log('installed'); }\n\
+                  catch (e) { console.log(e.message.split(path).join('PATH')); }\n\
+                }";
+    let out = ok(&call(&client, "script", json!({"operation": "run", "code": code})).await);
+    let lines: Vec<&str> = out["output"].as_str().unwrap().lines().collect();
+    println!("install from a script: {lines:?}");
+    assert_eq!(lines.len(), 2);
+    assert_eq!(
+        lines[0], lines[1],
+        "the refusal tells an existing path from a missing one"
+    );
+    assert!(lines[0].contains("not under an install folder"), "{}", lines[0]);
+    client.cancel().await.unwrap();
+}
+
+/// Skills have a quota: a script saving skills past it is refused, saying the quota and its flags.
+#[tokio::test]
+async fn saving_skills_past_the_quota_is_refused() {
+    let home = tempfile::tempdir().unwrap();
+    let client =
+        crate::common::mcp_server(&["--sim", "--skills-max", "5", "--skills-mib", "1"], &[], home.path()).await;
+    let code = "let saved = 0;\n\
+                try { for (let i = 0; i < 50; i++) { await skills.save('s' + i, 'console.log(' + i + ')'); saved++; } }\n\
+                catch (e) { console.log(saved, e.message); }";
+    let out = ok(&call(&client, "script", json!({"operation": "run", "code": code})).await);
+    let said = out["output"].as_str().unwrap();
+    println!("saving 50 skills against --skills-max 5: {said}");
+    assert!(said.starts_with("5 ") && said.contains("--skills-max"), "{said}");
+    // Replacing a saved skill takes no more room.
+    let again =
+        "for (let i = 0; i < 20; i++) await skills.save('s' + (i % 5), 'console.log(2)'); console.log('replaced');";
+    let out = ok(&call(&client, "script", json!({"operation": "run", "code": again})).await);
+    assert_eq!(out["output"], "replaced\n");
+    client.cancel().await.unwrap();
+    // Bytes too: ten skills of 100,000 chars fit 1 MiB, the eleventh does not.
+    let home = tempfile::tempdir().unwrap();
+    let client = crate::common::mcp_server(&["--sim", "--skills-mib", "1"], &[], home.path()).await;
+    let big = "let saved = 0; const code = '//' + 'x'.repeat(99990);\n\
+               try { for (let i = 0; i < 20; i++) { await skills.save('b' + i, code); saved++; } }\n\
+               catch (e) { console.log(saved, e.message); }";
+    let out = ok(&call(&client, "script", json!({"operation": "run", "code": big})).await);
+    let said = out["output"].as_str().unwrap();
+    assert!(said.starts_with("10 ") && said.contains("1 MiB"), "{said}");
+    client.cancel().await.unwrap();
 }

@@ -2,7 +2,7 @@
 //! main operation, on both routes. Each cell asserts that the call answered within its timeout
 //! plus 500 ms; that the answer is either correct or an error naming the cause; that the call
 //! after the fault clears succeeds; that the server never panicked; and, on the adb-server route,
-//! that a second device saw nothing. The table it prints is README's "Reliability" figures.
+//! that a second device saw nothing. The table it prints is docs/reliability.md's figures.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -240,6 +240,8 @@ struct Cell {
     millis: u128,
     /// Why the call after the fault cleared failed, if it did.
     after: Option<String>,
+    /// Whether the call after needed its one retry (its first try timed out).
+    retried: bool,
     panicked: bool,
     expected_to_fail: Option<&'static str>,
 }
@@ -364,7 +366,15 @@ async fn run_cell(
         // A failed connect holds off new ones for the documented 1 s cool-down.
         tokio::time::sleep(Duration::from_millis(1100)).await;
     }
-    let next = call(&client, tool, args).await;
+    // The call after measures recovery, not speed: a host starved of CPU (the suite under
+    // `--test-threads 8` on 2 cores) once let a screenshot run past 3 s. One retry, only after a
+    // timeout, and counted in the table.
+    let mut next = call(&client, tool, args.clone()).await;
+    let mut retried = false;
+    if next.is_error == Some(true) && err(&next).contains("timeout") {
+        retried = true;
+        next = call(&client, tool, args).await;
+    }
     let after = if is_correct(op, &next, &serial, None) {
         None
     } else if next.is_error == Some(true) {
@@ -382,6 +392,7 @@ async fn run_cell(
         outcome,
         millis,
         after,
+        retried,
         panicked,
         expected_to_fail: fault.expected_to_fail,
     })
@@ -550,8 +561,9 @@ fn print_table(cells: &[Cell], took: Duration) {
         slowest_all
     );
     println!(
-        "expected to fail: {expected}; panics: {}",
-        cells.iter().filter(|c| c.panicked).count()
+        "expected to fail: {expected}; panics: {}; calls after the fault retried once after a timeout: {}",
+        cells.iter().filter(|c| c.panicked).count(),
+        cells.iter().filter(|c| c.retried).count()
     );
     println!("what a user reads (the first error of each fault and route):");
     for name in faults().iter().map(|f| f.name) {

@@ -131,6 +131,16 @@ async fn an_open_bind_needs_a_long_token() {
     );
     let short = run(&["serve", "--http", "127.0.0.1:0", "--sim", "--token", "abc"]);
     assert!(String::from_utf8_lossy(&short.stderr).contains("shorter than 16"));
+    // Closed by default: even on loopback, no token takes an explicit --no-auth.
+    let bare = run(&["serve", "--http", "127.0.0.1:0", "--sim"]);
+    assert!(!bare.status.success());
+    let said = String::from_utf8_lossy(&bare.stderr);
+    assert!(said.contains("needs a token") && said.contains("--no-auth"), "{said}");
+    println!(
+        "serve --http without a token: exit {:?}, {}",
+        bare.status.code(),
+        said.trim()
+    );
     // A token in the environment (a team's shell profile) leaves stdio and `call` working.
     let stdio = std::process::Command::new(env!("CARGO_BIN_EXE_droidmcp"))
         .args(["call", "adb-device", r#"{"operation":"list"}"#, "--sim"])
@@ -368,4 +378,74 @@ fn inspector_command() -> Option<Vec<String>> {
         .status()
         .is_ok();
     found.then(|| vec!["mcp-inspector".to_string()])
+}
+
+/// The bearer scheme in any case is accepted; a token of another length is refused like any
+/// wrong one.
+#[tokio::test]
+async fn the_bearer_scheme_is_matched_in_any_case() {
+    let home = tempfile::tempdir().unwrap();
+    let server = HttpServer::start(&["--sim", "--token", TOKEN], &[], home.path()).await;
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
+    let post = |authorization: String| {
+        let url = server.url.clone();
+        async move {
+            reqwest::Client::new()
+                .post(url)
+                .header("authorization", authorization)
+                .header("content-type", "application/json")
+                .header("accept", "application/json, text/event-stream")
+                .body(init)
+                .send()
+                .await
+                .unwrap()
+                .status()
+                .as_u16()
+        }
+    };
+    assert_eq!(post(format!("bearer {TOKEN}")).await, 200);
+    assert_eq!(post(format!("BEARER {TOKEN}")).await, 200);
+    assert_eq!(post(format!("Bearer {TOKEN}x")).await, 401);
+    assert_eq!(post("Bearer x".into()).await, 401);
+    server.terminate().await;
+}
+
+/// Past --max-sessions a new session gets 503 with the reason; the open ones go on.
+#[tokio::test]
+async fn sessions_past_the_bound_get_503() {
+    let home = tempfile::tempdir().unwrap();
+    let server = HttpServer::start(&["--sim", "--max-sessions", "4"], &[], home.path()).await;
+    let mut clients = Vec::new();
+    for _ in 0..4 {
+        clients.push(
+            ().serve(server.transport(None))
+                .await
+                .expect("a session within the bound"),
+        );
+    }
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
+    let refused = reqwest::Client::new()
+        .post(server.url.clone())
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(init)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status().as_u16(), 503);
+    let why = refused.text().await.unwrap();
+    assert!(why.contains("--max-sessions 4"), "{why}");
+    println!("the fifth session against --max-sessions 4: 503, {}", why.trim());
+    let listed = clients[0]
+        .call_tool(
+            rmcp::model::CallToolRequestParams::new("adb-device")
+                .with_arguments(serde_json::json!({"operation": "list"}).as_object().cloned().unwrap()),
+        )
+        .await
+        .unwrap();
+    assert_ne!(listed.is_error, Some(true), "an open session goes on");
+    for client in clients {
+        client.cancel().await.unwrap();
+    }
+    server.terminate().await;
 }

@@ -12,6 +12,7 @@ mod code_mode;
 mod code_mode_workspaces;
 mod context_contract;
 mod device_layer;
+mod docs;
 mod e2e_device;
 mod fault_matrix;
 mod http;

@@ -3,6 +3,34 @@
 
 use super::*;
 
+/// Where this call may read an APK from. A stdio session installs the user's own files from
+/// anywhere; a script's call and an HTTP session only from under `--workspace` or an
+/// `--install-dir` (links followed first), with one refusal whether the path exists or not, so
+/// that it tells a remote client or a script nothing about the host's files.
+fn confined(state: &State, path: &std::path::Path) -> Result<std::path::PathBuf, String> {
+    if !state.confined_installs && !crate::context::budget::in_script_call() {
+        return Ok(path.to_path_buf());
+    }
+    let refused = || {
+        let dirs: Vec<String> = state.install_dirs.iter().map(|d| d.display().to_string()).collect();
+        format!(
+            "`path` {} is not under an install folder: a script or an HTTP client installs APKs only from {}; put the APK there",
+            shown(path),
+            if dirs.is_empty() {
+                "--workspace or an --install-dir, and this server was given none".to_string()
+            } else {
+                dirs.join(", ")
+            }
+        )
+    };
+    let real = std::fs::canonicalize(path).map_err(|_| refused())?;
+    if state.install_dirs.iter().any(|dir| real.starts_with(dir)) {
+        Ok(real)
+    } else {
+        Err(refused())
+    }
+}
+
 pub(super) async fn install(state: &State, serial: &str, args: &AppArgs, ctx: &RequestContext<RoleServer>) -> Outcome {
     let path = args
         .path
@@ -15,6 +43,8 @@ pub(super) async fn install(state: &State, serial: &str, args: &AppArgs, ctx: &R
             shown(path)
         ));
     }
+    let resolved = confined(state, path)?;
+    let path = resolved.as_path();
     let unreadable = |e: std::io::Error| format!("cannot read `path` {}: {e}", shown(path));
     let meta = std::fs::metadata(path).map_err(unreadable)?;
     if !meta.is_file() || meta.len() == 0 || meta.len() > MAX_APK_BYTES {

@@ -397,6 +397,14 @@ impl HttpServer {
         let bin = env!("CARGO_BIN_EXE_droidmcp");
         let mut all = vec!["-c", script, "sh", bin, "serve", "--http", "127.0.0.1:0"];
         all.extend_from_slice(args);
+        // A server without a token must be told so (it refuses to start otherwise).
+        if !args.contains(&"--token") && !envs.iter().any(|(k, _)| *k == "DROIDMCP_TOKEN") {
+            all.push("--no-auth");
+        }
+        // HTTP sessions install only from install folders: the tests' APKs are in temp folders.
+        let temp = std::fs::canonicalize(std::env::temp_dir()).unwrap();
+        let temp = temp.to_string_lossy().into_owned();
+        all.extend(["--install-dir", temp.as_str()]);
         let mut child = mcp_command_of("sh", &all, envs, home)
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
