@@ -198,7 +198,18 @@ impl DroidMcp {
         }
         let own = args.get("timeoutMs").and_then(|t| t.as_u64());
         let limit = own.map_or(self.state.adb.timeout(), std::time::Duration::from_millis);
-        Some(limit.saturating_add(CALL_GRACE))
+        // A long press or a swipe lasts its duration on the device, on top of the usual time.
+        let operation = args.get("operation").and_then(|o| o.as_str());
+        let gesture = args
+            .get("durationMs")
+            .and_then(|d| d.as_u64())
+            .unwrap_or(if operation == Some("long-press") { 800 } else { 0 })
+            .min(10_000);
+        Some(
+            limit
+                .saturating_add(CALL_GRACE)
+                .saturating_add(std::time::Duration::from_millis(gesture)),
+        )
     }
 }
 
@@ -338,11 +349,29 @@ async fn run_guarded(
     limit: Option<std::time::Duration>,
     call: impl Future<Output = CallToolResult> + Send + 'static,
 ) -> CallToolResult {
-    let mut task = tokio::spawn(call);
+    // Time spent waiting for the device's turn (behind another call's long scroll) is not the
+    // call's own work: the deadline moves by it (the wait has its own bound, `TURN_WAIT`).
+    let queue = std::sync::Arc::new(tools::Queue::default());
+    let mut task = tokio::spawn(tools::counting_queue(queue.clone(), call));
     let deadline = async {
-        match limit {
-            Some(limit) => tokio::time::sleep(limit).await,
-            None => std::future::pending().await,
+        use std::sync::atomic::Ordering::SeqCst;
+        let Some(limit) = limit else {
+            return std::future::pending().await;
+        };
+        let started = tokio::time::Instant::now();
+        let mut counted = 0;
+        loop {
+            tokio::time::sleep_until(started + limit + std::time::Duration::from_millis(counted)).await;
+            if queue.waiting.load(SeqCst) {
+                // Still in the queue: look again shortly (the wait itself is bounded).
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                continue;
+            }
+            let now = queue.waited_ms.load(SeqCst);
+            if now == counted {
+                break;
+            }
+            counted = now;
         }
     };
     tokio::select! {

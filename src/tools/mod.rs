@@ -44,7 +44,7 @@ pub struct State {
     pub refs: Mutex<HashMap<String, crate::android::ui_refs::RefBook>>,
     /// One turn per device for calls that must not overlap on it (input, screenshots).
     /// Shared by every session: a device's input is ordered whoever sends it.
-    turns: std::sync::Arc<Mutex<HashMap<String, std::sync::Arc<tokio::sync::Mutex<()>>>>>,
+    turns: std::sync::Arc<Mutex<HashMap<String, std::sync::Arc<TurnLock>>>>,
     /// Script runs' workspaces and the saved skills (a private temp folder unless `--workspace`).
     pub runs: std::sync::Arc<crate::script::runs::Runs>,
     /// Where `adb-app install` may read APKs from when installs are confined: `--workspace` and
@@ -53,6 +53,39 @@ pub struct State {
     /// Whether this session's installs are confined to `install_dirs` (every HTTP session; a
     /// script's calls always are). A stdio session installs the user's own files from anywhere.
     pub confined_installs: bool,
+}
+
+/// A device's turn: the lock, and what holds it now (for the calls waiting behind it).
+#[derive(Debug, Default)]
+pub struct TurnLock {
+    lock: std::sync::Arc<tokio::sync::Mutex<()>>,
+    holder: Mutex<String>,
+}
+
+/// A device's turn, held until dropped.
+pub struct Turn {
+    _guard: tokio::sync::OwnedMutexGuard<()>,
+}
+
+/// How long a call waits for a device's turn before it is refused.
+pub const TURN_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// The time a call spent waiting for devices' turns, and whether it waits now.
+#[derive(Debug, Default)]
+pub struct Queue {
+    pub waited_ms: std::sync::atomic::AtomicU64,
+    pub waiting: std::sync::atomic::AtomicBool,
+}
+
+tokio::task_local! {
+    /// The running call's queue (set by `server.rs` for every call).
+    static QUEUED: std::sync::Arc<Queue>;
+}
+
+/// Runs a tool call counting, in `queue`, the time it waits for devices' turns: the server's
+/// deadline for the call moves by it, so a call's timeout is its own work.
+pub async fn counting_queue<F: std::future::Future>(queue: std::sync::Arc<Queue>, call: F) -> F::Output {
+    QUEUED.scope(queue, call).await
 }
 
 impl State {
@@ -159,8 +192,10 @@ impl State {
             .is_some_and(|book| book.knows(reference))
     }
 
-    /// Waits for this device's turn; held until the guard drops (a cancel drops it too).
-    pub async fn device_turn(&self, serial: &str) -> tokio::sync::OwnedMutexGuard<()> {
+    /// Waits for this device's turn, at most `TURN_WAIT`; held until the guard drops (a cancel
+    /// drops it too). `what` names this call to the ones that wait behind it. The wait is counted
+    /// apart from the call's own time (`counting_queue`).
+    pub async fn device_turn(&self, serial: &str, what: &str) -> Result<Turn, String> {
         let turn = self
             .turns
             .lock()
@@ -168,7 +203,24 @@ impl State {
             .entry(serial.to_string())
             .or_default()
             .clone();
-        turn.lock_owned().await
+        use std::sync::atomic::Ordering::SeqCst;
+        let started = std::time::Instant::now();
+        let _ = QUEUED.try_with(|q| q.waiting.store(true, SeqCst));
+        let held = tokio::time::timeout(TURN_WAIT, turn.lock.clone().lock_owned()).await;
+        let waited = started.elapsed();
+        let _ = QUEUED.try_with(|q| {
+            q.waited_ms.fetch_add(waited.as_millis() as u64, SeqCst);
+            q.waiting.store(false, SeqCst);
+        });
+        let Ok(guard) = held else {
+            let holder = turn.holder.lock().unwrap_or_else(|p| p.into_inner()).clone();
+            return Err(format!(
+                "waited {} ms for another call on this device ({holder}) to finish; nothing was done. Try again when it has, or cancel it",
+                waited.as_millis()
+            ));
+        };
+        *turn.holder.lock().unwrap_or_else(|p| p.into_inner()) = what.to_string();
+        Ok(Turn { _guard: guard })
     }
 
     pub fn screen(&self, serial: &str) -> Option<ui::Snapshot> {

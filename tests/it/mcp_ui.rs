@@ -747,3 +747,37 @@ async fn the_grid_is_thin_dashed_cheap_and_its_numbers_cover_no_elements_center(
         }
     }
 }
+
+/// A call's timeout is its own work: time queued behind another call on the device (a long
+/// press that lasts 3 s) is not counted against it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn time_waiting_for_the_devices_turn_is_not_the_calls_timeout() {
+    let home = tempfile::tempdir().unwrap();
+    let client = std::sync::Arc::new(mcp_server(&["--sim", "--timeout-ms", "2000"], &[], home.path()).await);
+    ok(&call(&client, "ui", json!({"operation": "dump"})).await);
+    let pressing = {
+        let client = client.clone();
+        tokio::spawn(async move {
+            call(
+                &client,
+                "ui",
+                json!({"operation": "long-press", "text": "Settings", "durationMs": 3000}),
+            )
+            .await
+        })
+    };
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    let started = std::time::Instant::now();
+    let shot = call(&client, "ui", json!({"operation": "screenshot"})).await;
+    let took = started.elapsed();
+    println!(
+        "a screenshot queued behind a 3,000 ms long press (timeout 2,000 ms): answered after {} ms",
+        took.as_millis()
+    );
+    ok(&shot);
+    assert!(
+        took > std::time::Duration::from_millis(2000),
+        "it did wait its turn ({took:?})"
+    );
+    ok(&pressing.await.unwrap());
+}

@@ -3,6 +3,13 @@
 use crate::sim::device::Device;
 use crate::sim::shell::Output;
 
+/// The duration of `input swipe X1 Y1 X2 Y2 MS`, at most a minute.
+pub fn swipe_duration(args: &[&str]) -> Option<u64> {
+    let at = args.iter().position(|a| *a == "swipe")?;
+    let ms = args.get(at + 5)?.parse::<u64>().ok()?;
+    Some(ms.min(60_000))
+}
+
 const USAGE: &str = "Usage: input [<source>] [-d DISPLAY_ID] <command> [<arg>...]\n\nThe commands and default sources are:\n      text <string> (Default: keyboard)\n      keyevent [--longpress|--doubletap] <key code number or name> ... (Default: keyboard)\n      tap <x> <y> (Default: touchscreen)\n      swipe <x1> <y1> <x2> <y2> [duration(ms)] (Default: touchscreen)\n";
 
 const SOURCES: [&str; 11] = [

@@ -41,7 +41,14 @@ pub async fn run(sim: &Arc<Simulator>, argv: &[String], stdin: Vec<u8>) -> Outpu
         },
         "dumpsys" => sim.with_device(|d| dumpsys::dumpsys(d, &args)),
         "wm" => sim.with_device(|d| input::wm(d, &args)),
-        "input" => sim.with_device(|d| input::input(d, &args)),
+        "input" => {
+            // A swipe lasts its duration on a device (`input swipe … 3000` returns after 3 s);
+            // the wait is outside the device's lock, so other commands go on meanwhile.
+            if let Some(ms) = input::swipe_duration(&args) {
+                tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+            }
+            sim.with_device(|d| input::input(d, &args))
+        }
         "uiautomator" => sim.with_device(|d| screen::uiautomator(d, &args)),
         "screencap" => sim.with_device(|d| screen::screencap(d, &args)),
         "am" => sim.with_device(|d| am::am(d, &args)),

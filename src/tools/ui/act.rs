@@ -5,6 +5,8 @@ use super::*;
 pub(super) async fn act(state: &State, serial: &str, action: UiOperation, args: &UiArgs) -> Outcome {
     let observe = args.observe.unwrap_or(false);
     let mut out = output(action, serial);
+    // A gesture's command lasts its duration on the device: its timeout allows for it.
+    let lasts = Duration::from_millis(gesture_ms(action, args));
     let command = match action {
         UiOperation::Tap | UiOperation::LongPress => {
             let (at, element) = target(state, serial, args).await?;
@@ -13,8 +15,7 @@ pub(super) async fn act(state: &State, serial: &str, action: UiOperation, args: 
             if action == UiOperation::Tap {
                 format!("input tap {} {}", at[0], at[1])
             } else {
-                let ms = args.duration_ms.unwrap_or(800).clamp(500, 10_000);
-                format!("input swipe {0} {1} {0} {1} {ms}", at[0], at[1])
+                format!("input swipe {0} {1} {0} {1} {2}", at[0], at[1], lasts.as_millis())
             }
         }
         UiOperation::Swipe => {
@@ -48,7 +49,7 @@ pub(super) async fn act(state: &State, serial: &str, action: UiOperation, args: 
                     return Err(format!("{p:?} is off the {}×{} screen", screen[0], screen[1]));
                 }
             }
-            let ms = args.duration_ms.unwrap_or(300).clamp(50, 10_000);
+            let ms = lasts.as_millis();
             out.at = Some(to);
             format!("input swipe {} {} {} {} {ms}", from[0], from[1], to[0], to[1])
         }
@@ -106,7 +107,7 @@ pub(super) async fn act(state: &State, serial: &str, action: UiOperation, args: 
         None
     };
     if !command.is_empty() {
-        checked_shell(state, serial, &command).await?;
+        checked_shell_lasting(state, serial, &command, lasts).await?;
     }
     if let Some(before) = before {
         tokio::time::sleep(Duration::from_millis(300)).await;
@@ -246,8 +247,28 @@ pub(super) async fn scroll(state: &State, serial: &str, args: &UiArgs) -> Outcom
 }
 
 /// Runs an input command and fails with its stderr when it fails.
+/// How long a gesture lasts on the device, in ms: a long press's or a swipe's duration, clamped
+/// as the device is asked; 0 for everything else.
+pub fn gesture_ms(action: UiOperation, args: &UiArgs) -> u64 {
+    match action {
+        UiOperation::LongPress => u64::from(args.duration_ms.unwrap_or(800).clamp(500, 10_000)),
+        UiOperation::Swipe => u64::from(args.duration_ms.unwrap_or(300).clamp(50, 10_000)),
+        _ => 0,
+    }
+}
+
 pub(super) async fn checked_shell(state: &State, serial: &str, command: &str) -> Result<(), String> {
-    let out = state.adb.shell(serial, command).await.map_err(|e| e.to_string())?;
+    checked_shell_lasting(state, serial, command, Duration::ZERO).await
+}
+
+/// `checked_shell` for a command that lasts `lasts` on the device beyond its usual time.
+async fn checked_shell_lasting(state: &State, serial: &str, command: &str, lasts: Duration) -> Result<(), String> {
+    let limit = state.adb.timeout() + lasts;
+    let out = state
+        .adb
+        .shell_with_timeout(serial, command, limit)
+        .await
+        .map_err(|e| e.to_string())?;
     match out.exit_code {
         Some(0) | None => Ok(()),
         Some(code) => Err(format!(

@@ -356,7 +356,19 @@ pub async fn run(state: &State, args: JsonObject, ctx: RequestContext<RoleServer
     // reads (dump, find, wait) and other devices go on in parallel.
     let _turn = match args.operation {
         UiOperation::Dump | UiOperation::Find | UiOperation::Wait => None,
-        _ => Some(state.device_turn(&serial).await),
+        operation => {
+            let what = format!(
+                "ui {}",
+                serde_json::to_value(operation)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_default()
+            );
+            match state.device_turn(&serial, &what).await {
+                Ok(turn) => Some(turn),
+                Err(e) => return error(e),
+            }
+        }
     };
     let outcome = match args.operation {
         UiOperation::Dump => dump(state, &serial, &args).await,
