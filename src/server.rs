@@ -232,7 +232,7 @@ const SKILL_URI: &str = "droidmcp://skills/";
 
 fn api_resource(uri: &str) -> Option<String> {
     match uri {
-        "droidmcp://api/droidmcp.d.ts" => Some(crate::script::api::declarations()),
+        "droidmcp://api/droidmcp.d.ts" => Some(crate::script::api::declarations(&tools::script::namespaces())),
         "droidmcp://api/examples.md" => Some(crate::script::api::EXAMPLES.to_string()),
         _ => None,
     }

@@ -13,7 +13,7 @@ use ulid::Ulid;
 
 pub use super::data::{Data, Kind};
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Entry {
     pub id: String,
     pub kind: Kind,
@@ -239,6 +239,33 @@ impl Cache {
             self.lost(&mut inner, old.bytes);
             inner.stats.evicted_for_size += 1;
         }
+        // The bound all sessions share holds strictly: when the others' entries leave this one
+        // less room than it needs, it keeps its head and tail (the whole is in its workspace
+        // file, when there is one).
+        if self.pool.over() {
+            let others = self.pool.bytes.load(std::sync::atomic::Ordering::Relaxed) - entry.bytes;
+            let room = self.pool.max_bytes.saturating_sub(others);
+            let why = format!(
+                "the server's cache for all sessions is full (--sessions-cache-mib {}); the whole output was {} bytes{}",
+                self.pool.max_bytes >> 20,
+                entry.bytes,
+                entry
+                    .file
+                    .as_ref()
+                    .map(|f| format!(", written whole to {}", f.display()))
+                    .unwrap_or_default()
+            );
+            let mut cut = (*entry).clone();
+            cut.data = entry.data.trimmed_to(room, &why);
+            cut.bytes = cut.data.bytes();
+            cut.served_bytes = cut.data.full_text_bytes();
+            tracing::warn!(id = %cut.id, kept = cut.bytes, of = entry.bytes, "an entry was cut to the shared cache bound");
+            let cut = Arc::new(cut);
+            self.lost(&mut inner, entry.bytes);
+            self.gained(&mut inner, cut.bytes);
+            inner.entries.push(cut.id.clone(), cut.clone());
+            return cut;
+        }
         entry
     }
 
@@ -427,15 +454,21 @@ mod tests {
         // Over the shared bound: the session that stored makes room from its own entries.
         assert_eq!((first.stats().entries, second.stats().entries, pool()), (2, 1, 1200));
         assert!(second.get(&kept.id).is_ok());
-        // An entry the user just asked for stays readable, alone, even past the bound.
+        // An entry the user just asked for stays readable; past the shared bound (the other
+        // session holds 800 of 1500) it keeps its head and tail, within the bound.
         let big = second.put(Kind::Shell, "second", text(900));
-        assert_eq!((second.stats().entries, pool()), (1, 1700));
-        assert!(second.get(&big.id).is_ok());
+        assert_eq!(second.stats().entries, 1);
+        assert!(pool() <= 1500, "{}", pool());
+        let Data::Text(kept) = &second.get(&big.id).unwrap().data else {
+            panic!()
+        };
+        assert!(kept.contains("bytes dropped here") && kept.starts_with("xxx") && kept.ends_with("xxx"));
+        let cut_bytes = big.bytes;
         drop(first);
         let pool = second.pool.clone();
         second.put(Kind::Shell, "second", text(100));
         assert_eq!(second.stats().entries, 2);
-        assert_eq!(pool.bytes.load(std::sync::atomic::Ordering::Relaxed), 1000);
+        assert_eq!(pool.bytes.load(std::sync::atomic::Ordering::Relaxed), cut_bytes + 100);
         second.clear();
         assert_eq!(pool.bytes.load(std::sync::atomic::Ordering::Relaxed), 0);
     }

@@ -1,12 +1,10 @@
 //! The script API, made from the tools' own schemas: the prelude that defines `device.list()`
 //! and the rest inside the sandbox, and `droidmcp.d.ts`, the typed description a model reads as
-//! the resource `droidmcp://api/droidmcp.d.ts`. Both come from the same input schemas as
-//! `tools/list`, so neither can drift from the tools.
+//! the resource `droidmcp://api/droidmcp.d.ts`. Both come from the namespaces the tools layer
+//! hands in (`tools::script::namespaces`, the same input schemas as `tools/list`), so neither
+//! can drift from the tools, and the engine knows no tool by name.
 
 use serde_json::{Map, Value};
-
-use crate::context::schema::{input_schema, output_schema};
-use crate::tools::{app, cache, device, logcat, shell, ui};
 
 /// One tool as the script sees it.
 pub struct Namespace {
@@ -29,32 +27,6 @@ impl Namespace {
     }
 }
 
-/// Every tool a script can call.
-pub fn namespaces() -> Vec<Namespace> {
-    vec![
-        namespace::<device::DeviceArgs, device::DeviceOutput>("device", "adb-device"),
-        namespace::<app::AppArgs, app::AppOutput>("app", "adb-app"),
-        namespace::<ui::UiArgs, ui::UiOutput>("ui", "ui"),
-        namespace::<logcat::LogcatArgs, logcat::LogcatOutput>("logcat", "adb-logcat"),
-        namespace::<shell::ShellArgs, shell::ShellOutput>("shell", "adb-shell"),
-        namespace::<cache::CacheArgs, cache::CacheOutput>("cache", "cache"),
-    ]
-}
-
-/// One tool, with the same schemas `tools/list` shows for it.
-fn namespace<A, O>(name: &'static str, tool: &'static str) -> Namespace
-where
-    A: schemars::JsonSchema + std::any::Any,
-    O: crate::context::budget::Budgeted,
-{
-    Namespace {
-        name,
-        tool,
-        input: (*input_schema::<A>()).clone(),
-        output: (*output_schema::<O>()).clone(),
-    }
-}
-
 /// `long-press` → `longPress`: how an operation is named in the script.
 pub fn function_name(operation: &str) -> String {
     let mut out = String::new();
@@ -73,8 +45,8 @@ pub fn function_name(operation: &str) -> String {
 }
 
 /// The JavaScript lines that define each namespace in the sandbox (see `sandbox::PRELUDE`).
-pub fn definitions() -> String {
-    namespaces()
+pub fn definitions(namespaces: &[Namespace]) -> String {
+    namespaces
         .iter()
         .map(|ns| {
             let ops: Vec<String> = ns.operations().iter().map(|o| format!("{o:?}")).collect();
@@ -84,13 +56,13 @@ pub fn definitions() -> String {
 }
 
 /// `droidmcp.d.ts`: every namespace, operation, argument and key answer field, typed.
-pub fn declarations() -> String {
+pub fn declarations(namespaces: &[Namespace]) -> String {
     let mut out = String::from(
         "// droidmcp script API (generated from the tools' schemas). Each function takes the tool's\n\
          // own arguments and resolves to its full answer; a tool's error is thrown as an Error.\n\
          // console.log is the script's answer.\n\n",
     );
-    for ns in namespaces() {
+    for ns in namespaces {
         let args_type = format!("{}Args", pascal(ns.name));
         let output_type = format!("{}Answer", pascal(ns.name));
         out.push_str(&format!("/** The `{}` tool. */\n", ns.tool));
@@ -296,25 +268,3 @@ try {
 }
 ```
 "#;
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn declarations_type_every_operation_and_argument() {
-        let dts = declarations();
-        assert!(dts.contains("declare const ui: {\n"));
-        assert!(dts.contains("  longPress(args?: UiArgs): Promise<UiAnswer>;\n"));
-        assert!(dts.contains("  clearData(args?: AppArgs): Promise<AppAnswer>;\n"));
-        assert!(dts.contains("interface ShellArgs {"));
-        assert!(dts.contains("  command?: string;\n"), "{dts}");
-        assert!(
-            dts.contains("  operation: string;\n"),
-            "a field every answer has is not optional"
-        );
-        assert!(dts.contains("  exitCode: number | null;\n"), "{dts}");
-        assert_eq!(function_name("clear-data"), "clearData");
-        println!("droidmcp.d.ts: {} chars", dts.chars().count());
-    }
-}

@@ -45,6 +45,9 @@ impl Default for Limits {
 /// the order they were made). `local(operation, arguments)` serves `workspace.*` and
 /// `skills.*`, which are not tool calls.
 pub trait Host: Send + Sync + 'static {
+    /// The tools a script can call, as namespaces (`device.list()`), from their schemas.
+    fn namespaces(&self) -> Vec<super::api::Namespace>;
+
     fn call(&self, index: usize, tool: String, arguments: serde_json::Value) -> HostFuture;
 
     fn local(&self, operation: String, _arguments: serde_json::Value) -> HostFuture {
@@ -103,13 +106,10 @@ impl<T> Drop for AbortOnDrop<T> {
 
 /// The API a script sees, on top of the raw `__call`, which it then cannot reach: each tool as
 /// `ns.operation(args)` with the tool's own argument names (`api::definitions`, from the
-/// tools' schemas).
-fn prelude() -> &'static str {
-    static PRELUDE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    PRELUDE.get_or_init(|| {
-        let head = PRELUDE_HEAD.replace("MAX_ARGUMENT", &(MAX_ARGUMENT_BYTES / 4).to_string());
-        format!("{head}{}}})();\n", super::api::definitions())
-    })
+/// namespaces the host gives).
+fn prelude(namespaces: &[super::api::Namespace]) -> String {
+    let head = PRELUDE_HEAD.replace("MAX_ARGUMENT", &(MAX_ARGUMENT_BYTES / 4).to_string());
+    format!("{head}{}}})();\n", super::api::definitions(namespaces))
 }
 
 const PRELUDE_HEAD: &str = r#"
@@ -311,6 +311,7 @@ fn install<'js>(
     main: tokio::runtime::Handle,
     script_args: &str,
 ) -> rquickjs::Result<()> {
+    let namespaces = host.namespaces();
     let console = rquickjs::Object::new(ctx.clone())?;
     for (name, prefix) in [("log", ""), ("info", ""), ("warn", "warn: "), ("error", "error: ")] {
         let state = state.clone();
@@ -398,7 +399,7 @@ fn install<'js>(
         }
     };
     ctx.globals().set("__call", Func::from(Async(raw)))?;
-    ctx.eval::<(), _>(prelude())
+    ctx.eval::<(), _>(prelude(&namespaces))
 }
 
 /// Adds to the run's output, up to `cap` chars in all.
@@ -496,6 +497,23 @@ mod tests {
     struct FakeHost;
 
     impl Host for FakeHost {
+        fn namespaces(&self) -> Vec<crate::script::api::Namespace> {
+            let ns = |name, tool, ops: &[&str]| crate::script::api::Namespace {
+                name,
+                tool,
+                input: json!({"properties": {"operation": {"enum": ops}}})
+                    .as_object()
+                    .unwrap()
+                    .clone(),
+                output: serde_json::Map::new(),
+            };
+            vec![
+                ns("device", "adb-device", &["list"]),
+                ns("app", "adb-app", &["info"]),
+                ns("shell", "adb-shell", &["run"]),
+            ]
+        }
+
         fn call(&self, _index: usize, tool: String, arguments: serde_json::Value) -> HostFuture {
             Box::pin(async move {
                 match (tool.as_str(), arguments["operation"].as_str()) {

@@ -14,6 +14,7 @@ use serde_json::Value;
 use super::{State, error, parse_args};
 use crate::context::Kind;
 use crate::context::budget::{Budgeted, respond, unbudgeted};
+use crate::script::api::Namespace;
 use crate::script::runs::{Run, RunInfo};
 use crate::script::sandbox::{self, Host, HostFuture, Limits};
 use crate::script::skills::SkillInfo;
@@ -101,7 +102,37 @@ struct ToolHost {
     run: Arc<Run>,
 }
 
+/// Every tool a script can call, as the namespace it has in the sandbox.
+pub fn namespaces() -> Vec<Namespace> {
+    vec![
+        namespace::<super::device::DeviceArgs, super::device::DeviceOutput>("device", "adb-device"),
+        namespace::<super::app::AppArgs, super::app::AppOutput>("app", "adb-app"),
+        namespace::<super::ui::UiArgs, super::ui::UiOutput>("ui", "ui"),
+        namespace::<super::logcat::LogcatArgs, super::logcat::LogcatOutput>("logcat", "adb-logcat"),
+        namespace::<super::shell::ShellArgs, super::shell::ShellOutput>("shell", "adb-shell"),
+        namespace::<super::cache::CacheArgs, super::cache::CacheOutput>("cache", "cache"),
+    ]
+}
+
+/// One tool, with the same schemas `tools/list` shows for it.
+fn namespace<A, O>(name: &'static str, tool: &'static str) -> Namespace
+where
+    A: schemars::JsonSchema + std::any::Any,
+    O: Budgeted,
+{
+    Namespace {
+        name,
+        tool,
+        input: (*crate::context::schema::input_schema::<A>()).clone(),
+        output: (*crate::context::schema::output_schema::<O>()).clone(),
+    }
+}
+
 impl Host for ToolHost {
+    fn namespaces(&self) -> Vec<Namespace> {
+        namespaces()
+    }
+
     fn call(&self, index: usize, tool: String, arguments: Value) -> HostFuture {
         let (state, ctx, run) = (self.state.clone(), self.ctx.clone(), self.run.clone());
         Box::pin(unbudgeted(async move {
@@ -314,4 +345,27 @@ async fn run_script(state: Arc<State>, args: ScriptArgs, ctx: RequestContext<Rol
         result.is_error = Some(true);
     }
     result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::script::api::{declarations, function_name};
+
+    #[test]
+    fn declarations_type_every_operation_and_argument() {
+        let dts = declarations(&namespaces());
+        assert!(dts.contains("declare const ui: {\n"));
+        assert!(dts.contains("  longPress(args?: UiArgs): Promise<UiAnswer>;\n"));
+        assert!(dts.contains("  clearData(args?: AppArgs): Promise<AppAnswer>;\n"));
+        assert!(dts.contains("interface ShellArgs {"));
+        assert!(dts.contains("  command?: string;\n"), "{dts}");
+        assert!(
+            dts.contains("  operation: string;\n"),
+            "a field every answer has is not optional"
+        );
+        assert!(dts.contains("  exitCode: number | null;\n"), "{dts}");
+        assert_eq!(function_name("clear-data"), "clearData");
+        println!("droidmcp.d.ts: {} chars", dts.chars().count());
+    }
 }

@@ -449,3 +449,73 @@ async fn sessions_past_the_bound_get_503() {
     }
     server.terminate().await;
 }
+
+/// The droidmcp process behind an `HttpServer` (the child of its `sh` wrapper).
+fn server_pid(server: &HttpServer) -> u32 {
+    let sh = server.child.id().expect("the wrapper runs");
+    let children = std::fs::read_to_string(format!("/proc/{sh}/task/{sh}/children")).unwrap();
+    children
+        .split_whitespace()
+        .next()
+        .expect("droidmcp under sh")
+        .parse()
+        .unwrap()
+}
+
+fn rss_mib(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())
+        .unwrap()
+        / 1024
+}
+
+/// The bound all sessions share holds strictly: ten sessions each storing a 4M-line output
+/// (31 MB) under `--sessions-cache-mib 64` keep the server within that bound plus a small
+/// overhead per session; an entry the pool has no room for keeps its head and tail, and says so.
+#[tokio::test]
+async fn ten_sessions_of_big_outputs_stay_within_the_shared_bound() {
+    let sim = SimProcess::start(&[]);
+    let home = tempfile::tempdir().unwrap();
+    let target = format!("tcp:{}", sim.addr);
+    let server = HttpServer::start(&["--adb", &target, "--sessions-cache-mib", "64"], &[], home.path()).await;
+    let pid = server_pid(&server);
+    let mut sessions = Vec::new();
+    for _ in 0..10 {
+        sessions.push(().serve(server.transport(None)).await.expect("a session"));
+    }
+    ok(&call(&sessions[0], "adb-device", json!({"operation": "list"})).await);
+    let idle = rss_mib(pid);
+    let mut cut = 0;
+    for session in &sessions {
+        let out = ok(&call(
+            session,
+            "adb-shell",
+            json!({"operation": "run", "command": "seq 1 4000000"}),
+        )
+        .await);
+        let id = out["stdoutCacheId"].as_str().expect("an id for the output").to_string();
+        let last = ok(&call(
+            session,
+            "cache",
+            json!({"operation": "get", "id": id, "filter": "dropped here"}),
+        )
+        .await);
+        if last["matching"].as_u64().unwrap_or(0) > 0 {
+            cut += 1;
+        }
+    }
+    let after = rss_mib(pid);
+    let bound = idle + 64 + 16 * 10;
+    println!(
+        "ten sessions × 31 MB outputs under --sessions-cache-mib 64: RSS {idle} MiB idle, {after} MiB after (bound {bound}); {cut} entries kept head and tail"
+    );
+    assert!(after <= bound, "RSS {after} MiB past {bound}");
+    assert!(cut >= 8, "most entries found the pool full: {cut}");
+    for session in sessions {
+        session.cancel().await.unwrap();
+    }
+    server.terminate().await;
+}
