@@ -87,6 +87,9 @@ struct ServeArgs {
     /// Script runs at once on the server (each on a thread of its own, up to 64 MiB).
     #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u64).range(1..=64))]
     script_slots: u64,
+    /// What all script runs' folders may hold together, in MiB.
+    #[arg(long, default_value_t = 512, value_parser = clap::value_parser!(u64).range(1..=1_048_576))]
+    script_runs_mib: u64,
     /// Saved skills at most.
     #[arg(long, default_value_t = 200, value_parser = clap::value_parser!(u64).range(1..=100_000))]
     skills_max: u64,
@@ -323,6 +326,7 @@ fn script_runs(args: &ServeArgs, workspace: Option<&Path>) -> Arc<Runs> {
             session_slots: args.script_session_slots as usize,
             max_skills: args.skills_max as usize,
             skills_bytes: args.skills_mib << 20,
+            total_bytes: args.script_runs_mib << 20,
         },
     ));
     runs.sweep();

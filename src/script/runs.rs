@@ -30,6 +30,8 @@ pub struct RunLimits {
     /// Saved skills: how many, and their bytes in all (`--skills-max`, `--skills-mib`).
     pub max_skills: usize,
     pub skills_bytes: u64,
+    /// What every session's run folders hold together (`--script-runs-mib`).
+    pub total_bytes: u64,
 }
 
 impl Default for RunLimits {
@@ -42,6 +44,7 @@ impl Default for RunLimits {
             session_slots: 2,
             max_skills: 200,
             skills_bytes: 8 << 20,
+            total_bytes: 512 << 20,
         }
     }
 }
@@ -67,6 +70,8 @@ pub struct Runs {
     /// The server's run slots (shared by every session's Runs) and this session's.
     server_slots: Arc<tokio::sync::Semaphore>,
     session_slots: Arc<tokio::sync::Semaphore>,
+    /// Bytes the runs of every session wrote and still keep (shared, like the slots).
+    server_bytes: Arc<AtomicU64>,
 }
 
 #[derive(Debug)]
@@ -96,6 +101,7 @@ impl Runs {
             active: Mutex::new(HashSet::new()),
             mine: Mutex::new(HashSet::new()),
             ids: Mutex::new(ulid::Generator::new()),
+            server_bytes: Arc::default(),
             server_slots: Arc::new(tokio::sync::Semaphore::new(limits.slots.max(1))),
             session_slots: Arc::new(tokio::sync::Semaphore::new(limits.session_slots.max(1))),
             limits,
@@ -106,6 +112,7 @@ impl Runs {
     pub fn empty_like(&self) -> Runs {
         let mut runs = Runs::new(self.configured.clone(), self.limits.clone());
         runs.server_slots = self.server_slots.clone();
+        runs.server_bytes = self.server_bytes.clone();
         runs
     }
 
@@ -262,7 +269,12 @@ impl Runs {
             let expired = age > if mine { self.limits.ttl } else { foreign_ttl };
             let surplus = mine && keep > self.limits.max_runs;
             if (expired || surplus) && !self.is_active(id) {
-                if std::fs::remove_dir_all(path).is_ok() {
+                let gone = if mine {
+                    self.remove_mine(path)
+                } else {
+                    std::fs::remove_dir_all(path)
+                };
+                if gone.is_ok() {
                     removed += 1;
                 }
                 if mine {
@@ -272,6 +284,18 @@ impl Runs {
             }
         }
         removed
+    }
+
+    /// Removes one of our run folders and gives its bytes back to the server's bound.
+    fn remove_mine(&self, path: &Path) -> std::io::Result<()> {
+        let bytes: u64 = walk(path).iter().map(|(_, size)| size).sum();
+        std::fs::remove_dir_all(path)?;
+        let _ = self
+            .server_bytes
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |held| {
+                Some(held.saturating_sub(bytes))
+            });
+        Ok(())
     }
 
     /// Our live run folders, oldest first.
@@ -312,7 +336,7 @@ impl Runs {
         }
         self.mine.lock().unwrap_or_else(|p| p.into_inner()).remove(id);
         let path = self.runs_dir()?.join(id);
-        match std::fs::remove_dir_all(&path) {
+        match self.remove_mine(&path) {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(no_run(id)),
             Err(e) => Err(format!("could not remove run {id}: {e}")),
@@ -323,8 +347,9 @@ impl Runs {
     /// when the server ends; nothing was made if no script ran).
     pub fn shutdown(&self) {
         let Some(Ok(root)) = self.root.get() else { return };
-        for id in self.mine.lock().unwrap_or_else(|p| p.into_inner()).drain() {
-            let _ = std::fs::remove_dir_all(root.dir.join("runs").join(id));
+        let mine: Vec<String> = self.mine.lock().unwrap_or_else(|p| p.into_inner()).drain().collect();
+        for id in mine {
+            let _ = self.remove_mine(&root.dir.join("runs").join(id));
         }
         if root.temp.is_some() {
             let _ = std::fs::remove_dir_all(&root.dir);
@@ -434,12 +459,9 @@ impl Run {
             })
             .collect();
         let text = answer.to_string();
-        if !self.reserve(text.len() as u64) {
+        if let Err(why) = self.reserve(text.len() as u64) {
             self.over_quota.store(true, Ordering::SeqCst);
-            self.not_saved(
-                index,
-                format!("the run's quota of {} MiB is used", self.runs.limits.quota_bytes >> 20),
-            );
+            self.not_saved(index, why);
             return None;
         }
         if let Err(e) = write_confined(&self.dir, &["results".to_string(), name.clone()], &text) {
@@ -449,14 +471,28 @@ impl Run {
         Some(format!("results/{name}"))
     }
 
-    /// Counts `bytes` against the quota; false (and nothing counted) when they do not fit.
-    fn reserve(&self, bytes: u64) -> bool {
-        let quota = self.runs.limits.quota_bytes;
-        self.used
-            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |used| {
-                (used + bytes <= quota).then_some(used + bytes)
-            })
-            .is_ok()
+    /// Counts `bytes` against the run's quota and the server's bound for all run folders; when
+    /// they do not fit, nothing is counted and the reason is given.
+    fn reserve(&self, bytes: u64) -> Result<(), String> {
+        let limits = &self.runs.limits;
+        let fits = |counter: &AtomicU64, bound: u64| {
+            counter
+                .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |used| {
+                    (used + bytes <= bound).then_some(used + bytes)
+                })
+                .is_ok()
+        };
+        if !fits(&self.used, limits.quota_bytes) {
+            return Err(format!("the run's quota of {} MiB is used", limits.quota_bytes >> 20));
+        }
+        if !fits(&self.runs.server_bytes, limits.total_bytes) {
+            self.used.fetch_sub(bytes, Ordering::SeqCst);
+            return Err(format!(
+                "the server's run folders hold {} MiB, their bound (--script-runs-mib); script clear old runs",
+                limits.total_bytes >> 20
+            ));
+        }
+        Ok(())
     }
 
     /// `workspace.read(path)`: a file of this run, or `skills/<name>.js`.
@@ -480,11 +516,10 @@ impl Run {
             .map(|m| m.len())
             .unwrap_or(0);
         let grow = (text.len() as u64).saturating_sub(old);
-        if !self.reserve(grow) {
+        if let Err(why) = self.reserve(grow) {
             return Err(format!(
-                "writing {path:?} ({} bytes) would pass the run's quota of {} MiB",
-                text.len(),
-                self.runs.limits.quota_bytes >> 20
+                "writing {path:?} ({} bytes) would pass a bound: {why}",
+                text.len()
             ));
         }
         write_confined(&self.dir, &segments, text)?;
@@ -582,6 +617,32 @@ mod tests {
             "the call says why"
         );
         assert_eq!(run.unsaved(1), None);
+    }
+
+    #[test]
+    fn all_sessions_runs_together_stay_within_the_servers_bound() {
+        let tmp = tempfile::tempdir().unwrap();
+        let limits = RunLimits {
+            total_bytes: 1500,
+            ..RunLimits::default()
+        };
+        let first = runs(tmp.path(), limits);
+        let second = Arc::new(first.empty_like());
+        let a = first.start().unwrap();
+        a.write("a.txt", &"a".repeat(1000)).unwrap();
+        let b = second.start().unwrap();
+        let refused = b.write("b.txt", &"b".repeat(1000)).unwrap_err();
+        assert!(refused.contains("--script-runs-mib"), "{refused}");
+        assert_eq!(
+            b.save_result(0, "ui", "dump", &serde_json::json!({"x": "y".repeat(800)})),
+            None
+        );
+        assert!(b.unsaved(0).is_some_and(|why| why.contains("server's run folders")));
+        // A cleared run gives its bytes back.
+        let id = a.id.clone();
+        drop(a);
+        first.clear(&id).unwrap();
+        b.write("b.txt", &"b".repeat(1000)).unwrap();
     }
 
     #[test]
