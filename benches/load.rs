@@ -224,6 +224,7 @@ async fn main() -> anyhow::Result<()> {
         &[],
         home.path(),
         &targets,
+        0,
     )
     .await?;
     adb_b(&["kill-server"])?;
@@ -289,6 +290,18 @@ async fn clients_by_transport(serials: &[String], port: &str, home: &std::path::
         &env,
         home,
         serials,
+        0,
+    )
+    .await?;
+    // The same while two more sessions each run a script that never yields: scripts have
+    // threads of their own, so the others' p99 should stay within 1.5× of the run above.
+    http_sessions(
+        "one adb server, 2 more sessions running busy scripts",
+        &["serve", "--http", "127.0.0.1:0", "--no-auth"],
+        &env,
+        home,
+        serials,
+        2,
     )
     .await
 }
@@ -300,6 +313,7 @@ async fn http_sessions(
     env: &[(&str, &str)],
     home: &std::path::Path,
     targets: &[String],
+    busy_scripts: usize,
 ) -> anyhow::Result<()> {
     let devices = targets.len();
     // Its address is the line it prints on stderr.
@@ -324,6 +338,27 @@ async fn http_sessions(
         }
     };
     let idle = rss_mib(pid);
+    let mut spinning = Vec::new();
+    for _ in 0..busy_scripts {
+        let transport = rmcp::transport::StreamableHttpClientTransport::from_uri(url.as_str());
+        let client = Arc::new(().serve(transport).await?);
+        let busy = client.clone();
+        spinning.push(tokio::spawn(async move {
+            let args = json!({"operation": "run", "code": "for (;;) {}", "timeoutMs": 120_000});
+            let _ = busy
+                .call_tool(
+                    CallToolRequestParams::new("script").with_arguments(args.as_object().cloned().unwrap_or_default()),
+                )
+                .await;
+        }));
+        spinning.push(tokio::spawn(async move {
+            let _keep = client;
+            std::future::pending::<()>().await
+        }));
+    }
+    if busy_scripts > 0 {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
     let started = Instant::now();
     let mut sessions = Vec::new();
     for k in 0..CLIENTS {
@@ -344,6 +379,9 @@ async fn http_sessions(
         (busy - idle) / CLIENTS as f64
     );
     drop(sessions);
+    for task in spinning {
+        task.abort();
+    }
     let _ = server.kill().await;
     Ok(())
 }
