@@ -22,6 +22,9 @@ pub(super) async fn capture(
         .exec(serial, "screencap -p", None, state.adb.timeout(), &|_| {})
         .await
         .map_err(|e| e.to_string())?;
+    if raw.is_empty() {
+        return Err(empty_screenshot(state, serial).await);
+    }
     // Decoding, scaling and encoding take a core for tens of milliseconds: off the async
     // workers, so other calls (and this call's deadline) keep running meanwhile.
     let boxes = annotate.map(|els| {
@@ -35,6 +38,19 @@ pub(super) async fn capture(
     state.remember_shot(serial, shot);
     let b64 = base64::engine::general_purpose::STANDARD.encode(jpeg);
     Ok((shot, ContentBlock::image(b64, "image/jpeg")))
+}
+
+/// Why a screenshot came back empty: screencap printing nothing, or the link to the device (or
+/// to its adb server) going away, which an empty stream cannot tell apart. One short probe says.
+async fn empty_screenshot(state: &State, serial: &str) -> String {
+    let probe = state
+        .adb
+        .shell_with_timeout(serial, "true", std::time::Duration::from_secs(2))
+        .await;
+    match probe {
+        Ok(_) => "the device sent no screenshot (0 bytes): screencap printed nothing (a secure window, or the screen is off); retry".into(),
+        Err(e) => format!("the device sent no screenshot (0 bytes), and it can no longer be reached: {e}"),
+    }
 }
 
 /// PNG in, JPEG out: the geometry and the JPEG bytes.
