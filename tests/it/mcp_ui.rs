@@ -393,16 +393,22 @@ async fn a_target_off_the_screen_is_refused_with_the_way_to_scroll() {
     client.cancel().await.unwrap();
 }
 
-#[tokio::test]
-async fn clear_empties_a_field_of_any_length_before_typing() {
-    let home = tempfile::tempdir().unwrap();
-    let client = mcp_server(&["--sim"], &[], home.path()).await;
+/// A server on the simulator, showing the login demo's form.
+async fn on_the_login_screen(home: &std::path::Path) -> McpClient {
+    let client = mcp_server(&["--sim"], &[], home).await;
     ok(&call(
         &client,
         "adb-app",
         json!({"operation": "launch", "package": "org.droidmcp.demo.login"}),
     )
     .await);
+    client
+}
+
+#[tokio::test]
+async fn clear_empties_a_field_of_any_length_before_typing() {
+    let home = tempfile::tempdir().unwrap();
+    let client = on_the_login_screen(home.path()).await;
     let login = ok(&call(&client, "ui", json!({"operation": "find", "resourceId": "username"})).await);
     let field = login["matches"][0]["ref"].clone();
     let long = "abcdefghij".repeat(70); // 700 chars, past the 256 DELs that once were all
@@ -430,13 +436,7 @@ async fn clear_empties_a_field_of_any_length_before_typing() {
 #[tokio::test]
 async fn a_form_is_filled_and_submitted_with_the_refs_of_one_dump() {
     let home = tempfile::tempdir().unwrap();
-    let client = mcp_server(&["--sim"], &[], home.path()).await;
-    ok(&call(
-        &client,
-        "adb-app",
-        json!({"operation": "launch", "package": "org.droidmcp.demo.login"}),
-    )
-    .await);
+    let client = on_the_login_screen(home.path()).await;
     let form = ok(&call(&client, "ui", json!({"operation": "dump"})).await);
     let by_id = |id: &str| {
         form["elements"]
