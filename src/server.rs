@@ -199,12 +199,7 @@ impl DroidMcp {
         let own = args.get("timeoutMs").and_then(|t| t.as_u64());
         let limit = own.map_or(self.state.adb.timeout(), std::time::Duration::from_millis);
         // A long press or a swipe lasts its duration on the device, on top of the usual time.
-        let operation = args.get("operation").and_then(|o| o.as_str());
-        let gesture = args
-            .get("durationMs")
-            .and_then(|d| d.as_u64())
-            .unwrap_or(if operation == Some("long-press") { 800 } else { 0 })
-            .min(10_000);
+        let gesture = tools::ui::gesture_ms_of(args);
         Some(
             limit
                 .saturating_add(CALL_GRACE)

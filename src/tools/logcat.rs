@@ -278,7 +278,9 @@ async fn read(state: &State, serial: &str, args: &LogcatArgs) -> Result<LogcatOu
     let crashes = find_crashes(&in_scope);
     let crash_count = crashes.len();
     let crashes = ranked(group_repeats(crashes));
-    let listed = listed_crashes(&crashes);
+    // As the answer shows them; the whole ones go to the cache when not all are listed.
+    let as_listed: Vec<Crash> = crashes.iter().cloned().map(shortened).collect();
+    let listed = listed_crashes(&as_listed);
     let (crashes_listed, crashes_cache_id) = if listed < crashes.len() {
         let whole = crashes.iter().filter_map(|c| serde_json::to_value(c).ok()).collect();
         let entry = state.cache.put(
@@ -290,7 +292,7 @@ async fn read(state: &State, serial: &str, args: &LogcatArgs) -> Result<LogcatOu
     } else {
         (None, None)
     };
-    let crashes: Vec<Crash> = crashes.into_iter().take(listed).map(shortened).collect();
+    let crashes: Vec<Crash> = as_listed.into_iter().take(listed).collect();
 
     let runs = collapse_runs(&matching);
     let mut window: Vec<String> = runs
@@ -370,12 +372,12 @@ fn ranked(mut groups: Vec<Crash>) -> Vec<Crash> {
     groups
 }
 
-/// How many of the ranked crashes the answer lists: as many as fit the crash list's room.
+/// How many of the ranked (shortened) crashes the answer lists: as many as fit the list's room.
 fn listed_crashes(crashes: &[Crash]) -> usize {
     let mut used = 0;
     let mut listed = 0;
     for crash in crashes.iter().take(MAX_CRASHES_LISTED) {
-        used += chars(&serde_json::to_string(&shortened(crash.clone())).unwrap_or_default()) + 1;
+        used += chars(&serde_json::to_string(crash).unwrap_or_default()) + 1;
         if used > CRASH_LIST_CHARS && listed > 0 {
             break;
         }

@@ -6,7 +6,7 @@ pub(super) async fn act(state: &State, serial: &str, action: UiOperation, args: 
     let observe = args.observe.unwrap_or(false);
     let mut out = output(action, serial);
     // A gesture's command lasts its duration on the device: its timeout allows for it.
-    let lasts = Duration::from_millis(gesture_ms(action, args));
+    let lasts = Duration::from_millis(gesture_ms(action, args.duration_ms));
     let command = match action {
         UiOperation::Tap | UiOperation::LongPress => {
             let (at, element) = target(state, serial, args).await?;
@@ -246,17 +246,17 @@ pub(super) async fn scroll(state: &State, serial: &str, args: &UiArgs) -> Outcom
     ))
 }
 
-/// Runs an input command and fails with its stderr when it fails.
 /// How long a gesture lasts on the device, in ms: a long press's or a swipe's duration, clamped
 /// as the device is asked; 0 for everything else.
-pub fn gesture_ms(action: UiOperation, args: &UiArgs) -> u64 {
+pub fn gesture_ms(action: UiOperation, duration_ms: Option<u32>) -> u64 {
     match action {
-        UiOperation::LongPress => u64::from(args.duration_ms.unwrap_or(800).clamp(500, 10_000)),
-        UiOperation::Swipe => u64::from(args.duration_ms.unwrap_or(300).clamp(50, 10_000)),
+        UiOperation::LongPress => u64::from(duration_ms.unwrap_or(800).clamp(500, 10_000)),
+        UiOperation::Swipe => u64::from(duration_ms.unwrap_or(300).clamp(50, 10_000)),
         _ => 0,
     }
 }
 
+/// Runs an input command and fails with its stderr when it fails.
 pub(super) async fn checked_shell(state: &State, serial: &str, command: &str) -> Result<(), String> {
     checked_shell_lasting(state, serial, command, Duration::ZERO).await
 }

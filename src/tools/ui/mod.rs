@@ -37,6 +37,20 @@ use wait::*;
 
 pub use act::input_text;
 
+/// How long a call's gesture lasts on the device (`act::gesture_ms`), from its raw arguments:
+/// the server's deadline for the call allows for it before the arguments are parsed.
+pub fn gesture_ms_of(args: &JsonObject) -> u64 {
+    let operation = args
+        .get("operation")
+        .cloned()
+        .and_then(|o| serde_json::from_value(o).ok());
+    let duration = args
+        .get("durationMs")
+        .and_then(|d| d.as_u64())
+        .map(|d| d.min(u64::from(u32::MAX)) as u32);
+    operation.map_or(0, |op| act::gesture_ms(op, duration))
+}
+
 const DEFAULT_LIMIT: u64 = 40;
 const MAX_LIMIT: u64 = 200;
 const MAX_MATCHES: usize = 5;
