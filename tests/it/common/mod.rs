@@ -202,17 +202,21 @@ impl AdbServer {
             skip_or_fail("the adb program is not installed (apt-get install -y adb)");
             return None;
         }
-        let server = AdbServer {
-            port: free_port(),
-            home: tempfile::tempdir().expect("tempdir"),
-        };
-        let out = server.run(&["start-server"]);
-        assert!(
-            out.status.success(),
-            "adb start-server failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        Some(server)
+        // The suites run side by side in one process: another one may take the free port before
+        // adb binds it (adb then meets a stranger: "protocol fault"). A fresh port, then.
+        let mut failures = Vec::new();
+        for _ in 0..3 {
+            let server = AdbServer {
+                port: free_port(),
+                home: tempfile::tempdir().expect("tempdir"),
+            };
+            let out = server.run(&["start-server"]);
+            if out.status.success() {
+                return Some(server);
+            }
+            failures.push(String::from_utf8_lossy(&out.stderr).trim().to_string());
+        }
+        panic!("adb start-server failed on three ports: {failures:?}")
     }
 
     pub fn command(&self) -> Command {
