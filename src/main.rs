@@ -174,6 +174,10 @@ struct SimArgs {
     /// Require a signature from one of the keys in this adb_keys file (e.g. ~/.android/adbkey.pub).
     #[arg(long)]
     auth_keys: Option<PathBuf>,
+    /// With --auth-keys: a host offering another key is allowed after this many milliseconds, as
+    /// if the user tapped "Allow" on the prompt (default: nobody answers it).
+    #[arg(long, requires = "auth_keys")]
+    allow_after_ms: Option<u64>,
     /// Announce no shell v2, as Android 6 and older do: hosts then use shell v1.
     #[arg(long)]
     no_shell_v2: bool,
@@ -211,7 +215,10 @@ impl SimArgs {
             (Some(path), _) => {
                 let text =
                     std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("reading {}: {e}", path.display()))?;
-                AuthPolicy::Keys(sim::auth::load_adb_keys(&text)?)
+                AuthPolicy::Keys {
+                    keys: sim::auth::load_adb_keys(&text)?,
+                    allow_after: self.allow_after_ms.map(Duration::from_millis),
+                }
             }
             (None, true) => AuthPolicy::AcceptAny,
             (None, false) => AuthPolicy::None,

@@ -344,10 +344,10 @@ async fn run_guarded(
     limit: Option<std::time::Duration>,
     call: impl Future<Output = CallToolResult> + Send + 'static,
 ) -> CallToolResult {
-    // Time spent waiting for the device's turn (behind another call's long scroll) is not the
-    // call's own work: the deadline moves by it (the wait has its own bound, `TURN_WAIT`).
-    let queue = std::sync::Arc::new(tools::Queue::default());
-    let mut task = tokio::spawn(tools::counting_queue(queue.clone(), call));
+    // Time queued (behind another call's long scroll on the device, or its connection to it) is
+    // not the call's own work: the deadline moves by it (each wait has its own bound).
+    let queue = std::sync::Arc::new(crate::adb::queue::Queue::default());
+    let mut task = tokio::spawn(crate::adb::queue::counting(queue.clone(), call));
     let deadline = async {
         use std::sync::atomic::Ordering::SeqCst;
         let Some(limit) = limit else {

@@ -17,6 +17,7 @@ mod env;
 mod error;
 pub mod host;
 pub mod message;
+pub mod queue;
 pub mod quote;
 pub mod shell_v2;
 mod source;

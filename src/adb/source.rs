@@ -129,7 +129,8 @@ impl Source {
                 let limit = limit.min(PROBE_LIMIT);
                 let probe = self
                     .bounded(|| format!("probing {addr}"), limit, async {
-                        let (conn, _) = self.direct_shell(limit, "true").await?;
+                        let conn = self.connection(limit).await?;
+                        let (conn, _) = self.direct_shell(conn, limit, "true").await?;
                         Ok(conn.banner().model.clone())
                     })
                     .await;
@@ -180,13 +181,10 @@ impl Source {
 
     /// A direct source's one device: connects, so that the error says why it cannot be reached.
     pub async fn reach_direct(&self, addr: SocketAddr) -> Result<(), AdbError> {
-        self.bounded(
-            || format!("connecting to {addr}"),
-            self.timeout,
-            self.connection(self.timeout),
-        )
-        .await
-        .map(drop)
+        self.connection_for_a_call()
+            .await
+            .map_err(|e| e.during(&format!("connecting to {addr}"), &self.route))
+            .map(drop)
     }
 
     /// Runs `command` on `serial`'s shell (see `Adb::shell_with_timeout`).
@@ -208,7 +206,11 @@ impl Source {
                 self.bounded(what, limit, call).await
             }
             Route::Direct(_) => {
-                let call = async { Ok(self.direct_shell(limit, command).await?.1) };
+                let conn = self
+                    .connection_for_a_call()
+                    .await
+                    .map_err(|e| e.during(&what(), &self.route))?;
+                let call = async { Ok(self.direct_shell(conn, limit, command).await?.1) };
                 self.bounded(what, limit, call).await
             }
         }
@@ -235,8 +237,12 @@ impl Source {
                 .await
             }
             Route::Direct(_) => {
+                let conn = self
+                    .connection_for_a_call()
+                    .await
+                    .map_err(|e| e.during(&what(), &self.route))?;
                 let call = async {
-                    let (_, mut stream) = self.direct_stream(limit, |_| format!("exec:{command}")).await?;
+                    let (_, mut stream) = self.direct_stream(conn, limit, |_| format!("exec:{command}")).await?;
                     if let Some(mut file) = file {
                         use tokio::io::AsyncReadExt;
                         let mut chunk = vec![0u8; stream.max_payload()];
@@ -265,14 +271,14 @@ impl Source {
     }
 
     /// A stream to the direct device for the service `service` names (from the connection's
-    /// features), on the shared connection; if that proves dead before the stream opened (a
-    /// restarted device), nothing ran, so it is opened once more on a new connection.
+    /// features), on `conn`, the shared connection; if that proves dead before the stream opened
+    /// (a restarted device), nothing ran, so it is opened once more on a new connection.
     async fn direct_stream(
         &self,
+        conn: direct::Connection,
         limit: Duration,
         service: impl Fn(&direct::Connection) -> String,
     ) -> Result<(direct::Connection, direct::Stream), AdbError> {
-        let conn = self.connection(limit).await?;
         match conn.open_stream(&service(&conn)).await {
             Err(AdbError::Disconnected { .. }) if conn.lost().is_some() => {
                 let conn = self.reconnect(&conn, limit).await?;
@@ -286,12 +292,13 @@ impl Source {
     /// Runs `command` on the direct device; also returns the connection it ran on.
     async fn direct_shell(
         &self,
+        conn: direct::Connection,
         limit: Duration,
         command: &str,
     ) -> Result<(direct::Connection, ShellOutput), AdbError> {
         let marker = ExitMarker::new();
         let (conn, mut stream) = self
-            .direct_stream(limit, |conn| {
+            .direct_stream(conn, limit, |conn| {
                 shell_service(command, conn.has_feature("shell_v2"), &marker)
             })
             .await?;
@@ -331,13 +338,26 @@ impl Source {
         }
     }
 
-    /// The shared direct connection, opened if there is none or the one there was lost. `limit`
-    /// is the calling call's timeout: a key prompt on the device is waited for within it.
+    /// The shared direct connection for a call, before the call's own timer starts: waiting for
+    /// it (another call connecting, a key prompt on the device) is time queued, with its own
+    /// bound, the server's timeout, once for the slot and once for the connect.
+    async fn connection_for_a_call(&self) -> Result<direct::Connection, AdbError> {
+        super::queue::waited(self.connection(self.timeout)).await
+    }
+
+    /// The shared direct connection, opened if there is none or the one there was lost, waiting
+    /// at most `limit` for another call's connect, and as long for its own (a key prompt on the
+    /// device for 3/4 of it, so that the error names the prompt).
     async fn connection(&self, limit: Duration) -> Result<direct::Connection, AdbError> {
         let Route::Direct(addr) = self.route else {
             return Err(AdbError::Protocol("not a direct route".into()));
         };
-        let mut slot = self.direct.lock().await;
+        let Ok(mut slot) = tokio::time::timeout(limit, self.direct.lock()).await else {
+            return Err(AdbError::WaitedOut {
+                what: format!("waiting for another call's connection to {addr} (a key prompt on the device?)"),
+                after: limit,
+            });
+        };
         if let Some(conn) = &slot.conn {
             if conn.lost().is_none() {
                 return Ok(conn.clone());
@@ -356,8 +376,15 @@ impl Source {
                 )),
             });
         }
-        // The prompt wait ends before the call's own timeout, so the error names the prompt.
-        match direct::Connection::open(addr, limit * 3 / 4).await {
+        let opened = tokio::time::timeout(limit, direct::Connection::open(addr, limit * 3 / 4))
+            .await
+            .unwrap_or_else(|_| {
+                Err(AdbError::Timeout {
+                    what: format!("connecting to {addr}"),
+                    after: limit,
+                })
+            });
+        match opened {
             Ok(conn) => {
                 slot.down = None;
                 slot.conn = Some(conn.clone());

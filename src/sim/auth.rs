@@ -12,8 +12,13 @@ pub enum AuthPolicy {
     None,
     /// AUTH is exchanged, and any signature or public key is accepted.
     AcceptAny,
-    /// Only a signature made by one of these keys is accepted.
-    Keys(Vec<RsaPublicKey>),
+    /// Only a signature made by one of these keys is accepted; a host that offers another key
+    /// meets the "Allow USB debugging" prompt, which someone accepts after `allow_after` (or
+    /// nobody, when it is `None`).
+    Keys {
+        keys: Vec<RsaPublicKey>,
+        allow_after: Option<std::time::Duration>,
+    },
 }
 
 /// Reads an `adb_keys` / `adbkey.pub` file: one `BASE64 user@host` line per key.

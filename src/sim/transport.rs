@@ -156,7 +156,7 @@ async fn handshake(
             (A_AUTH, AUTH_SIGNATURE) => {
                 let accepted = match &sim.auth {
                     AuthPolicy::AcceptAny | AuthPolicy::None => true,
-                    AuthPolicy::Keys(keys) => keys.iter().any(|k| verify_signature(k, &token, &msg.payload)),
+                    AuthPolicy::Keys { keys, .. } => keys.iter().any(|k| verify_signature(k, &token, &msg.payload)),
                 };
                 if accepted {
                     break;
@@ -166,12 +166,19 @@ async fn handshake(
                 send(out, Message::new(A_AUTH, AUTH_TOKEN, 0, token.to_vec()))?;
             }
             (A_AUTH, AUTH_RSAPUBLICKEY) => {
-                if matches!(sim.auth, AuthPolicy::AcceptAny) {
-                    break;
+                match sim.auth {
+                    AuthPolicy::AcceptAny => break,
+                    // The device asks its user, who taps "Allow" after a while.
+                    AuthPolicy::Keys {
+                        allow_after: Some(after),
+                        ..
+                    } => {
+                        tokio::time::sleep(after).await;
+                        break;
+                    }
+                    // Nobody answers the prompt: the host stays "unauthorized" until it gives up.
+                    _ => tracing::info!("public key offered but not in the allowed keys: staying unauthorized"),
                 }
-                // A real device would now ask its user; nobody answers here, so the host stays
-                // "unauthorized" until it gives up.
-                tracing::info!("public key offered but not in the allowed keys: staying unauthorized");
             }
             (cmd, _) => tracing::debug!("ignoring {} before the connection is up", command_name(cmd)),
         }

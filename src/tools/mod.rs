@@ -70,24 +70,6 @@ pub struct Turn {
 /// How long a call waits for a device's turn before it is refused.
 pub const TURN_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 
-/// The time a call spent waiting for devices' turns, and whether it waits now.
-#[derive(Debug, Default)]
-pub struct Queue {
-    pub waited_ms: std::sync::atomic::AtomicU64,
-    pub waiting: std::sync::atomic::AtomicBool,
-}
-
-tokio::task_local! {
-    /// The running call's queue (set by `server.rs` for every call).
-    static QUEUED: std::sync::Arc<Queue>;
-}
-
-/// Runs a tool call counting, in `queue`, the time it waits for devices' turns: the server's
-/// deadline for the call moves by it, so a call's timeout is its own work.
-pub async fn counting_queue<F: std::future::Future>(queue: std::sync::Arc<Queue>, call: F) -> F::Output {
-    QUEUED.scope(queue, call).await
-}
-
 impl State {
     pub fn new(adb: Adb, cache: Cache, budget: usize, selected: Option<String>) -> State {
         State::sharing(std::sync::Arc::new(adb), cache, budget, selected)
@@ -194,7 +176,7 @@ impl State {
 
     /// Waits for this device's turn, at most `TURN_WAIT`; held until the guard drops (a cancel
     /// drops it too). `what` names this call to the ones that wait behind it. The wait is counted
-    /// apart from the call's own time (`counting_queue`).
+    /// apart from the call's own time (`adb::queue`).
     pub async fn device_turn(&self, serial: &str, what: &str) -> Result<Turn, String> {
         let turn = self
             .turns
@@ -203,15 +185,9 @@ impl State {
             .entry(serial.to_string())
             .or_default()
             .clone();
-        use std::sync::atomic::Ordering::SeqCst;
         let started = std::time::Instant::now();
-        let _ = QUEUED.try_with(|q| q.waiting.store(true, SeqCst));
-        let held = tokio::time::timeout(TURN_WAIT, turn.lock.clone().lock_owned()).await;
+        let held = crate::adb::queue::waited(tokio::time::timeout(TURN_WAIT, turn.lock.clone().lock_owned())).await;
         let waited = started.elapsed();
-        let _ = QUEUED.try_with(|q| {
-            q.waited_ms.fetch_add(waited.as_millis() as u64, SeqCst);
-            q.waiting.store(false, SeqCst);
-        });
         let Ok(guard) = held else {
             let holder = turn.holder.lock().unwrap_or_else(|p| p.into_inner()).clone();
             return Err(format!(

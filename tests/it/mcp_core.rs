@@ -223,6 +223,40 @@ async fn the_direct_path_makes_an_adb_key_and_a_device_that_trusts_it_lets_it_in
     let list = ok(&call(&client, "adb-device", json!({"operation": "list"})).await);
     assert_eq!(list["devices"][0]["state"], "unauthorized");
     client.cancel().await.unwrap();
+
+    // Someone taps "Allow" after 2 s. The call that connects waits for it; a call made meanwhile
+    // waits for that connection, and the wait is not its own timeout (1 s) but time queued.
+    let allowing = SimProcess::start(&["--auth-keys", public.to_str().unwrap(), "--allow-after-ms", "2000"]);
+    let third_home = tempfile::tempdir().unwrap();
+    let target = format!("tcp:{}", allowing.addr);
+    let client =
+        std::sync::Arc::new(mcp_server(&["--adb", &target, "--timeout-ms", "4000"], &[], third_home.path()).await);
+    let connecting = {
+        let client = client.clone();
+        tokio::spawn(async move { call(&client, "adb-device", json!({"operation": "properties"})).await })
+    };
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let started = std::time::Instant::now();
+    let queued = call(
+        &client,
+        "adb-shell",
+        json!({"operation": "run", "command": "echo queued", "timeoutMs": 1000}),
+    )
+    .await;
+    let took = started.elapsed();
+    println!(
+        "a call (timeout 1,000 ms) made while another waited 2,000 ms for the key prompt: answered after {} ms",
+        took.as_millis()
+    );
+    assert_eq!(ok(&queued)["stdout"], "queued\n");
+    assert!(
+        took > std::time::Duration::from_millis(1000),
+        "it waited for the connection ({took:?})"
+    );
+    assert_eq!(
+        ok(&connecting.await.unwrap())["summary"]["model"],
+        "Pixel 7 (droidmcp sim)"
+    );
 }
 
 #[tokio::test]

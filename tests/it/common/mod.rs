@@ -84,8 +84,12 @@ impl SimProcess {
     }
 
     fn spawn(listen: &str, extra: &[&str], logged: bool) -> SimProcess {
+        let listen = match listen {
+            "127.0.0.1:0" => format!("127.0.0.1:{}", free_port()),
+            given => given.to_string(),
+        };
         let mut child = Command::new(env!("CARGO_BIN_EXE_droidmcp"))
-            .args(["sim", "--listen", listen, "--profile"])
+            .args(["sim", "--listen", &listen, "--profile"])
             .arg(profile_dir())
             .args(extra)
             .env("RUST_LOG", if logged { "info" } else { "warn" })
@@ -110,12 +114,14 @@ impl SimProcess {
         BufReader::new(child.stdout.take().expect("stdout"))
             .read_line(&mut line)
             .expect("read sim address");
-        let addr = line
-            .trim()
-            .strip_prefix("listening on ")
-            .unwrap_or_else(|| panic!("unexpected first line from sim: {line:?}"))
-            .parse()
-            .expect("sim address");
+        let Some(addr) = line.trim().strip_prefix("listening on ") else {
+            // The sim ended before it listened: say why (its exit status and its log).
+            let status = child.wait();
+            std::thread::sleep(std::time::Duration::from_millis(200));
+            let said = log.map(|l| l.lock().unwrap().clone()).unwrap_or_default();
+            panic!("droidmcp sim {extra:?} printed {line:?} first, then ended ({status:?}); its log:\n{said}");
+        };
+        let addr = addr.parse().expect("sim address");
         SimProcess { child, addr, log }
     }
 
@@ -182,11 +188,26 @@ pub fn copy_dir(from: &Path, to: &Path) {
 }
 
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .expect("bind")
-        .local_addr()
-        .expect("addr")
-        .port()
+    use std::sync::atomic::{AtomicU32, Ordering};
+    // Below the kernel's ephemeral range (32768-60999 by default): an outgoing connection (an adb
+    // server reaching a device) never takes a port a device restarting where it was, or a new adb
+    // server, needs. Each port goes out once per test process, from an offset per process.
+    const FIRST: u32 = 20_000;
+    const COUNT: u32 = 12_000;
+    static NEXT: AtomicU32 = AtomicU32::new(u32::MAX);
+    let _ = NEXT.compare_exchange(
+        u32::MAX,
+        std::process::id().wrapping_mul(7919) % COUNT,
+        Ordering::SeqCst,
+        Ordering::SeqCst,
+    );
+    for _ in 0..COUNT {
+        let port = (FIRST + NEXT.fetch_add(1, Ordering::SeqCst) % COUNT) as u16;
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
+    panic!("no free port in {FIRST}..{}", FIRST + COUNT)
 }
 
 /// A private adb server (its own port and HOME, so its own key), killed on drop.
@@ -282,9 +303,20 @@ impl AdbServer {
     }
 
     /// SIGKILLs the server process, as a crash or an OOM kill would.
+    /// Returns once its port refuses connections: a signal is delivered when the process is next
+    /// scheduled, which under load can be after the test's next call.
     pub fn kill_hard(&self) {
         let pattern = format!("adb -L tcp:{} fork-server", self.port);
         let _ = Command::new("pkill").args(["-9", "-f", &pattern]).status();
+        let started = std::time::Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", self.port)).is_ok() {
+            assert!(
+                started.elapsed() < std::time::Duration::from_secs(10),
+                "the adb server on port {} still answers 10 s after SIGKILL",
+                self.port
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
     }
 
     pub fn restart(&self) -> bool {
