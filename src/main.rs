@@ -59,6 +59,14 @@ struct ServeArgs {
     /// Response budget in chars: a larger answer is summarised, the rest kept behind a cacheId.
     #[arg(long, default_value_t = DEFAULT_BUDGET as u64, value_parser = clap::value_parser!(u64).range(500..=1_000_000))]
     budget: u64,
+    /// The emulator console of a device not named emulator-NNNN (or listening elsewhere):
+    /// SERIAL=HOST:PORT, or HOST:PORT for any device; repeatable.
+    #[arg(long = "emulator-console", value_name = "[SERIAL=]HOST:PORT")]
+    emulator_console: Vec<String>,
+    /// Let adb-device emulator send commands that stop or reset the emulator (kill, avd
+    /// stop|pause, avd snapshot, redir, screenrecord).
+    #[arg(long)]
+    allow_emulator_admin: bool,
     /// Byte bound of the cache, in MiB (each HTTP session's).
     #[arg(long, default_value_t = 64)]
     cache_mib: usize,
@@ -181,6 +189,10 @@ struct SimArgs {
     /// Announce no shell v2, as Android 6 and older do: hosts then use shell v1.
     #[arg(long)]
     no_shell_v2: bool,
+    /// Also serve the emulator console here (e.g. 127.0.0.1:5554), with the token in
+    /// ~/.emulator_console_auth_token (made if missing; an empty file turns auth off).
+    #[arg(long, value_name = "ADDR")]
+    console: Option<SocketAddr>,
     /// Fault: added latency before every message, in milliseconds.
     #[arg(long)]
     latency_ms: Option<u64>,
@@ -259,12 +271,17 @@ async fn build_state(args: &ServeArgs) -> anyhow::Result<(Arc<State>, Option<Sim
     let device = args.device.clone().filter(|d| is_set(d));
     let workspace = args.workspace.clone().filter(|w| is_set(&w.to_string_lossy()));
     let specs: Vec<String> = args.adb.iter().filter(|s| is_set(s)).cloned().collect();
+    let mut consoles = parse_consoles(&args.emulator_console)?;
     let (sources, sim, device) = match &sim_wanted {
         Some(profile) => {
             let profile = Some(PathBuf::from(profile)).filter(|p| !p.as_os_str().is_empty());
             let simulator = load_simulator(profile.as_deref(), None, AuthPolicy::None)?;
-            let handle = sim::start(simulator, SocketAddr::from(([127, 0, 0, 1], 0))).await?;
+            let mut handle = sim::start(simulator, SocketAddr::from(([127, 0, 0, 1], 0))).await?;
             tracing::info!(addr = %handle.addr, ?profile, "simulated device started");
+            match handle.serve_console(SocketAddr::from(([127, 0, 0, 1], 0))).await {
+                Ok(console) => consoles.push((Some(handle.addr.to_string()), console)),
+                Err(e) => tracing::warn!("the simulated device has no emulator console: {e}"),
+            }
             (
                 vec![("sim".to_string(), Route::Direct(handle.addr))],
                 Some(handle),
@@ -283,7 +300,8 @@ async fn build_state(args: &ServeArgs) -> anyhow::Result<(Arc<State>, Option<Sim
         droidmcp::adb::adbkey::host_key_async().await?;
     }
     let adb = Adb::with_sources(sources, Duration::from_millis(args.timeout_ms))
-        .with_max_output(args.max_output_mib as usize * 1024 * 1024);
+        .with_max_output(args.max_output_mib as usize * 1024 * 1024)
+        .with_consoles(consoles);
     let mut cache = Cache::new(Limits {
         max_bytes: args.cache_mib * 1024 * 1024,
         ..Limits::default()
@@ -316,7 +334,26 @@ async fn build_state(args: &ServeArgs) -> anyhow::Result<(Arc<State>, Option<Sim
     state.install_dirs = Arc::new(install_dirs);
     let rules: Vec<&String> = args.shell_deny.iter().filter(|r| r.as_str() != "none").collect();
     state.shell_deny = droidmcp::tools::shell::DenyList::new(&rules);
+    state.emulator_admin = args.allow_emulator_admin;
     Ok((Arc::new(state), sim))
+}
+
+/// `--emulator-console [SERIAL=]HOST:PORT` values.
+fn parse_consoles(given: &[String]) -> anyhow::Result<Vec<(Option<String>, SocketAddr)>> {
+    use std::net::ToSocketAddrs;
+    given
+        .iter()
+        .map(|spec| {
+            let (serial, at) = match spec.split_once('=') {
+                Some((serial, at)) => (Some(serial.trim().to_string()), at.trim()),
+                None => (None, spec.trim()),
+            };
+            let addr = at.to_socket_addrs().ok().and_then(|mut a| a.next()).ok_or_else(|| {
+                anyhow::anyhow!("--emulator-console {spec}: `{at}` is not HOST:PORT (e.g. 127.0.0.1:5554)")
+            })?;
+            Ok((serial.filter(|s| !s.is_empty()), addr))
+        })
+        .collect()
 }
 
 /// Script runs' folders under the workspace (else a private temp folder made on first use):
@@ -492,9 +529,16 @@ async fn run_sim(args: SimArgs) -> anyhow::Result<()> {
     if let Some(serial) = &args.serial {
         simulator.with_device(|d| d.props.insert("ro.serialno".into(), serial.clone()));
     }
-    let handle = sim::start(simulator, args.listen).await?;
-    // The one line on stdout, so scripts and tests can find a port picked with :0.
+    let mut handle = sim::start(simulator, args.listen).await?;
+    let console = match args.console {
+        Some(listen) => Some(handle.serve_console(listen).await?),
+        None => None,
+    };
+    // The first line on stdout, so scripts and tests can find a port picked with :0.
     println!("listening on {}", handle.addr);
+    if let Some(console) = console {
+        println!("console on {console}");
+    }
     if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
         eprintln!("simulated device ready: adb connect {} (Ctrl-C stops it)", handle.addr);
     }

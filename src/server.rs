@@ -44,12 +44,12 @@ impl DroidMcp {
         }
     }
 
-    /// Devices: list, select, properties (summary + cacheId), wait (boot), health.
+    /// Devices: list, select, properties (summary + cacheId), wait (boot), health, emulator (console).
     #[tool(
         name = "adb-device",
         input_schema = input_schema::<DeviceArgs>(),
         output_schema = output_schema::<DeviceOutput>(),
-        annotations(read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
+        annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false)
     )]
     async fn adb_device(
         &self,
@@ -61,7 +61,7 @@ impl DroidMcp {
         Ok(guard(call, async move { tools::device::run(&state, args, ctx).await }).await)
     }
 
-    /// Apps: list (paged), info, launch, stop, clear-data, install, uninstall.
+    /// Apps: list (paged); the others act on one package.
     #[tool(
         name = "adb-app",
         input_schema = input_schema::<AppArgs>(),
@@ -95,7 +95,7 @@ impl DroidMcp {
         Ok(guard(call, async move { tools::logcat::run(&state, args).await }).await)
     }
 
-    /// Run a shell command as given: exit code, stdout, stderr (long: head, tail, cacheId).
+    /// A shell command, as given: exit code, stdout, stderr (long: head, tail, cacheId).
     #[tool(
         name = "adb-shell",
         input_schema = input_schema::<ShellArgs>(),
@@ -146,8 +146,8 @@ impl DroidMcp {
         Ok(guard(call, async move { tools::cache::run(&state, args) }).await)
     }
 
-    /// Code mode: JavaScript calling the tools above in a sandbox; only what it prints returns.
-    /// API: resource droidmcp://api/droidmcp.d.ts. list/clear: run workspaces.
+    /// Code mode: JavaScript calling these tools in a sandbox; only what it prints returns.
+    /// API: droidmcp://api/droidmcp.d.ts. list/clear: run workspaces.
     #[tool(
         name = "script",
         input_schema = input_schema::<ScriptArgs>(),

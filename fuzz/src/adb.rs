@@ -6,3 +6,5 @@ pub mod capture;
 pub mod message;
 #[path = "../../src/adb/shell_v2.rs"]
 pub mod shell_v2;
+#[path = "../../src/adb/console/reply.rs"]
+pub mod console_reply;

@@ -55,6 +55,9 @@ pub enum AdbError {
     ServerDropped { during: String, detail: String },
     #[error("bad data from the device{during}: {detail}. The connection was dropped; the next call opens a new one")]
     BadData { during: String, detail: String },
+    /// The emulator console's errors, each already saying what to do.
+    #[error("{0}")]
+    Console(String),
     #[error("adb key: {0}")]
     Key(String),
     #[error("adb protocol: {0}")]

@@ -11,6 +11,7 @@
 
 pub mod adbkey;
 pub mod capture;
+pub mod console;
 mod devices;
 pub mod direct;
 mod env;
@@ -144,6 +145,8 @@ pub struct Adb {
     /// With several sources: which one holds each serial that only one of them sees, as of the
     /// last listing.
     homes: std::sync::Mutex<HashMap<String, usize>>,
+    /// Emulator consoles: where each is, and their connections.
+    consoles: console::Consoles,
 }
 
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(20);
@@ -164,7 +167,45 @@ impl Adb {
             timeout,
             max_output: capture::DEFAULT_MAX_OUTPUT,
             homes: Default::default(),
+            consoles: Default::default(),
         }
+    }
+
+    /// Emulator consoles beside the `emulator-NNNN` ones (`--emulator-console`): by serial, or
+    /// (`None`) for any device.
+    pub fn with_consoles(mut self, configured: Vec<(Option<String>, SocketAddr)>) -> Adb {
+        self.consoles = console::Consoles::new(configured);
+        self
+    }
+
+    /// Sends one command to the console of `device`'s emulator (a name `resolve` gave) and
+    /// returns where that console is and its reply.
+    pub async fn emulator_console(
+        &self,
+        device: &str,
+        command: &str,
+        limit: Duration,
+    ) -> Result<(SocketAddr, console::Reply), AdbError> {
+        let server_host = match self.home_of(device).map(|(source, _)| &source.route) {
+            Some(Route::Server(addr)) => Some(addr.ip()),
+            Some(Route::Direct(_)) => None,
+            None => match self.sources.as_slice() {
+                [one] => match one.route {
+                    Route::Server(addr) => Some(addr.ip()),
+                    Route::Direct(_) => None,
+                },
+                _ => None,
+            },
+        };
+        let Some(addr) = self.consoles.address(device, server_host) else {
+            return Err(AdbError::Console(format!(
+                "`{}` is not an emulator, so it has no emulator console (emulators are named emulator-NNNN). If it is one reached another way, start droidmcp with --emulator-console {}=HOST:PORT",
+                cut(device),
+                cut(device)
+            )));
+        };
+        let reply = self.consoles.send(addr, command, limit).await?;
+        Ok((addr, reply))
     }
 
     /// How many bytes of each output stream a call keeps (see `capture`).

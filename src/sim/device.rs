@@ -76,6 +76,8 @@ pub struct Device {
     pub generation: u64,
     /// The last rendered frame and the generation it shows.
     pub frame_cache: Option<(u64, image::RgbaImage)>,
+    /// What the emulator console set (battery status, location, rotation, calls).
+    pub emulator: crate::sim::emulator::EmulatorState,
 }
 
 /// Normalises `pkg/.Act` and `pkg/pkg.Act` to the same fully qualified class.
@@ -128,6 +130,7 @@ impl Device {
             packages: p.packages,
             generation: 0,
             frame_cache: None,
+            emulator: Default::default(),
         };
         dev.running = p.toml.processes.clone();
         dev.next_pid = dev.running.values().max().map_or(4000, |&m| m.max(5000) + 100);
@@ -230,8 +233,29 @@ impl Device {
         rule(false).or_else(|| rule(true)).map(|t| t.to.clone())
     }
 
-    /// A tap at device pixels: focuses an EditText, toggles a checkable, follows a transition.
+    /// The current screen as the display shows it (turned by the console's `rotate`).
+    pub fn shown_tree(&self) -> crate::android::uiautomator::UiTree {
+        crate::sim::emulator::shown_tree(&self.screen().tree, self.natural_size(), self.emulator.rotation)
+    }
+
+    /// The display's width and height as it is turned now.
+    pub fn shown_size(&self) -> (u32, u32) {
+        let (w, h) = self.natural_size();
+        if self.emulator.rotation % 2 == 1 {
+            (h, w)
+        } else {
+            (w, h)
+        }
+    }
+
+    fn natural_size(&self) -> (u32, u32) {
+        (self.display.width, self.display.height)
+    }
+
+    /// A tap at device pixels (as the display is turned now): focuses an EditText, toggles a
+    /// checkable, follows a transition.
     pub fn tap(&mut self, x: i32, y: i32) {
+        let (x, y) = crate::sim::emulator::natural_point(x, y, self.natural_size(), self.emulator.rotation);
         let tree = &self.screens[self.current].tree;
         let target = tree
             .deepest_at(x, y, |n| {

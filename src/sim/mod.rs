@@ -4,10 +4,13 @@
 //!
 //! Map: `message` (wire frames) → `transport` (handshake, streams, faults) → `services` (shell,
 //! exec, sync) → `shell` (command lines) → `commands/` (getprop, pm, input, …) → `device` (state).
+//! Beside it, `console` serves the emulator console; `emulator` is what its commands set.
 
 pub mod auth;
 pub mod commands;
+pub mod console;
 pub mod device;
+pub mod emulator;
 pub mod fs;
 pub mod profile;
 pub mod render;
@@ -112,9 +115,20 @@ pub struct SimHandle {
     pub addr: SocketAddr,
     pub sim: Arc<Simulator>,
     accept_task: JoinHandle<()>,
+    /// The emulator console, when served (`serve_console`).
+    pub console: Option<console::ConsoleHandle>,
 }
 
 impl SimHandle {
+    /// Serves the emulator console on `listen` too, asking for the token in
+    /// `~/.emulator_console_auth_token` (made if missing) as the emulator does.
+    pub async fn serve_console(&mut self, listen: SocketAddr) -> anyhow::Result<SocketAddr> {
+        let handle = console::start(self.sim.clone(), listen, console::token()?).await?;
+        let addr = handle.addr;
+        self.console = Some(handle);
+        Ok(addr)
+    }
+
     pub fn stop(&self) {
         self.accept_task.abort();
     }
@@ -147,5 +161,10 @@ pub async fn start(sim: Simulator, listen: SocketAddr) -> anyhow::Result<SimHand
             }
         }
     });
-    Ok(SimHandle { addr, sim, accept_task })
+    Ok(SimHandle {
+        addr,
+        sim,
+        accept_task,
+        console: None,
+    })
 }

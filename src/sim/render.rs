@@ -22,7 +22,8 @@ pub fn render(d: &mut Device) -> RgbaImage {
     {
         return frame.clone();
     }
-    let (w, h) = (d.display.width, d.display.height);
+    let (w, h) = d.shown_size();
+    let tree = d.shown_tree();
     let mut img = RgbaImage::from_pixel(w, h, BACKGROUND);
     fill(
         &mut img,
@@ -34,8 +35,8 @@ pub fn render(d: &mut Device) -> RgbaImage {
         },
         STATUS_BAR,
     );
-    let scale = (w / 360).max(1);
-    for node in &d.screen().tree.nodes {
+    let scale = (w.min(h) / 360).max(1);
+    for node in &tree.nodes {
         draw_node(&mut img, node, scale);
     }
     d.frame_cache = Some((d.generation, img.clone()));

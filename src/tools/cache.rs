@@ -24,10 +24,10 @@ pub struct CacheArgs {
     pub id: Option<String>,
     #[serde(default)]
     pub offset: Option<u64>,
-    /// get: 1-1000, default 50; cut to fit the budget.
+    /// get: 1-1000, default 50.
     #[serde(default)]
     pub limit: Option<u64>,
-    /// get: case-insensitive literal substring (not regex).
+    /// get: literal substring, any case.
     #[serde(default)]
     pub filter: Option<String>,
     /// get: key prefix, e.g. ro.build.

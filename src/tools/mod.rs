@@ -53,6 +53,8 @@ pub struct State {
     /// Whether this session's installs are confined to `install_dirs` (every HTTP session; a
     /// script's calls always are). A stdio session installs the user's own files from anywhere.
     pub confined_installs: bool,
+    /// Whether `adb-device emulator` may send commands that stop or reset the emulator.
+    pub emulator_admin: bool,
 }
 
 /// A device's turn: the lock, and what holds it now (for the calls waiting behind it).
@@ -93,6 +95,7 @@ impl State {
             runs: std::sync::Arc::new(crate::script::runs::Runs::new(None, Default::default())),
             install_dirs: Default::default(),
             confined_installs: false,
+            emulator_admin: false,
         }
     }
 
@@ -108,6 +111,7 @@ impl State {
         session.runs = std::sync::Arc::new(self.runs.empty_like());
         session.install_dirs = self.install_dirs.clone();
         session.confined_installs = true;
+        session.emulator_admin = self.emulator_admin;
         if tokio::runtime::Handle::try_current().is_ok() {
             session.runs.sweep_on_a_timer();
         }

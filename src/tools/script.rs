@@ -29,14 +29,14 @@ const MAX_CODE_CHARS: usize = 100_000;
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ScriptArgs {
     pub operation: ScriptOperation,
-    /// run: JavaScript, top-level await; ns.op(args) gives a tool's full data
+    /// run: JS, top-level await; ns.op(args) returns a tool's full data
     /// (app.clearData); console.log is the answer.
     #[serde(default)]
     pub code: Option<String>,
     /// run: a saved skill, not code.
     #[serde(default)]
     pub skill: Option<String>,
-    /// run: the script's `args`.
+    /// run: its `args`.
     #[serde(default)]
     pub args: Option<Value>,
     /// run: default 60000.

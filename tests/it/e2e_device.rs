@@ -1,9 +1,10 @@
-//! An end-to-end journey any Android device can run: list, properties, apps, Settings, a tap
-//! by text, BACK, a screenshot, the log, the shell and the cache, through the real MCP protocol.
+//! An end-to-end journey any Android emulator can run: list, properties, a console command, apps,
+//! Settings, a tap by text, BACK, a screenshot, the log, the shell and the cache, through the
+//! real MCP protocol.
 //!
 //! By default it runs against the built-in simulated device. With `DROIDMCP_E2E_SERIAL` set it
 //! drives that device through the local adb server (an emulator in `.github/workflows/
-//! emulator.yml`, or your phone): nothing in it depends on the simulator's fixtures then, only
+//! emulator.yml`, or your phone, which skips the console step): nothing in it depends on the simulator's fixtures then, only
 //! on what every Android image has (the Settings app and AOSP's English labels).
 
 use std::time::Instant;
@@ -45,6 +46,29 @@ async fn journey_on_any_device() {
     assert!(!props["summary"]["model"].as_str().unwrap_or("").is_empty(), "{props}");
     let props_id = props["cacheId"].as_str().expect("the properties' cacheId").to_string();
     step("adb-device properties");
+
+    // The emulator console (the simulator serves one too; a phone has none): the battery level
+    // it sets is what the device reports. A real emulator's battery service takes a moment.
+    if serial.as_deref().is_none_or(|s| s.starts_with("emulator-")) {
+        let set = ok(&call(
+            &client,
+            "adb-device",
+            json!({"operation": "emulator", "command": "power capacity 42"}),
+        )
+        .await);
+        assert_eq!(set["reply"], "OK", "{set}");
+        let mut level = None;
+        for _ in 0..20 {
+            let health = ok(&call(&client, "adb-device", json!({"operation": "health"})).await);
+            level = health["health"]["battery"]["level"].as_u64();
+            if level == Some(42) {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+        }
+        assert_eq!(level, Some(42));
+        step("adb-device emulator power capacity 42, then health");
+    }
 
     let apps = ok(&call(&client, "adb-app", json!({"operation": "list", "filter": "settings"})).await);
     let names: Vec<&str> = apps["packages"]

@@ -14,6 +14,7 @@ mod context_contract;
 mod device_layer;
 mod docs;
 mod e2e_device;
+mod emulator_console;
 mod fault_matrix;
 mod http;
 mod install_anywhere;

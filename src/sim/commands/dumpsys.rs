@@ -16,6 +16,7 @@ pub fn dumpsys(d: &Device, args: &[&str]) -> Output {
             ),
         },
         Some("battery") => battery(d),
+        Some("location") => Output::ok(crate::sim::emulator::location_dump(d)),
         Some("window") => window(d),
         Some("activity") => activity(d),
         Some("display") => Output::ok(format!(
@@ -25,7 +26,7 @@ pub fn dumpsys(d: &Device, args: &[&str]) -> Output {
         Some(other) => Output::err(0, format!("Can't find service: {other}\n")),
         None => Output::err(
             1,
-            "dumpsys: the simulator needs a service name (package, battery, window, activity, display)\n",
+            "dumpsys: the simulator needs a service name (package, battery, location, window, activity, display)\n",
         ),
     }
 }
@@ -98,7 +99,9 @@ fn package(d: &Device, name: &str) -> Output {
 fn battery(d: &Device) -> Output {
     let b = &d.battery;
     let powered = |kind: &str| b.powered == kind;
-    let status = if b.powered == "none" {
+    let status = if let Some(set) = d.emulator.battery_status {
+        set
+    } else if b.powered == "none" {
         3
     } else if b.level >= 100 {
         5

@@ -20,7 +20,7 @@ pub fn uiautomator(d: &mut Device, args: &[&str]) -> Output {
         .find(|a| !a.starts_with("--"))
         .copied()
         .unwrap_or("/sdcard/window_dump.xml");
-    let xml = d.screen().tree.to_xml();
+    let xml = d.shown_tree().to_xml();
     if file == "/dev/tty" || file == "/dev/stdout" {
         return Output::ok(format!("{xml}{DUMPED_TO} {file}\n"));
     }

@@ -39,7 +39,7 @@ pub struct AppArgs {
     pub limit: Option<u64>,
     #[serde(default)]
     pub offset: Option<u64>,
-    /// Substring (no glob/regex).
+    /// Substring.
     #[serde(default)]
     pub filter: Option<String>,
     #[serde(default)]
@@ -51,7 +51,7 @@ pub struct AppArgs {
     pub activity: Option<String>,
     #[serde(default)]
     pub keep_data: Option<bool>,
-    /// install: absolute path of a local APK.
+    /// install: a local APK (absolute path).
     #[serde(default)]
     pub path: Option<String>,
     #[serde(default)]

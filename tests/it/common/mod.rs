@@ -548,7 +548,8 @@ fn mcp_command_of(program: &str, args: &[&str], envs: &[(&str, &str)], home: &Pa
         .env_remove("ANDROID_SERIAL")
         .env_remove("ANDROID_ADB_SERVER_PORT")
         .env_remove("ADB_SERVER_SOCKET")
-        .env_remove("ANDROID_USER_HOME");
+        .env_remove("ANDROID_USER_HOME")
+        .env_remove("ANDROID_EMULATOR_HOME");
     for (k, v) in envs {
         cmd.env(k, v);
     }

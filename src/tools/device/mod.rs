@@ -1,5 +1,8 @@
 //! `adb-device`: which devices there are, which one the session uses, what it is (an 8-field
-//! summary with the full property map behind a cacheId), waiting for boot, and a health check.
+//! summary with the full property map behind a cacheId), waiting for boot, a health check, and
+//! an emulator's console (`emulator.rs`).
+
+mod emulator;
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -20,11 +23,14 @@ use crate::context::{Data, Kind};
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct DeviceArgs {
     pub operation: DeviceOperation,
-    /// Serial; default: selected, else the only one online.
+    /// Default: selected, else the only one online.
     #[serde(default)]
     pub device: Option<String>,
     #[serde(default)]
     pub timeout_ms: Option<u64>,
+    /// emulator: a console line; `help` lists them.
+    #[serde(default)]
+    pub command: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize, schemars::JsonSchema)]
@@ -35,6 +41,7 @@ pub enum DeviceOperation {
     Properties,
     Wait,
     Health,
+    Emulator,
 }
 
 #[derive(Debug, Default, Serialize, schemars::JsonSchema)]
@@ -61,6 +68,11 @@ pub struct DeviceOutput {
     pub waited_ms: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub health: Option<Health>,
+    /// emulator: the console's address and its reply (`OK` when it printed nothing else).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub console: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reply: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hint: Option<String>,
 }
@@ -73,6 +85,7 @@ impl Budgeted for DeviceOutput {
         "cacheId",
         "bootCompleted",
         "health",
+        "console",
     ];
     const BULK_FIELDS: &'static [&'static str] = &["devices", "sources"];
     const KIND: Kind = Kind::Output;
@@ -111,6 +124,7 @@ pub async fn run(state: &State, args: JsonObject, ctx: RequestContext<RoleServer
     // Only wait takes timeoutMs; the others run within the server's --timeout-ms.
     let allowed: &[&str] = match args.operation {
         DeviceOperation::Wait => &["timeoutMs"],
+        DeviceOperation::Emulator => &["command"],
         _ => &[],
     };
     if let Err(e) = super::check_fields(&format!("adb-device {op}"), &given, allowed) {
@@ -131,6 +145,12 @@ pub async fn run(state: &State, args: JsonObject, ctx: RequestContext<RoleServer
             wait(state, args.device.as_deref(), Duration::from_millis(timeout), ctx).await
         }
         DeviceOperation::Health => Ok(health(state, args.device.as_deref()).await),
+        DeviceOperation::Emulator => {
+            match emulator::run(state, args.device.as_deref(), args.command.as_deref()).await {
+                Ok(output) => Ok(output),
+                Err(e) => return error(e),
+            }
+        }
     };
     match result {
         Ok(output) => {
