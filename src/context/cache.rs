@@ -51,7 +51,11 @@ pub enum CacheError {
         refresh: &'static str,
     },
     #[error(
-        "cache id `{id}` is unknown here: it was evicted to stay within the cache's bounds, or (over HTTP) it belongs to another client session; run {refresh} again for fresh data"
+        "cache id `{id}` was evicted to stay within the cache's bounds (--cache-mib, --sessions-cache-mib); run {refresh} again for fresh data"
+    )]
+    Evicted { id: String, refresh: &'static str },
+    #[error(
+        "cache id `{id}` is unknown to this client: an id is served only to the client (over HTTP, the token) it was made for; run {refresh} again for fresh data"
     )]
     Unknown { id: String, refresh: &'static str },
     #[error(
@@ -104,7 +108,12 @@ struct Inner {
     entries: LruCache<String, Arc<Entry>>,
     bytes: usize,
     stats: Stats,
+    /// The ids evicted last, so an answer for one says it was evicted.
+    evicted: LruCache<String, ()>,
 }
+
+/// How many evicted ids a cache remembers.
+const EVICTED_REMEMBERED: usize = 4096;
 
 /// The bytes every session's cache holds together (HTTP sessions share one), and their bound.
 #[derive(Debug)]
@@ -148,6 +157,7 @@ impl Cache {
                 entries: LruCache::new(cap),
                 bytes: 0,
                 stats: Stats::default(),
+                evicted: LruCache::new(NonZeroUsize::new(EVICTED_REMEMBERED).expect("not zero")),
             }),
             pool: Pool::new(usize::MAX),
             workspace: None,
@@ -170,11 +180,12 @@ impl Cache {
         self
     }
 
-    /// An empty cache with the same bounds and workspace (a new client session's).
+    /// An empty cache with the same bounds, workspace and start (a new client's).
     pub fn empty_like(&self) -> Cache {
         let mut cache = Cache::new(self.limits);
         cache.workspace = self.workspace.clone();
         cache.pool = self.pool.clone();
+        cache.started = self.started;
         cache
     }
 
@@ -229,15 +240,19 @@ impl Cache {
         let entry = Arc::new(entry);
         let mut inner = self.lock();
         self.sweep_expired(&mut inner);
-        if let Some((_, old)) = inner.entries.push(id, entry.clone()) {
+        if let Some((old_id, old)) = inner.entries.push(id, entry.clone()) {
             self.lost(&mut inner, old.bytes);
             inner.stats.evicted_for_count += 1;
+            inner.evicted.put(old_id, ());
         }
         self.gained(&mut inner, bytes);
         while (inner.bytes > self.limits.max_bytes || self.pool.over()) && inner.entries.len() > 1 {
-            let Some((_, old)) = inner.entries.pop_lru() else { break };
+            let Some((old_id, old)) = inner.entries.pop_lru() else {
+                break;
+            };
             self.lost(&mut inner, old.bytes);
             inner.stats.evicted_for_size += 1;
+            inner.evicted.put(old_id, ());
         }
         // The bound all sessions share holds strictly: when the others' entries leave this one
         // less room than it needs, it keeps its head and tail (the whole is in its workspace
@@ -322,6 +337,12 @@ impl Cache {
             return Err(CacheError::EarlierRun {
                 id: id.to_string(),
                 started_minutes: now.duration_since(self.started).unwrap_or_default().as_secs() / 60,
+                refresh: kind.refreshed_by(),
+            });
+        }
+        if inner.evicted.contains(id) {
+            return Err(CacheError::Evicted {
+                id: id.to_string(),
                 refresh: kind.refreshed_by(),
             });
         }
@@ -484,8 +505,8 @@ mod tests {
         cache.get(&a.id).unwrap();
         let c = cache.put(Kind::Shell, "c", text(100));
         assert!(
-            matches!(cache.get(&b.id), Err(CacheError::Unknown { .. })),
-            "b was least recently used"
+            matches!(cache.get(&b.id), Err(CacheError::Evicted { .. })),
+            "b was least recently used, and the answer says it was evicted"
         );
         assert!(cache.get(&a.id).is_ok() && cache.get(&c.id).is_ok());
         let d = cache.put(Kind::Shell, "d", text(950));
@@ -507,6 +528,14 @@ mod tests {
         assert_eq!(cache.stats().entries, 0);
         let unknown = format!("ui-{}", Ulid::generate());
         assert!(matches!(cache.get(&unknown), Err(CacheError::Unknown { .. })));
+        // Another client's cache, made later in the same run: a fresh id from it is unknown
+        // here, never "from an earlier run".
+        let other = cache.empty_like();
+        std::thread::sleep(Duration::from_millis(5));
+        let theirs = other.put(Kind::Props, "theirs", Data::Text("x".into()));
+        assert!(matches!(cache.get(&theirs.id), Err(CacheError::Unknown { .. })));
+        let later = cache.empty_like();
+        assert!(matches!(later.get(&theirs.id), Err(CacheError::Unknown { .. })));
         for bad in [
             "",
             "props",
