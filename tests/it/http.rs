@@ -168,7 +168,7 @@ async fn one_session_cannot_read_another_sessions_cache_or_runs() {
     let id = props["cacheId"].as_str().unwrap();
     ok(&call(&a, "cache", json!({"operation": "get", "id": id, "limit": 1})).await);
     let refused = err(&call(&b, "cache", json!({"operation": "get", "id": id})).await);
-    assert!(refused.contains("another client session"), "{refused}");
+    assert!(refused.contains("unknown to this client"), "{refused}");
     println!("session B asking for session A's {id}: {refused}");
     let listed = ok(&call(&b, "cache", json!({"operation": "list"})).await);
     assert!(
