@@ -293,6 +293,16 @@ async fn clients_by_transport(serials: &[String], port: &str, home: &std::path::
         0,
     )
     .await?;
+    // The same clients speaking MCP 2026-07-28: no session, every request on its own.
+    http_sessions(
+        "one adb server, MCP 2026-07-28 clients (stateless)",
+        &["serve", "--http", "127.0.0.1:0", "--no-auth"],
+        &env,
+        home,
+        serials,
+        0,
+    )
+    .await?;
     // The same while two more sessions each run a script that never yields: scripts have
     // threads of their own, so the others' p99 should stay within 1.5× of the run above.
     http_sessions(
@@ -361,9 +371,18 @@ async fn http_sessions(
     }
     let started = Instant::now();
     let mut sessions = Vec::new();
+    let lifecycle = if what.contains("2026-07-28") {
+        rmcp::ClientLifecycleMode::Discover {
+            preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28],
+        }
+    } else {
+        rmcp::ClientLifecycleMode::Initialize
+    };
     for k in 0..CLIENTS {
+        use rmcp::ClientServiceExt;
         let transport = rmcp::transport::StreamableHttpClientTransport::from_uri(url.as_str());
-        sessions.push((Arc::new(().serve(transport).await?), targets[k % devices].clone()));
+        let client = ().serve_with_lifecycle(transport, lifecycle.clone()).await?;
+        sessions.push((Arc::new(client), targets[k % devices].clone()));
     }
     let results = run_clients(&sessions).await;
     let took = started.elapsed();

@@ -133,10 +133,14 @@ struct HttpArgs {
     /// Serve MCP over streamable HTTP at http://ADDR/mcp instead of stdio, e.g. 127.0.0.1:8765.
     #[arg(long, value_name = "ADDR")]
     http: Option<SocketAddr>,
-    /// Bearer token every HTTP request must carry; required when ADDR is not loopback.
+    /// A bearer token HTTP requests carry, NAME=SECRET (one principal each; repeatable) or a bare
+    /// SECRET (the principal `default`); required when ADDR is not loopback.
     /// (No `requires = "http"`: a DROIDMCP_TOKEN in the environment must not break stdio.)
-    #[arg(long, env = "DROIDMCP_TOKEN", hide_env_values = true)]
-    token: Option<String>,
+    #[arg(long, env = "DROIDMCP_TOKEN", hide_env_values = true, value_name = "[NAME=]SECRET")]
+    token: Vec<String>,
+    /// A file of NAME=SECRET lines, one principal each (kept out of the process list).
+    #[arg(long, value_name = "FILE", requires = "http")]
+    tokens_file: Option<PathBuf>,
     /// A browser origin allowed to call over HTTP (scheme://host[:port]); repeatable; none by default.
     #[arg(long = "allow-origin", value_name = "ORIGIN", requires = "http")]
     allow_origin: Vec<String>,
@@ -404,7 +408,22 @@ async fn serve(args: ServeArgs, http: HttpArgs) -> anyhow::Result<()> {
 async fn serve_http(args: ServeArgs, http: HttpArgs, addr: SocketAddr) -> anyhow::Result<()> {
     let options = droidmcp::http::HttpOptions {
         addr,
-        token: http.token.filter(|t| droidmcp::adb::is_set(t)),
+        tokens: {
+            let file = match &http.tokens_file {
+                Some(path) => Some(
+                    std::fs::read_to_string(path)
+                        .map_err(|e| anyhow::anyhow!("--tokens-file {}: {e}", path.display()))?,
+                ),
+                None => None,
+            };
+            let given: Vec<String> = http
+                .token
+                .iter()
+                .filter(|t| droidmcp::adb::is_set(t))
+                .cloned()
+                .collect();
+            droidmcp::http::parse_tokens(&given, file.as_deref()).map_err(anyhow::Error::msg)?
+        },
         allowed_origins: http.allow_origin,
         session_idle: Duration::from_secs(http.session_idle_secs),
         no_auth: http.no_auth,

@@ -6,11 +6,13 @@ use std::sync::Arc;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
-    CallToolResult, Implementation, JsonObject, ListResourceTemplatesResult, ListResourcesResult,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, CreateTaskResult, GetTaskParams,
+    GetTaskResult, Implementation, JsonObject, ListResourceTemplatesResult, ListResourcesResult,
     PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
     ResourceContents, ResourceTemplate, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
+use rmcp::task_manager::{TaskExit, TaskOptions};
 use rmcp::{ErrorData, RoleServer, ServerHandler, tool, tool_handler, tool_router};
 
 use crate::context::budget::resource_uri;
@@ -31,16 +33,48 @@ Start with adb-device list or adb-device properties; pass `device` when several 
 
 #[derive(Clone)]
 pub struct DroidMcp {
-    pub state: Arc<State>,
+    states: States,
     tool_router: ToolRouter<DroidMcp>,
+}
+
+/// Whose state a call reaches: the one state of stdio and `call`, or over HTTP the state of
+/// the principal the request's token names (the token check puts it in the request).
+#[derive(Clone)]
+enum States {
+    One(Arc<State>),
+    ByPrincipal(Arc<crate::http::principals::Principals>),
 }
 
 #[tool_router]
 impl DroidMcp {
     pub fn new(state: Arc<State>) -> DroidMcp {
         DroidMcp {
-            state,
+            states: States::One(state),
             tool_router: Self::tool_router(),
+        }
+    }
+
+    pub fn for_principals(principals: Arc<crate::http::principals::Principals>) -> DroidMcp {
+        DroidMcp {
+            states: States::ByPrincipal(principals),
+            tool_router: Self::tool_router(),
+        }
+    }
+
+    /// The state this request reaches.
+    fn state(&self, ctx: &RequestContext<RoleServer>) -> Arc<State> {
+        use crate::http::principals::{LOCAL, Principal};
+        match &self.states {
+            States::One(state) => state.clone(),
+            States::ByPrincipal(principals) => {
+                let principal = ctx
+                    .extensions
+                    .get::<axum::http::request::Parts>()
+                    .and_then(|parts| parts.extensions.get::<Principal>())
+                    .cloned()
+                    .unwrap_or_else(|| Principal(LOCAL.into()));
+                principals.state(&principal)
+            }
         }
     }
 
@@ -56,7 +90,7 @@ impl DroidMcp {
         Parameters(args): Parameters<JsonObject>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        let state = self.state.clone();
+        let state = self.state(&ctx);
         let call = self.call(&ctx, &args);
         Ok(guard(call, async move { tools::device::run(&state, args, ctx).await }).await)
     }
@@ -73,7 +107,7 @@ impl DroidMcp {
         Parameters(args): Parameters<JsonObject>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        let state = self.state.clone();
+        let state = self.state(&ctx);
         let call = self.call(&ctx, &args);
         Ok(guard(call, async move { tools::app::run(&state, args, ctx).await }).await)
     }
@@ -90,7 +124,7 @@ impl DroidMcp {
         Parameters(args): Parameters<JsonObject>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        let state = self.state.clone();
+        let state = self.state(&ctx);
         let call = self.call(&ctx, &args);
         Ok(guard(call, async move { tools::logcat::run(&state, args).await }).await)
     }
@@ -107,7 +141,7 @@ impl DroidMcp {
         Parameters(args): Parameters<JsonObject>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        let state = self.state.clone();
+        let state = self.state(&ctx);
         let call = self.call(&ctx, &args);
         Ok(guard(call, async move { tools::shell::run(&state, args).await }).await)
     }
@@ -124,7 +158,7 @@ impl DroidMcp {
         Parameters(args): Parameters<JsonObject>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        let state = self.state.clone();
+        let state = self.state(&ctx);
         let call = self.call(&ctx, &args);
         Ok(guard(call, async move { tools::ui::run(&state, args, ctx).await }).await)
     }
@@ -141,7 +175,7 @@ impl DroidMcp {
         Parameters(args): Parameters<JsonObject>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        let state = self.state.clone();
+        let state = self.state(&ctx);
         let call = self.call(&ctx, &args);
         Ok(guard(call, async move { tools::cache::run(&state, args) }).await)
     }
@@ -159,7 +193,7 @@ impl DroidMcp {
         Parameters(args): Parameters<JsonObject>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        let state = self.state.clone();
+        let state = self.state(&ctx);
         let mut call = self.call(&ctx, &args);
         // The run bounds itself (its timeoutMs); the guard stops it shortly after.
         call.limit = Some(tools::script::timeout(&args).saturating_add(CALL_GRACE));
@@ -181,31 +215,32 @@ struct Call {
 impl DroidMcp {
     fn call(&self, ctx: &RequestContext<RoleServer>, args: &JsonObject) -> Call {
         let version = ctx.protocol_version();
+        let state = self.state(ctx);
         Call {
             cancel: ctx.ct.clone(),
-            limit: self.call_limit(args),
+            limit: call_limit(&state, args),
             links: version.is_none_or(|v| v.to_string().as_str() >= "2025-06-18"),
-            budget: self.state.budget,
+            budget: state.budget,
         }
     }
+}
 
-    /// How long a whole call may run: its own `timeoutMs`, else the server's `--timeout-ms`,
-    /// plus a grace so that a device command's own timeout, which names the command, fires
-    /// first. Waits bound themselves by their `timeoutMs`, and install by the APK's size.
-    fn call_limit(&self, args: &JsonObject) -> Option<std::time::Duration> {
-        if matches!(args.get("operation").and_then(|o| o.as_str()), Some("wait" | "install")) {
-            return None;
-        }
-        let own = args.get("timeoutMs").and_then(|t| t.as_u64());
-        let limit = own.map_or(self.state.adb.timeout(), std::time::Duration::from_millis);
-        // A long press or a swipe lasts its duration on the device, on top of the usual time.
-        let gesture = tools::ui::gesture_ms_of(args);
-        Some(
-            limit
-                .saturating_add(CALL_GRACE)
-                .saturating_add(std::time::Duration::from_millis(gesture)),
-        )
+/// How long a whole call may run: its own `timeoutMs`, else the server's `--timeout-ms`, plus a
+/// grace so that a device command's own timeout, which names the command, fires first. Waits
+/// bound themselves by their `timeoutMs`, and install by the APK's size.
+fn call_limit(state: &State, args: &JsonObject) -> Option<std::time::Duration> {
+    if matches!(args.get("operation").and_then(|o| o.as_str()), Some("wait" | "install")) {
+        return None;
     }
+    let own = args.get("timeoutMs").and_then(|t| t.as_u64());
+    let limit = own.map_or(state.adb.timeout(), std::time::Duration::from_millis);
+    // A long press or a swipe lasts its duration on the device, on top of the usual time.
+    let gesture = tools::ui::gesture_ms_of(args);
+    Some(
+        limit
+            .saturating_add(CALL_GRACE)
+            .saturating_add(std::time::Duration::from_millis(gesture)),
+    )
 }
 
 /// The script API's resources: URI, MIME type, description.
@@ -236,19 +271,103 @@ fn api_resource(uri: &str) -> Option<String> {
 /// See `call_limit`: inside the 500 ms the reliability suite allows past a timeout.
 const CALL_GRACE: std::time::Duration = std::time::Duration::from_millis(300);
 
+/// Whether a call may run long enough to be a task for a client that takes tasks: a script run,
+/// a wait, an install.
+fn runs_long(request: &CallToolRequestParams) -> bool {
+    let op = request
+        .arguments
+        .as_ref()
+        .and_then(|a| a.get("operation"))
+        .and_then(|o| o.as_str());
+    matches!(
+        (request.name.as_ref(), op),
+        ("script", Some("run")) | ("adb-device" | "ui", Some("wait")) | ("adb-app", Some("install"))
+    )
+}
+
+/// How long a finished task's result stays to be polled, and how often to poll.
+const TASK_TTL_MS: u64 = 3_600_000;
+const TASK_POLL_MS: u64 = 500;
+
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for DroidMcp {
+    /// A long call from a client that declared the Tasks extension runs as a task of the
+    /// caller's principal (polled with tasks/get, stopped with tasks/cancel); every other call
+    /// answers as it always did.
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let takes_tasks = context.client_capabilities().is_some_and(|c| c.supports_tasks());
+        if !(takes_tasks && runs_long(&request)) {
+            let call = rmcp::handler::server::tool::ToolCallContext::new(self, request, context);
+            return self.tool_router.call(call).await;
+        }
+        let tasks = self.state(&context).tasks.0.clone();
+        let this = self.clone();
+        let options = TaskOptions::new()
+            .with_ttl_ms(TASK_TTL_MS)
+            .with_poll_interval_ms(TASK_POLL_MS);
+        let task = tasks.spawn(options, move |task| {
+            Box::pin(async move {
+                // The task outlives its request: it is stopped by tasks/cancel, not by the
+                // request's end.
+                let mut context = context;
+                context.ct = tokio_util::sync::CancellationToken::new();
+                let stop = context.ct.clone();
+                let call = rmcp::handler::server::tool::ToolCallContext::new(&this, request, context);
+                tokio::select! {
+                    _ = task.cancelled() => {
+                        stop.cancel();
+                        Err(TaskExit::Cancelled)
+                    }
+                    answer = this.tool_router.call(call) => match answer? {
+                        CallToolResponse::Complete(result) => Ok(result),
+                        _ => Err(TaskExit::Error(ErrorData::internal_error("the call did not complete", None))),
+                    },
+                }
+            })
+        });
+        Ok(CallToolResponse::Task(CreateTaskResult::new(task)))
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        Ok(GetTaskResult::new(
+            self.state(&context).tasks.0.get_task(&request.task_id)?,
+        ))
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.state(&context).tasks.0.cancel_task(&request.task_id)
+    }
+
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_resources().build())
-            .with_server_info(Implementation::new(env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION")))
-            .with_instructions(INSTRUCTIONS)
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_resources()
+                .enable_tasks()
+                .build(),
+        )
+        .with_server_info(Implementation::new(env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION")))
+        .with_instructions(INSTRUCTIONS)
     }
 
     async fn list_resources(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
+        let state = self.state(&context);
         let api = API_RESOURCES.iter().map(|(uri, mime, about)| {
             let text = api_resource(uri).unwrap_or_default();
             Resource::new(uri.to_string(), uri.rsplit('/').next().unwrap_or(uri).to_string())
@@ -256,14 +375,14 @@ impl ServerHandler for DroidMcp {
                 .with_mime_type(mime.to_string())
                 .with_size(text.len() as u64)
         });
-        let entries = self.state.cache.entries();
+        let entries = state.cache.entries();
         let cached = entries.iter().map(|e| {
             Resource::new(resource_uri(&e.id), e.id.clone())
                 .with_description(e.about.clone())
                 .with_mime_type(e.data.mime())
                 .with_size(e.served_bytes as u64)
         });
-        let skills = self.state.runs.skills().into_iter().map(|skill| {
+        let skills = state.runs.skills().into_iter().map(|skill| {
             Resource::new(format!("{SKILL_URI}{}", skill.name), skill.name.clone())
                 .with_description(format!("skill: {}", skill.description))
                 .with_mime_type("text/javascript")
@@ -286,16 +405,16 @@ impl ServerHandler for DroidMcp {
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
+        let state = self.state(&context);
         if let Some((uri, mime, _)) = API_RESOURCES.iter().find(|(uri, ..)| *uri == request.uri) {
             let text = api_resource(uri).unwrap_or_default();
             let contents = ResourceContents::text(text, uri.to_string()).with_mime_type(mime.to_string());
             return Ok(ReadResourceResult::new(vec![contents]).into());
         }
         if let Some(name) = request.uri.strip_prefix(SKILL_URI) {
-            let code = self
-                .state
+            let code = state
                 .runs
                 .skill(name)
                 .map_err(|e| ErrorData::resource_not_found(e, None))?;
@@ -311,8 +430,7 @@ impl ServerHandler for DroidMcp {
                 None,
             ));
         };
-        let entry = self
-            .state
+        let entry = state
             .cache
             .get(id)
             .map_err(|e| ErrorData::resource_not_found(e.to_string(), None))?;

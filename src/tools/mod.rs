@@ -55,6 +55,18 @@ pub struct State {
     pub confined_installs: bool,
     /// Whether `adb-device emulator` may send commands that stop or reset the emulator.
     pub emulator_admin: bool,
+    /// Long calls run as MCP tasks (for clients that take them), found by their task id.
+    pub tasks: Tasks,
+}
+
+/// The principal's MCP tasks (rmcp's manager: spawn, tasks/get, tasks/cancel, TTL).
+#[derive(Clone, Default)]
+pub struct Tasks(pub rmcp::task_manager::TaskManager);
+
+impl std::fmt::Debug for Tasks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Tasks")
+    }
 }
 
 /// A device's turn: the lock, and what holds it now (for the calls waiting behind it).
@@ -96,6 +108,7 @@ impl State {
             install_dirs: Default::default(),
             confined_installs: false,
             emulator_admin: false,
+            tasks: Default::default(),
         }
     }
 

@@ -279,7 +279,8 @@ async fn resource_links_go_only_to_sessions_whose_protocol_has_them() {
         (ProtocolVersion::V_2025_06_18, true),
     ] {
         let home = tempfile::tempdir().unwrap();
-        let client = mcp_server_with(OlderClient(version.clone()), &["--sim"], &[], home.path()).await;
+        let legacy = rmcp::ClientLifecycleMode::Initialize;
+        let client = mcp_server_in(legacy, OlderClient(version.clone()), &["--sim"], &[], home.path()).await;
         let result = call(&client, "adb-logcat", json!({"operation": "read", "lines": 200})).await;
         let answer = ok(&result); // also checks that the text twin still matches
         let linked = result.content.iter().any(|c| c.as_resource_link().is_some());

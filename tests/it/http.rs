@@ -151,18 +151,27 @@ async fn an_open_bind_needs_a_long_token() {
     assert!(stdio.status.success(), "{}", String::from_utf8_lossy(&stdio.stderr));
 }
 
+/// Two tokens are two principals: one cannot read the other's cache entries, run files or runs
+/// (`principals.rs` checks refs, and that the answers do not tell whether they exist).
 #[tokio::test]
-async fn one_session_cannot_read_another_sessions_cache_or_runs() {
+async fn one_principal_cannot_read_another_principals_cache_or_runs() {
     let home = tempfile::tempdir().unwrap();
     let ws = home.path().join("ws");
+    let (file, tokens) = tokens_file(home.path(), 2);
     let server = HttpServer::start(
-        &["--sim", "--token", TOKEN, "--workspace", ws.to_str().unwrap()],
+        &[
+            "--sim",
+            "--tokens-file",
+            file.to_str().unwrap(),
+            "--workspace",
+            ws.to_str().unwrap(),
+        ],
         &[],
         home.path(),
     )
     .await;
-    let a = ().serve(server.transport(Some(TOKEN))).await.expect("session A");
-    let b = ().serve(server.transport(Some(TOKEN))).await.expect("session B");
+    let a = ().serve(server.transport(Some(&tokens[0]))).await.expect("session A");
+    let b = ().serve(server.transport(Some(&tokens[1]))).await.expect("session B");
 
     let props = ok(&call(&a, "adb-device", json!({"operation": "properties"})).await);
     let id = props["cacheId"].as_str().unwrap();
@@ -200,23 +209,24 @@ async fn one_session_cannot_read_another_sessions_cache_or_runs() {
     server.terminate().await;
 }
 
-/// All sessions' caches together stay within `--sessions-cache-mib`: past it, the session that
-/// stores gives up its own oldest entry, never another session's.
+/// All principals' caches together stay within `--sessions-cache-mib`: past it, the principal
+/// that stores gives up its own oldest entry, never another's.
 #[tokio::test]
-async fn sessions_share_one_cache_bound_and_the_one_storing_makes_room() {
+async fn principals_share_one_cache_bound_and_the_one_storing_makes_room() {
     let home = tempfile::tempdir().unwrap();
+    let (file, tokens) = tokens_file(home.path(), 2);
     let args = [
         "--sim",
-        "--token",
-        TOKEN,
+        "--tokens-file",
+        file.to_str().unwrap(),
         "--cache-mib",
         "1",
         "--sessions-cache-mib",
         "1",
     ];
     let server = HttpServer::start(&args, &[], home.path()).await;
-    let a = ().serve(server.transport(Some(TOKEN))).await.expect("session A");
-    let b = ().serve(server.transport(Some(TOKEN))).await.expect("session B");
+    let a = ().serve(server.transport(Some(&tokens[0]))).await.expect("session A");
+    let b = ().serve(server.transport(Some(&tokens[1]))).await.expect("session B");
     // 469 KB of output each: two fit in 1 MiB, three do not.
     let big = |session| async move {
         let out = ok(&call(
@@ -450,8 +460,17 @@ async fn sessions_past_the_bound_get_503() {
     server.terminate().await;
 }
 
+/// A tokens file of `n` principals (`p0`…), and their tokens.
+fn tokens_file(dir: &std::path::Path, n: usize) -> (std::path::PathBuf, Vec<String>) {
+    let tokens: Vec<String> = (0..n).map(|i| format!("token-{i:02}-0123456789abcdef")).collect();
+    let lines: Vec<String> = tokens.iter().enumerate().map(|(i, t)| format!("p{i}={t}")).collect();
+    let file = dir.join("tokens");
+    std::fs::write(&file, lines.join("\n")).unwrap();
+    (file, tokens)
+}
+
 /// The droidmcp process behind an `HttpServer` (the child of its `sh` wrapper).
-fn server_pid(server: &HttpServer) -> u32 {
+pub(crate) fn server_pid(server: &HttpServer) -> u32 {
     let sh = server.child.id().expect("the wrapper runs");
     let children = std::fs::read_to_string(format!("/proc/{sh}/task/{sh}/children")).unwrap();
     children
@@ -462,7 +481,7 @@ fn server_pid(server: &HttpServer) -> u32 {
         .unwrap()
 }
 
-fn rss_mib(pid: u32) -> u64 {
+pub(crate) fn rss_mib(pid: u32) -> u64 {
     std::fs::read_to_string(format!("/proc/{pid}/status"))
         .unwrap()
         .lines()
@@ -472,19 +491,28 @@ fn rss_mib(pid: u32) -> u64 {
         / 1024
 }
 
-/// The bound all sessions share holds strictly: ten sessions each storing a 4M-line output
+/// The bound all principals share holds strictly: ten principals each storing a 4M-line output
 /// (31 MB) under `--sessions-cache-mib 64` keep the server within that bound plus a small
-/// overhead per session; an entry the pool has no room for keeps its head and tail, and says so.
+/// overhead each; an entry the pool has no room for keeps its head and tail, and says so.
 #[tokio::test]
-async fn ten_sessions_of_big_outputs_stay_within_the_shared_bound() {
+async fn ten_principals_of_big_outputs_stay_within_the_shared_bound() {
     let sim = SimProcess::start(&[]);
     let home = tempfile::tempdir().unwrap();
     let target = format!("tcp:{}", sim.addr);
-    let server = HttpServer::start(&["--adb", &target, "--sessions-cache-mib", "64"], &[], home.path()).await;
+    let (file, tokens) = tokens_file(home.path(), 10);
+    let args = [
+        "--adb",
+        &target,
+        "--sessions-cache-mib",
+        "64",
+        "--tokens-file",
+        file.to_str().unwrap(),
+    ];
+    let server = HttpServer::start(&args, &[], home.path()).await;
     let pid = server_pid(&server);
     let mut sessions = Vec::new();
-    for _ in 0..10 {
-        sessions.push(().serve(server.transport(None)).await.expect("a session"));
+    for token in &tokens {
+        sessions.push(().serve(server.transport(Some(token))).await.expect("a session"));
     }
     ok(&call(&sessions[0], "adb-device", json!({"operation": "list"})).await);
     let idle = rss_mib(pid);
@@ -510,7 +538,7 @@ async fn ten_sessions_of_big_outputs_stay_within_the_shared_bound() {
     let after = rss_mib(pid);
     let bound = idle + 64 + 16 * 10;
     println!(
-        "ten sessions × 31 MB outputs under --sessions-cache-mib 64: RSS {idle} MiB idle, {after} MiB after (bound {bound}); {cut} entries kept head and tail"
+        "ten principals × 31 MB outputs under --sessions-cache-mib 64: RSS {idle} MiB idle, {after} MiB after (bound {bound}); {cut} entries kept head and tail"
     );
     assert!(after <= bound, "RSS {after} MiB past {bound}");
     assert!(cut >= 8, "most entries found the pool full: {cut}");

@@ -25,6 +25,7 @@ mod mcp_logcat_shell;
 mod mcp_ui;
 mod memory;
 mod packaging;
+mod principals;
 mod sim_adb;
 mod sim_adb_client;
 mod sim_toybox;

@@ -395,20 +395,48 @@ pub async fn mcp_server_with<H: rmcp::ClientHandler>(
     envs: &[(&str, &str)],
     home: &Path,
 ) -> rmcp::service::RunningService<rmcp::RoleClient, H> {
-    use rmcp::ServiceExt;
+    mcp_server_in(lifecycle(), handler, args, envs, home).await
+}
+
+/// The same, in the protocol mode given (a test of an older protocol version asks for the
+/// legacy handshake whatever `DROIDMCP_TEST_PROTOCOL` says).
+pub async fn mcp_server_in<H: rmcp::ClientHandler>(
+    lifecycle: rmcp::ClientLifecycleMode,
+    handler: H,
+    args: &[&str],
+    envs: &[(&str, &str)],
+    home: &Path,
+) -> rmcp::service::RunningService<rmcp::RoleClient, H> {
+    use rmcp::ClientServiceExt;
     if over_http() {
         let server = HttpServer::start(args, envs, home).await;
         let client = handler
-            .serve(server.transport(None))
+            .serve_with_lifecycle(server.transport(None), lifecycle)
             .await
-            .expect("MCP initialize over HTTP");
+            .expect("MCP initialize (or server/discover) over HTTP");
         server.keep();
         return client;
     }
     handler
-        .serve(mcp_transport(args, envs, home))
+        .serve_with_lifecycle(mcp_transport(args, envs, home), lifecycle)
         .await
-        .expect("MCP initialize")
+        .expect("MCP initialize (or server/discover)")
+}
+
+/// `DROIDMCP_TEST_PROTOCOL=2026-07-28`: the client speaks MCP 2026-07-28 (`server/discover`, no
+/// `initialize`, no session: each request on its own); otherwise the legacy handshake.
+pub fn lifecycle() -> rmcp::ClientLifecycleMode {
+    match std::env::var("DROIDMCP_TEST_PROTOCOL").as_deref() {
+        Ok("2026-07-28") => modern(),
+        _ => rmcp::ClientLifecycleMode::Initialize,
+    }
+}
+
+/// MCP 2026-07-28 only, through `server/discover`.
+pub fn modern() -> rmcp::ClientLifecycleMode {
+    rmcp::ClientLifecycleMode::Discover {
+        preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28],
+    }
 }
 
 /// `DROIDMCP_TEST_TRANSPORT=http`: the MCP suites run against `droidmcp serve --http` with
@@ -434,7 +462,8 @@ impl HttpServer {
         let mut all = vec!["-c", script, "sh", bin, "serve", "--http", "127.0.0.1:0"];
         all.extend_from_slice(args);
         // A server without a token must be told so (it refuses to start otherwise).
-        if !args.contains(&"--token") && !envs.iter().any(|(k, _)| *k == "DROIDMCP_TOKEN") {
+        let tokens = args.contains(&"--token") || args.contains(&"--tokens-file");
+        if !tokens && !envs.iter().any(|(k, _)| *k == "DROIDMCP_TOKEN") {
             all.push("--no-auth");
         }
         // HTTP sessions install only from install folders: the tests' APKs are in temp folders.
@@ -528,7 +557,7 @@ pub async fn mcp_server_logged(args: &[&str], envs: &[(&str, &str)], home: &Path
 }
 
 /// `droidmcp ARGS` as a child process, with none of the caller's adb settings.
-fn mcp_transport(args: &[&str], envs: &[(&str, &str)], home: &Path) -> rmcp::transport::TokioChildProcess {
+pub fn mcp_transport(args: &[&str], envs: &[(&str, &str)], home: &Path) -> rmcp::transport::TokioChildProcess {
     let (transport, _) = rmcp::transport::TokioChildProcess::builder(mcp_command(args, envs, home))
         .stderr(Stdio::inherit())
         .spawn()

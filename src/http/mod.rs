@@ -1,11 +1,14 @@
-//! `droidmcp serve --http ADDR`: MCP over streamable HTTP at `/mcp`, rmcp's own transport
-//! (sessions by `Mcp-Session-Id`, SSE, DELETE to end one), for clients on other machines.
-//! Each session gets its own `State::session()`: the devices are shared, the default device,
-//! the cache and the script runs are not. rmcp checks `Host` (loopback names on a loopback
-//! bind) and `Origin` (none allowed but `--allow-origin`; a client that sends none, as
-//! non-browser clients do, passes); a bearer token guards every request (its scheme in any case,
-//! its value compared in constant time, length included). Serving without one takes an explicit
-//! `--no-auth`, on loopback only. `--max-sessions` bounds the sessions (503 past it).
+//! `droidmcp serve --http ADDR`: MCP over streamable HTTP at `/mcp`, rmcp's own transport: MCP
+//! 2026-07-28 requests each on their own (no session), and legacy sessions by `Mcp-Session-Id`
+//! (SSE, DELETE to end one). State belongs to the principal a request's token names
+//! (`principals.rs`), so handles (cacheId, ref, runId) work from one request to the next
+//! whatever the protocol. rmcp checks `Host` (loopback names on a loopback bind) and `Origin`
+//! (none allowed but `--allow-origin`; a client that sends none, as non-browser clients do,
+//! passes); a bearer token guards every request (its scheme in any case, compared in constant
+//! time as digests). Serving without one takes an explicit `--no-auth`, on loopback only.
+//! `--max-sessions` bounds the legacy sessions (503 past it).
+
+pub mod principals;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -23,6 +26,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::server::DroidMcp;
 use crate::tools::State;
+use principals::Principal;
 
 /// The MCP endpoint's path.
 pub const PATH: &str = "/mcp";
@@ -30,8 +34,8 @@ pub const PATH: &str = "/mcp";
 #[derive(Clone)]
 pub struct HttpOptions {
     pub addr: SocketAddr,
-    /// Required of every request as `Authorization: Bearer <token>` when set.
-    pub token: Option<String>,
+    /// Principals' names and tokens: every request carries one as `Authorization: Bearer <token>`.
+    pub tokens: Vec<(String, String)>,
     /// Browser origins allowed to call (scheme://host[:port]); none by default.
     pub allowed_origins: Vec<String>,
     /// A session idle this long is closed (its cache and runs go with it).
@@ -47,7 +51,10 @@ impl std::fmt::Debug for HttpOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("HttpOptions")
             .field("addr", &self.addr)
-            .field("token", &self.token.as_ref().map(|_| "<set>"))
+            .field(
+                "principals",
+                &self.tokens.iter().map(|(name, _)| name).collect::<Vec<_>>(),
+            )
             .field("allowed_origins", &self.allowed_origins)
             .field("no_auth", &self.no_auth)
             .field("max_sessions", &self.max_sessions)
@@ -55,26 +62,59 @@ impl std::fmt::Debug for HttpOptions {
     }
 }
 
+/// `--token` values: `NAME=SECRET`, or a bare `SECRET` (the principal `default`); and the lines
+/// of a `--tokens-file`, `NAME=SECRET` each (`#` comments and blank lines skipped).
+pub fn parse_tokens(given: &[String], file: Option<&str>) -> Result<Vec<(String, String)>, String> {
+    let from_file = file
+        .into_iter()
+        .flat_map(str::lines)
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'));
+    let mut tokens: Vec<(String, String)> = Vec::new();
+    for spec in given.iter().map(|s| s.trim()).chain(from_file) {
+        let named = spec.split_once('=').filter(|(name, secret)| {
+            (1..=32).contains(&name.len())
+                && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b))
+                // A base64 token's padding is not a secret.
+                && !secret.bytes().all(|b| b == b'=')
+        });
+        let (name, secret) = named.unwrap_or(("default", spec));
+        if tokens.iter().any(|(n, _)| n == name) {
+            return Err(format!(
+                "two tokens are named `{name}`: name each principal once (NAME=SECRET)"
+            ));
+        }
+        if tokens.iter().any(|(_, s)| s == secret) {
+            return Err(format!(
+                "the token of `{name}` is another principal's too: give each its own"
+            ));
+        }
+        tokens.push((name.to_string(), secret.to_string()));
+    }
+    Ok(tokens)
+}
+
 /// Why a configuration is refused before anything listens.
 pub fn check(options: &HttpOptions) -> Result<(), String> {
-    if let Some(token) = &options.token
-        && token.trim().len() < 16
-    {
-        return Err("the token is shorter than 16 chars; use a long random one, e.g. `openssl rand -hex 32`".into());
+    if let Some((name, _)) = options.tokens.iter().find(|(_, secret)| secret.trim().len() < 16) {
+        return Err(format!(
+            "the token of `{name}` is shorter than 16 chars; use a long random one, e.g. `openssl rand -hex 32`"
+        ));
     }
-    if !options.addr.ip().is_loopback() && options.token.is_none() {
+    let no_token = options.tokens.is_empty();
+    if !options.addr.ip().is_loopback() && no_token {
         return Err(format!(
             "{} is not a loopback address: serving devices beyond this machine needs a token (--token or DROIDMCP_TOKEN), and TLS from a reverse proxy in front",
             options.addr
         ));
     }
-    if options.token.is_none() && !options.no_auth {
+    if no_token && !options.no_auth {
         return Err(
             "serving over HTTP needs a token (--token or DROIDMCP_TOKEN, e.g. `openssl rand -hex 32`): without one, any process on this machine (or a proxy in front of it) drives the devices. To serve without a token on loopback anyway, say --no-auth"
                 .into(),
         );
     }
-    if options.token.is_some() && options.no_auth {
+    if !no_token && options.no_auth {
         return Err("--no-auth and a token contradict each other: drop one".into());
     }
     Ok(())
@@ -105,15 +145,27 @@ pub async fn serve(
     let mut sessions = LocalSessionManager::default();
     sessions.session_config.keep_alive = Some(options.session_idle);
     let sessions = Arc::new(sessions);
+    let principals = Arc::new(principals::Principals::new(base, options.session_idle));
+    let sweeper = principals.clone();
+    let every = (options.session_idle / 4).clamp(Duration::from_millis(100), Duration::from_secs(60));
+    let sweeping = tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(every).await;
+            sweeper.sweep();
+        }
+    });
     let service = StreamableHttpService::new(
-        move || {
-            tracing::info!("new MCP session");
-            Ok(DroidMcp::new(Arc::new(base.session())))
-        },
+        move || Ok(DroidMcp::for_principals(principals.clone())),
         sessions.clone(),
         config,
     );
-    let token = options.token.as_deref().map(digest).map(Arc::new);
+    let tokens: Arc<Vec<(Principal, Vec<u8>)>> = Arc::new(
+        options
+            .tokens
+            .iter()
+            .map(|(name, secret)| (Principal(name.as_str().into()), digest(secret)))
+            .collect(),
+    );
     let max_sessions = options.max_sessions;
     let router = axum::Router::new()
         .nest_service(PATH, service)
@@ -122,14 +174,16 @@ pub async fn serve(
             async move { bound_sessions(&sessions, max_sessions, request, next).await }
         }))
         .layer(middleware::from_fn(move |request: Request, next: Next| {
-            let token = token.clone();
-            async move { authorize(token.as_deref().map(Vec::as_slice), request, next).await }
+            let tokens = tokens.clone();
+            async move { authorize(&tokens, request, next).await }
         }));
     let _ = bound.send(addr);
-    tracing::info!(%addr, path = PATH, token = options.token.is_some(), "serving MCP over streamable HTTP");
-    axum::serve(listener, router)
+    tracing::info!(%addr, path = PATH, principals = options.tokens.len(), "serving MCP over streamable HTTP");
+    let served = axum::serve(listener, router)
         .with_graceful_shutdown(async move { shutdown.cancelled().await })
-        .await?;
+        .await;
+    sweeping.abort();
+    served?;
     Ok(())
 }
 
@@ -166,21 +220,32 @@ async fn bound_sessions(sessions: &LocalSessionManager, max: usize, request: Req
     next.run(request).await
 }
 
-/// Lets a request through when no token is set or it carries the token; else 401.
-async fn authorize(token: Option<&[u8]>, request: Request, next: Next) -> Response {
-    let Some(token) = token else {
-        return next.run(request).await;
+/// Lets a request through as the principal whose token it carries (`local` when the server
+/// takes none); else 401. Every token is compared, so the time taken does not tell which matched.
+async fn authorize(tokens: &[(Principal, Vec<u8>)], mut request: Request, next: Next) -> Response {
+    let principal = if tokens.is_empty() {
+        Some(Principal(principals::LOCAL.into()))
+    } else {
+        let given = request
+            .headers()
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(bearer)
+            .unwrap_or_default();
+        let given = digest(given);
+        let mut found = None;
+        for (principal, token) in tokens {
+            if bool::from(given.as_slice().ct_eq(token)) {
+                found = Some(principal.clone());
+            }
+        }
+        found
     };
-    let given = request
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(bearer)
-        .unwrap_or_default();
-    if bool::from(digest(given).as_slice().ct_eq(token)) {
+    if let Some(principal) = principal {
+        request.extensions_mut().insert(principal);
         return next.run(request).await;
     }
-    tracing::warn!("refused a request without the right bearer token");
+    tracing::warn!("refused a request without a known bearer token");
     (
         StatusCode::UNAUTHORIZED,
         [(header::WWW_AUTHENTICATE, "Bearer")],
@@ -206,7 +271,10 @@ mod tests {
     fn no_token_takes_an_explicit_no_auth_and_loopback() {
         let options = |addr: &str, token: Option<&str>, no_auth| HttpOptions {
             addr: addr.parse().unwrap(),
-            token: token.map(str::to_string),
+            tokens: token
+                .map(|t| ("default".to_string(), t.to_string()))
+                .into_iter()
+                .collect(),
             allowed_origins: Vec::new(),
             session_idle: Duration::from_secs(60),
             no_auth,
@@ -225,5 +293,24 @@ mod tests {
         );
         assert!(check(&options("0.0.0.0:1", Some("0123456789abcdef"), false)).is_ok());
         assert!(check(&options("127.0.0.1:1", Some("0123456789abcdef"), true)).is_err());
+    }
+
+    #[test]
+    fn tokens_are_named_once_each_and_a_bare_one_is_the_default() {
+        let given = [
+            "alice=aaaaaaaaaaaaaaaaaaaa".to_string(),
+            "bbbbbbbbbbbbbbbbbbbbbb==".to_string(),
+        ];
+        let tokens = parse_tokens(&given, Some("# the team\n\ncarol=cccccccccccccccccccc\n")).unwrap();
+        let names: Vec<&str> = tokens.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["alice", "default", "carol"]);
+        assert_eq!(
+            tokens[1].1, "bbbbbbbbbbbbbbbbbbbbbb==",
+            "a base64 token's `=` is its own"
+        );
+        let twice = ["a=0123456789abcdef0".to_string(), "a=0123456789abcdef1".to_string()];
+        assert!(parse_tokens(&twice, None).unwrap_err().contains("named `a`"));
+        let shared = ["a=0123456789abcdef0".to_string(), "b=0123456789abcdef0".to_string()];
+        assert!(parse_tokens(&shared, None).unwrap_err().contains("its own"));
     }
 }
