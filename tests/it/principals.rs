@@ -387,3 +387,117 @@ async fn long_calls_run_as_tasks_for_clients_that_take_them() {
     bob.cancel().await.unwrap();
     server.terminate().await;
 }
+
+/// `server/discover` as MCP 2026-07-28 asks it, by hand: the versions served (legacy and
+/// current), the capabilities (tools, resources, the Tasks extension), the instructions and
+/// `resultType`; an unsupported version gets -32022 with the supported list.
+#[tokio::test]
+async fn server_discover_names_the_versions_capabilities_and_refuses_an_unknown_version() {
+    let home = tempfile::tempdir().unwrap();
+    let server = HttpServer::start(&["--sim"], &[], home.path()).await;
+    let discover = |version: &'static str| {
+        let url = server.url.clone();
+        async move {
+            let body = json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": {
+                "io.modelcontextprotocol/protocolVersion": version,
+                "io.modelcontextprotocol/clientCapabilities": {},
+                "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"}}}});
+            let text = reqwest::Client::new()
+                .post(url)
+                .header("content-type", "application/json")
+                .header("accept", "application/json, text/event-stream")
+                .header("mcp-protocol-version", version)
+                .header("mcp-method", "server/discover")
+                .body(body.to_string())
+                .send()
+                .await
+                .unwrap()
+                .text()
+                .await
+                .unwrap();
+            // A JSON body, or one SSE event.
+            let json = text
+                .lines()
+                .find_map(|l| l.strip_prefix("data:"))
+                .unwrap_or(&text)
+                .trim()
+                .to_string();
+            serde_json::from_str::<Value>(&json).unwrap_or_else(|e| panic!("{e}: {text}"))
+        }
+    };
+    let found = discover("2026-07-28").await;
+    println!("server/discover: {found}");
+    let result = &found["result"];
+    let versions = result["supportedVersions"].as_array().unwrap();
+    assert!(
+        versions.contains(&json!("2026-07-28")) && versions.contains(&json!("2025-11-25")),
+        "{found}"
+    );
+    assert_eq!(result["resultType"], "complete");
+    assert!(result["capabilities"]["tools"].is_object() && result["capabilities"]["resources"].is_object());
+    assert!(
+        result["capabilities"]["extensions"]["io.modelcontextprotocol/tasks"].is_object(),
+        "{found}"
+    );
+    assert!(result["instructions"].as_str().unwrap().contains("cacheId"));
+    let refused = discover("2099-01-01").await;
+    assert_eq!(refused["error"]["code"], -32022, "{refused}");
+    assert!(
+        refused["error"]["data"]["supported"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("2026-07-28"))
+    );
+    server.terminate().await;
+}
+
+/// Claude Code (npm `@anthropic-ai/claude-code`), a client we did not write: `claude mcp add`
+/// then `claude mcp list` connects to droidmcp over stdio and over HTTP with a token, without a
+/// model (its health check), in a HOME of its own.
+#[tokio::test]
+async fn claude_code_connects_over_stdio_and_http() {
+    if std::process::Command::new("claude").arg("--version").output().is_err() {
+        skip_or_fail("Claude Code is not installed (npm i -g @anthropic-ai/claude-code)");
+        return;
+    }
+    let home = tempfile::tempdir().unwrap();
+    let server = HttpServer::start(&["--sim", "--token", &format!("claude={ALICE}")], &[], home.path()).await;
+    let claude_home = tempfile::tempdir().unwrap();
+    let claude = |args: &[&str]| {
+        let out = std::process::Command::new("claude")
+            .args(args)
+            .env("HOME", claude_home.path())
+            .current_dir(claude_home.path())
+            .output()
+            .unwrap();
+        let said = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(out.status.success(), "claude {args:?}: {said}");
+        said
+    };
+    claude(&["mcp", "add", "droidmcp", "--", env!("CARGO_BIN_EXE_droidmcp"), "--sim"]);
+    let header = format!("Authorization: Bearer {ALICE}");
+    claude(&[
+        "mcp",
+        "add",
+        "--transport",
+        "http",
+        "droidmcp-http",
+        &server.url,
+        "--header",
+        &header,
+    ]);
+    let listed = claude(&["mcp", "list"]);
+    println!("claude mcp list:\n{listed}");
+    for name in ["droidmcp:", "droidmcp-http:"] {
+        let line = listed
+            .lines()
+            .find(|l| l.starts_with(name))
+            .unwrap_or_else(|| panic!("{name} in {listed}"));
+        assert!(line.contains("Connected"), "{line}");
+    }
+    server.terminate().await;
+}
