@@ -58,6 +58,12 @@ pub enum CacheError {
         "cache id `{id}` is unknown to this client: an id is served only to the client (over HTTP, the token) it was made for; run {refresh} again for fresh data"
     )]
     Unknown { id: String, refresh: &'static str },
+    #[error("cache id `{id}` went with this client's earlier state: {why}; run {refresh} again for fresh data")]
+    Forgotten {
+        id: String,
+        why: String,
+        refresh: &'static str,
+    },
     #[error(
         "cache id `{id}` was made by an earlier run of the server (this one started {started_minutes} min ago); run {refresh} again for fresh data"
     )]
@@ -139,6 +145,9 @@ impl Pool {
 pub struct Cache {
     /// When this server run began: older ids are from an earlier run.
     started: SystemTime,
+    /// When this client's earlier state was dropped, and why (an idle principal): its older ids
+    /// are said to have gone with it.
+    forgotten: Option<(SystemTime, String)>,
     limits: Limits,
     inner: Mutex<Inner>,
     /// Shared with the other sessions' caches: past its bound, a cache that stores an entry
@@ -162,6 +171,7 @@ impl Cache {
             pool: Pool::new(usize::MAX),
             workspace: None,
             started: SystemTime::now(),
+            forgotten: None,
         }
     }
 
@@ -187,6 +197,12 @@ impl Cache {
         cache.pool = self.pool.clone();
         cache.started = self.started;
         cache
+    }
+
+    /// Says of ids made before `at` that they went with this client's earlier state, and `why`.
+    pub fn with_forgotten(mut self, at: SystemTime, why: String) -> Cache {
+        self.forgotten = Some((at, why));
+        self
     }
 
     /// An entry by id without touching the LRU order or the stats (to name its file).
@@ -343,6 +359,15 @@ impl Cache {
         if inner.evicted.contains(id) {
             return Err(CacheError::Evicted {
                 id: id.to_string(),
+                refresh: kind.refreshed_by(),
+            });
+        }
+        if let Some((at, why)) = &self.forgotten
+            && millis(made) < millis(*at)
+        {
+            return Err(CacheError::Forgotten {
+                id: id.to_string(),
+                why: why.clone(),
                 refresh: kind.refreshed_by(),
             });
         }

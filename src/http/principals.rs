@@ -25,6 +25,9 @@ pub struct Principals {
     base: Arc<State>,
     idle: Duration,
     held: Mutex<HashMap<Arc<str>, Held>>,
+    /// When each principal's state was last dropped for idleness, so its new state can say
+    /// what became of older ids.
+    dropped: Mutex<HashMap<Arc<str>, std::time::SystemTime>>,
 }
 
 #[derive(Debug)]
@@ -39,6 +42,7 @@ impl Principals {
             base,
             idle,
             held: Mutex::new(HashMap::new()),
+            dropped: Mutex::new(HashMap::new()),
         }
     }
 
@@ -47,8 +51,22 @@ impl Principals {
         let mut held = self.held.lock().unwrap_or_else(|p| p.into_inner());
         let entry = held.entry(principal.0.clone()).or_insert_with(|| {
             tracing::info!(principal = %principal.0, "new principal");
+            let mut state = self.base.session();
+            let dropped = self
+                .dropped
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .get(&principal.0)
+                .copied();
+            if let Some(at) = dropped {
+                let why = format!(
+                    "it was dropped after {} s without a request (--session-idle-secs)",
+                    self.idle.as_secs()
+                );
+                state.cache = state.cache.with_forgotten(at, why);
+            }
             Held {
-                state: Arc::new(self.base.session()),
+                state: Arc::new(state),
                 last_used: Instant::now(),
             }
         });
@@ -59,10 +77,12 @@ impl Principals {
     /// Drops the state of principals idle for longer than the idle time, unless a call holds it.
     pub fn sweep(&self) {
         let mut held = self.held.lock().unwrap_or_else(|p| p.into_inner());
+        let mut dropped = self.dropped.lock().unwrap_or_else(|p| p.into_inner());
         held.retain(|name, h| {
             let keep = h.last_used.elapsed() < self.idle || Arc::strong_count(&h.state) > 1;
             if !keep {
                 tracing::info!(principal = %name, "idle principal's state dropped");
+                dropped.insert(name.clone(), std::time::SystemTime::now());
             }
             keep
         });

@@ -501,3 +501,32 @@ async fn claude_code_connects_over_stdio_and_http() {
     }
     server.terminate().await;
 }
+
+/// A principal idle for `--session-idle-secs` loses its state, as an idle session did, and its
+/// old cacheId says so; a principal that keeps calling keeps its own.
+#[tokio::test]
+async fn an_idle_principals_state_expires() {
+    let home = tempfile::tempdir().unwrap();
+    let (a, b) = (format!("alice={ALICE}"), format!("bob={BOB}"));
+    let args = ["--sim", "--token", &a, "--token", &b, "--session-idle-secs", "1"];
+    let server = HttpServer::start(&args, &[], home.path()).await;
+    let alice = ().serve_with_lifecycle(server.transport(Some(ALICE)), modern()).await.unwrap();
+    let bob = ().serve_with_lifecycle(server.transport(Some(BOB)), modern()).await.unwrap();
+    let id = |answer: Value| answer["cacheId"].as_str().unwrap().to_string();
+    let alices = id(ok(&call(&alice, "adb-device", json!({"operation": "properties"})).await));
+    let bobs = id(ok(&call(&bob, "adb-device", json!({"operation": "properties"})).await));
+    // Bob keeps calling every 300 ms for 2.5 s; Alice says nothing.
+    for _ in 0..8 {
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        ok(&call(&bob, "cache", json!({"operation": "get", "id": bobs, "limit": 1})).await);
+    }
+    let gone = err(&call(&alice, "cache", json!({"operation": "get", "id": alices})).await);
+    println!("alice after 2.5 s idle: {gone}");
+    assert!(
+        gone.contains("went with this client's earlier state") && gone.contains("--session-idle-secs"),
+        "{gone}"
+    );
+    alice.cancel().await.unwrap();
+    bob.cancel().await.unwrap();
+    server.terminate().await;
+}
