@@ -5,6 +5,7 @@
 pub mod adb;
 pub mod android;
 pub mod context;
+pub mod flow;
 pub mod http;
 pub mod image;
 pub mod script;

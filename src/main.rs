@@ -40,6 +40,17 @@ enum Command {
     Call(CallArgs),
     /// Start a simulated Android device that `adb connect` can reach.
     Sim(SimArgs),
+    /// Replay a recorded flow (.js, or a Maestro .yaml) on a device: a line per step, exit 1
+    /// when one fails, --junit for CI.
+    Replay(ReplayArgs),
+}
+
+#[derive(clap::Args)]
+struct ReplayArgs {
+    #[command(flatten)]
+    options: droidmcp::flow::replay::Options,
+    #[command(flatten)]
+    serve: ServeArgs,
 }
 
 #[derive(clap::Args, Clone)]
@@ -104,6 +115,9 @@ struct ServeArgs {
     /// Saved skills' bytes in all, in MiB.
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u64).range(1..=4096))]
     skills_mib: u64,
+    /// Tool calls one script run may make.
+    #[arg(long, default_value_t = 200, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    script_max_calls: u64,
     /// Script runs at once in one session (of the server's --script-slots).
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..=64))]
     script_session_slots: u64,
@@ -247,7 +261,7 @@ async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     // A person running `call` or `sim` wants the answer, not the server's progress.
     let default_filter = match cli.command {
-        Some(Command::Call(_) | Command::Sim(_)) => "warn",
+        Some(Command::Call(_) | Command::Sim(_) | Command::Replay(_)) => "warn",
         _ => "info,rmcp=warn",
     };
     tracing_subscriber::fmt()
@@ -262,6 +276,7 @@ async fn main() -> anyhow::Result<()> {
         Some(Command::Serve(args)) => serve(args.serve, args.http).await,
         Some(Command::Call(args)) => call(args).await,
         Some(Command::Sim(args)) => run_sim(args).await,
+        Some(Command::Replay(args)) => replay(args).await,
     }
 }
 
@@ -375,6 +390,7 @@ fn script_runs(args: &ServeArgs, workspace: Option<&Path>) -> Arc<Runs> {
             max_skills: args.skills_max as usize,
             skills_bytes: args.skills_mib << 20,
             total_bytes: args.script_runs_mib << 20,
+            max_calls: args.script_max_calls as usize,
         },
     ));
     runs.sweep();
@@ -488,6 +504,19 @@ async fn call(args: CallArgs) -> anyhow::Result<()> {
         println!("{}", call_summary(&result, &args.tool)?);
     }
     if failed {
+        std::process::exit(1);
+    }
+    Ok(())
+}
+
+async fn replay(args: ReplayArgs) -> anyhow::Result<()> {
+    let mut serve = args.serve;
+    // A flow of many steps is one script run: its calls are bounded by the run's time instead.
+    serve.script_max_calls = serve.script_max_calls.max(1_000_000);
+    let (state, _sim) = build_state(&serve).await?;
+    let report = droidmcp::flow::replay::run(state.clone(), &args.options).await;
+    state.runs.shutdown();
+    if !report?.passed() {
         std::process::exit(1);
     }
     Ok(())

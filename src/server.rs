@@ -20,6 +20,7 @@ use crate::context::schema::{input_schema, output_schema};
 use crate::tools::app::{AppArgs, AppOutput};
 use crate::tools::cache::{CacheArgs, CacheOutput};
 use crate::tools::device::{DeviceArgs, DeviceOutput};
+use crate::tools::flow::{FlowArgs, FlowOutput};
 use crate::tools::logcat::{LogcatArgs, LogcatOutput};
 use crate::tools::script::{ScriptArgs, ScriptOutput};
 use crate::tools::shell::{ShellArgs, ShellOutput};
@@ -78,12 +79,12 @@ impl DroidMcp {
         }
     }
 
-    /// Devices: list, select, properties (summary + cacheId), wait (boot), health, emulator (console).
+    /// Devices: list, select, properties (summary, cacheId), wait (boot), health, emulator console.
     #[tool(
         name = "adb-device",
         input_schema = input_schema::<DeviceArgs>(),
         output_schema = output_schema::<DeviceOutput>(),
-        annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false)
+        annotations(destructive_hint = false, open_world_hint = false)
     )]
     async fn adb_device(
         &self,
@@ -100,7 +101,7 @@ impl DroidMcp {
         name = "adb-app",
         input_schema = input_schema::<AppArgs>(),
         output_schema = output_schema::<AppOutput>(),
-        annotations(read_only_hint = false, destructive_hint = true, idempotent_hint = false, open_world_hint = false)
+        annotations(destructive_hint = true, open_world_hint = false)
     )]
     async fn adb_app(
         &self,
@@ -112,12 +113,12 @@ impl DroidMcp {
         Ok(guard(call, async move { tools::app::run(&state, args, ctx).await }).await)
     }
 
-    /// Log: read (counts, crashes, last lines; filters) or clear.
+    /// Log: read (counts, crashes, last lines; filters), clear.
     #[tool(
         name = "adb-logcat",
         input_schema = input_schema::<LogcatArgs>(),
         output_schema = output_schema::<LogcatOutput>(),
-        annotations(read_only_hint = false, destructive_hint = true, idempotent_hint = false, open_world_hint = false)
+        annotations(destructive_hint = true, open_world_hint = false)
     )]
     async fn adb_logcat(
         &self,
@@ -129,12 +130,12 @@ impl DroidMcp {
         Ok(guard(call, async move { tools::logcat::run(&state, args).await }).await)
     }
 
-    /// A shell command, as given: exit code, stdout, stderr (long: head, tail, cacheId).
+    /// Shell command as given: exit code, stdout, stderr (long: head, tail, cacheId).
     #[tool(
         name = "adb-shell",
         input_schema = input_schema::<ShellArgs>(),
         output_schema = output_schema::<ShellOutput>(),
-        annotations(read_only_hint = false, destructive_hint = true, idempotent_hint = false, open_world_hint = true)
+        annotations(destructive_hint = true, open_world_hint = true)
     )]
     async fn adb_shell(
         &self,
@@ -146,12 +147,12 @@ impl DroidMcp {
         Ok(guard(call, async move { tools::shell::run(&state, args).await }).await)
     }
 
-    /// Screen: dump (refs), find, act, scroll, wait, screenshot (JPEG, grid).
+    /// Screen: dump (refs), find, act, scroll, wait, screenshot (JPEG+grid).
     #[tool(
         name = "ui",
         input_schema = input_schema::<UiArgs>(),
         output_schema = output_schema::<UiOutput>(),
-        annotations(read_only_hint = false, destructive_hint = true, idempotent_hint = false, open_world_hint = false)
+        annotations(destructive_hint = true, open_world_hint = false)
     )]
     async fn ui(
         &self,
@@ -163,12 +164,12 @@ impl DroidMcp {
         Ok(guard(call, async move { tools::ui::run(&state, args, ctx).await }).await)
     }
 
-    /// Data behind any cacheId: get (page; filter, prefix), list, stats, clear.
+    /// Data behind a cacheId: get (page; filter, prefix), list, stats, clear.
     #[tool(
         name = "cache",
         input_schema = input_schema::<CacheArgs>(),
         output_schema = output_schema::<CacheOutput>(),
-        annotations(read_only_hint = false, destructive_hint = true, idempotent_hint = true, open_world_hint = false)
+        annotations(destructive_hint = true, idempotent_hint = true, open_world_hint = false)
     )]
     async fn cache(
         &self,
@@ -180,13 +181,30 @@ impl DroidMcp {
         Ok(guard(call, async move { tools::cache::run(&state, args) }).await)
     }
 
-    /// Code mode: JavaScript calling these tools in a sandbox; only what it prints returns.
-    /// API: droidmcp://api/droidmcp.d.ts. list/clear: run workspaces.
+    /// Recorded actions as tests: export (js|maestro) for droidmcp replay; reset.
+    #[tool(
+        name = "flow",
+        input_schema = input_schema::<FlowArgs>(),
+        output_schema = output_schema::<FlowOutput>(),
+        annotations(destructive_hint = false, open_world_hint = false)
+    )]
+    async fn flow(
+        &self,
+        Parameters(args): Parameters<JsonObject>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let state = self.state(&ctx);
+        let call = self.call(&ctx, &args);
+        Ok(guard(call, async move { tools::flow::run(&state, args).await }).await)
+    }
+
+    /// Code mode: JS calling these tools in a sandbox; only what it prints returns.
+    /// API: droidmcp://api/droidmcp.d.ts. list/clear: runs.
     #[tool(
         name = "script",
         input_schema = input_schema::<ScriptArgs>(),
         output_schema = output_schema::<ScriptOutput>(),
-        annotations(read_only_hint = false, destructive_hint = true, idempotent_hint = false, open_world_hint = true)
+        annotations(destructive_hint = true, open_world_hint = true)
     )]
     async fn script(
         &self,

@@ -32,6 +32,8 @@ pub struct RunLimits {
     pub skills_bytes: u64,
     /// What every session's run folders hold together (`--script-runs-mib`).
     pub total_bytes: u64,
+    /// Tool calls one run may make (`--script-max-calls`).
+    pub max_calls: usize,
 }
 
 impl Default for RunLimits {
@@ -45,6 +47,7 @@ impl Default for RunLimits {
             max_skills: 200,
             skills_bytes: 8 << 20,
             total_bytes: 512 << 20,
+            max_calls: 200,
         }
     }
 }
@@ -182,6 +185,11 @@ impl Runs {
             made.map_err(|e| format!("cannot make the scripts' folder: {e}"))
         });
         root.as_ref().map(|r| r.dir.as_path()).map_err(Clone::clone)
+    }
+
+    /// `--workspace`, when one was given.
+    pub fn workspace(&self) -> Option<&Path> {
+        self.configured.as_deref()
     }
 
     /// The folder holding `runs/` and `skills/`.

@@ -27,7 +27,7 @@ pub struct CacheArgs {
     /// get: 1-1000, default 50.
     #[serde(default)]
     pub limit: Option<u64>,
-    /// get: literal substring, any case.
+    /// get: substring, any case.
     #[serde(default)]
     pub filter: Option<String>,
     /// get: key prefix, e.g. ro.build.

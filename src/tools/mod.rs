@@ -4,6 +4,7 @@
 pub mod app;
 pub mod cache;
 pub mod device;
+pub mod flow;
 pub mod logcat;
 pub mod script;
 pub mod shell;
@@ -57,6 +58,8 @@ pub struct State {
     pub emulator_admin: bool,
     /// Long calls run as MCP tasks (for clients that take them), found by their task id.
     pub tasks: Tasks,
+    /// Each device's acting calls that succeeded, as flow steps (`flow export`).
+    pub flows: crate::flow::Recordings,
 }
 
 /// The principal's MCP tasks (rmcp's manager: spawn, tasks/get, tasks/cancel, TTL).
@@ -109,6 +112,7 @@ impl State {
             confined_installs: false,
             emulator_admin: false,
             tasks: Default::default(),
+            flows: Default::default(),
         }
     }
 

@@ -29,14 +29,14 @@ const MAX_CODE_CHARS: usize = 100_000;
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ScriptArgs {
     pub operation: ScriptOperation,
-    /// run: JS, top-level await; ns.op(args) returns a tool's full data
-    /// (app.clearData); console.log is the answer.
+    /// run: JS, top-level await; ns.op(args) gives a tool's full data (app.clearData);
+    /// console.log answers.
     #[serde(default)]
     pub code: Option<String>,
     /// run: a saved skill, not code.
     #[serde(default)]
     pub skill: Option<String>,
-    /// run: its `args`.
+    /// run: `args`.
     #[serde(default)]
     pub args: Option<Value>,
     /// run: default 60000.
@@ -111,6 +111,7 @@ pub fn namespaces() -> Vec<Namespace> {
         namespace::<super::logcat::LogcatArgs, super::logcat::LogcatOutput>("logcat", "adb-logcat"),
         namespace::<super::shell::ShellArgs, super::shell::ShellOutput>("shell", "adb-shell"),
         namespace::<super::cache::CacheArgs, super::cache::CacheOutput>("cache", "cache"),
+        namespace::<super::flow::FlowArgs, super::flow::FlowOutput>("flow", "flow"),
     ]
 }
 
@@ -151,6 +152,7 @@ impl Host for ToolHost {
                 "adb-shell" => super::shell::run(&state, args).await,
                 "ui" => super::ui::run(&state, args, ctx).await,
                 "cache" => super::cache::run(&state, args),
+                "flow" => super::flow::run(&state, args).await,
                 other => return Err(format!("no tool named {other}")),
             };
             let answer = full_data(result);
@@ -295,6 +297,7 @@ async fn run_script(state: Arc<State>, args: ScriptArgs, ctx: RequestContext<Rol
     };
     let limits = Limits {
         timeout: Duration::from_millis(timeout_ms),
+        max_calls: state.runs.limits().max_calls,
         ..Limits::default()
     };
     let host = Arc::new(ToolHost {

@@ -732,3 +732,51 @@ fn the_grid_shows_on_dark_and_light_screenshots_at_a_small_cost() {
         assert!(dark && light, "both the dark and the light capture were checked");
     }
 }
+
+/// A recorded flow's selectors on real screens: for every tappable element, the selector
+/// `flow::selector_for` records finds that very element again the way a replay's tap does (an
+/// exact match, the best target); coordinates only where no selector names it alone.
+#[test]
+fn a_recorded_selector_finds_the_same_element_again_on_every_capture() {
+    use droidmcp::android::ui_elements::{Field, Matcher, best_target, elements, find};
+    use droidmcp::flow::{Selector, selector_for};
+    let mut all = crate::common::captures("uiautomator");
+    all.extend(crate::common::captures("appium"));
+    let (mut total, mut by_id, mut by_text, mut by_point) = (0, 0, 0, 0);
+    for (name, path) in all {
+        let tree = parse_ui_dump(&read(&path)).expect("parse");
+        let els = elements(&tree);
+        let screen = display_of(&name, &tree);
+        let mut points = 0;
+        for e in els.iter().filter(|e| e.clickable) {
+            total += 1;
+            let target = selector_for(&tree, &els, screen, e);
+            let (field, value) = match &target.selector {
+                Selector::ResourceId(v) => (Field::ResourceId, v),
+                Selector::Text(v) => (Field::Text, v),
+                Selector::ContentDesc(v) => (Field::ContentDesc, v),
+                Selector::Point(at) => {
+                    assert_eq!(*at, e.at, "{name}: a point selector is where the tap landed");
+                    points += 1;
+                    continue;
+                }
+            };
+            match field {
+                Field::ResourceId => by_id += 1,
+                _ => by_text += 1,
+            }
+            let found = find(&tree, &els, field, &Matcher::Exact(value.clone()), screen);
+            let hit = best_target(&found).unwrap_or_else(|_| panic!("{name}: {value:?} is ambiguous"));
+            assert_eq!(
+                hit.element.node, e.node,
+                "{name}: {value:?} finds {:?}, not {:?}",
+                hit.element.label, e.label
+            );
+        }
+        by_point += points;
+        println!("{name}: {points} tappables by coordinates only");
+    }
+    println!("all captures: {total} tappables: {by_id} by resource-id, {by_text} by text or desc, {by_point} by point");
+    assert!(total >= 100, "the captures should give at least 100 tappables to check");
+    assert!(by_point * 4 < total, "most tappables get a selector");
+}

@@ -217,6 +217,7 @@ async fn the_api_resource_matches_tools_list_and_its_examples_run() {
         ("adb-logcat", "logcat"),
         ("adb-shell", "shell"),
         ("cache", "cache"),
+        ("flow", "flow"),
     ];
     let tools = client.list_all_tools().await.unwrap();
     let mut operations = 0;

@@ -359,7 +359,7 @@ async fn the_mcp_inspector_cli_lists_and_calls_tools_over_http() {
         .iter()
         .map(|t| t["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names.len(), 7, "{names:?}");
+    assert_eq!(names.len(), 8, "{names:?}");
     assert!(names.contains(&"adb-device") && names.contains(&"script"));
     let listed = run(&[
         "--method",

@@ -16,6 +16,7 @@ mod docs;
 mod e2e_device;
 mod emulator_console;
 mod fault_matrix;
+mod flow;
 mod http;
 mod install_anywhere;
 mod many_sources;

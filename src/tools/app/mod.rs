@@ -39,7 +39,6 @@ pub struct AppArgs {
     pub limit: Option<u64>,
     #[serde(default)]
     pub offset: Option<u64>,
-    /// Substring.
     #[serde(default)]
     pub filter: Option<String>,
     #[serde(default)]
@@ -51,7 +50,7 @@ pub struct AppArgs {
     pub activity: Option<String>,
     #[serde(default)]
     pub keep_data: Option<bool>,
-    /// install: a local APK (absolute path).
+    /// install: a local APK's absolute path.
     #[serde(default)]
     pub path: Option<String>,
     #[serde(default)]
@@ -201,6 +200,11 @@ pub async fn run(state: &State, args: JsonObject, ctx: RequestContext<RoleServer
             },
         },
     };
+    if outcome.is_ok()
+        && let Some(action) = recorded(&args)
+    {
+        state.flows.record(&serial, crate::flow::Step::new(action));
+    }
     match outcome {
         Ok(output) => {
             let about = format!("adb-app {} on {serial}", output.operation);
@@ -208,6 +212,21 @@ pub async fn run(state: &State, args: JsonObject, ctx: RequestContext<RoleServer
         }
         Err(message) => error(message),
     }
+}
+
+/// What a recorded flow keeps of a call that worked: launch, stop, clear-data and install.
+fn recorded(args: &AppArgs) -> Option<crate::flow::Action> {
+    use crate::flow::Action;
+    let package = args.package.clone().unwrap_or_default();
+    Some(match args.operation {
+        AppOperation::Launch => Action::Launch { package },
+        AppOperation::Stop => Action::Stop { package },
+        AppOperation::ClearData => Action::ClearData { package },
+        AppOperation::Install => Action::Install {
+            path: args.path.clone().unwrap_or_default(),
+        },
+        _ => return None,
+    })
 }
 
 fn adb_error(e: AdbError) -> String {

@@ -23,7 +23,6 @@ use crate::context::{Data, Kind};
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct DeviceArgs {
     pub operation: DeviceOperation,
-    /// Default: selected, else the only one online.
     #[serde(default)]
     pub device: Option<String>,
     #[serde(default)]

@@ -1,17 +1,28 @@
 //! Acting on the screen: tap, long press, swipe, type, key, scroll; each can observe what changed.
 
 use super::*;
+use crate::flow;
 
 pub(super) async fn act(state: &State, serial: &str, action: UiOperation, args: &UiArgs) -> Outcome {
     let observe = args.observe.unwrap_or(false);
     let mut out = output(action, serial);
+    // What a recorded flow keeps of this call, once it has worked.
+    let step: Option<flow::Action>;
     // A gesture's command lasts its duration on the device: its timeout allows for it.
     let lasts = Duration::from_millis(gesture_ms(action, args.duration_ms));
     let command = match action {
         UiOperation::Tap | UiOperation::LongPress => {
-            let (at, element) = target(state, serial, args).await?;
+            let (at, element, aim) = target(state, serial, args).await?;
             out.at = Some(at);
             out.target = element;
+            step = Some(if action == UiOperation::Tap {
+                flow::Action::Tap { target: aim }
+            } else {
+                flow::Action::LongPress {
+                    target: aim,
+                    duration_ms: args.duration_ms,
+                }
+            });
             if action == UiOperation::Tap {
                 format!("input tap {} {}", at[0], at[1])
             } else {
@@ -51,6 +62,16 @@ pub(super) async fn act(state: &State, serial: &str, action: UiOperation, args: 
             }
             let ms = lasts.as_millis();
             out.at = Some(to);
+            step = Some(match (args.from, args.direction) {
+                (None, Some(direction)) if args.distance.is_none() => flow::Action::SwipeToward {
+                    direction: name_of(direction).into(),
+                },
+                _ => flow::Action::Swipe {
+                    from,
+                    to,
+                    duration_ms: args.duration_ms,
+                },
+            });
             format!("input swipe {} {} {} {} {ms}", from[0], from[1], to[0], to[1])
         }
         UiOperation::Key => {
@@ -62,6 +83,9 @@ pub(super) async fn act(state: &State, serial: &str, action: UiOperation, args: 
                 "`name` {:?} is not a key: use BACK, HOME, ENTER, TAB, DEL, APP_SWITCH, VOLUME_UP, VOLUME_DOWN, POWER, MENU, SEARCH… or a key code (0-400)",
                 crate::adb::cut(name)
             ))?;
+            step = Some(flow::Action::Key {
+                name: name.to_ascii_uppercase(),
+            });
             format!("input keyevent {code}")
         }
         UiOperation::Type => {
@@ -74,11 +98,19 @@ pub(super) async fn act(state: &State, serial: &str, action: UiOperation, args: 
             }
             let escaped = input_text(text)?;
             let mut steps = Vec::new();
+            let mut aim = None;
             if args.reference.is_some() {
-                let (at, element) = target(state, serial, args).await?;
+                let (at, element, recorded) = target(state, serial, args).await?;
                 steps.push(format!("input tap {} {}", at[0], at[1]));
                 out.target = element;
+                aim = Some(recorded);
             }
+            step = Some(flow::Action::Type {
+                target: aim,
+                text: text.to_string(),
+                clear: args.clear.unwrap_or(false),
+                submit: args.submit.unwrap_or(false),
+            });
             if args.clear.unwrap_or(false) {
                 // The field must have focus before it is read and emptied.
                 if !steps.is_empty() {
@@ -108,6 +140,9 @@ pub(super) async fn act(state: &State, serial: &str, action: UiOperation, args: 
     };
     if !command.is_empty() {
         checked_shell_lasting(state, serial, &command, lasts).await?;
+    }
+    if let Some(action) = step {
+        state.flows.record(serial, flow::Step::new(action));
     }
     if let Some(before) = before {
         tokio::time::sleep(Duration::from_millis(300)).await;
@@ -193,6 +228,13 @@ pub(super) async fn scroll(state: &State, serial: &str, args: &UiArgs) -> Outcom
             false => None,
         };
         checked_shell(state, serial, &swipe).await?;
+        state.flows.record(
+            serial,
+            flow::Step::new(flow::Action::Scroll {
+                direction: name_of(direction).into(),
+                until: None,
+            }),
+        );
         out.at = Some(to);
         if let Some(before) = before {
             tokio::time::sleep(Duration::from_millis(300)).await;
@@ -217,6 +259,14 @@ pub(super) async fn scroll(state: &State, serial: &str, args: &UiArgs) -> Outcom
             .into_iter()
             .find(|f| screen_bounds(&snap).contains(f.element.at[0], f.element.at[1]))
         {
+            let exact = matches!(matcher, Matcher::Exact(_));
+            state.flows.record(
+                serial,
+                flow::Step::new(flow::Action::Scroll {
+                    direction: name_of(direction).into(),
+                    until: recorded_query(field, exact, &value, Some((&snap, &hit.element))),
+                }),
+            );
             out.target = Some(hit.element);
             out.count = Some(attempt);
             out.focused = snap.focused.clone();

@@ -37,6 +37,11 @@ use wait::*;
 
 pub use act::input_text;
 
+/// Reads the screen once, for what is kept of it (refs, a recorded step's outcome).
+pub async fn look(state: &State, serial: &str) -> Result<(), String> {
+    read_screen(state, serial, false).await.map(|_| ())
+}
+
 /// How long a call's gesture lasts on the device (`act::gesture_ms`), from its raw arguments:
 /// the server's deadline for the call allows for it before the arguments are parsed.
 pub fn gesture_ms_of(args: &JsonObject) -> u64 {

@@ -62,6 +62,9 @@ pub(super) async fn read_screen(state: &State, serial: &str, remember: bool) -> 
         window,
         signature: hasher.finish(),
     };
+    // The first reading after a recorded step is what the step was seen to do.
+    let activity = snapshot.focused.as_ref().map(|f| f.activity.as_str());
+    state.flows.saw(serial, activity, &snapshot.elements);
     if remember {
         state.remember_screen(serial, snapshot.clone());
     }

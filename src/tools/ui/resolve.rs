@@ -88,8 +88,9 @@ pub(super) async fn find_op(state: &State, serial: &str, args: &UiArgs) -> Outco
     Ok((out, image))
 }
 
-/// The point an action aims at, from whichever target the call gave.
-pub(super) async fn target(state: &State, serial: &str, args: &UiArgs) -> Result<([i32; 2], Option<Element>), String> {
+/// The point an action aims at, from whichever target the call gave, and how a recorded flow
+/// finds it again (`flow::selector_for`).
+pub(super) async fn target(state: &State, serial: &str, args: &UiArgs) -> Result<Aim, String> {
     if let Some(reference) = &args.reference {
         if parse_ref(reference).is_none() {
             return Err(format!(
@@ -107,7 +108,7 @@ pub(super) async fn target(state: &State, serial: &str, args: &UiArgs) -> Result
         return match resolve(&now.elements, reference) {
             Resolved::One(element) => {
                 on_screen(element, now.screen)?;
-                Ok((element.at, Some(element.clone())))
+                Ok((element.at, Some(element.clone()), recorded(&now, element)))
             }
             Resolved::Gone => Err(format!(
                 "ref {reference} is no longer on the screen (it changed{}); nothing was done. ui find or ui dump gives the current refs",
@@ -133,7 +134,7 @@ pub(super) async fn target(state: &State, serial: &str, args: &UiArgs) -> Result
         let screen = screen_size(state, serial).await?;
         let at = grid::point(cell, position.unwrap_or(Position::Center), screen[0], screen[1])
             .ok_or(format!("gridCell must be between 1 and {}; got {cell}", grid::CELLS))?;
-        return Ok(([at.0, at.1], None));
+        return Ok(([at.0, at.1], None, by_point(state, serial, [at.0, at.1])));
     }
     if let (Some(x), Some(y)) = (args.x, args.y) {
         if x < 0 || y < 0 {
@@ -160,7 +161,7 @@ pub(super) async fn target(state: &State, serial: &str, args: &UiArgs) -> Result
         if x < 0 || y < 0 || x >= screen[0] as i32 || y >= screen[1] as i32 {
             return Err(format!("(x {x}, y {y}) is off the {}×{} screen", screen[0], screen[1]));
         }
-        return Ok(([x, y], None));
+        return Ok(([x, y], None, by_point(state, serial, [x, y])));
     }
     if let Some((field, matcher, value)) = query(args)? {
         let snap = read_screen(state, serial, true).await?;
@@ -168,7 +169,7 @@ pub(super) async fn target(state: &State, serial: &str, args: &UiArgs) -> Result
         return match best_target(&found) {
             Ok(one) => {
                 on_screen(&one.element, snap.screen)?;
-                Ok((one.element.at, Some(one.element.clone())))
+                Ok((one.element.at, Some(one.element.clone()), recorded(&snap, &one.element)))
             }
             Err(tied) if tied.is_empty() => {
                 let near: Vec<String> = closest(&snap.elements, &value, 3)
@@ -193,6 +194,63 @@ pub(super) async fn target(state: &State, serial: &str, args: &UiArgs) -> Result
         };
     }
     Err("say where: ref, text (or resourceId, contentDesc, className), x and y, or gridCell".into())
+}
+
+/// Where an action lands, the element there, and its selector for a recorded flow.
+pub(super) type Aim = ([i32; 2], Option<Element>, crate::flow::Target);
+
+pub(super) fn recorded(snap: &Snapshot, element: &Element) -> crate::flow::Target {
+    crate::flow::selector_for(&snap.tree, &snap.elements, screen_bounds(snap), element)
+}
+
+/// A point's selector: that of the smallest tappable element under it on the last reading (when
+/// no recorded action came after it), if one names it alone; else the point (fragile).
+fn by_point(state: &State, serial: &str, at: [i32; 2]) -> crate::flow::Target {
+    let point = crate::flow::Target {
+        selector: crate::flow::Selector::Point(at),
+        label: None,
+    };
+    let Some(snap) = state.screen(serial).filter(|_| state.flows.screen_is_current(serial)) else {
+        return point;
+    };
+    let under = snap
+        .elements
+        .iter()
+        .filter(|e| e.clickable && e.bounds.contains(at[0], at[1]))
+        .min_by_key(|e| i64::from(e.bounds.right - e.bounds.left) * i64::from(e.bounds.bottom - e.bounds.top));
+    match under {
+        Some(element) => {
+            let mut found = recorded(&snap, element);
+            if found.selector.fragile() {
+                found.selector = crate::flow::Selector::Point(at);
+            }
+            found
+        }
+        None => point,
+    }
+}
+
+/// How a recorded wait or scroll names what it looked for: the query itself when it is exact
+/// (and not a class), else the element it found, by its selector or its label.
+pub(super) fn recorded_query(
+    field: Field,
+    exact: bool,
+    value: &str,
+    found: Option<(&Snapshot, &Element)>,
+) -> Option<crate::flow::Selector> {
+    use crate::flow::Selector;
+    match (field, exact) {
+        (Field::Text, true) => return Some(Selector::Text(value.trim().to_string())),
+        (Field::ResourceId, true) => return Some(Selector::ResourceId(value.trim().to_string())),
+        (Field::ContentDesc, true) => return Some(Selector::ContentDesc(value.trim().to_string())),
+        _ => {}
+    }
+    let (snap, element) = found?;
+    let aim = recorded(snap, element);
+    match aim.selector {
+        Selector::Point(_) => aim.label.map(Selector::Text),
+        selector => Some(selector),
+    }
 }
 
 /// Refuses an element whose center (where a tap lands) is outside the screen: a tap there would

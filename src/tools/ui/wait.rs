@@ -29,6 +29,16 @@ pub(super) async fn wait(state: &State, serial: &str, args: &UiArgs, ctx: &Reque
         };
         let found = find(&snap.tree, &snap.elements, field, &matcher, screen_bounds(&snap));
         if found.is_empty() == gone {
+            let exact = matches!(matcher, Matcher::Exact(_));
+            if let Some(selector) = recorded_query(field, exact, &value, found.first().map(|f| (&snap, &f.element))) {
+                let timeout_ms = args.timeout_ms;
+                let step = crate::flow::Action::Wait {
+                    selector,
+                    gone,
+                    timeout_ms,
+                };
+                state.flows.record(serial, crate::flow::Step::new(step));
+            }
             let mut out = output(UiOperation::Wait, serial);
             out.target = found.into_iter().next().map(|f| f.element);
             out.focused = snap.focused;

@@ -1,0 +1,186 @@
+//! A flow as a droidmcp script (code mode): each step waits for its target, acts through the
+//! same API an assistant uses, then waits for what the recording saw after it. `droidmcp
+//! replay` runs it (a Maestro flow too, turned into this first), and so does `script run`.
+
+use super::{Action, Selector, Step, Target};
+
+/// What a replay reads back from the run's folder: one record per step.
+pub const RESULTS_FILE: &str = "flow-results.json";
+
+/// Defines `step`, `target` and `expect` for the steps below it.
+const PRELUDE: &str = r#"const TIMEOUT = Number(args.timeoutMs ?? 10000);
+const results = [];
+
+// Runs one step and keeps its record (ok, ms, warnings, error) in flow-results.json.
+async function step(name, body) {
+  const started = Date.now();
+  const warnings = [];
+  let error = null;
+  try {
+    await body(warnings);
+  } catch (e) {
+    error = String((e && e.message) || e);
+  }
+  const ms = Date.now() - started;
+  results.push({ name, ok: error === null, ms, warnings, error });
+  await workspace.write("flow-results.json", results);
+  console.log(`${error === null ? "ok" : "FAILED"} ${name} (${ms} ms)` +
+    (warnings.length ? `; ${warnings.join("; ")}` : "") + (error === null ? "" : `: ${error}`));
+  if (error !== null) throw new Error(`step ${name} failed: ${error}`);
+}
+
+// The element a step acts on: it waits for the recorded selector; when that no longer matches,
+// the one element whose label is exactly the recorded label is used, with a warning (healed).
+async function target(selector, label, warnings) {
+  if ("x" in selector) return selector;
+  try {
+    await ui.wait({ ...selector, match: "exact", timeoutMs: TIMEOUT });
+    return { ...selector, match: "exact" };
+  } catch (e) {
+    if (label === null || selector.text === label) throw e;
+    const found = await ui.find({ text: label, match: "exact" });
+    if (found.totalCount !== 1) throw e;
+    warnings.push(`healed: ${JSON.stringify(selector)} no longer matches; now ${JSON.stringify({ text: label })}`);
+    return { ref: found.matches[0].ref };
+  }
+}
+
+// What the recording saw after the step: each label shows, and the activity is in front.
+async function expect(activity, visible) {
+  let focused = null;
+  for (const selector of visible) {
+    focused = (await ui.wait({ ...selector, match: "exact", timeoutMs: TIMEOUT })).focused;
+  }
+  const started = Date.now();
+  while (activity !== null && (focused === null || focused.activity !== activity)) {
+    if (Date.now() - started > TIMEOUT) {
+      throw new Error(`expected ${activity} in front; the screen shows ${focused ? focused.activity : "no activity"}`);
+    }
+    if (focused !== null) await sleep(300);
+    focused = (await ui.dump({ limit: 1 })).focused || { activity: "none" };
+  }
+}
+"#;
+
+/// The whole script: a header that says where the flow came from, the prelude, then one
+/// `step(…)` per step, each commented with what the assistant did.
+pub fn render(steps: &[Step], header: &[String]) -> String {
+    let mut out = String::new();
+    for line in header {
+        out.push_str(&format!("// {}\n", one_line(line)));
+    }
+    out.push('\n');
+    out.push_str(PRELUDE);
+    for (i, step) in steps.iter().enumerate() {
+        let name = format!("{} {}", i + 1, step.describe());
+        out.push('\n');
+        out.push_str(&format!("// {}", one_line(&name)));
+        if let Some(on) = &step.on {
+            out.push_str(&format!(", on {}", one_line(on)));
+        }
+        if step.fragile() {
+            out.push_str(" (by coordinates: fragile)");
+        }
+        out.push('\n');
+        out.push_str(&format!("await step({}, async (w) => {{\n", lit(&name)));
+        for line in body(step) {
+            out.push_str(&format!("  {line}\n"));
+        }
+        if step.expect != Default::default() {
+            let visible: Vec<String> = step.expect.visible.iter().map(selector).collect();
+            out.push_str(&format!(
+                "  await expect({}, [{}]);\n",
+                step.expect.activity.as_deref().map_or("null".into(), lit),
+                visible.join(", ")
+            ));
+        }
+        out.push_str("});\n");
+    }
+    out
+}
+
+fn body(step: &Step) -> Vec<String> {
+    let pick = |t: &Target| {
+        format!(
+            "await target({}, {}, w)",
+            selector(&t.selector),
+            t.label.as_deref().map_or("null".into(), lit)
+        )
+    };
+    match &step.action {
+        Action::Launch { package } => vec![format!("await app.launch({{ package: {} }});", lit(package))],
+        Action::Stop { package } => vec![format!("await app.stop({{ package: {} }});", lit(package))],
+        Action::ClearData { package } => vec![format!("await app.clearData({{ package: {} }});", lit(package))],
+        Action::Install { path } => vec![format!("await app.install({{ path: {} }});", lit(path))],
+        Action::Tap { target } => vec![format!("await ui.tap({});", pick(target))],
+        Action::LongPress { target, duration_ms } => vec![format!(
+            "await ui.longPress({{ ...({}){} }});",
+            pick(target),
+            duration_ms.map_or(String::new(), |d| format!(", durationMs: {d}"))
+        )],
+        Action::Type {
+            target,
+            text,
+            clear,
+            submit,
+        } => {
+            let mut lines: Vec<String> = target.iter().map(|t| format!("await ui.tap({});", pick(t))).collect();
+            lines.push(format!(
+                "await ui.type({{ text: {}{}{} }});",
+                lit(text),
+                if *clear { ", clear: true" } else { "" },
+                if *submit { ", submit: true" } else { "" }
+            ));
+            lines
+        }
+        Action::Key { name } => vec![format!("await ui.key({{ name: {} }});", lit(name))],
+        Action::Swipe { from, to, duration_ms } => vec![format!(
+            "await ui.swipe({{ from: [{}, {}], to: [{}, {}]{} }});",
+            from[0],
+            from[1],
+            to[0],
+            to[1],
+            duration_ms.map_or(String::new(), |d| format!(", durationMs: {d}"))
+        )],
+        Action::SwipeToward { direction } => vec![format!("await ui.swipe({{ direction: {} }});", lit(direction))],
+        Action::Scroll { direction, until } => vec![match until {
+            Some(s) => format!(
+                "await ui.scroll({{ direction: {}, ...{}, match: \"exact\" }});",
+                lit(direction),
+                selector(s)
+            ),
+            None => format!("await ui.scroll({{ direction: {} }});", lit(direction)),
+        }],
+        Action::Wait {
+            selector: s,
+            gone,
+            timeout_ms,
+        } => vec![format!(
+            "await ui.wait({{ ...{}, match: \"exact\"{}, timeoutMs: {} }});",
+            selector(s),
+            if *gone { ", gone: true" } else { "" },
+            timeout_ms.map_or("TIMEOUT".into(), |t| t.to_string())
+        )],
+        Action::Check => Vec::new(),
+    }
+}
+
+/// A selector as the API's arguments.
+fn selector(s: &Selector) -> String {
+    match s {
+        Selector::ResourceId(v) => format!("{{ resourceId: {} }}", lit(v)),
+        Selector::Text(v) => format!("{{ text: {} }}", lit(v)),
+        Selector::ContentDesc(v) => format!("{{ contentDesc: {} }}", lit(v)),
+        Selector::Point([x, y]) => format!("{{ x: {x}, y: {y} }}"),
+    }
+}
+
+/// A JavaScript string literal (JSON's is one).
+fn lit(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into())
+}
+
+/// Text for a `//` comment: one line, no control characters.
+fn one_line(s: &str) -> String {
+    s.chars().map(|c| if c.is_control() { ' ' } else { c }).collect()
+}

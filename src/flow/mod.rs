@@ -1,0 +1,249 @@
+//! Record and replay: what an assistant does on a device, kept as steps with stable selectors
+//! and the outcome each step was seen to have, exported as a droidmcp script (`js`) or a Maestro
+//! flow (`maestro`), and replayed by `droidmcp replay` (`replay`). One model (`Step`) for both
+//! formats: a Maestro file is read into steps and replayed through the same script as a `.js`.
+
+pub mod js;
+pub mod maestro;
+pub mod record;
+pub mod replay;
+#[cfg(test)]
+mod tests;
+
+use crate::android::ui_elements::{Element, Field, Matcher, best_target, find};
+use crate::android::uiautomator::{Bounds, UiTree};
+
+pub use record::{Recording, Recordings};
+
+/// How a step finds its element again on another run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Selector {
+    /// The full resource-id (`com.android.settings:id/search_action_bar`).
+    ResourceId(String),
+    /// Text, content-desc or the label a row takes from its children.
+    Text(String),
+    ContentDesc(String),
+    /// Device pixels: recorded only where no selector names the element alone. Fragile.
+    Point([i32; 2]),
+}
+
+impl Selector {
+    pub fn fragile(&self) -> bool {
+        matches!(self, Selector::Point(_))
+    }
+
+    /// `resourceId "…"`, `text "…"`: how a report names it.
+    pub fn describe(&self) -> String {
+        match self {
+            Selector::ResourceId(v) => format!("resourceId {v:?}"),
+            Selector::Text(v) => format!("text {v:?}"),
+            Selector::ContentDesc(v) => format!("contentDesc {v:?}"),
+            Selector::Point([x, y]) => format!("point ({x}, {y}), fragile"),
+        }
+    }
+}
+
+/// An element to act on: its selector, and its label when it has one (a step whose selector no
+/// longer matches is healed by a label that matches exactly one element).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    pub selector: Selector,
+    pub label: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    Launch {
+        package: String,
+    },
+    Stop {
+        package: String,
+    },
+    ClearData {
+        package: String,
+    },
+    /// An APK from the host (Maestro has no such command: its flow says to install first).
+    Install {
+        path: String,
+    },
+    Tap {
+        target: Target,
+    },
+    LongPress {
+        target: Target,
+        duration_ms: Option<u32>,
+    },
+    /// Typed into `target` (tapped first), else into the focused field.
+    Type {
+        target: Option<Target>,
+        text: String,
+        clear: bool,
+        submit: bool,
+    },
+    Key {
+        name: String,
+    },
+    Swipe {
+        from: [i32; 2],
+        to: [i32; 2],
+        duration_ms: Option<u32>,
+    },
+    /// A finger moving `direction` (up, down, left, right) across the screen.
+    SwipeToward {
+        direction: String,
+    },
+    /// Scrolls `direction` (once, or until `until` shows).
+    Scroll {
+        direction: String,
+        until: Option<Selector>,
+    },
+    Wait {
+        selector: Selector,
+        gone: bool,
+        timeout_ms: Option<u64>,
+    },
+    /// Only what must be on the screen (a Maestro `assertVisible` with no action before it).
+    Check,
+}
+
+/// What the recording saw after a step: the activity in front, and up to `MAX_VISIBLE` labels
+/// that appeared. A replay waits for each and checks the activity.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Expect {
+    pub activity: Option<String>,
+    pub visible: Vec<Selector>,
+}
+
+/// Labels a step's outcome asserts at most: enough to tell the screen, few enough to survive
+/// small changes of the app.
+pub const MAX_VISIBLE: usize = 2;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Step {
+    pub action: Action,
+    pub expect: Expect,
+    /// `package/activity` the step was taken on, when known (for its comment).
+    pub on: Option<String>,
+}
+
+impl Step {
+    pub fn new(action: Action) -> Step {
+        Step {
+            action,
+            expect: Expect::default(),
+            on: None,
+        }
+    }
+
+    /// One line saying what the step does: `tap text "Network & internet"`.
+    pub fn describe(&self) -> String {
+        let target = |t: &Target| t.selector.describe();
+        match &self.action {
+            Action::Launch { package } => format!("launch {package}"),
+            Action::Stop { package } => format!("stop {package}"),
+            Action::ClearData { package } => format!("clear data of {package}"),
+            Action::Install { path } => format!("install {path}"),
+            Action::Tap { target: t } => format!("tap {}", target(t)),
+            Action::LongPress { target: t, .. } => format!("long-press {}", target(t)),
+            Action::Type { target: t, text, .. } => match t {
+                Some(t) => format!("type {text:?} into {}", target(t)),
+                None => format!("type {text:?}"),
+            },
+            Action::Key { name } => format!("key {name}"),
+            Action::Swipe { from, to, .. } => format!("swipe {from:?} to {to:?}"),
+            Action::SwipeToward { direction } => format!("swipe {direction}"),
+            Action::Scroll { direction, until } => match until {
+                Some(s) => format!("scroll {direction} until {}", s.describe()),
+                None => format!("scroll {direction}"),
+            },
+            Action::Wait {
+                selector, gone: false, ..
+            } => format!("wait for {}", selector.describe()),
+            Action::Wait {
+                selector, gone: true, ..
+            } => format!("wait until {} is gone", selector.describe()),
+            Action::Check => {
+                let shown: Vec<String> = self.expect.visible.iter().map(Selector::describe).collect();
+                format!("check {}", shown.join(", "))
+            }
+        }
+    }
+
+    /// Whether the step's target is found by coordinates only.
+    pub fn fragile(&self) -> bool {
+        match &self.action {
+            Action::Tap { target } | Action::LongPress { target, .. } => target.selector.fragile(),
+            Action::Type { target: Some(t), .. } => t.selector.fragile(),
+            Action::Swipe { .. } => true,
+            _ => false,
+        }
+    }
+}
+
+/// The selector that finds `target` again: its resource-id, else its own text or the first of
+/// its children's (a row's title, not its changing summary), else its whole label or its
+/// content-desc: the first that resolves to this very element on this screen the way a tap
+/// resolves it (exact match, the best target); its point only when none does. The label kept
+/// for healing is its name: that first text.
+pub fn selector_for(tree: &UiTree, elements: &[Element], screen: Bounds, target: &Element) -> Target {
+    let node = &tree.nodes[target.node];
+    let texts = texts_within(tree, target.node);
+    let name = texts.first().cloned().or_else(|| Some(target.label.clone()));
+    let label = name.filter(|l| !l.trim().is_empty());
+    let mut candidates = vec![(Field::ResourceId, node.resource_id().to_string())];
+    candidates.extend(texts.into_iter().map(|t| (Field::Text, t)));
+    candidates.push((Field::Text, target.label.clone()));
+    candidates.push((Field::ContentDesc, node.content_desc().to_string()));
+    for (field, value) in candidates {
+        if value.trim().is_empty() || value.trim() != value {
+            continue;
+        }
+        let found = find(tree, elements, field, &Matcher::Exact(value.clone()), screen);
+        if best_target(&found).is_ok_and(|one| one.element.node == target.node) {
+            let selector = match field {
+                Field::ResourceId => Selector::ResourceId(value),
+                Field::Text => Selector::Text(value),
+                _ => Selector::ContentDesc(value),
+            };
+            return Target { selector, label };
+        }
+    }
+    Target {
+        selector: Selector::Point(target.at),
+        label,
+    }
+}
+
+/// The texts and content-descs of a node and the nodes inside it, in document order (a few).
+fn texts_within(tree: &UiTree, node: usize) -> Vec<String> {
+    let inside = |mut i: usize| loop {
+        if i == node {
+            return true;
+        }
+        match tree.nodes[i].parent {
+            Some(p) => i = p,
+            None => return false,
+        }
+    };
+    tree.nodes
+        .iter()
+        .enumerate()
+        .skip(node)
+        .filter(|(i, _)| inside(*i))
+        .flat_map(|(_, n)| [n.text().to_string(), n.content_desc().to_string()])
+        .filter(|t| !t.trim().is_empty())
+        .take(6)
+        .collect()
+}
+
+/// A file name's stem for a flow: letters, digits, `_` and `-`, 1 to 64 of them.
+pub fn valid_name(name: &str) -> Result<&str, String> {
+    let ok =
+        !name.is_empty() && name.len() <= 64 && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    ok.then_some(name).ok_or_else(|| {
+        format!(
+            "`name` {:?} is not a flow name: 1 to 64 letters, digits, _ or -",
+            crate::adb::cut(name)
+        )
+    })
+}

@@ -1,0 +1,172 @@
+//! The recording: each device's acting calls that succeeded, as steps, the newest
+//! `MAX_STEPS` kept. A step's outcome is filled in by the first screen reading after it, so
+//! recording costs no reading of its own.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::Mutex;
+
+use super::{Expect, MAX_VISIBLE, Selector, Step};
+use crate::android::ui_elements::Element;
+
+/// Steps kept per device; older ones are dropped (and the export says how many).
+pub const MAX_STEPS: usize = 500;
+
+#[derive(Debug, Default, Clone)]
+pub struct Recording {
+    pub steps: VecDeque<Step>,
+    /// Steps dropped from the front since the recording started.
+    pub dropped: usize,
+    /// The labels of the last screen read, to tell what a step made appear.
+    last_labels: Option<HashSet<String>>,
+    /// The labels seen before the newest step, while its outcome is still to be read.
+    pending: Option<Option<HashSet<String>>>,
+}
+
+impl Recording {
+    pub fn push(&mut self, mut step: Step) {
+        if self.steps.len() == MAX_STEPS {
+            self.steps.pop_front();
+            self.dropped += 1;
+        }
+        if step.on.is_none() {
+            step.on = self.steps.back().and_then(|s| s.expect.activity.clone());
+        }
+        self.steps.push_back(step);
+        self.pending = Some(self.last_labels.clone());
+    }
+
+    /// A screen was read: the newest step's outcome, if it has none yet, is what this shows.
+    pub fn saw(&mut self, activity: Option<&str>, elements: &[Element]) {
+        let labels: HashSet<String> = elements.iter().map(|e| e.label.clone()).collect();
+        if let (Some(before), Some(step)) = (self.pending.take(), self.steps.back_mut()) {
+            step.expect = outcome(activity, elements, before.as_ref());
+        }
+        self.last_labels = Some(labels);
+    }
+
+    pub fn fragile(&self) -> usize {
+        self.steps.iter().filter(|s| s.fragile()).count()
+    }
+}
+
+/// What a step was seen to do: the activity in front and the stable labels that appeared (on a
+/// first look, the first stable labels of the screen).
+fn outcome(activity: Option<&str>, elements: &[Element], before: Option<&HashSet<String>>) -> Expect {
+    let mut visible: Vec<Selector> = Vec::new();
+    for e in elements {
+        if visible.len() == MAX_VISIBLE {
+            break;
+        }
+        let new = before.is_none_or(|b| !b.contains(&e.label));
+        let seen = visible.iter().any(|s| *s == Selector::Text(e.label.clone()));
+        if new && !seen && stable_label(&e.label) {
+            visible.push(Selector::Text(e.label.clone()));
+        }
+    }
+    Expect {
+        activity: activity.map(str::to_string),
+        visible,
+    }
+}
+
+/// A label worth asserting: short, trimmed, and without digits (clocks, counters, percentages
+/// and sizes change from run to run).
+fn stable_label(label: &str) -> bool {
+    let n = label.chars().count();
+    (2..=40).contains(&n)
+        && label.trim() == label
+        && !label.chars().any(|c| c.is_ascii_digit() || c.is_control())
+        && !label.contains('•')
+}
+
+/// Every device's recording, for one principal.
+#[derive(Debug, Default)]
+pub struct Recordings(Mutex<HashMap<String, Recording>>);
+
+impl Recordings {
+    pub fn record(&self, serial: &str, step: Step) {
+        self.lock().entry(serial.to_string()).or_default().push(step);
+    }
+
+    pub fn saw(&self, serial: &str, activity: Option<&str>, elements: &[Element]) {
+        self.lock()
+            .entry(serial.to_string())
+            .or_default()
+            .saw(activity, elements);
+    }
+
+    /// Whether the last screen reading came after the last recorded step.
+    pub fn screen_is_current(&self, serial: &str) -> bool {
+        self.lock().get(serial).is_none_or(|r| r.pending.is_none())
+    }
+
+    pub fn get(&self, serial: &str) -> Recording {
+        self.lock().get(serial).cloned().unwrap_or_default()
+    }
+
+    /// Starts a new recording; says how many steps the old one had.
+    pub fn reset(&self, serial: &str) -> usize {
+        self.lock().remove(serial).map_or(0, |r| r.steps.len())
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Recording>> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::flow::Action;
+
+    fn labelled(labels: &[&str]) -> Vec<Element> {
+        labels
+            .iter()
+            .map(|l| Element {
+                reference: String::new(),
+                label: l.to_string(),
+                kind: "TextView".into(),
+                id: None,
+                at: [0, 0],
+                flags: vec![],
+                node: 0,
+                bounds: Default::default(),
+                clickable: false,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_step_expects_what_the_next_reading_shows_that_was_not_there_before() {
+        let mut r = Recording::default();
+        r.saw(
+            Some(".Settings"),
+            &labelled(&["Settings", "Network & internet", "Battery"]),
+        );
+        r.push(Step::new(Action::Key { name: "BACK".into() }));
+        r.saw(
+            Some(".SubSettings"),
+            &labelled(&["Settings", "Wi-Fi", "12:30", "Airplane mode", "VPN"]),
+        );
+        let step = &r.steps[0];
+        assert_eq!(step.expect.activity.as_deref(), Some(".SubSettings"));
+        assert_eq!(
+            step.expect.visible,
+            vec![Selector::Text("Wi-Fi".into()), Selector::Text("Airplane mode".into())]
+        );
+        // A later reading does not rewrite it.
+        r.saw(Some(".Other"), &labelled(&["Other"]));
+        assert_eq!(r.steps[0].expect.activity.as_deref(), Some(".SubSettings"));
+    }
+
+    #[test]
+    fn the_recording_keeps_the_newest_steps_and_counts_the_dropped() {
+        let mut r = Recording::default();
+        for i in 0..MAX_STEPS + 7 {
+            r.push(Step::new(Action::Key { name: format!("{i}") }));
+        }
+        assert_eq!(r.steps.len(), MAX_STEPS);
+        assert_eq!(r.dropped, 7);
+        assert_eq!(r.steps[0].action, Action::Key { name: "7".into() });
+    }
+}

@@ -1,0 +1,367 @@
+//! `droidmcp replay FILE`: a `.js` flow, or a Maestro `.yaml` flow turned into the same script
+//! (`maestro::parse`, then `js::render`), run through the script sandbox against any device. One
+//! line per step, a JUnit report, and for a failed step what the screen showed and a screenshot.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use base64::Engine;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::server::{DroidMcp, call_once};
+use crate::tools::State;
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct Options {
+    /// The flow: a .js flow (as `flow export` writes it, or any droidmcp script that keeps
+    /// flow-results.json) or a Maestro .yaml flow.
+    pub file: PathBuf,
+    /// Write a JUnit XML report here (one testcase per step); a failed step's screenshot goes
+    /// beside it.
+    #[arg(long, value_name = "PATH")]
+    pub junit: Option<PathBuf>,
+    /// A step healed by its label (its selector no longer matched) fails instead of passing with
+    /// a warning.
+    #[arg(long)]
+    pub strict: bool,
+    /// How long each step waits for its element and its outcome, in ms.
+    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(100..=120_000))]
+    pub step_timeout_ms: u64,
+}
+
+/// The longest replay: a script run's time limit.
+const MAX_RUN_MS: u64 = crate::tools::script::MAX_TIMEOUT_MS;
+
+/// One step's record, as the script keeps it in `flow-results.json`.
+#[derive(Debug, Clone, Deserialize)]
+pub struct StepResult {
+    pub name: String,
+    pub ok: bool,
+    pub ms: u64,
+    #[serde(default)]
+    pub warnings: Vec<String>,
+    #[serde(default)]
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Default)]
+pub struct Report {
+    pub name: String,
+    /// Every step of the flow in order, with its result when it ran.
+    pub steps: Vec<(String, Option<StepResult>)>,
+    /// Why the run ended early when no step says it (a syntax error, the time limit).
+    pub run_error: Option<String>,
+    pub strict: bool,
+    pub ms: u64,
+}
+
+impl Report {
+    /// A step's failure, if it failed (healed under `--strict` counts).
+    pub fn failure(&self, result: &StepResult) -> Option<String> {
+        match (&result.error, self.strict && !result.warnings.is_empty()) {
+            (Some(e), _) => Some(e.clone()),
+            (None, true) => Some(format!("{} (--strict)", result.warnings.join("; "))),
+            (None, false) => None,
+        }
+    }
+
+    pub fn passed(&self) -> bool {
+        self.run_error.is_none()
+            && self
+                .steps
+                .iter()
+                .all(|(_, r)| r.as_ref().is_some_and(|r| self.failure(r).is_none()))
+    }
+}
+
+/// Runs the flow and prints a line per step; the report says whether it passed.
+pub async fn run(state: Arc<State>, options: &Options) -> anyhow::Result<Report> {
+    let file = &options.file;
+    let text = std::fs::read_to_string(file).map_err(|e| anyhow::anyhow!("cannot read {}: {e}", file.display()))?;
+    let ext = file.extension().and_then(|e| e.to_str()).unwrap_or_default();
+    let code = match ext {
+        "js" => text,
+        "yaml" | "yml" => {
+            let steps = super::maestro::parse(&text).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
+            super::js::render(&steps, &[format!("from {}", file.display())])
+        }
+        _ => anyhow::bail!(
+            "{}: a flow is a .js file (flow export {{format: \"js\"}}) or a Maestro .yaml file",
+            file.display()
+        ),
+    };
+    let name = file
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "flow".into());
+    let names = step_names(&code);
+    let started = Instant::now();
+    let answer = call(
+        &state,
+        "script",
+        json!({
+            "operation": "run",
+            "code": code,
+            "timeoutMs": MAX_RUN_MS,
+            "args": { "timeoutMs": options.step_timeout_ms },
+        }),
+    )
+    .await?;
+    let results = read_results(&state, &answer);
+    let mut report = Report {
+        name,
+        strict: options.strict,
+        ms: started.elapsed().as_millis() as u64,
+        ..Default::default()
+    };
+    for (i, result) in results.iter().enumerate() {
+        let name = names.get(i).cloned().unwrap_or_else(|| result.name.clone());
+        report.steps.push((name, Some(result.clone())));
+    }
+    for name in names.iter().skip(results.len()) {
+        report.steps.push((name.clone(), None));
+    }
+    let failed_step = results.iter().any(|r| r.error.is_some());
+    if answer.get("ok") != Some(&Value::Bool(true)) && !failed_step {
+        report.run_error = Some(
+            answer
+                .get("error")
+                .or_else(|| answer.get("message"))
+                .and_then(Value::as_str)
+                .unwrap_or("the run failed")
+                .to_string(),
+        );
+    }
+    let mut screenshot = None;
+    if !report.passed() {
+        let (seen, shot) = what_the_screen_shows(&state, options, &report.name).await;
+        if let Some(seen) = seen {
+            let failing = report
+                .steps
+                .iter_mut()
+                .filter_map(|(_, r)| r.as_mut())
+                .find(|r| r.error.is_some());
+            match failing {
+                Some(r) => r.error = r.error.take().map(|e| format!("{e}. The screen shows {seen}")),
+                None => report.run_error = report.run_error.take().map(|e| format!("{e}. The screen shows {seen}")),
+            }
+        }
+        screenshot = shot;
+    }
+    print(&report, screenshot.as_deref());
+    if let Some(path) = &options.junit {
+        std::fs::write(path, junit(&report, screenshot.as_deref()))
+            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+    }
+    Ok(report)
+}
+
+/// A tool call through the server, as an assistant makes it: its structured answer, or
+/// `{ok: false, message}` for an error without one.
+async fn call(state: &Arc<State>, tool: &str, args: Value) -> anyhow::Result<Value> {
+    let Value::Object(args) = args else {
+        unreachable!("arguments are an object")
+    };
+    let result = call_once(DroidMcp::new(state.clone()), tool, args).await?;
+    if let Some(structured) = result.structured_content {
+        return Ok(structured);
+    }
+    let text: Vec<String> = result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect();
+    Ok(json!({ "ok": result.is_error != Some(true), "message": text.join("\n") }))
+}
+
+/// `await step("3 tap …", …)` lines: the flow's steps, so the ones a failure skipped are named.
+pub(crate) fn step_names(code: &str) -> Vec<String> {
+    code.lines()
+        .filter_map(|l| l.trim_start().strip_prefix("await step("))
+        .filter_map(|rest| {
+            let mut stream = serde_json::Deserializer::from_str(rest).into_iter::<String>();
+            stream.next().and_then(Result::ok)
+        })
+        .collect()
+}
+
+/// The steps' records the run left in its folder.
+fn read_results(state: &State, answer: &Value) -> Vec<StepResult> {
+    let Some(run) = answer.get("runId").and_then(Value::as_str) else {
+        return Vec::new();
+    };
+    let Ok(folder) = state.runs.folder() else {
+        return Vec::new();
+    };
+    let path = folder.join("runs").join(run).join(super::js::RESULTS_FILE);
+    std::fs::read_to_string(path)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or_default()
+}
+
+/// After a failure: the activity and the first labels on the screen, and a screenshot saved
+/// beside the report (or in the temp folder).
+async fn what_the_screen_shows(state: &Arc<State>, options: &Options, name: &str) -> (Option<String>, Option<PathBuf>) {
+    let seen = match call(state, "ui", json!({"operation": "dump", "limit": 12})).await {
+        Ok(dump) if dump.get("elements").is_some() => {
+            let activity = dump["focused"]["activity"]
+                .as_str()
+                .unwrap_or("no activity")
+                .to_string();
+            let labels: Vec<String> = dump["elements"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|e| e["label"].as_str())
+                .filter(|l| !l.is_empty())
+                .map(|l| format!("{l:?}"))
+                .collect();
+            Some(format!("{activity} with {}", labels.join(", ")))
+        }
+        _ => None,
+    };
+    let Value::Object(args) = json!({"operation": "screenshot"}) else {
+        unreachable!()
+    };
+    let shot = match call_once(DroidMcp::new(state.clone()), "ui", args).await {
+        Ok(result) => result.content.iter().find_map(|c| c.as_image().cloned()),
+        Err(_) => None,
+    };
+    let folder = options
+        .junit
+        .as_deref()
+        .and_then(Path::parent)
+        .map(Path::to_path_buf)
+        .unwrap_or_else(std::env::temp_dir);
+    let folder = if folder.as_os_str().is_empty() {
+        PathBuf::from(".")
+    } else {
+        folder
+    };
+    let path = shot.and_then(|image| {
+        let bytes = base64::engine::general_purpose::STANDARD.decode(&image.data).ok()?;
+        let path = folder.join(format!("{name}-failure.jpg"));
+        std::fs::write(&path, bytes).ok()?;
+        Some(path)
+    });
+    (seen, path)
+}
+
+fn print(report: &Report, screenshot: Option<&Path>) {
+    for (name, result) in &report.steps {
+        match result {
+            Some(r) => match report.failure(r) {
+                None if r.warnings.is_empty() => println!("ok      {name} ({} ms)", r.ms),
+                None => println!("ok      {name} ({} ms); warning: {}", r.ms, r.warnings.join("; ")),
+                Some(e) => println!("FAILED  {name} ({} ms): {e}", r.ms),
+            },
+            None => println!("skipped {name}"),
+        }
+    }
+    if let Some(e) = &report.run_error {
+        println!("FAILED  the run: {e}");
+    }
+    if let Some(path) = screenshot {
+        println!("screenshot of the failure: {}", path.display());
+    }
+    let failed = report
+        .steps
+        .iter()
+        .filter(|(_, r)| r.as_ref().is_some_and(|r| report.failure(r).is_some()))
+        .count();
+    let skipped = report.steps.iter().filter(|(_, r)| r.is_none()).count();
+    println!(
+        "{}: {} steps, {} passed, {failed} failed, {skipped} skipped, {:.1} s",
+        report.name,
+        report.steps.len(),
+        report.steps.len() - failed - skipped,
+        report.ms as f64 / 1000.0
+    );
+}
+
+/// JUnit XML: one testsuite, one testcase per step (a failure names the step, its selector and
+/// what the screen showed; a skipped step after it is `<skipped/>`).
+pub fn junit(report: &Report, screenshot: Option<&Path>) -> String {
+    let failures = report
+        .steps
+        .iter()
+        .filter(|(_, r)| r.as_ref().is_some_and(|r| report.failure(r).is_some()))
+        .count()
+        + usize::from(report.run_error.is_some());
+    let skipped = report.steps.iter().filter(|(_, r)| r.is_none()).count();
+    let tests = report.steps.len() + usize::from(report.run_error.is_some());
+    let mut out = format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n<testsuite name=\"{}\" tests=\"{tests}\" failures=\"{failures}\" errors=\"0\" skipped=\"{skipped}\" time=\"{:.3}\">\n",
+        xml(&report.name),
+        report.ms as f64 / 1000.0
+    );
+    let class = xml(&format!("droidmcp.flow.{}", report.name));
+    for (name, result) in &report.steps {
+        let time = result.as_ref().map_or(0.0, |r| r.ms as f64 / 1000.0);
+        out.push_str(&format!(
+            "  <testcase classname=\"{class}\" name=\"{}\" time=\"{time:.3}\"",
+            xml(name)
+        ));
+        match result {
+            None => out.push_str(">\n    <skipped message=\"an earlier step failed\"/>\n  </testcase>\n"),
+            Some(r) => {
+                let failure = report.failure(r);
+                if failure.is_none() && r.warnings.is_empty() {
+                    out.push_str("/>\n");
+                    continue;
+                }
+                out.push_str(">\n");
+                if let Some(e) = failure {
+                    let shot = screenshot
+                        .map(|p| format!("\nScreenshot: {}", p.display()))
+                        .unwrap_or_default();
+                    out.push_str(&format!(
+                        "    <failure message=\"{}\">step {}: {}{}</failure>\n",
+                        xml(&crate::adb::cut(&e)),
+                        xml(name),
+                        xml(&e),
+                        xml(&shot)
+                    ));
+                }
+                if !r.warnings.is_empty() {
+                    out.push_str(&format!(
+                        "    <system-out>{}</system-out>\n",
+                        xml(&r.warnings.join("\n"))
+                    ));
+                }
+                out.push_str("  </testcase>\n");
+            }
+        }
+    }
+    if let Some(e) = &report.run_error {
+        out.push_str(&format!(
+            "  <testcase classname=\"{class}\" name=\"the run\" time=\"0\">\n    <failure message=\"{}\">{}</failure>\n  </testcase>\n",
+            xml(&crate::adb::cut(e)),
+            xml(e)
+        ));
+    }
+    out.push_str("</testsuite>\n</testsuites>\n");
+    out
+}
+
+/// Text for XML content or an attribute: the five escapes, and no control characters (XML 1.0
+/// allows none but tab and line ends).
+fn xml(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            '\t' | '\n' | '\r' => out.push(c),
+            c if c.is_control() => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
+}

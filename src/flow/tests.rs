@@ -1,0 +1,193 @@
+//! The formats hold whatever an app shows: generated steps with any text (quotes, newlines,
+//! `*/`, regex metacharacters, U+2028, YAML's own syntax) survive a Maestro round trip, keep
+//! every step named in the script, and make a JUnit report that parses.
+
+use proptest::prelude::*;
+
+use super::replay::{Report, StepResult, junit};
+use super::*;
+
+/// Text as apps show it and as an adversary would write it.
+fn text() -> impl Strategy<Value = String> {
+    prop_oneof![
+        "[a-zA-Z0-9 &·.,:#'-]{1,24}",
+        proptest::string::string_regex(r#"[\PC\n\t"\\/*$^.|?+()\[\]{}:#&!%@`'\u{2028}-]{1,16}"#).unwrap(),
+        Just("- tapOn: x\n---\n".to_string()),
+        Just("*/ await x; //".to_string()),
+        Just("yes".to_string()),
+        Just("123".to_string()),
+        Just("null".to_string()),
+    ]
+    .prop_filter("a selector is trimmed text", |s| !s.trim().is_empty() && s.trim() == s)
+}
+
+fn selector() -> impl Strategy<Value = Selector> {
+    prop_oneof![
+        text().prop_map(Selector::ResourceId),
+        text().prop_map(Selector::Text),
+        text().prop_map(Selector::ContentDesc),
+        (0i32..5000, 0i32..5000).prop_map(|(x, y)| Selector::Point([x, y])),
+    ]
+}
+
+fn target() -> impl Strategy<Value = Target> {
+    (selector(), proptest::option::of(text())).prop_map(|(selector, label)| Target { selector, label })
+}
+
+fn direction() -> impl Strategy<Value = String> {
+    prop_oneof![Just("up"), Just("down"), Just("left"), Just("right")].prop_map(str::to_string)
+}
+
+fn action() -> impl Strategy<Value = Action> {
+    prop_oneof![
+        text().prop_map(|package| Action::Launch { package }),
+        text().prop_map(|package| Action::Stop { package }),
+        text().prop_map(|package| Action::ClearData { package }),
+        target().prop_map(|target| Action::Tap { target }),
+        (target(), proptest::option::of(500u32..5000))
+            .prop_map(|(target, duration_ms)| Action::LongPress { target, duration_ms }),
+        (proptest::option::of(target()), text(), any::<bool>(), any::<bool>()).prop_map(
+            |(target, text, clear, submit)| {
+                Action::Type {
+                    target,
+                    text,
+                    clear,
+                    submit,
+                }
+            }
+        ),
+        prop_oneof![
+            Just("BACK"),
+            Just("HOME"),
+            Just("ENTER"),
+            Just("DEL"),
+            Just("APP_SWITCH")
+        ]
+        .prop_map(|n| Action::Key { name: n.into() }),
+        (
+            (0i32..2000, 0i32..2000),
+            (0i32..2000, 0i32..2000),
+            proptest::option::of(50u32..3000)
+        )
+            .prop_map(|(from, to, duration_ms)| Action::Swipe {
+                from: [from.0, from.1],
+                to: [to.0, to.1],
+                duration_ms
+            }),
+        direction().prop_map(|direction| Action::SwipeToward { direction }),
+        (direction(), proptest::option::of(selector()))
+            .prop_map(|(direction, until)| Action::Scroll { direction, until }),
+        (selector(), any::<bool>(), proptest::option::of(1u64..60_000)).prop_map(|(selector, gone, timeout_ms)| {
+            Action::Wait {
+                selector,
+                gone,
+                timeout_ms,
+            }
+        }),
+    ]
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    (
+        action(),
+        proptest::option::of(text()),
+        proptest::collection::vec(selector(), 0..3),
+        proptest::option::of(text()),
+    )
+        .prop_map(|(action, activity, visible, on)| Step {
+            action,
+            expect: Expect { activity, visible },
+            on,
+        })
+}
+
+proptest! {
+    /// Read back, a written flow reads the same again: Maestro's form of the steps is a fixpoint
+    /// (it merges what Maestro cannot say, e.g. a content-desc is a text, typing into a field is
+    /// a tap then the typing), and nothing an app shows can break the YAML.
+    #[test]
+    fn a_maestro_flow_reads_back_as_the_same_steps(steps in proptest::collection::vec(step(), 1..8), app in text()) {
+        let written = maestro::render(&steps, &["generated\nheader".into()], &app);
+        let read = maestro::parse(&written).map_err(|e| TestCaseError::fail(format!("{e}\n{written}")))?;
+        let again = maestro::parse(&maestro::render(&read, &[], &app)).map_err(TestCaseError::fail)?;
+        prop_assert_eq!(&read, &again);
+        // Every selector of a tap survives, escaped or not.
+        let taps = |steps: &[Step]| -> Vec<Selector> {
+            steps.iter().filter_map(|s| match &s.action {
+                Action::Tap { target } => Some(target.selector.clone()),
+                _ => None,
+            }).collect()
+        };
+        for selector in taps(&steps) {
+            let kept = match &selector {
+                Selector::ContentDesc(v) => Selector::Text(v.clone()),
+                other => other.clone(),
+            };
+            prop_assert!(taps(&read).contains(&kept), "{:?} lost", selector);
+        }
+    }
+
+    /// The script names every step, in order, whatever the labels hold: the replay reads the
+    /// names back to report the steps a failure skipped.
+    #[test]
+    fn the_script_names_every_step(steps in proptest::collection::vec(step(), 1..8)) {
+        let code = js::render(&steps, &["a header\nwith */ a line".into()]);
+        let names: Vec<String> = steps.iter().enumerate().map(|(i, s)| format!("{} {}", i + 1, s.describe())).collect();
+        prop_assert_eq!(replay::step_names(&code), names);
+    }
+
+    /// A JUnit report parses as XML, and each testcase is named as its step, whatever the step's
+    /// name and error hold (control characters become spaces: XML 1.0 cannot carry them).
+    #[test]
+    fn the_junit_report_is_xml_naming_each_step(
+        names in proptest::collection::vec(any::<String>(), 1..5),
+        error in any::<String>(),
+    ) {
+        let steps = names.iter().enumerate().map(|(i, n)| {
+            let result = StepResult { name: n.clone(), ok: i != 0, ms: 5, warnings: vec![error.clone()], error: (i == 0).then(|| error.clone()) };
+            (n.clone(), Some(result))
+        }).collect();
+        let report = Report { name: "generated".into(), steps, ..Default::default() };
+        let xml = junit(&report, None);
+        let doc = roxmltree::Document::parse(&xml).map_err(|e| TestCaseError::fail(format!("{e}\n{xml}")))?;
+        let cases: Vec<String> = doc.descendants().filter(|n| n.has_tag_name("testcase")).map(|n| n.attribute("name").unwrap_or_default().to_string()).collect();
+        let expected: Vec<String> = names.iter().map(|n| n.chars().map(|c| if c.is_control() { ' ' } else { c }).collect::<String>().replace('\r', " ")).collect();
+        prop_assert_eq!(cases.len(), expected.len());
+        for (case, want) in cases.iter().zip(&expected) {
+            // XML normalizes whitespace in attributes (tab, line ends become spaces).
+            let norm = |s: &str| s.replace(['\t', '\n', '\r'], " ");
+            prop_assert_eq!(norm(case), norm(want));
+        }
+    }
+}
+
+#[test]
+fn a_maestro_flow_written_by_hand_reads_as_steps() {
+    let flow = "appId: com.example.app\nname: Sign in\n---\n- launchApp\n- tapOn: \"Sign in\"\n- tapOn:\n    id: \"com.example.app:id/user\"\n- inputText: ada\n- pressKey: Enter\n- assertVisible: Welcome\n- scrollUntilVisible:\n    element:\n      text: \"Terms \\\\(2026\\\\)\"\n    direction: DOWN\n- extendedWaitUntil:\n    notVisible: \"Loading\"\n    timeout: 5000\n- back\n";
+    let steps = maestro::parse(flow).unwrap();
+    let described: Vec<String> = steps.iter().map(Step::describe).collect();
+    assert_eq!(
+        described,
+        [
+            "launch com.example.app",
+            "tap text \"Sign in\"",
+            "tap resourceId \"com.example.app:id/user\"",
+            "type \"ada\"",
+            "key ENTER",
+            "scroll down until text \"Terms (2026)\"",
+            "wait until text \"Loading\" is gone",
+            "key BACK",
+        ]
+    );
+    assert_eq!(steps[4].expect.visible, vec![Selector::Text("Welcome".into())]);
+    let refused = maestro::parse("appId: a.b\n---\n- launchApp\n- tapOn:\n    text: x\n    index: 2\n").unwrap_err();
+    assert_eq!(
+        refused,
+        "line 6: `index` is not supported here (id, text, point, label are)"
+    );
+    assert!(
+        maestro::parse("- launchApp\n")
+            .unwrap_err()
+            .contains("needs an app: give appId")
+    );
+}

@@ -1,0 +1,230 @@
+//! `flow`: what was done on a device, as a test to replay. Every acting call that worked is
+//! recorded (`crate::flow::record`); `export` writes the recording as a droidmcp script or a
+//! Maestro flow and answers with its path, a preview and a cacheId for the whole file; `reset`
+//! starts a new recording.
+
+use std::path::PathBuf;
+
+use rmcp::model::{CallToolResult, JsonObject};
+use serde::{Deserialize, Serialize};
+
+use super::{State, check_fields, error, operation_name, parse_args};
+use crate::context::budget::{Budgeted, respond};
+use crate::context::{Data, Kind};
+use crate::flow::{self, Action};
+
+/// Flow files kept in the flows folder at most: a client cannot fill the host's disk.
+const MAX_FILES: usize = 200;
+/// Step lines in the answer's preview.
+const PREVIEW_STEPS: usize = 12;
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct FlowArgs {
+    pub operation: FlowOperation,
+    #[serde(default)]
+    pub device: Option<String>,
+    #[serde(default)]
+    pub format: Option<Format>,
+    #[serde(default)]
+    pub name: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum FlowOperation {
+    Export,
+    Reset,
+}
+
+#[derive(Debug, Clone, Copy, Default, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Format {
+    #[default]
+    Js,
+    Maestro,
+}
+
+#[derive(Debug, Default, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FlowOutput {
+    pub operation: String,
+    pub device: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub steps: Option<usize>,
+    /// Steps that find their element by coordinates only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fragile: Option<usize>,
+    /// Older steps the recording no longer holds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dropped: Option<usize>,
+    /// The whole file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub preview: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
+}
+
+impl Budgeted for FlowOutput {
+    const KEY_FIELDS: &'static [&'static str] = &[
+        "operation",
+        "device",
+        "path",
+        "steps",
+        "fragile",
+        "dropped",
+        "cacheId",
+        "hint",
+    ];
+    const BULK_FIELDS: &'static [&'static str] = &["preview"];
+    const KIND: Kind = Kind::Output;
+}
+
+pub async fn run(state: &State, args: JsonObject) -> CallToolResult {
+    let given: Vec<String> = args.keys().cloned().collect();
+    let op = operation_name(&args);
+    let args: FlowArgs = match parse_args("flow", args) {
+        Ok(a) => a,
+        Err(e) => return error(e),
+    };
+    let allowed: &[&str] = match args.operation {
+        FlowOperation::Export => &["format", "name"],
+        FlowOperation::Reset => &[],
+    };
+    if let Err(e) = check_fields(&format!("flow {op}"), &given, allowed) {
+        return error(e);
+    }
+    let serial = match state.device(args.device.as_deref()).await {
+        Ok(s) => s,
+        Err(e) => return e.into(),
+    };
+    let output = match args.operation {
+        FlowOperation::Reset => {
+            let cleared = state.flows.reset(&serial);
+            FlowOutput {
+                operation: "reset".into(),
+                device: serial,
+                steps: Some(0),
+                hint: Some(format!("a new recording starts; the old one had {cleared} steps")),
+                ..Default::default()
+            }
+        }
+        FlowOperation::Export => match export(state, &serial, &args).await {
+            Ok(output) => output,
+            Err(e) => return error(e),
+        },
+    };
+    respond(&output, state.budget, &state.cache, "flow")
+}
+
+async fn export(state: &State, serial: &str, args: &FlowArgs) -> Result<FlowOutput, String> {
+    let name = flow::valid_name(args.name.as_deref().unwrap_or("flow"))?.to_string();
+    // The last step's outcome is the screen now, if no reading came after it yet.
+    if !state.flows.screen_is_current(serial) {
+        let _ = super::ui::look(state, serial).await;
+    }
+    let recording = state.flows.get(serial);
+    if recording.steps.is_empty() {
+        return Err(format!(
+            "nothing is recorded on {serial} yet: acting calls that work (adb-app launch, ui tap, type, key, swipe, scroll, wait) are recorded as they happen"
+        ));
+    }
+    let steps: Vec<flow::Step> = recording.steps.iter().cloned().collect();
+    let format = args.format.unwrap_or_default();
+    let ext = match format {
+        Format::Js => "js",
+        Format::Maestro => "yaml",
+    };
+    let folder = flows_folder(state);
+    let path = folder.join(format!("{name}.{ext}"));
+    let fragile = recording.fragile();
+    let mut header = vec![
+        format!("droidmcp flow {name:?}: {} steps recorded on {serial}", steps.len()),
+        format!("Replay: droidmcp replay {name}.{ext} --sim (or --device SERIAL); --junit report.xml for CI"),
+    ];
+    if fragile > 0 {
+        header.push(format!(
+            "{fragile} steps find their element by coordinates only (fragile): their lines say so"
+        ));
+    }
+    if recording.dropped > 0 {
+        header.push(format!(
+            "{} older steps were dropped: the recording keeps the last {}",
+            recording.dropped,
+            flow::record::MAX_STEPS
+        ));
+    }
+    let text = match format {
+        Format::Js => flow::js::render(&steps, &header),
+        Format::Maestro => flow::maestro::render(&steps, &header, &app_id(&steps)),
+    };
+    write(&folder, &path, &text)?;
+    let entry = state
+        .cache
+        .put(Kind::Output, format!("flow {name}.{ext} of {serial}"), Data::Text(text));
+    let mut preview: Vec<String> = steps
+        .iter()
+        .take(PREVIEW_STEPS)
+        .enumerate()
+        .map(|(i, s)| format!("{} {}", i + 1, s.describe()))
+        .collect();
+    if steps.len() > PREVIEW_STEPS {
+        preview.push(format!("… {} more", steps.len() - PREVIEW_STEPS));
+    }
+    Ok(FlowOutput {
+        operation: "export".into(),
+        device: serial.to_string(),
+        path: Some(path.display().to_string()),
+        steps: Some(steps.len()),
+        fragile: Some(fragile),
+        dropped: (recording.dropped > 0).then_some(recording.dropped),
+        cache_id: Some(entry.id.clone()),
+        preview: Some(preview),
+        hint: Some(format!(
+            "droidmcp replay {} replays it; cache get {{id: cacheId}} shows the file",
+            path.display()
+        )),
+    })
+}
+
+/// The app a Maestro flow is about: the first one launched, else the one the first step was on.
+fn app_id(steps: &[flow::Step]) -> String {
+    steps
+        .iter()
+        .find_map(|s| match &s.action {
+            Action::Launch { package } => Some(package.clone()),
+            _ => None,
+        })
+        .or_else(|| {
+            steps
+                .iter()
+                .find_map(|s| s.on.as_deref().or(s.expect.activity.as_deref()))
+                .and_then(|a| a.split('/').next().map(str::to_string))
+        })
+        .unwrap_or_else(|| "unknown.app".into())
+}
+
+/// `WORKSPACE/flows` with `--workspace`, else a folder in the system's temp folder (it outlives
+/// the server, so the file can be committed after it ended).
+fn flows_folder(state: &State) -> PathBuf {
+    match state.runs.workspace() {
+        Some(workspace) => workspace.join("flows"),
+        None => std::env::temp_dir().join("droidmcp-flows"),
+    }
+}
+
+fn write(folder: &std::path::Path, path: &std::path::Path, text: &str) -> Result<(), String> {
+    std::fs::create_dir_all(folder).map_err(|e| format!("cannot make {}: {e}", folder.display()))?;
+    let files = std::fs::read_dir(folder).map(|d| d.count()).unwrap_or(0);
+    if !path.exists() && files >= MAX_FILES {
+        return Err(format!(
+            "{} already holds {files} flows (at most {MAX_FILES}): export under a name used before, or remove old ones",
+            folder.display()
+        ));
+    }
+    std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
+}

@@ -1,0 +1,245 @@
+//! Record and replay: a journey an assistant makes over MCP is recorded, exported as a droidmcp
+//! script and as a Maestro flow, and `droidmcp replay` passes both on a fresh simulator, with a
+//! JUnit report; a failing step, a healed selector and an unsupported command say what they are.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use serde_json::json;
+
+use crate::common::*;
+
+/// `droidmcp replay FILE --sim ARGS` in a fresh process (a fresh simulated device).
+fn replay(file: &Path, home: &Path, args: &[&str]) -> Output {
+    let out = Command::new(env!("CARGO_BIN_EXE_droidmcp"))
+        .arg("replay")
+        .arg(file)
+        .arg("--sim")
+        .args(args)
+        .env("HOME", home)
+        .env_remove("ANDROID_SERIAL")
+        .output()
+        .expect("droidmcp replay runs");
+    println!(
+        "replay {} {args:?}: {}\n{}{}",
+        file.display(),
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// (testcases, failures, skipped) of a JUnit report, and its text.
+fn junit_counts(path: &Path) -> (usize, usize, usize, String) {
+    let xml = std::fs::read_to_string(path).expect("the JUnit report is written");
+    let doc = roxmltree::Document::parse(&xml).expect("the JUnit report is XML");
+    let cases: Vec<_> = doc.descendants().filter(|n| n.has_tag_name("testcase")).collect();
+    let failed = cases
+        .iter()
+        .filter(|c| c.children().any(|n| n.has_tag_name("failure")))
+        .count();
+    let skipped = cases
+        .iter()
+        .filter(|c| c.children().any(|n| n.has_tag_name("skipped")))
+        .count();
+    (cases.len(), failed, skipped, xml)
+}
+
+#[tokio::test]
+async fn a_recorded_journey_replays_as_a_script_and_as_a_maestro_flow() {
+    let home = tempfile::tempdir().unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let ws = workspace.path().to_str().unwrap();
+    let client = mcp_server(&["--sim", "--workspace", ws], &[], home.path()).await;
+
+    // The journey: Settings, "Network & internet" by text, BACK, then the login demo's field.
+    ok(&call(
+        &client,
+        "adb-app",
+        json!({"operation": "launch", "package": "com.android.settings"}),
+    )
+    .await);
+    ok(&call(&client, "ui", json!({"operation": "tap", "text": "Network & internet"})).await);
+    ok(&call(&client, "ui", json!({"operation": "key", "name": "BACK"})).await);
+    ok(&call(
+        &client,
+        "adb-app",
+        json!({"operation": "launch", "package": "org.droidmcp.demo.login"}),
+    )
+    .await);
+    let found = ok(&call(&client, "ui", json!({"operation": "find", "resourceId": "username"})).await);
+    let field = found["matches"][0]["ref"].as_str().unwrap().to_string();
+    ok(&call(
+        &client,
+        "ui",
+        json!({"operation": "type", "ref": field, "text": "ada@example.com"}),
+    )
+    .await);
+    ok(&call(&client, "ui", json!({"operation": "key", "name": "ENTER"})).await);
+    // A failed call is not recorded.
+    err(&call(&client, "ui", json!({"operation": "tap", "text": "No such button"})).await);
+
+    let result = call(&client, "flow", json!({"operation": "export", "name": "journey"})).await;
+    println!("flow export (js): {} chars", response_chars(&result));
+    let js = ok(&result);
+    assert_eq!(js["steps"], 6, "{js}");
+    assert_eq!(js["fragile"], 0, "{js}");
+    let js_path = js["path"].as_str().unwrap().to_string();
+    assert_eq!(Path::new(&js_path), workspace.path().join("flows/journey.js"));
+    let script = std::fs::read_to_string(&js_path).unwrap();
+    // Selectors, never refs: the row by its label, the field by its resource-id.
+    assert!(
+        script.contains(r#"await ui.tap(await target({ text: "Network & internet" }"#),
+        "{script}"
+    );
+    assert!(
+        script.contains(r#"{ resourceId: "org.droidmcp.demo.login:id/username" }"#),
+        "{script}"
+    );
+    assert!(!script.contains(&format!("\"{field}\"")), "a ref is not a selector");
+    // A step checks what the next reading saw after it (for the last, the export's own look).
+    assert!(
+        script.contains(r#"await expect("org.droidmcp.demo.login.HomeActivity", [{ text: "Welcome back" }"#),
+        "{script}"
+    );
+    // The whole file is behind the cacheId too (for a client on another host).
+    let cached = ok(&call(
+        &client,
+        "cache",
+        json!({"operation": "get", "id": js["cacheId"], "limit": 1000}),
+    )
+    .await);
+    assert!(cached.to_string().contains("droidmcp flow"), "{cached}");
+
+    let result = call(
+        &client,
+        "flow",
+        json!({"operation": "export", "format": "maestro", "name": "journey"}),
+    )
+    .await;
+    println!("flow export (maestro): {} chars", response_chars(&result));
+    let maestro = ok(&result);
+    let yaml_path = maestro["path"].as_str().unwrap().to_string();
+    let yaml = std::fs::read_to_string(&yaml_path).unwrap();
+    println!("{yaml}");
+    assert!(yaml.starts_with("# droidmcp flow"), "{yaml}");
+    assert!(
+        yaml.contains("appId: \"com.android.settings\"\n---\n# 1 launch com.android.settings\n- launchApp\n"),
+        "{yaml}"
+    );
+    assert!(yaml.contains("- tapOn:\n    text: \"Network & internet\"\n"), "{yaml}");
+    assert!(yaml.contains("- back\n"), "{yaml}");
+    assert!(yaml.contains("- inputText: \"ada@example.com\"\n"), "{yaml}");
+    assert!(yaml.contains("- pressKey: \"Enter\"\n"), "{yaml}");
+    assert!(yaml.contains("- assertVisible:\n"), "{yaml}");
+
+    // Both replay on a fresh simulator: every step passes, one testcase each.
+    let reports = tempfile::tempdir().unwrap();
+    let js_xml = reports.path().join("js.xml");
+    let out = replay(Path::new(&js_path), home.path(), &["--junit", js_xml.to_str().unwrap()]);
+    assert!(out.status.success());
+    let (cases, failed, skipped, xml) = junit_counts(&js_xml);
+    assert_eq!((cases, failed, skipped), (6, 0, 0), "{xml}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("journey: 6 steps, 6 passed, 0 failed"));
+
+    let yaml_xml = reports.path().join("maestro.xml");
+    let out = replay(
+        Path::new(&yaml_path),
+        home.path(),
+        &["--junit", yaml_xml.to_str().unwrap()],
+    );
+    assert!(out.status.success());
+    let (cases, failed, skipped, xml) = junit_counts(&yaml_xml);
+    // Typing into a field is two Maestro commands (tapOn, inputText): one testcase each.
+    assert_eq!((cases, failed, skipped), (7, 0, 0), "{xml}");
+
+    // reset starts a new recording.
+    let reset = ok(&call(&client, "flow", json!({"operation": "reset"})).await);
+    assert_eq!(reset["steps"], 0);
+    let empty = err(&call(&client, "flow", json!({"operation": "export"})).await);
+    assert!(empty.contains("nothing is recorded"), "{empty}");
+}
+
+#[test]
+fn a_failing_step_names_its_selector_and_what_the_screen_showed_and_skips_the_rest() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let flow = dir.path().join("broken.yaml");
+    std::fs::write(
+        &flow,
+        "appId: com.android.settings\n---\n- launchApp\n- tapOn: \"Bluetooth settings that moved\"\n- back\n",
+    )
+    .unwrap();
+    let xml_path = dir.path().join("report.xml");
+    let out = replay(
+        &flow,
+        home.path(),
+        &["--junit", xml_path.to_str().unwrap(), "--step-timeout-ms", "600"],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let (cases, failed, skipped, xml) = junit_counts(&xml_path);
+    assert_eq!((cases, failed, skipped), (3, 1, 1), "{xml}");
+    assert!(
+        xml.contains(r#"name="2 tap text &quot;Bluetooth settings that moved&quot;""#),
+        "{xml}"
+    );
+    assert!(xml.contains("did not appear"), "{xml}");
+    assert!(
+        xml.contains("The screen shows com.android.settings.Settings with"),
+        "{xml}"
+    );
+    let shot = dir.path().join("broken-failure.jpg");
+    assert!(shot.exists(), "the failure's screenshot is saved beside the report");
+    assert!(std::fs::read(&shot).unwrap().starts_with(&[0xFF, 0xD8]), "a JPEG");
+}
+
+#[test]
+fn a_selector_that_no_longer_matches_heals_by_its_label_unless_strict() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let flow = dir.path().join("renamed.yaml");
+    std::fs::write(
+        &flow,
+        "appId: com.android.settings\n---\n- launchApp\n- tapOn:\n    id: \"com.android.settings:id/renamed_row\"\n    label: \"Network & internet\"\n- assertVisible: \"Airplane mode\"\n",
+    )
+    .unwrap();
+    let out = replay(&flow, home.path(), &["--step-timeout-ms", "600"]);
+    assert!(out.status.success());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains(r#"warning: healed: {"resourceId":"com.android.settings:id/renamed_row"} no longer matches; now {"text":"Network & internet"}"#),
+        "{stdout}"
+    );
+    let out = replay(&flow, home.path(), &["--step-timeout-ms", "600", "--strict"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("(--strict)"));
+}
+
+#[test]
+fn a_maestro_command_droidmcp_does_not_replay_is_refused_with_its_line() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let flow = dir.path().join("other.yaml");
+    std::fs::write(&flow, "appId: com.example\n---\n- launchApp\n- runScript: setup.js\n").unwrap();
+    let out = replay(&flow, home.path(), &[]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("line 4: `runScript` is not a command droidmcp replays"),
+        "{stderr}"
+    );
+}
+
+/// The example flow README and the emulator workflow use replays on the simulator as written.
+#[test]
+fn the_committed_example_flow_passes_on_the_simulator() {
+    let home = tempfile::tempdir().unwrap();
+    let flow = repo_dir().join("tests/flows/settings.yaml");
+    let dir = tempfile::tempdir().unwrap();
+    let xml_path = dir.path().join("settings.xml");
+    let out = replay(&flow, home.path(), &["--junit", xml_path.to_str().unwrap()]);
+    assert!(out.status.success());
+    let (cases, failed, skipped, xml) = junit_counts(&xml_path);
+    assert_eq!((cases, failed, skipped), (3, 0, 0), "{xml}");
+}
