@@ -45,6 +45,12 @@ async function target(selector, label, warnings) {
   }
 }
 
+// A step the recording saw no outcome of waits for the screen to settle: a reading waits until
+// the app is idle.
+async function settle() {
+  await ui.dump({ limit: 1 });
+}
+
 // What the recording saw after the step: each label shows, and the activity is in front.
 async function expect(activity, visible) {
   let focused = null;
@@ -86,7 +92,9 @@ pub fn render(steps: &[Step], header: &[String]) -> String {
         for line in body(step) {
             out.push_str(&format!("  {line}\n"));
         }
-        if step.expect != Default::default() {
+        if step.expect == Default::default() && !matches!(step.action, Action::Wait { .. } | Action::Check) {
+            out.push_str("  await settle();\n");
+        } else if step.expect != Default::default() {
             let visible: Vec<String> = step.expect.visible.iter().map(selector).collect();
             out.push_str(&format!(
                 "  await expect({}, [{}]);\n",
@@ -175,12 +183,25 @@ fn selector(s: &Selector) -> String {
     }
 }
 
-/// A JavaScript string literal (JSON's is one).
+/// A JavaScript string literal (JSON's is one), with U+2028 and U+2029 escaped too: JSON
+/// allows them raw, older JavaScript does not.
 fn lit(s: &str) -> String {
-    serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into())
+    serde_json::to_string(s)
+        .unwrap_or_else(|_| "\"\"".into())
+        .replace('\u{2028}', "\\u2028")
+        .replace('\u{2029}', "\\u2029")
 }
 
-/// Text for a `//` comment: one line, no control characters.
+/// Text for a `//` comment: one line. JavaScript ends a line at U+2028 and U+2029 as well as at
+/// control characters, and a label that ended the comment would run as code.
 fn one_line(s: &str) -> String {
-    s.chars().map(|c| if c.is_control() { ' ' } else { c }).collect()
+    s.chars()
+        .map(|c| {
+            if c.is_control() || matches!(c, '\u{2028}' | '\u{2029}') {
+                ' '
+            } else {
+                c
+            }
+        })
+        .collect()
 }

@@ -134,6 +134,11 @@ pub async fn run(state: Arc<State>, options: &Options) -> anyhow::Result<Report>
                 .to_string(),
         );
     }
+    if let Some(folder) = options.junit.as_deref().and_then(Path::parent)
+        && !folder.as_os_str().is_empty()
+    {
+        std::fs::create_dir_all(folder).map_err(|e| anyhow::anyhow!("cannot make {}: {e}", folder.display()))?;
+    }
     let mut screenshot = None;
     if !report.passed() {
         let (seen, shot) = what_the_screen_shows(&state, options, &report.name).await;

@@ -17,6 +17,8 @@ fn text() -> impl Strategy<Value = String> {
         Just("yes".to_string()),
         Just("123".to_string()),
         Just("null".to_string()),
+        Just("line\u{2028}await shell.run({command: \"reboot\"})\u{2029}//".to_string()),
+        Just("next\u{85}line".to_string()),
     ]
     .prop_filter("a selector is trimmed text", |s| !s.trim().is_empty() && s.trim() == s)
 }
@@ -108,6 +110,7 @@ proptest! {
     #[test]
     fn a_maestro_flow_reads_back_as_the_same_steps(steps in proptest::collection::vec(step(), 1..8), app in text()) {
         let written = maestro::render(&steps, &["generated\nheader".into()], &app);
+        prop_assert!(!written.contains(['\r', '\u{2028}', '\u{2029}', '\u{85}']), "a raw line break");
         let read = maestro::parse(&written).map_err(|e| TestCaseError::fail(format!("{e}\n{written}")))?;
         let again = maestro::parse(&maestro::render(&read, &[], &app)).map_err(TestCaseError::fail)?;
         prop_assert_eq!(&read, &again);
@@ -134,6 +137,9 @@ proptest! {
         let code = js::render(&steps, &["a header\nwith */ a line".into()]);
         let names: Vec<String> = steps.iter().enumerate().map(|(i, s)| format!("{} {}", i + 1, s.describe())).collect();
         prop_assert_eq!(replay::step_names(&code), names);
+        // Nothing from the recording ends a comment or a string early: no line terminator but
+        // the renderer's own line feeds (JavaScript also ends lines at CR, U+2028, U+2029).
+        prop_assert!(!code.contains(['\r', '\u{2028}', '\u{2029}']), "a raw line terminator");
     }
 
     /// A JUnit report parses as XML, and each testcase is named as its step, whatever the step's

@@ -237,7 +237,7 @@ fn the_committed_example_flow_passes_on_the_simulator() {
     let home = tempfile::tempdir().unwrap();
     let flow = repo_dir().join("tests/flows/settings.yaml");
     let dir = tempfile::tempdir().unwrap();
-    let xml_path = dir.path().join("settings.xml");
+    let xml_path = dir.path().join("reports/settings.xml");
     let out = replay(&flow, home.path(), &["--junit", xml_path.to_str().unwrap()]);
     assert!(out.status.success());
     let (cases, failed, skipped, xml) = junit_counts(&xml_path);
