@@ -45,6 +45,15 @@ async function target(selector, label, warnings) {
   }
 }
 
+// What the recording left out of the file (a password): `droidmcp replay --env NAME=VALUE`.
+function env(name) {
+  const value = (args.env || {})[name];
+  if (typeof value !== "string") {
+    throw new Error(`this step types \${${name}}, which the recording left out: replay with --env ${name}=VALUE`);
+  }
+  return value;
+}
+
 // A step the recording saw no outcome of waits for the screen to settle: a reading waits until
 // the app is idle.
 async function settle() {
@@ -133,9 +142,13 @@ fn body(step: &Step) -> Vec<String> {
             submit,
         } => {
             let mut lines: Vec<String> = target.iter().map(|t| format!("await ui.tap({});", pick(t))).collect();
+            let text = match super::placeholder_name(text) {
+                Some(name) => format!("env({})", lit(name)),
+                None => lit(text),
+            };
             lines.push(format!(
                 "await ui.type({{ text: {}{}{} }});",
-                lit(text),
+                text,
                 if *clear { ", clear: true" } else { "" },
                 if *submit { ", submit: true" } else { "" }
             ));

@@ -236,6 +236,41 @@ fn texts_within(tree: &UiTree, node: usize) -> Vec<String> {
         .collect()
 }
 
+/// What typing into `field` is recorded as when it is a password field: `${NAME}` (NAME from its
+/// resource-id, e.g. `${PASSWORD}`), which a replay takes from `--env NAME=VALUE`; a secret is
+/// never written to a flow file.
+pub fn secret_placeholder(field: &Element) -> Option<String> {
+    if !field.flags.iter().any(|f| f == "password") {
+        return None;
+    }
+    let name: String = field
+        .id
+        .as_deref()
+        .unwrap_or("secret")
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_uppercase()
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let name = match name.chars().next() {
+        Some(c) if c.is_ascii_alphabetic() => name,
+        _ => format!("SECRET_{name}"),
+    };
+    Some(format!("${{{name}}}"))
+}
+
+/// The NAME of a `${NAME}` placeholder.
+pub fn placeholder_name(text: &str) -> Option<&str> {
+    let name = text.strip_prefix("${")?.strip_suffix('}')?;
+    let mut chars = name.chars();
+    (chars.next().is_some_and(|c| c.is_ascii_alphabetic()) && chars.all(|c| c.is_ascii_alphanumeric() || c == '_'))
+        .then_some(name)
+}
+
 /// A file name's stem for a flow: letters, digits, `_` and `-`, 1 to 64 of them.
 pub fn valid_name(name: &str) -> Result<&str, String> {
     let ok =

@@ -26,6 +26,9 @@ pub struct Options {
     /// a warning.
     #[arg(long)]
     pub strict: bool,
+    /// A value the recording left out (a password, typed as ${NAME}): NAME=VALUE, repeatable.
+    #[arg(long = "env", value_name = "NAME=VALUE", value_parser = parse_env)]
+    pub env: Vec<(String, String)>,
     /// How long each step waits for its element and its outcome, in ms.
     #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(100..=120_000))]
     pub step_timeout_ms: u64,
@@ -105,7 +108,14 @@ pub async fn run(state: Arc<State>, options: &Options) -> anyhow::Result<Report>
             "operation": "run",
             "code": code,
             "timeoutMs": MAX_RUN_MS,
-            "args": { "timeoutMs": options.step_timeout_ms },
+            "args": {
+                "timeoutMs": options.step_timeout_ms,
+                "env": options
+                    .env
+                    .iter()
+                    .map(|(name, value)| (name.clone(), Value::String(value.clone())))
+                    .collect::<serde_json::Map<String, Value>>(),
+            },
         }),
     )
     .await?;
@@ -161,6 +171,17 @@ pub async fn run(state: Arc<State>, options: &Options) -> anyhow::Result<Report>
             .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
     }
     Ok(report)
+}
+
+fn parse_env(given: &str) -> Result<(String, String), String> {
+    match given.split_once('=') {
+        Some((name, value)) if super::placeholder_name(&format!("${{{name}}}")).is_some() => {
+            Ok((name.to_string(), value.to_string()))
+        }
+        _ => Err(format!(
+            "{given:?} is not NAME=VALUE (NAME: letters, digits and _, starting with a letter)"
+        )),
+    }
 }
 
 /// A tool call through the server, as an assistant makes it: its structured answer, or

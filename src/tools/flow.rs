@@ -151,6 +151,23 @@ async fn export(state: &State, serial: &str, args: &FlowArgs) -> Result<FlowOutp
             "{fragile} steps find their element by coordinates only (fragile): their lines say so"
         ));
     }
+    let secrets: Vec<&str> = steps
+        .iter()
+        .filter_map(|s| match &s.action {
+            Action::Type { text, .. } => flow::placeholder_name(text),
+            _ => None,
+        })
+        .collect();
+    if !secrets.is_empty() {
+        header.push(format!(
+            "Typed into password fields, left out: replay with --env {}",
+            secrets
+                .iter()
+                .map(|n| format!("{n}=VALUE"))
+                .collect::<Vec<_>>()
+                .join(" --env ")
+        ));
+    }
     if recording.dropped > 0 {
         header.push(format!(
             "{} older steps were dropped: the recording keeps the last {}",

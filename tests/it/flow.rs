@@ -76,6 +76,14 @@ async fn a_recorded_journey_replays_as_a_script_and_as_a_maestro_flow() {
         json!({"operation": "type", "ref": field, "text": "ada@example.com"}),
     )
     .await);
+    let found = ok(&call(&client, "ui", json!({"operation": "find", "resourceId": "password"})).await);
+    let password = found["matches"][0]["ref"].as_str().unwrap().to_string();
+    ok(&call(
+        &client,
+        "ui",
+        json!({"operation": "type", "ref": password, "text": "s3cret pass"}),
+    )
+    .await);
     ok(&call(&client, "ui", json!({"operation": "key", "name": "ENTER"})).await);
     // A failed call is not recorded.
     err(&call(&client, "ui", json!({"operation": "tap", "text": "No such button"})).await);
@@ -83,7 +91,7 @@ async fn a_recorded_journey_replays_as_a_script_and_as_a_maestro_flow() {
     let result = call(&client, "flow", json!({"operation": "export", "name": "journey"})).await;
     println!("flow export (js): {} chars", response_chars(&result));
     let js = ok(&result);
-    assert_eq!(js["steps"], 6, "{js}");
+    assert_eq!(js["steps"], 7, "{js}");
     assert_eq!(js["fragile"], 0, "{js}");
     let js_path = js["path"].as_str().unwrap().to_string();
     assert_eq!(Path::new(&js_path), workspace.path().join("flows/journey.js"));
@@ -98,6 +106,12 @@ async fn a_recorded_journey_replays_as_a_script_and_as_a_maestro_flow() {
         "{script}"
     );
     assert!(!script.contains(&format!("\"{field}\"")), "a ref is not a selector");
+    // A password is never written down: the replay takes it from --env.
+    assert!(!script.contains("s3cret"), "{script}");
+    assert!(
+        script.contains(r#"await ui.type({ text: env("PASSWORD") });"#),
+        "{script}"
+    );
     // A step checks what the next reading saw after it (for the last, the export's own look).
     assert!(
         script.contains(r#"await expect("org.droidmcp.demo.login.HomeActivity", [{ text: "Welcome back" }"#),
@@ -131,28 +145,45 @@ async fn a_recorded_journey_replays_as_a_script_and_as_a_maestro_flow() {
     assert!(yaml.contains("- tapOn:\n    text: \"Network & internet\"\n"), "{yaml}");
     assert!(yaml.contains("- back\n"), "{yaml}");
     assert!(yaml.contains("- inputText: \"ada@example.com\"\n"), "{yaml}");
+    assert!(
+        yaml.contains("- inputText: \"${PASSWORD}\"\n") && !yaml.contains("s3cret"),
+        "{yaml}"
+    );
     assert!(yaml.contains("- pressKey: \"Enter\"\n"), "{yaml}");
     assert!(yaml.contains("- assertVisible:\n"), "{yaml}");
 
     // Both replay on a fresh simulator: every step passes, one testcase each.
     let reports = tempfile::tempdir().unwrap();
     let js_xml = reports.path().join("js.xml");
-    let out = replay(Path::new(&js_path), home.path(), &["--junit", js_xml.to_str().unwrap()]);
+    let secret = ["--env", "PASSWORD=s3cret pass"];
+    let out = replay(
+        Path::new(&js_path),
+        home.path(),
+        &[&["--junit", js_xml.to_str().unwrap()], &secret[..]].concat(),
+    );
     assert!(out.status.success());
     let (cases, failed, skipped, xml) = junit_counts(&js_xml);
-    assert_eq!((cases, failed, skipped), (6, 0, 0), "{xml}");
-    assert!(String::from_utf8_lossy(&out.stdout).contains("journey: 6 steps, 6 passed, 0 failed"));
+    assert_eq!((cases, failed, skipped), (7, 0, 0), "{xml}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("journey: 7 steps, 7 passed, 0 failed"));
+    // Without the secret, its step says what to pass.
+    let out = replay(Path::new(&js_path), home.path(), &[]);
+    assert_eq!(out.status.code(), Some(1));
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains("which the recording left out: replay with --env PASSWORD=VALUE"),
+        "{said}"
+    );
 
     let yaml_xml = reports.path().join("maestro.xml");
     let out = replay(
         Path::new(&yaml_path),
         home.path(),
-        &["--junit", yaml_xml.to_str().unwrap()],
+        &[&["--junit", yaml_xml.to_str().unwrap()], &secret[..]].concat(),
     );
     assert!(out.status.success());
     let (cases, failed, skipped, xml) = junit_counts(&yaml_xml);
     // Typing into a field is two Maestro commands (tapOn, inputText): one testcase each.
-    assert_eq!((cases, failed, skipped), (7, 0, 0), "{xml}");
+    assert_eq!((cases, failed, skipped), (9, 0, 0), "{xml}");
 
     // reset starts a new recording.
     let reset = ok(&call(&client, "flow", json!({"operation": "reset"})).await);

@@ -105,9 +105,16 @@ pub(super) async fn act(state: &State, serial: &str, action: UiOperation, args: 
                 out.target = element;
                 aim = Some(recorded);
             }
+            // A password is recorded as a placeholder, never as itself.
+            let field = out.target.clone().or_else(|| {
+                let screen = state.screen(serial)?;
+                let focused = |e: &&Element| e.kind.ends_with("EditText") && e.flags.iter().any(|f| f == "focused");
+                screen.elements.iter().find(focused).cloned()
+            });
+            let recorded = field.as_ref().and_then(flow::secret_placeholder);
             step = Some(flow::Action::Type {
                 target: aim,
-                text: text.to_string(),
+                text: recorded.unwrap_or_else(|| text.to_string()),
                 clear: args.clear.unwrap_or(false),
                 submit: args.submit.unwrap_or(false),
             });
