@@ -516,7 +516,7 @@ async fn replay(args: ReplayArgs) -> anyhow::Result<()> {
     let (state, _sim) = build_state(&serve).await?;
     let report = droidmcp::flow::replay::run(state.clone(), &args.options).await;
     state.runs.shutdown();
-    if !report?.passed() {
+    if !report?.iter().all(|r| r.passed()) {
         std::process::exit(1);
     }
     Ok(())

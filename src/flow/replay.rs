@@ -15,11 +15,12 @@ use crate::tools::State;
 
 #[derive(Debug, Clone, clap::Args)]
 pub struct Options {
-    /// The flow: a .js flow (as `flow export` writes it, or any droidmcp script that keeps
-    /// flow-results.json) or a Maestro .yaml flow.
-    pub file: PathBuf,
-    /// Write a JUnit XML report here (one testcase per step); a failed step's screenshot goes
-    /// beside it.
+    /// The flows, run in order on one device: .js flows (as `flow export` writes them, or any
+    /// droidmcp script that keeps flow-results.json) or Maestro .yaml flows.
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// Write a JUnit XML report here (a testsuite per flow, a testcase per step); a failed
+    /// step's screenshot goes beside it.
     #[arg(long, value_name = "PATH")]
     pub junit: Option<PathBuf>,
     /// A step healed by its label (its selector no longer matched) fails instead of passing with
@@ -58,6 +59,8 @@ pub struct Report {
     pub run_error: Option<String>,
     pub strict: bool,
     pub ms: u64,
+    /// The failure's screenshot, when one was taken.
+    pub screenshot: Option<PathBuf>,
 }
 
 impl Report {
@@ -79,9 +82,34 @@ impl Report {
     }
 }
 
-/// Runs the flow and prints a line per step; the report says whether it passed.
-pub async fn run(state: Arc<State>, options: &Options) -> anyhow::Result<Report> {
-    let file = &options.file;
+/// Runs the flows in order, each printing a line per step; every file is read (and a Maestro
+/// flow parsed) before any runs, so a typo fails the command at once, naming its file and line.
+pub async fn run(state: Arc<State>, options: &Options) -> anyhow::Result<Vec<Report>> {
+    let flows = options
+        .files
+        .iter()
+        .map(|f| script_of(f))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let mut reports = Vec::new();
+    for (name, code) in flows {
+        reports.push(run_one(&state, options, name, code).await?);
+    }
+    if reports.len() > 1 {
+        let passed = reports.iter().filter(|r| r.passed()).count();
+        println!(
+            "{} flows: {passed} passed, {} failed",
+            reports.len(),
+            reports.len() - passed
+        );
+    }
+    if let Some(path) = &options.junit {
+        std::fs::write(path, junit(&reports)).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+    }
+    Ok(reports)
+}
+
+/// A flow file's name and the script that replays it.
+fn script_of(file: &Path) -> anyhow::Result<(String, String)> {
     let text = std::fs::read_to_string(file).map_err(|e| anyhow::anyhow!("cannot read {}: {e}", file.display()))?;
     let ext = file.extension().and_then(|e| e.to_str()).unwrap_or_default();
     let code = match ext {
@@ -99,10 +127,14 @@ pub async fn run(state: Arc<State>, options: &Options) -> anyhow::Result<Report>
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "flow".into());
+    Ok((name, code))
+}
+
+async fn run_one(state: &Arc<State>, options: &Options, name: String, code: String) -> anyhow::Result<Report> {
     let names = step_names(&code);
     let started = Instant::now();
     let answer = call(
-        &state,
+        state,
         "script",
         json!({
             "operation": "run",
@@ -119,7 +151,7 @@ pub async fn run(state: Arc<State>, options: &Options) -> anyhow::Result<Report>
         }),
     )
     .await?;
-    let results = read_results(&state, &answer);
+    let results = read_results(state, &answer);
     let mut report = Report {
         name,
         strict: options.strict,
@@ -149,9 +181,8 @@ pub async fn run(state: Arc<State>, options: &Options) -> anyhow::Result<Report>
     {
         std::fs::create_dir_all(folder).map_err(|e| anyhow::anyhow!("cannot make {}: {e}", folder.display()))?;
     }
-    let mut screenshot = None;
     if !report.passed() {
-        let (seen, shot) = what_the_screen_shows(&state, options, &report.name).await;
+        let (seen, shot) = what_the_screen_shows(state, options, &report.name).await;
         if let Some(seen) = seen {
             let failing = report
                 .steps
@@ -163,13 +194,9 @@ pub async fn run(state: Arc<State>, options: &Options) -> anyhow::Result<Report>
                 None => report.run_error = report.run_error.take().map(|e| format!("{e}. The screen shows {seen}")),
             }
         }
-        screenshot = shot;
+        report.screenshot = shot;
     }
-    print(&report, screenshot.as_deref());
-    if let Some(path) = &options.junit {
-        std::fs::write(path, junit(&report, screenshot.as_deref()))
-            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
-    }
+    print(&report);
     Ok(report)
 }
 
@@ -276,7 +303,7 @@ async fn what_the_screen_shows(state: &Arc<State>, options: &Options, name: &str
     (seen, path)
 }
 
-fn print(report: &Report, screenshot: Option<&Path>) {
+fn print(report: &Report) {
     for (name, result) in &report.steps {
         match result {
             Some(r) => match report.failure(r) {
@@ -290,7 +317,7 @@ fn print(report: &Report, screenshot: Option<&Path>) {
     if let Some(e) = &report.run_error {
         println!("FAILED  the run: {e}");
     }
-    if let Some(path) = screenshot {
+    if let Some(path) = &report.screenshot {
         println!("screenshot of the failure: {}", path.display());
     }
     let failed = report
@@ -308,9 +335,18 @@ fn print(report: &Report, screenshot: Option<&Path>) {
     );
 }
 
-/// JUnit XML: one testsuite, one testcase per step (a failure names the step, its selector and
-/// what the screen showed; a skipped step after it is `<skipped/>`).
-pub fn junit(report: &Report, screenshot: Option<&Path>) -> String {
+/// JUnit XML: a testsuite per flow, a testcase per step (a failure names the step, its selector
+/// and what the screen showed; a skipped step after it is `<skipped/>`).
+pub fn junit(reports: &[Report]) -> String {
+    let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n");
+    for report in reports {
+        suite(&mut out, report);
+    }
+    out.push_str("</testsuites>\n");
+    out
+}
+
+fn suite(out: &mut String, report: &Report) {
     let failures = report
         .steps
         .iter()
@@ -319,12 +355,17 @@ pub fn junit(report: &Report, screenshot: Option<&Path>) -> String {
         + usize::from(report.run_error.is_some());
     let skipped = report.steps.iter().filter(|(_, r)| r.is_none()).count();
     let tests = report.steps.len() + usize::from(report.run_error.is_some());
-    let mut out = format!(
-        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n<testsuite name=\"{}\" tests=\"{tests}\" failures=\"{failures}\" errors=\"0\" skipped=\"{skipped}\" time=\"{:.3}\">\n",
+    out.push_str(&format!(
+        "<testsuite name=\"{}\" tests=\"{tests}\" failures=\"{failures}\" errors=\"0\" skipped=\"{skipped}\" time=\"{:.3}\">\n",
         xml(&report.name),
         report.ms as f64 / 1000.0
-    );
+    ));
     let class = xml(&format!("droidmcp.flow.{}", report.name));
+    let shot = report
+        .screenshot
+        .as_ref()
+        .map(|p| format!("\nScreenshot: {}", p.display()))
+        .unwrap_or_default();
     for (name, result) in &report.steps {
         let time = result.as_ref().map_or(0.0, |r| r.ms as f64 / 1000.0);
         out.push_str(&format!(
@@ -341,9 +382,6 @@ pub fn junit(report: &Report, screenshot: Option<&Path>) -> String {
                 }
                 out.push_str(">\n");
                 if let Some(e) = failure {
-                    let shot = screenshot
-                        .map(|p| format!("\nScreenshot: {}", p.display()))
-                        .unwrap_or_default();
                     out.push_str(&format!(
                         "    <failure message=\"{}\">step {}: {}{}</failure>\n",
                         xml(&crate::adb::cut(&e)),
@@ -364,13 +402,13 @@ pub fn junit(report: &Report, screenshot: Option<&Path>) -> String {
     }
     if let Some(e) = &report.run_error {
         out.push_str(&format!(
-            "  <testcase classname=\"{class}\" name=\"the run\" time=\"0\">\n    <failure message=\"{}\">{}</failure>\n  </testcase>\n",
+            "  <testcase classname=\"{class}\" name=\"the run\" time=\"0\">\n    <failure message=\"{}\">{}{}</failure>\n  </testcase>\n",
             xml(&crate::adb::cut(e)),
-            xml(e)
+            xml(e),
+            xml(&shot)
         ));
     }
-    out.push_str("</testsuite>\n</testsuites>\n");
-    out
+    out.push_str("</testsuite>\n");
 }
 
 /// Text for XML content or an attribute: the five escapes, and no control characters (XML 1.0

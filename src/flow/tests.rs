@@ -154,7 +154,7 @@ proptest! {
             (n.clone(), Some(result))
         }).collect();
         let report = Report { name: "generated".into(), steps, ..Default::default() };
-        let xml = junit(&report, None);
+        let xml = junit(&[report]);
         let doc = roxmltree::Document::parse(&xml).map_err(|e| TestCaseError::fail(format!("{e}\n{xml}")))?;
         let cases: Vec<String> = doc.descendants().filter(|n| n.has_tag_name("testcase")).map(|n| n.attribute("name").unwrap_or_default().to_string()).collect();
         let expected: Vec<String> = names.iter().map(|n| n.chars().map(|c| if c.is_control() { ' ' } else { c }).collect::<String>().replace('\r', " ")).collect();

@@ -9,13 +9,15 @@ use serde_json::json;
 
 use crate::common::*;
 
-/// `droidmcp replay FILE --sim ARGS` in a fresh process (a fresh simulated device).
+/// `droidmcp replay FILE --sim ARGS` in a fresh process (a fresh simulated device); ARGS may
+/// name more flow files.
 fn replay(file: &Path, home: &Path, args: &[&str]) -> Output {
     let out = Command::new(env!("CARGO_BIN_EXE_droidmcp"))
         .arg("replay")
         .arg(file)
-        .arg("--sim")
         .args(args)
+        // Last: `--sim` takes a profile folder when a value follows it.
+        .arg("--sim")
         .env("HOME", home)
         .env_remove("ANDROID_SERIAL")
         .output()
@@ -203,14 +205,28 @@ fn a_failing_step_names_its_selector_and_what_the_screen_showed_and_skips_the_re
     )
     .unwrap();
     let xml_path = dir.path().join("report.xml");
+    // After a flow that passes, on the same device: a testsuite each.
+    let example = repo_dir().join("tests/flows/settings.yaml");
     let out = replay(
-        &flow,
+        &example,
         home.path(),
-        &["--junit", xml_path.to_str().unwrap(), "--step-timeout-ms", "600"],
+        &[
+            flow.to_str().unwrap(),
+            "--junit",
+            xml_path.to_str().unwrap(),
+            "--step-timeout-ms",
+            "600",
+        ],
     );
     assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("2 flows: 1 passed, 1 failed"));
     let (cases, failed, skipped, xml) = junit_counts(&xml_path);
-    assert_eq!((cases, failed, skipped), (3, 1, 1), "{xml}");
+    assert_eq!((cases, failed, skipped), (6, 1, 1), "{xml}");
+    assert_eq!(xml.matches("<testsuite ").count(), 2, "{xml}");
+    assert!(
+        xml.contains(r#"<testsuite name="settings" tests="3" failures="0""#),
+        "{xml}"
+    );
     assert!(
         xml.contains(r#"name="2 tap text &quot;Bluetooth settings that moved&quot;""#),
         "{xml}"
@@ -253,8 +269,11 @@ fn a_maestro_command_droidmcp_does_not_replay_is_refused_with_its_line() {
     let dir = tempfile::tempdir().unwrap();
     let flow = dir.path().join("other.yaml");
     std::fs::write(&flow, "appId: com.example\n---\n- launchApp\n- runScript: setup.js\n").unwrap();
-    let out = replay(&flow, home.path(), &[]);
+    // Every file is read before any runs: the good one first does not run either.
+    let example = repo_dir().join("tests/flows/settings.yaml");
+    let out = replay(&example, home.path(), &[flow.to_str().unwrap()]);
     assert!(!out.status.success());
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("ok      1 launch"));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         stderr.contains("line 4: `runScript` is not a command droidmcp replays"),
