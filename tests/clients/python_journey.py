@@ -28,6 +28,9 @@ async def journey(client):
     settings = next(e for e in dump["elements"] if e.get("label") == "Settings")
     tapped = structured(await call("ui", {"operation": "tap", "ref": settings["ref"], "observe": True}))
     seen["tappedInto"] = tapped.get("observed", {}).get("focused", {}).get("package")
+    # The tap was recorded for this token, whatever request carried it.
+    exported = structured(await call("flow", {"operation": "export", "format": "maestro", "name": "python-sdk"}))
+    seen["flowPreview"] = exported["preview"]
     props = structured(await call("adb-device", {"operation": "properties"}))
     got = structured(await call("cache", {"operation": "get", "id": props["cacheId"], "prefix": "ro.product.model"}))
     seen["model"] = json.dumps(got)

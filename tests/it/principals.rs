@@ -277,6 +277,7 @@ async fn the_official_python_sdk_client_keeps_its_handles() {
         println!("Python SDK over {how}: {seen}");
         assert_eq!(seen["protocol"], "2026-07-28", "{how}");
         assert_eq!(seen["tappedInto"], "com.android.settings", "{how}");
+        assert_eq!(seen["flowPreview"], json!(["1 tap text \"Settings\""]), "{how}");
         assert!(
             seen["model"].as_str().unwrap().contains("Pixel 7 (droidmcp sim)"),
             "{how}"
