@@ -2,7 +2,7 @@
 //! same API an assistant uses, then waits for what the recording saw after it. `droidmcp
 //! replay` runs it (a Maestro flow too, turned into this first), and so does `script run`.
 
-use super::{Action, Selector, Step, Target};
+use super::{Action, Selector, Step, Target, one_line, quoted as lit};
 
 /// What a replay reads back from the run's folder: one record per step.
 pub const RESULTS_FILE: &str = "flow-results.json";
@@ -194,27 +194,4 @@ fn selector(s: &Selector) -> String {
         Selector::ContentDesc(v) => format!("{{ contentDesc: {} }}", lit(v)),
         Selector::Point([x, y]) => format!("{{ x: {x}, y: {y} }}"),
     }
-}
-
-/// A JavaScript string literal (JSON's is one), with U+2028 and U+2029 escaped too: JSON
-/// allows them raw, older JavaScript does not.
-fn lit(s: &str) -> String {
-    serde_json::to_string(s)
-        .unwrap_or_else(|_| "\"\"".into())
-        .replace('\u{2028}', "\\u2028")
-        .replace('\u{2029}', "\\u2029")
-}
-
-/// Text for a `//` comment: one line. JavaScript ends a line at U+2028 and U+2029 as well as at
-/// control characters, and a label that ended the comment would run as code.
-fn one_line(s: &str) -> String {
-    s.chars()
-        .map(|c| {
-            if c.is_control() || matches!(c, '\u{2028}' | '\u{2029}') {
-                ' '
-            } else {
-                c
-            }
-        })
-        .collect()
 }

@@ -5,7 +5,7 @@
 
 use saphyr::{LoadableYamlNode, MarkedYamlOwned, ScalarOwned, YamlDataOwned};
 
-use super::{Action, Expect, Selector, Step, Target};
+use super::{Action, Expect, Selector, Step, Target, one_line, quoted};
 
 /// The flow file: a header (comments, `appId`), `---`, one command per line group.
 pub fn render(steps: &[Step], header: &[String], app_id: &str) -> String {
@@ -175,29 +175,6 @@ fn maestro_key(name: &str) -> String {
         "POWER" => "Power".into(),
         _ => name.to_string(),
     }
-}
-
-/// A YAML double-quoted scalar (JSON's string syntax is one), with the characters YAML 1.1
-/// readers take for line breaks (NEL, U+2028, U+2029) escaped as well.
-fn quoted(s: &str) -> String {
-    serde_json::to_string(s)
-        .unwrap_or_else(|_| "\"\"".into())
-        .replace('\u{85}', "\\u0085")
-        .replace('\u{2028}', "\\u2028")
-        .replace('\u{2029}', "\\u2029")
-}
-
-/// Text for a `#` comment: one line (YAML 1.1 readers also break lines at U+2028, U+2029, U+0085).
-fn one_line(s: &str) -> String {
-    s.chars()
-        .map(|c| {
-            if c.is_control() || matches!(c, '\u{2028}' | '\u{2029}') {
-                ' '
-            } else {
-                c
-            }
-        })
-        .collect()
 }
 
 /// A Maestro flow read into steps. `assertVisible` after a command is that step's expectation;

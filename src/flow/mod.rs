@@ -271,6 +271,30 @@ pub fn placeholder_name(text: &str) -> Option<&str> {
         .then_some(name)
 }
 
+/// A string literal for both formats: JSON's syntax is a JavaScript literal and a YAML
+/// double-quoted scalar; the characters either reads as a line break (NEL, U+2028, U+2029 for
+/// YAML 1.1 and older JavaScript) are escaped as well, so no text ends a literal early.
+pub(crate) fn quoted(s: &str) -> String {
+    serde_json::to_string(s)
+        .unwrap_or_else(|_| "\"\"".into())
+        .replace('\u{85}', "\\u0085")
+        .replace('\u{2028}', "\\u2028")
+        .replace('\u{2029}', "\\u2029")
+}
+
+/// Text for a comment (`//` or `#`): one line. A label that ended the comment would run as code.
+pub(crate) fn one_line(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_control() || matches!(c, '\u{2028}' | '\u{2029}') {
+                ' '
+            } else {
+                c
+            }
+        })
+        .collect()
+}
+
 /// A file name's stem for a flow: letters, digits, `_` and `-`, 1 to 64 of them.
 pub fn valid_name(name: &str) -> Result<&str, String> {
     let ok =

@@ -73,6 +73,19 @@ impl Report {
         }
     }
 
+    /// Steps that ran and failed.
+    pub fn failed(&self) -> usize {
+        self.steps
+            .iter()
+            .filter(|(_, r)| r.as_ref().is_some_and(|r| self.failure(r).is_some()))
+            .count()
+    }
+
+    /// Steps an earlier failure kept from running.
+    pub fn skipped(&self) -> usize {
+        self.steps.iter().filter(|(_, r)| r.is_none()).count()
+    }
+
     pub fn passed(&self) -> bool {
         self.run_error.is_none()
             && self
@@ -320,12 +333,7 @@ fn print(report: &Report) {
     if let Some(path) = &report.screenshot {
         println!("screenshot of the failure: {}", path.display());
     }
-    let failed = report
-        .steps
-        .iter()
-        .filter(|(_, r)| r.as_ref().is_some_and(|r| report.failure(r).is_some()))
-        .count();
-    let skipped = report.steps.iter().filter(|(_, r)| r.is_none()).count();
+    let (failed, skipped) = (report.failed(), report.skipped());
     println!(
         "{}: {} steps, {} passed, {failed} failed, {skipped} skipped, {:.1} s",
         report.name,
@@ -347,13 +355,8 @@ pub fn junit(reports: &[Report]) -> String {
 }
 
 fn suite(out: &mut String, report: &Report) {
-    let failures = report
-        .steps
-        .iter()
-        .filter(|(_, r)| r.as_ref().is_some_and(|r| report.failure(r).is_some()))
-        .count()
-        + usize::from(report.run_error.is_some());
-    let skipped = report.steps.iter().filter(|(_, r)| r.is_none()).count();
+    let failures = report.failed() + usize::from(report.run_error.is_some());
+    let skipped = report.skipped();
     let tests = report.steps.len() + usize::from(report.run_error.is_some());
     out.push_str(&format!(
         "<testsuite name=\"{}\" tests=\"{tests}\" failures=\"{failures}\" errors=\"0\" skipped=\"{skipped}\" time=\"{:.3}\">\n",
