@@ -387,8 +387,10 @@ async fn a_plain_call_answers_while_four_scripts_spin() {
     let took = started.elapsed();
     println!("adb-device list while four scripts spin: {} ms", took.as_millis());
     assert!(!listed["devices"].as_array().unwrap().is_empty());
+    // Behind the busy scripts, the call would wait for their 60 s deadline; the bound is wide so
+    // a loaded host cannot fail it, and the printed figure is the measure.
     assert!(
-        took < std::time::Duration::from_secs(1),
+        took < std::time::Duration::from_secs(10),
         "a plain call waited {took:?} behind busy scripts"
     );
     for run in spinning {
@@ -423,7 +425,7 @@ async fn cancelling_a_busy_script_frees_its_slot_at_once() {
             break cancelled.elapsed();
         }
         assert!(
-            cancelled.elapsed() < std::time::Duration::from_secs(5),
+            cancelled.elapsed() < std::time::Duration::from_secs(10),
             "the slot never came back"
         );
         tokio::time::sleep(std::time::Duration::from_millis(5)).await;
@@ -432,7 +434,8 @@ async fn cancelling_a_busy_script_frees_its_slot_at_once() {
         "a cancelled busy script's slot was free {} ms after the cancel",
         freed.as_millis()
     );
-    assert!(freed < std::time::Duration::from_secs(1), "{freed:?}");
+    // A slot held to the run's 60 s deadline is the failure; 10 s leaves room for a loaded host.
+    assert!(freed < std::time::Duration::from_secs(10), "{freed:?}");
     client.cancel().await.unwrap();
 }
 
