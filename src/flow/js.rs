@@ -182,6 +182,7 @@ fn body(step: &Step) -> Vec<String> {
             if *gone { ", gone: true" } else { "" },
             timeout_ms.map_or("TIMEOUT".into(), |t| t.to_string())
         )],
+        Action::Emulator { command } => vec![format!("await device.emulator({{ command: {} }});", lit(command))],
         Action::Check => Vec::new(),
     }
 }

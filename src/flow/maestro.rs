@@ -111,8 +111,31 @@ fn commands(step: &Step, app_id: &str) -> Vec<String> {
             selector_fields(selector, "      "),
             timeout_ms.map_or(String::new(), |t| format!("    timeout: {t}\n"))
         )],
+        Action::Emulator { command } => vec![match location(command) {
+            Some((longitude, latitude)) => {
+                format!("- setLocation:\n    latitude: {latitude}\n    longitude: {longitude}\n")
+            }
+            None => format!(
+                "# droidmcp sent the emulator console `{}` here; Maestro has no console command: replay the js export to keep it\n",
+                one_line(command)
+            ),
+        }],
         Action::Check => Vec::new(),
     }
+}
+
+/// `geo fix LON LAT` (nothing more): the one console command Maestro says, as `setLocation`.
+pub fn location(command: &str) -> Option<(f64, f64)> {
+    let words: Vec<&str> = command.split_whitespace().collect();
+    let [geo, fix, lon, lat] = words.as_slice() else {
+        return None;
+    };
+    let (longitude, latitude) = (lon.parse::<f64>().ok()?, lat.parse::<f64>().ok()?);
+    let valid = geo.eq_ignore_ascii_case("geo")
+        && fix.eq_ignore_ascii_case("fix")
+        && (-180.0..=180.0).contains(&longitude)
+        && (-90.0..=90.0).contains(&latitude);
+    valid.then_some((longitude, latitude))
 }
 
 /// The finger's direction that scrolls the content `direction`.
@@ -302,6 +325,21 @@ pub fn parse(text: &str) -> Result<Vec<Step>, String> {
                     timeout_ms,
                 }
             }
+            "setLocation" => {
+                let map = required(arg, item, &name)?;
+                only_keys(map, &["latitude", "longitude"])?;
+                let degrees = |key: &str, limit: f64| -> Result<f64, String> {
+                    let node = field(map, key).ok_or_else(|| at(map, "setLocation takes latitude and longitude"))?;
+                    scalar(node)
+                        .and_then(|s| s.trim().parse::<f64>().ok())
+                        .filter(|d| (-limit..=limit).contains(d))
+                        .ok_or_else(|| at(node, &format!("{key} is a number of degrees from -{limit} to {limit}")))
+                };
+                let (latitude, longitude) = (degrees("latitude", 90.0)?, degrees("longitude", 180.0)?);
+                Action::Emulator {
+                    command: format!("geo fix {longitude} {latitude}"),
+                }
+            }
             "assertNotVisible" => Action::Wait {
                 selector: selector(required(arg, item, &name)?)?,
                 gone: true,
@@ -326,7 +364,7 @@ pub fn parse(text: &str) -> Result<Vec<Step>, String> {
                 return Err(at(
                     item,
                     &format!(
-                        "`{}` is not a command droidmcp replays (launchApp, stopApp, clearState, tapOn, longPressOn, inputText, eraseText, pressKey, back, swipe, scroll, scrollUntilVisible, extendedWaitUntil, assertVisible, assertNotVisible)",
+                        "`{}` is not a command droidmcp replays (launchApp, stopApp, clearState, tapOn, longPressOn, inputText, eraseText, pressKey, back, swipe, scroll, scrollUntilVisible, extendedWaitUntil, assertVisible, assertNotVisible, setLocation)",
                         crate::adb::cut(&name)
                     ),
                 ));

@@ -104,6 +104,11 @@ pub enum Action {
     },
     /// Only what must be on the screen (a Maestro `assertVisible` with no action before it).
     Check,
+    /// One emulator console line that sets what the device senses (`power capacity 17`,
+    /// `geo fix LON LAT`, `sms send …`). Maestro's `setLocation` is a `geo fix`.
+    Emulator {
+        command: String,
+    },
 }
 
 /// What the recording saw after a step: the activity in front, and up to `MAX_VISIBLE` labels
@@ -162,6 +167,7 @@ impl Step {
             Action::Wait {
                 selector, gone: true, ..
             } => format!("wait until {} is gone", selector.describe()),
+            Action::Emulator { command } => format!("emulator {command:?}"),
             Action::Check => {
                 let shown: Vec<String> = self.expect.visible.iter().map(Selector::describe).collect();
                 format!("check {}", shown.join(", "))

@@ -42,6 +42,10 @@ fn direction() -> impl Strategy<Value = String> {
 
 fn action() -> impl Strategy<Value = Action> {
     prop_oneof![
+        text().prop_map(|command| Action::Emulator { command }),
+        (-180.0f64..=180.0, -90.0f64..=90.0).prop_map(|(lon, lat)| Action::Emulator {
+            command: format!("geo fix {lon} {lat}")
+        }),
         text().prop_map(|package| Action::Launch { package }),
         text().prop_map(|package| Action::Stop { package }),
         text().prop_map(|package| Action::ClearData { package }),
@@ -128,6 +132,14 @@ proptest! {
             };
             prop_assert!(taps(&read).contains(&kept), "{:?} lost", selector);
         }
+        // A location set through the console survives as Maestro's setLocation.
+        let places = |steps: &[Step]| -> Vec<(f64, f64)> {
+            steps.iter().filter_map(|s| match &s.action {
+                Action::Emulator { command } => maestro::location(command),
+                _ => None,
+            }).collect()
+        };
+        prop_assert_eq!(places(&read), places(&steps));
     }
 
     /// The script names every step, in order, whatever the labels hold: the replay reads the
@@ -186,6 +198,13 @@ fn a_maestro_flow_written_by_hand_reads_as_steps() {
         ]
     );
     assert_eq!(steps[4].expect.visible, vec![Selector::Text("Welcome".into())]);
+    let located =
+        maestro::parse("appId: a.b\n---\n- setLocation:\n    latitude: 52.36\n    longitude: \"4.88\"\n").unwrap();
+    assert_eq!(located[0].describe(), "emulator \"geo fix 4.88 52.36\"");
+    assert_eq!(
+        maestro::parse("appId: a.b\n---\n- setLocation:\n    latitude: 91\n    longitude: 0\n").unwrap_err(),
+        "line 4: latitude is a number of degrees from -90 to 90"
+    );
     let refused = maestro::parse("appId: a.b\n---\n- launchApp\n- tapOn:\n    text: x\n    index: 2\n").unwrap_err();
     assert_eq!(
         refused,

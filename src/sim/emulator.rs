@@ -64,6 +64,19 @@ pub fn answer(d: &mut Device, line: &str) -> Result<String, String> {
             d.emulator.battery_status = Some(code);
             Ok(String::new())
         }
+        ["power", "display"] => {
+            let status = ["Unknown", "Charging", "Discharging", "Not charging", "Full"];
+            let status = status[(battery_status(d).clamp(1, 5) - 1) as usize];
+            let ac = if d.battery.powered == "none" {
+                "offline"
+            } else {
+                "online"
+            };
+            Ok(format!(
+                "AC: {ac}\nstatus: {status}\nhealth: Good\npresent: true\ncapacity: {}",
+                d.battery.level
+            ))
+        }
         ["power", ..] => Err(format!("bad sub-command '{}', try 'help power'", arg(1))),
         ["geo", "fix", lon, lat, rest @ ..] if rest.len() <= 3 => {
             let number = |s: &str| s.parse::<f64>().ok().filter(|v| v.is_finite());
@@ -218,6 +231,17 @@ pub fn natural_point(x: i32, y: i32, natural: (u32, u32), rotation: u8) -> (i32,
     }
     let (w, h) = (i64::from(natural.0), i64::from(natural.1));
     ((i64::from(x) * w / h) as i32, (i64::from(y) * h / w) as i32)
+}
+
+/// BatteryManager's status code (2 charging, 3 discharging, 5 full, …): what `power status` set,
+/// else what the power source and the level make it.
+pub fn battery_status(d: &Device) -> u32 {
+    match d.emulator.battery_status {
+        Some(set) => set,
+        None if d.battery.powered == "none" => 3,
+        None if d.battery.level >= 100 => 5,
+        None => 2,
+    }
 }
 
 /// `dumpsys location`'s last known location, in the layout Android 12+ prints.

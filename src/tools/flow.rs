@@ -130,7 +130,7 @@ async fn export(state: &State, serial: &str, args: &FlowArgs) -> Result<FlowOutp
     let recording = state.flows.get(serial);
     if recording.steps.is_empty() {
         return Err(format!(
-            "nothing is recorded on {serial} yet: acting calls that work (adb-app launch, ui tap, type, key, swipe, scroll, wait) are recorded as they happen"
+            "nothing is recorded on {serial} yet: acting calls that work (adb-app launch, ui tap, type, key, swipe, scroll, wait, adb-device emulator) are recorded as they happen"
         ));
     }
     let steps: Vec<flow::Step> = recording.steps.iter().cloned().collect();
@@ -166,6 +166,15 @@ async fn export(state: &State, serial: &str, args: &FlowArgs) -> Result<FlowOutp
                 .map(|n| format!("{n}=VALUE"))
                 .collect::<Vec<_>>()
                 .join(" --env ")
+        ));
+    }
+    let unsaid = steps
+        .iter()
+        .filter(|s| matches!(&s.action, Action::Emulator { command } if flow::maestro::location(command).is_none()))
+        .count();
+    if matches!(format, Format::Maestro) && unsaid > 0 {
+        header.push(format!(
+            "{unsaid} emulator console steps have no Maestro command and are comments here: export format js to replay them"
         ));
     }
     if recording.dropped > 0 {

@@ -263,6 +263,64 @@ fn a_selector_that_no_longer_matches_heals_by_its_label_unless_strict() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("(--strict)"));
 }
 
+/// What a test sets through the emulator console (a battery level, a location) is part of the
+/// flow: the script replays every such line, Maestro the location (its `setLocation`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn emulator_console_steps_are_recorded_and_replayed() {
+    let home = tempfile::tempdir().unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let ws = workspace.path().to_str().unwrap();
+    let client = mcp_server(&["--sim", "--workspace", ws], &[], home.path()).await;
+    let console = |command: &str| json!({"operation": "emulator", "command": command});
+    ok(&call(&client, "adb-device", console("help")).await);
+    ok(&call(&client, "adb-device", console("power capacity 17")).await);
+    ok(&call(&client, "adb-device", console("geo fix 4.88 52.36")).await);
+    let shown = ok(&call(&client, "adb-device", console("power display")).await);
+    assert!(shown["reply"].as_str().unwrap().contains("capacity: 17"), "{shown}");
+    let js = ok(&call(&client, "flow", json!({"operation": "export", "name": "sensed"})).await);
+    // Queries (help, power display) are left out: replaying them changes nothing.
+    assert_eq!(js["steps"], 2, "{js}");
+    assert_eq!(
+        js["preview"],
+        json!(["1 emulator \"power capacity 17\"", "2 emulator \"geo fix 4.88 52.36\""])
+    );
+    let js_path = js["path"].as_str().unwrap().to_string();
+    let mut script = std::fs::read_to_string(&js_path).unwrap();
+    assert!(
+        script.contains(r#"await device.emulator({ command: "power capacity 17" });"#),
+        "{script}"
+    );
+    // A check written after the recording: the replay really set both on its fresh device.
+    script.push_str(
+        "const h = await device.health();\nif (h.health.battery.level !== 17) throw new Error('battery ' + JSON.stringify(h.health.battery));\nconst l = await shell.run({ command: 'dumpsys location' });\nif (!l.stdout.includes('52.360000,4.880000')) throw new Error('location ' + l.stdout);\n",
+    );
+    std::fs::write(&js_path, script).unwrap();
+    let out = replay(Path::new(&js_path), home.path(), &[]);
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("sensed: 2 steps, 2 passed, 0 failed"));
+
+    let maestro = ok(&call(
+        &client,
+        "flow",
+        json!({"operation": "export", "format": "maestro", "name": "sensed"}),
+    )
+    .await);
+    let yaml = std::fs::read_to_string(maestro["path"].as_str().unwrap()).unwrap();
+    assert!(
+        yaml.contains("- setLocation:\n    latitude: 52.36\n    longitude: 4.88\n"),
+        "{yaml}"
+    );
+    assert!(
+        yaml.contains("# 1 emulator console steps have no Maestro command and are comments here")
+            && yaml.contains("# droidmcp sent the emulator console `power capacity 17` here"),
+        "{yaml}"
+    );
+    let out = replay(Path::new(maestro["path"].as_str().unwrap()), home.path(), &[]);
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("sensed: 1 steps, 1 passed, 0 failed"));
+    client.cancel().await.unwrap();
+}
+
 #[test]
 fn a_maestro_command_droidmcp_does_not_replay_is_refused_with_its_line() {
     let home = tempfile::tempdir().unwrap();

@@ -99,15 +99,7 @@ fn package(d: &Device, name: &str) -> Output {
 fn battery(d: &Device) -> Output {
     let b = &d.battery;
     let powered = |kind: &str| b.powered == kind;
-    let status = if let Some(set) = d.emulator.battery_status {
-        set
-    } else if b.powered == "none" {
-        3
-    } else if b.level >= 100 {
-        5
-    } else {
-        2
-    };
+    let status = crate::sim::emulator::battery_status(d);
     Output::ok(format!(
         "Current Battery Service state:\n  AC powered: {}\n  USB powered: {}\n  Wireless powered: {}\n  Dock powered: false\n  Max charging current: 0\n  Max charging voltage: 0\n  Charge counter: 10000\n  status: {status}\n  health: 2\n  present: true\n  level: {}\n  scale: 100\n  voltage: {}\n  temperature: {}\n  technology: Li-ion\n",
         powered("ac"),

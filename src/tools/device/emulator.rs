@@ -51,6 +51,34 @@ pub fn check_command(command: &str, allow_admin: bool) -> Result<(), String> {
     Ok(())
 }
 
+/// Commands that only read (`help`, `avd name`, `power display`, …): a recording leaves them out,
+/// since replaying them changes nothing.
+const QUERIES: &[&[&str]] = &[
+    &["help"],
+    &["avd", "name"],
+    &["avd", "status"],
+    &["avd", "path"],
+    &["avd", "id"],
+    &["avd", "discoverypath"],
+    &["power", "display"],
+    &["network", "status"],
+    &["gsm", "list"],
+    &["gsm", "status"],
+    &["sensor", "status"],
+    &["sensor", "get"],
+    &["geo", "status"],
+    &["ping"],
+];
+
+/// Whether a command sets what the device senses (and so belongs in a recorded flow).
+pub fn changes_the_device(command: &str) -> bool {
+    let words: Vec<String> = command.split_whitespace().map(str::to_ascii_lowercase).collect();
+    !words.is_empty()
+        && !QUERIES
+            .iter()
+            .any(|prefix| prefix.len() <= words.len() && prefix.iter().zip(&words).all(|(p, w)| p == w))
+}
+
 pub async fn run(state: &State, device: Option<&str>, command: Option<&str>) -> Result<DeviceOutput, String> {
     let command = command.unwrap_or("").trim();
     check_command(command, state.emulator_admin)?;
@@ -65,6 +93,12 @@ pub async fn run(state: &State, device: Option<&str>, command: Option<&str>) -> 
             "the emulator console at {addr} refused `{}`: {why}. `help` (or `help power`, …) lists what it takes",
             crate::adb::cut(command)
         ));
+    }
+    if changes_the_device(command) {
+        let step = crate::flow::Step::new(crate::flow::Action::Emulator {
+            command: command.to_string(),
+        });
+        state.flows.record(&serial, step);
     }
     Ok(DeviceOutput {
         operation: "emulator".into(),
@@ -82,6 +116,31 @@ pub async fn run(state: &State, device: Option<&str>, command: Option<&str>) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_commands_that_set_something_are_recorded() {
+        for sets in [
+            "power capacity 17",
+            "geo fix 4.88 52.36",
+            "sms send 5551234 hi",
+            "rotate",
+            "avd snapshot load base",
+        ] {
+            assert!(changes_the_device(sets), "{sets}");
+        }
+        for reads in [
+            "help",
+            "help power",
+            "HELP",
+            "avd name",
+            "power display",
+            "network status",
+            "gsm list",
+            "",
+        ] {
+            assert!(!changes_the_device(reads), "{reads}");
+        }
+    }
 
     #[test]
     fn admin_commands_need_the_flag_and_one_line_goes_at_a_time() {
