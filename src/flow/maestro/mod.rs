@@ -1,0 +1,7 @@
+//! A flow as a Maestro flow (`write`), and a Maestro flow read back into steps (`read`).
+
+mod read;
+mod write;
+
+pub use read::parse;
+pub use write::{location, render};

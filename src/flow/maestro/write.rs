@@ -1,0 +1,199 @@
+//! Steps written as a Maestro flow: `appId`, then one command per step (`launchApp`, `tapOn`,
+//! `inputText`, `pressKey`, …) with the outcome as `assertVisible`; what Maestro cannot say is a
+//! comment.
+
+use super::super::{Action, Selector, Step, Target, one_line, quoted};
+
+/// The flow file: a header (comments, `appId`), `---`, one command per line group.
+pub fn render(steps: &[Step], header: &[String], app_id: &str) -> String {
+    let mut out = String::new();
+    for line in header {
+        out.push_str(&format!("# {}\n", one_line(line)));
+    }
+    out.push_str(&format!("appId: {}\n---\n", quoted(app_id)));
+    for (i, step) in steps.iter().enumerate() {
+        out.push_str(&format!("# {} {}", i + 1, one_line(&step.describe())));
+        if let Some(on) = &step.on {
+            out.push_str(&format!(", on {}", one_line(on)));
+        }
+        out.push('\n');
+        for command in commands(step, app_id) {
+            out.push_str(&command);
+        }
+        if let Some(activity) = &step.expect.activity {
+            out.push_str(&format!("# reached {}\n", one_line(activity)));
+        }
+        for s in &step.expect.visible {
+            out.push_str(&format!("- assertVisible:\n{}", selector_fields(s, "    ")));
+        }
+    }
+    out
+}
+
+fn commands(step: &Step, app_id: &str) -> Vec<String> {
+    let app = |package: &str, command: &str| {
+        if package == app_id {
+            format!("- {command}\n")
+        } else {
+            format!("- {command}: {}\n", quoted(package))
+        }
+    };
+    match &step.action {
+        Action::Launch { package } => vec![if package == app_id {
+            "- launchApp\n".into()
+        } else {
+            format!("- launchApp:\n    appId: {}\n", quoted(package))
+        }],
+        Action::Stop { package } => vec![app(package, "stopApp")],
+        Action::ClearData { package } => vec![app(package, "clearState")],
+        Action::Install { path } => vec![format!(
+            "# droidmcp installed {} here; Maestro does not install: install it before the flow\n",
+            one_line(path)
+        )],
+        Action::Tap { target } => vec![format!("- tapOn:\n{}", target_fields(target))],
+        Action::LongPress { target, .. } => vec![format!("- longPressOn:\n{}", target_fields(target))],
+        Action::Type {
+            target,
+            text,
+            clear,
+            submit,
+        } => {
+            let mut out: Vec<String> = target
+                .iter()
+                .map(|t| format!("- tapOn:\n{}", target_fields(t)))
+                .collect();
+            if *clear {
+                out.push("- eraseText\n".into());
+            }
+            if !text.is_empty() {
+                out.push(format!("- inputText: {}\n", quoted(text)));
+            }
+            if *submit {
+                out.push("- pressKey: Enter\n".into());
+            }
+            out
+        }
+        Action::Key { name } if name.eq_ignore_ascii_case("BACK") => vec!["- back\n".into()],
+        Action::Key { name } => vec![format!("- pressKey: {}\n", quoted(&maestro_key(name)))],
+        Action::Swipe { from, to, duration_ms } => vec![format!(
+            "- swipe:\n    start: \"{}, {}\"\n    end: \"{}, {}\"\n{}",
+            from[0],
+            from[1],
+            to[0],
+            to[1],
+            duration_ms.map_or(String::new(), |d| format!("    duration: {d}\n"))
+        )],
+        Action::SwipeToward { direction } => vec![format!("- swipe:\n    direction: {}\n", direction.to_uppercase())],
+        Action::Scroll { direction, until: None } if direction == "down" => vec!["- scroll\n".into()],
+        // Maestro's scroll only goes down: another way is the swipe that does it.
+        Action::Scroll { direction, until: None } => vec![format!(
+            "- swipe:\n    direction: {}\n",
+            finger_for_scroll(direction).to_uppercase()
+        )],
+        Action::Scroll {
+            direction,
+            until: Some(s),
+        } => vec![format!(
+            "- scrollUntilVisible:\n    element:\n{}    direction: {}\n",
+            selector_fields(s, "      "),
+            direction.to_uppercase()
+        )],
+        Action::Wait {
+            selector,
+            gone,
+            timeout_ms,
+        } => vec![format!(
+            "- extendedWaitUntil:\n    {}:\n{}{}",
+            if *gone { "notVisible" } else { "visible" },
+            selector_fields(selector, "      "),
+            timeout_ms.map_or(String::new(), |t| format!("    timeout: {t}\n"))
+        )],
+        Action::Emulator { command } => vec![match location(command) {
+            Some((longitude, latitude)) => {
+                format!("- setLocation:\n    latitude: {latitude}\n    longitude: {longitude}\n")
+            }
+            None => format!(
+                "# droidmcp sent the emulator console `{}` here; Maestro has no console command: replay the js export to keep it\n",
+                one_line(command)
+            ),
+        }],
+        Action::Check => Vec::new(),
+    }
+}
+
+/// `geo fix LON LAT` (nothing more): the one console command Maestro says, as `setLocation`.
+pub fn location(command: &str) -> Option<(f64, f64)> {
+    let words: Vec<&str> = command.split_whitespace().collect();
+    let [geo, fix, lon, lat] = words.as_slice() else {
+        return None;
+    };
+    let (longitude, latitude) = (lon.parse::<f64>().ok()?, lat.parse::<f64>().ok()?);
+    let valid = geo.eq_ignore_ascii_case("geo")
+        && fix.eq_ignore_ascii_case("fix")
+        && (-180.0..=180.0).contains(&longitude)
+        && (-90.0..=90.0).contains(&latitude);
+    valid.then_some((longitude, latitude))
+}
+
+/// The finger's direction that scrolls the content `direction`.
+fn finger_for_scroll(direction: &str) -> &'static str {
+    match direction {
+        "up" => "down",
+        "left" => "right",
+        "right" => "left",
+        _ => "up",
+    }
+}
+
+/// A selector's fields, one per line at `indent`. Maestro matches `text` as a regular
+/// expression: a label is written escaped so it matches itself.
+fn selector_fields(s: &Selector, indent: &str) -> String {
+    match s {
+        Selector::ResourceId(v) => format!("{indent}id: {}\n", quoted(v)),
+        Selector::Text(v) => format!("{indent}text: {}\n", quoted(&escaped(v))),
+        // Maestro's `text` matches content-desc as well (accessibility text).
+        Selector::ContentDesc(v) => format!("{indent}text: {}\n", quoted(&escaped(v))),
+        Selector::Point([x, y]) => format!("{indent}point: \"{x}, {y}\"\n"),
+    }
+}
+
+/// Text as a regular expression matching only itself: the metacharacters get a backslash
+/// (Java's regex, Maestro's, takes one before any non-letter), nothing else does, so most labels
+/// read as written.
+fn escaped(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if "\\.+*?()|[]{}^$".contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A target's selector, and its label (Maestro's `label` names a command in its reports; a
+/// replay heals by it) unless the selector is that very text.
+fn target_fields(t: &Target) -> String {
+    let mut out = selector_fields(&t.selector, "    ");
+    if let Some(label) = &t.label
+        && t.selector != Selector::Text(label.clone())
+    {
+        out.push_str(&format!("    label: {}\n", quoted(label)));
+    }
+    out
+}
+
+/// Our key names as Maestro writes them.
+fn maestro_key(name: &str) -> String {
+    match name.to_ascii_uppercase().as_str() {
+        "HOME" => "Home".into(),
+        "ENTER" => "Enter".into(),
+        "DEL" => "Backspace".into(),
+        "TAB" => "Tab".into(),
+        "VOLUME_UP" => "Volume Up".into(),
+        "VOLUME_DOWN" => "Volume Down".into(),
+        "POWER" => "Power".into(),
+        _ => name.to_string(),
+    }
+}
+
