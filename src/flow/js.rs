@@ -11,8 +11,9 @@ pub const RESULTS_FILE: &str = "flow-results.json";
 const PRELUDE: &str = r#"const TIMEOUT = Number(args.timeoutMs ?? 10000);
 const results = [];
 
-// Runs one step and keeps its record (ok, ms, warnings, error) in flow-results.json.
-async function step(name, body) {
+// Runs one step and keeps its record (ok, ms, warnings, error) in flow-results.json. An optional
+// step's failure is a warning.
+async function step(name, body, optional = false) {
   const started = Date.now();
   const warnings = [];
   let error = null;
@@ -20,6 +21,10 @@ async function step(name, body) {
     await body(warnings);
   } catch (e) {
     error = String((e && e.message) || e);
+    if (optional) {
+      warnings.push(`optional, failed: ${error}`);
+      error = null;
+    }
   }
   const ms = Date.now() - started;
   results.push({ name, ok: error === null, ms, warnings, error });
@@ -33,6 +38,10 @@ async function step(name, body) {
 // the one element whose label is exactly the recorded label is used, with a warning (healed).
 async function target(selector, label, warnings) {
   if ("x" in selector) return selector;
+  if ("percent" in selector) {
+    const [x, y] = await percent(selector.percent);
+    return { x, y };
+  }
   try {
     await ui.wait({ ...selector, match: "exact", timeoutMs: TIMEOUT });
     return { ...selector, match: "exact" };
@@ -43,6 +52,13 @@ async function target(selector, label, warnings) {
     warnings.push(`healed: ${JSON.stringify(selector)} no longer matches; now ${JSON.stringify({ text: label })}`);
     return { ref: found.matches[0].ref };
   }
+}
+
+// A point given in percent of the screen, in device pixels (the screen as it is now, turned or
+// not).
+async function percent([x, y]) {
+  const [w, h] = (await ui.dump({ limit: 1 })).screen;
+  return [Math.min(w - 1, Math.round((w * x) / 100)), Math.min(h - 1, Math.round((h * y) / 100))];
 }
 
 // What the recording left out of the file (a password): `droidmcp replay --env NAME=VALUE`.
@@ -111,7 +127,7 @@ pub fn render(steps: &[Step], header: &[String]) -> String {
                 visible.join(", ")
             ));
         }
-        out.push_str("});\n");
+        out.push_str(if step.optional { "}, true);\n" } else { "});\n" });
     }
     out
 }
@@ -163,6 +179,14 @@ fn body(step: &Step) -> Vec<String> {
             to[1],
             duration_ms.map_or(String::new(), |d| format!(", durationMs: {d}"))
         )],
+        Action::SwipePercent { from, to, duration_ms } => vec![format!(
+            "await ui.swipe({{ from: await percent([{}, {}]), to: await percent([{}, {}]){} }});",
+            from[0],
+            from[1],
+            to[0],
+            to[1],
+            duration_ms.map_or(String::new(), |d| format!(", durationMs: {d}"))
+        )],
         Action::SwipeToward { direction } => vec![format!("await ui.swipe({{ direction: {} }});", lit(direction))],
         Action::Scroll { direction, until } => vec![match until {
             Some(s) => format!(
@@ -194,5 +218,6 @@ fn selector(s: &Selector) -> String {
         Selector::Text(v) => format!("{{ text: {} }}", lit(v)),
         Selector::ContentDesc(v) => format!("{{ contentDesc: {} }}", lit(v)),
         Selector::Point([x, y]) => format!("{{ x: {x}, y: {y} }}"),
+        Selector::Percent([x, y]) => format!("{{ percent: [{x}, {y}] }}"),
     }
 }

@@ -25,11 +25,13 @@ pub enum Selector {
     ContentDesc(String),
     /// Device pixels: recorded only where no selector names the element alone. Fragile.
     Point([i32; 2]),
+    /// Percent of the screen's width and height (a Maestro `point: "50%, 90%"`). Fragile.
+    Percent([u32; 2]),
 }
 
 impl Selector {
     pub fn fragile(&self) -> bool {
-        matches!(self, Selector::Point(_))
+        matches!(self, Selector::Point(_) | Selector::Percent(_))
     }
 
     /// `resourceId "…"`, `text "…"`: how a report names it.
@@ -39,6 +41,7 @@ impl Selector {
             Selector::Text(v) => format!("text {v:?}"),
             Selector::ContentDesc(v) => format!("contentDesc {v:?}"),
             Selector::Point([x, y]) => format!("point ({x}, {y}), fragile"),
+            Selector::Percent([x, y]) => format!("point ({x}%, {y}%), fragile"),
         }
     }
 }
@@ -88,6 +91,12 @@ pub enum Action {
         to: [i32; 2],
         duration_ms: Option<u32>,
     },
+    /// A swipe between two points given in percent of the screen (Maestro's `"50%, 90%"`).
+    SwipePercent {
+        from: [u32; 2],
+        to: [u32; 2],
+        duration_ms: Option<u32>,
+    },
     /// A finger moving `direction` (up, down, left, right) across the screen.
     SwipeToward {
         direction: String,
@@ -129,6 +138,9 @@ pub struct Step {
     pub expect: Expect,
     /// `package/activity` the step was taken on, when known (for its comment).
     pub on: Option<String>,
+    /// A step that may fail without failing the flow (Maestro's `optional: true`); a replay
+    /// reports its failure as a warning.
+    pub optional: bool,
 }
 
 impl Step {
@@ -137,6 +149,7 @@ impl Step {
             action,
             expect: Expect::default(),
             on: None,
+            optional: false,
         }
     }
 
@@ -156,6 +169,9 @@ impl Step {
             },
             Action::Key { name } => format!("key {name}"),
             Action::Swipe { from, to, .. } => format!("swipe {from:?} to {to:?}"),
+            Action::SwipePercent { from, to, .. } => {
+                format!("swipe ({}%, {}%) to ({}%, {}%)", from[0], from[1], to[0], to[1])
+            }
             Action::SwipeToward { direction } => format!("swipe {direction}"),
             Action::Scroll { direction, until } => match until {
                 Some(s) => format!("scroll {direction} until {}", s.describe()),
@@ -180,7 +196,7 @@ impl Step {
         match &self.action {
             Action::Tap { target } | Action::LongPress { target, .. } => target.selector.fragile(),
             Action::Type { target: Some(t), .. } => t.selector.fragile(),
-            Action::Swipe { .. } => true,
+            Action::Swipe { .. } | Action::SwipePercent { .. } => true,
             _ => false,
         }
     }

@@ -128,7 +128,8 @@ fn script_of(file: &Path) -> anyhow::Result<(String, String)> {
     let code = match ext {
         "js" => text,
         "yaml" | "yml" => {
-            let steps = super::maestro::parse(&text).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
+            // Read again by path, so a `runFlow: FILE` finds FILE beside it.
+            let steps = super::maestro::parse_file(file).map_err(|e| anyhow::anyhow!("{e}"))?;
             super::js::render(&steps, &[format!("from {}", file.display())])
         }
         _ => anyhow::bail!(

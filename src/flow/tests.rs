@@ -33,7 +33,11 @@ fn selector() -> impl Strategy<Value = Selector> {
 }
 
 fn target() -> impl Strategy<Value = Target> {
-    (selector(), proptest::option::of(text())).prop_map(|(selector, label)| Target { selector, label })
+    let selector = prop_oneof![
+        4 => selector(),
+        1 => (0u32..=100, 0u32..=100).prop_map(|(x, y)| Selector::Percent([x, y])),
+    ];
+    (selector, proptest::option::of(text())).prop_map(|(selector, label)| Target { selector, label })
 }
 
 fn direction() -> impl Strategy<Value = String> {
@@ -80,6 +84,16 @@ fn action() -> impl Strategy<Value = Action> {
                 to: [to.0, to.1],
                 duration_ms
             }),
+        (
+            (0u32..=100, 0u32..=100),
+            (0u32..=100, 0u32..=100),
+            proptest::option::of(50u32..3000)
+        )
+            .prop_map(|(from, to, duration_ms)| Action::SwipePercent {
+                from: [from.0, from.1],
+                to: [to.0, to.1],
+                duration_ms
+            }),
         direction().prop_map(|direction| Action::SwipeToward { direction }),
         (direction(), proptest::option::of(selector()))
             .prop_map(|(direction, until)| Action::Scroll { direction, until }),
@@ -99,8 +113,11 @@ fn step() -> impl Strategy<Value = Step> {
         proptest::option::of(text()),
         proptest::collection::vec(selector(), 0..3),
         proptest::option::of(text()),
+        any::<bool>(),
     )
-        .prop_map(|(action, activity, visible, on)| Step {
+        .prop_map(|(action, activity, visible, on, optional)| Step {
+            // Only what a Maestro flow can make optional and read back alike: a tap.
+            optional: optional && matches!(action, Action::Tap { .. }),
             action,
             expect: Expect { activity, visible },
             on,
@@ -132,6 +149,9 @@ proptest! {
             };
             prop_assert!(taps(&read).contains(&kept), "{:?} lost", selector);
         }
+        // An optional tap stays optional, and a required one required.
+        let optional_taps = |steps: &[Step]| -> usize { steps.iter().filter(|s| s.optional).count() };
+        prop_assert_eq!(optional_taps(&read), optional_taps(&steps));
         // A location set through the console survives as Maestro's setLocation.
         let places = |steps: &[Step]| -> Vec<(f64, f64)> {
             steps.iter().filter_map(|s| match &s.action {
@@ -208,7 +228,7 @@ fn a_maestro_flow_written_by_hand_reads_as_steps() {
     let refused = maestro::parse("appId: a.b\n---\n- launchApp\n- tapOn:\n    text: x\n    index: 2\n").unwrap_err();
     assert_eq!(
         refused,
-        "line 6: `index` is not supported here (id, text, point, label are)"
+        "line 6: `index` is not supported here (id, text, point, label, optional are)"
     );
     assert!(
         maestro::parse("- launchApp\n")
@@ -251,4 +271,82 @@ fn a_password_field_is_recorded_as_a_placeholder_named_by_its_id() {
     for not_one in ["$PASSWORD", "${}", "${1X}", "${A B}", "x${A}", "${A}}"] {
         assert_eq!(placeholder_name(not_one), None, "{not_one}");
     }
+}
+
+#[test]
+fn repeat_run_flow_optional_and_percentages_read_as_plain_steps() {
+    let flow = "appId: a.b\n---\n- repeat:\n    times: 3\n    commands:\n      - tapOn: \"Add\"\n- runFlow:\n    commands:\n      - back\n- tapOn:\n    text: \"Skip\"\n    optional: true\n- assertVisible: Home\n- tapOn:\n    point: \"50%, 90%\"\n- swipe:\n    start: \"50%, 80%\"\n    end: \"50%, 20%\"\n";
+    let steps = maestro::parse(flow).unwrap();
+    let described: Vec<String> = steps.iter().map(Step::describe).collect();
+    assert_eq!(
+        described,
+        [
+            "tap text \"Add\"",
+            "tap text \"Add\"",
+            "tap text \"Add\"",
+            "key BACK",
+            "tap text \"Skip\"",
+            "check text \"Home\"",
+            "tap point (50%, 90%), fragile",
+            "swipe (50%, 80%) to (50%, 20%)",
+        ]
+    );
+    // The assertion after an optional tap is a check of its own, and required.
+    assert!(steps[4].optional && steps[4].expect.visible.is_empty());
+    assert!(!steps[5].optional);
+
+    let refused = |flow: &str| maestro::parse(&format!("appId: a.b\n---\n{flow}")).unwrap_err();
+    assert_eq!(
+        refused("- repeat:\n    while:\n      visible: x\n    commands:\n      - back\n"),
+        "line 4: repeat while is not replayed (its condition is read as the flow runs): give times"
+    );
+    assert_eq!(
+        refused("- repeat:\n    times: 100000\n    commands:\n      - back\n"),
+        "line 3: repeat grows the flow past 5000 steps"
+    );
+    assert_eq!(
+        refused("- runFlow: login.yaml\n"),
+        "line 3: runFlow FILE reads a file beside the flow: replay the flow's file (droidmcp replay FLOW.yaml)"
+    );
+    assert_eq!(
+        refused("- tapOn:\n    point: \"50%, 101%\"\n"),
+        "line 4: a point in percent is \"x%, y%\", each 0 to 100"
+    );
+    assert_eq!(
+        refused("- tapOn:\n    text: x\n    optional: maybe\n"),
+        "line 5: optional is true or false"
+    );
+}
+
+#[test]
+fn run_flow_reads_files_beside_the_flow_and_refuses_a_loop() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, text: &str| std::fs::write(dir.path().join(name), text).unwrap();
+    std::fs::create_dir(dir.path().join("common")).unwrap();
+    write(
+        "main.yaml",
+        "appId: a.b\n---\n- runFlow: common/login.yaml\n- runFlow:\n    file: common/login.yaml\n- back\n",
+    );
+    write("common/login.yaml", "appId: c.d\n---\n- launchApp\n- inputText: ada\n");
+    let steps = maestro::parse_file(&dir.path().join("main.yaml")).unwrap();
+    let described: Vec<String> = steps.iter().map(Step::describe).collect();
+    // The subflow's own appId is its app.
+    assert_eq!(
+        described,
+        ["launch c.d", "type \"ada\"", "launch c.d", "type \"ada\"", "key BACK"]
+    );
+
+    write("a.yaml", "appId: a.b\n---\n- back\n- runFlow: b.yaml\n");
+    write("b.yaml", "appId: a.b\n---\n- runFlow: a.yaml\n");
+    let looped = maestro::parse_file(&dir.path().join("a.yaml")).unwrap_err();
+    assert!(
+        looped.ends_with("line 4: in b.yaml: line 3: runFlow a.yaml runs a flow that is already running (a loop)"),
+        "{looped}"
+    );
+    write("c.yaml", "appId: a.b\n---\n- runFlow: missing.yaml\n");
+    let missing = maestro::parse_file(&dir.path().join("c.yaml")).unwrap_err();
+    assert!(
+        missing.contains("c.yaml: line 3: cannot read missing.yaml"),
+        "{missing}"
+    );
 }

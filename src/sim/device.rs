@@ -257,17 +257,22 @@ impl Device {
     pub fn tap(&mut self, x: i32, y: i32) {
         let (x, y) = crate::sim::emulator::natural_point(x, y, self.natural_size(), self.emulator.rotation);
         let tree = &self.screens[self.current].tree;
-        let target = tree
-            .deepest_at(x, y, |n| {
-                n.flag("clickable") || n.flag("checkable") || n.flag("long-clickable")
-            })
-            .or_else(|| tree.deepest_at(x, y, |_| true));
-        let Some(target) = target else { return };
+        let clickable = tree.deepest_at(x, y, |n| {
+            n.flag("clickable") || n.flag("checkable") || n.flag("long-clickable")
+        });
+        let Some(target) = clickable.or_else(|| tree.deepest_at(x, y, |_| true)) else {
+            return;
+        };
         if tree.nodes[target].attr("enabled").is_some_and(|e| e != "true") {
             return;
         }
-        // The tapped element and everything inside it, for matching transitions.
-        let within: Vec<usize> = (0..tree.nodes.len()).filter(|&i| tree.is_within(i, target)).collect();
+        // What the tap touched, for matching transitions: a clickable element and everything
+        // inside it (a row's title); else only the deepest element under the finger, never what
+        // a container holds elsewhere (a tap on empty space opens nothing).
+        let within: Vec<usize> = match clickable {
+            Some(_) => (0..tree.nodes.len()).filter(|&i| tree.is_within(i, target)).collect(),
+            None => vec![target],
+        };
         let rule = self.transition_for(|t| {
             t.tap
                 .as_deref()
@@ -555,5 +560,17 @@ mod tests {
             "name@example.com!",
             "typed text equal to the hint is kept"
         );
+    }
+
+    #[test]
+    fn a_tap_on_empty_space_opens_nothing_and_one_on_a_row_opens_it() {
+        let mut d = Device::from_profile(Profile::builtin().unwrap());
+        d.launch("com.android.settings").unwrap();
+        let on_top = d.current;
+        // Above the title: only the window's containers are there, holding every row elsewhere.
+        d.tap(540, 120);
+        assert_eq!(d.current, on_top, "a tap on empty space went somewhere");
+        d.tap(540, 638);
+        assert_ne!(d.current, on_top, "the Network & internet row did not open");
     }
 }

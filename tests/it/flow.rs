@@ -321,6 +321,48 @@ async fn emulator_console_steps_are_recorded_and_replayed() {
     client.cancel().await.unwrap();
 }
 
+/// A hand-written Maestro suite replays as Maestro runs it: a subflow from a file beside it, a
+/// repeat, an optional tap on what is not there, and points in percent of the screen.
+#[test]
+fn a_hand_written_maestro_flow_with_run_flow_repeat_optional_and_percentages_passes() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("common")).unwrap();
+    std::fs::write(
+        dir.path().join("common/network.yaml"),
+        "appId: com.android.settings\n---\n- launchApp\n- tapOn: \"Network & internet\"\n- assertVisible: \"Internet\"\n",
+    )
+    .unwrap();
+    let main = dir.path().join("suite.yaml");
+    // The "Network & internet" row's center is (540, 638) on the simulator's 1080 x 2400 screen.
+    std::fs::write(
+        &main,
+        "appId: com.android.settings\n---\n- runFlow: common/network.yaml\n- tapOn:\n    text: \"No such button\"\n    optional: true\n- repeat:\n    times: 2\n    commands:\n      - back\n      - tapOn:\n          point: \"50%, 27%\"\n      - assertVisible: \"Internet\"\n- back\n- swipe:\n    start: \"50%, 70%\"\n    end: \"50%, 40%\"\n",
+    )
+    .unwrap();
+    let xml_path = dir.path().join("suite.xml");
+    let out = replay(
+        &main,
+        home.path(),
+        &["--junit", xml_path.to_str().unwrap(), "--step-timeout-ms", "1500"],
+    );
+    assert!(out.status.success());
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.contains("suite: 9 steps, 9 passed, 0 failed"), "{said}");
+    assert!(said.contains("3 tap text \"No such button\""), "{said}");
+    assert!(said.contains("optional, failed:"), "{said}");
+    assert!(said.contains("5 tap point (50%, 27%), fragile"), "{said}");
+    let (cases, failed, skipped, xml) = junit_counts(&xml_path);
+    assert_eq!((cases, failed, skipped), (9, 0, 0), "{xml}");
+    // Without the optional, the missing button fails the flow.
+    let strict = std::fs::read_to_string(&main)
+        .unwrap()
+        .replace("    optional: true\n", "");
+    std::fs::write(&main, strict).unwrap();
+    let out = replay(&main, home.path(), &["--step-timeout-ms", "1500"]);
+    assert_eq!(out.status.code(), Some(1));
+}
+
 #[test]
 fn a_maestro_command_droidmcp_does_not_replay_is_refused_with_its_line() {
     let home = tempfile::tempdir().unwrap();

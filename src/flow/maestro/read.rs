@@ -2,43 +2,126 @@
 //! are the ones `write` writes and a few more of the same kind; any other is refused with its
 //! line.
 
+use std::path::{Path, PathBuf};
+
 use saphyr::{LoadableYamlNode, MarkedYamlOwned, ScalarOwned, YamlDataOwned};
 
 use super::super::{Action, Expect, Selector, Step, Target};
 
+/// Flow files a `runFlow` may nest, and steps a flow may grow to once `repeat` and `runFlow` are
+/// spelled out: a typo (`times: 1000000`) or a loop of files fails at once, with its line.
+const MAX_DEPTH: usize = 8;
+pub const MAX_STEPS: usize = 5000;
+
 /// A Maestro flow read into steps. `assertVisible` after a command is that step's expectation;
-/// before any, a `Check` step. Errors name the line.
+/// before any, a `Check` step. `repeat {times}` and inline `runFlow {commands}` are spelled out;
+/// `runFlow: FILE` needs the flow's own file (`parse_file`). Errors name the line.
 pub fn parse(text: &str) -> Result<Vec<Step>, String> {
-    let docs = MarkedYamlOwned::load_from_str(text).map_err(|e| format!("not YAML: {e}"))?;
-    let (header, commands) = match docs.as_slice() {
-        [commands] => (None, commands),
-        [header, commands] => (Some(header), commands),
-        [] => return Err("the flow is empty: an appId header, ---, then a list of commands".into()),
-        _ => {
-            return Err(format!(
-                "{} YAML documents: a flow has a header (appId), ---, and its commands",
-                docs.len()
-            ));
-        }
-    };
-    let mut app_id = None;
-    if let Some(header) = header {
-        let YamlDataOwned::Mapping(map) = &header.data else {
-            return Err(at(header, "the header is a mapping with appId"));
+    let mut steps = Vec::new();
+    Reader { files: Vec::new() }.flow(text, &mut steps)?;
+    Ok(steps)
+}
+
+/// A Maestro flow file read into steps; `runFlow: FILE` reads FILE beside the flow naming it.
+/// Errors name the file and the line.
+pub fn parse_file(path: &Path) -> Result<Vec<Step>, String> {
+    let mut steps = Vec::new();
+    Reader { files: Vec::new() }.file(path, None, &mut steps)?;
+    Ok(steps)
+}
+
+/// The files being read, outermost first (to find a `runFlow`'s file and to refuse a loop).
+struct Reader {
+    files: Vec<PathBuf>,
+}
+
+impl Reader {
+    fn file(&mut self, path: &Path, from: Option<&MarkedYamlOwned>, steps: &mut Vec<Step>) -> Result<(), String> {
+        let named = |message: String| match from {
+            Some(node) => at(node, &message),
+            None => message,
         };
-        for (key, value) in map {
-            match scalar(key).as_deref() {
-                Some("appId") => app_id = Some(string(value, "appId")?),
-                Some("name" | "tags") => {}
-                _ => return Err(at(key, "this header key is not supported (appId, name, tags are)")),
+        // Messages name the file as written; it is found beside the flow that names it.
+        let written = path.display();
+        let full = match self.files.last().and_then(|f| f.parent()) {
+            Some(folder) if path.is_relative() => folder.join(path),
+            _ => path.to_path_buf(),
+        };
+        let real = full
+            .canonicalize()
+            .map_err(|e| named(format!("cannot read {written}: {e}")))?;
+        if self.files.contains(&real) {
+            return Err(named(format!(
+                "runFlow {written} runs a flow that is already running (a loop)"
+            )));
+        }
+        if self.files.len() > MAX_DEPTH {
+            return Err(named(format!("runFlow nests more than {MAX_DEPTH} flows deep")));
+        }
+        let text = std::fs::read_to_string(&real).map_err(|e| named(format!("cannot read {written}: {e}")))?;
+        self.files.push(real);
+        let read = self.flow(&text, steps);
+        self.files.pop();
+        read.map_err(|e| match from {
+            Some(node) => at(node, &format!("in {written}: {e}")),
+            None => format!("{written}: {e}"),
+        })
+    }
+
+    fn flow(&mut self, text: &str, steps: &mut Vec<Step>) -> Result<(), String> {
+        let docs = MarkedYamlOwned::load_from_str(text).map_err(|e| format!("not YAML: {e}"))?;
+        let (header, commands) = match docs.as_slice() {
+            [commands] => (None, commands),
+            [header, commands] => (Some(header), commands),
+            [] => return Err("the flow is empty: an appId header, ---, then a list of commands".into()),
+            _ => {
+                return Err(format!(
+                    "{} YAML documents: a flow has a header (appId), ---, and its commands",
+                    docs.len()
+                ));
+            }
+        };
+        let mut app_id = None;
+        if let Some(header) = header {
+            let YamlDataOwned::Mapping(map) = &header.data else {
+                return Err(at(header, "the header is a mapping with appId"));
+            };
+            for (key, value) in map {
+                match scalar(key).as_deref() {
+                    Some("appId") => app_id = Some(string(value, "appId")?),
+                    Some("name" | "tags") => {}
+                    _ => return Err(at(key, "this header key is not supported (appId, name, tags are)")),
+                }
             }
         }
+        self.commands(commands, app_id.as_deref(), steps)
     }
-    let YamlDataOwned::Sequence(list) = &commands.data else {
-        return Err(at(commands, "the commands are a list (- launchApp, - tapOn: …)"));
-    };
-    let mut steps: Vec<Step> = Vec::new();
-    for item in list {
+
+    fn commands(
+        &mut self,
+        commands: &MarkedYamlOwned,
+        app_id: Option<&str>,
+        steps: &mut Vec<Step>,
+    ) -> Result<(), String> {
+        let list = match &commands.data {
+            YamlDataOwned::Sequence(list) => list.as_slice(),
+            // Only comments after `---` (steps Maestro cannot say): nothing to run.
+            data if data.is_null() => &[],
+            _ => return Err(at(commands, "the commands are a list (- launchApp, - tapOn: …)")),
+        };
+        for item in list {
+            self.command(item, app_id, steps)?;
+            if steps.len() > MAX_STEPS {
+                return Err(at(
+                    item,
+                    &format!("the flow grows past {MAX_STEPS} steps here (repeat and runFlow spelled out)"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn command(&mut self, item: &MarkedYamlOwned, app_id: Option<&str>, steps: &mut Vec<Step>) -> Result<(), String> {
         // `item` is the command's name (its span is the line; a mapping's own span is not).
         let (name, arg, item) = match &item.data {
             YamlDataOwned::Mapping(map) if map.len() == 1 => {
@@ -50,11 +133,20 @@ pub fn parse(text: &str) -> Result<Vec<Step>, String> {
                 None => return Err(at(item, "a command is a name, or a name with its arguments")),
             },
         };
+        // Maestro's `optional: true`: the step may fail without failing the flow.
+        let optional = match arg.and_then(|a| field(a, "optional")) {
+            Some(o) => match scalar(o).as_deref() {
+                Some("true") => true,
+                Some("false") => false,
+                _ => return Err(at(o, "optional is true or false")),
+            },
+            None => false,
+        };
         let app = |arg: Option<&MarkedYamlOwned>| -> Result<String, String> {
             match arg.filter(|a| !a.data.is_null()) {
                 Some(a) => string(a, &name),
                 None => app_id
-                    .clone()
+                    .map(str::to_string)
                     .ok_or_else(|| at(item, "needs an app: give appId in the header")),
             }
         };
@@ -62,7 +154,7 @@ pub fn parse(text: &str) -> Result<Vec<Step>, String> {
             "launchApp" => {
                 let package = match arg.filter(|a| a.data.as_mapping().is_some()) {
                     Some(map) => {
-                        only_keys(map, &["appId"])?;
+                        only_keys(map, &["appId", "optional"])?;
                         app(field(map, "appId"))?
                     }
                     None => app(arg)?,
@@ -105,7 +197,7 @@ pub fn parse(text: &str) -> Result<Vec<Step>, String> {
             "swipe" => swipe(required(arg, item, &name)?)?,
             "scrollUntilVisible" => {
                 let map = required(arg, item, &name)?;
-                only_keys(map, &["element", "direction", "timeout"])?;
+                only_keys(map, &["element", "direction", "timeout", "optional"])?;
                 let element = field(map, "element").ok_or_else(|| at(map, "scrollUntilVisible needs element"))?;
                 let direction = match field(map, "direction") {
                     Some(d) => direction(d)?,
@@ -118,7 +210,7 @@ pub fn parse(text: &str) -> Result<Vec<Step>, String> {
             }
             "extendedWaitUntil" => {
                 let map = required(arg, item, &name)?;
-                only_keys(map, &["visible", "notVisible", "timeout"])?;
+                only_keys(map, &["visible", "notVisible", "timeout", "optional"])?;
                 let timeout_ms = field(map, "timeout").map(|t| number(t, "timeout")).transpose()?;
                 let (sel, gone) = match (field(map, "visible"), field(map, "notVisible")) {
                     (Some(s), None) => (s, false),
@@ -133,7 +225,7 @@ pub fn parse(text: &str) -> Result<Vec<Step>, String> {
             }
             "setLocation" => {
                 let map = required(arg, item, &name)?;
-                only_keys(map, &["latitude", "longitude"])?;
+                only_keys(map, &["latitude", "longitude", "optional"])?;
                 let degrees = |key: &str, limit: f64| -> Result<f64, String> {
                     let node = field(map, key).ok_or_else(|| at(map, "setLocation takes latitude and longitude"))?;
                     scalar(node)
@@ -147,16 +239,18 @@ pub fn parse(text: &str) -> Result<Vec<Step>, String> {
                 }
             }
             "assertNotVisible" => Action::Wait {
-                selector: selector(required(arg, item, &name)?)?,
+                selector: command_selector(required(arg, item, &name)?)?,
                 gone: true,
                 timeout_ms: None,
             },
             "assertVisible" => {
-                let shown = selector(required(arg, item, &name)?)?;
+                let shown = command_selector(required(arg, item, &name)?)?;
                 match steps.last_mut() {
-                    Some(last) => last.expect.visible.push(shown),
-                    None => {
+                    // An assertion after an optional step is not optional.
+                    Some(last) if !optional && !last.optional => last.expect.visible.push(shown),
+                    _ => {
                         let mut step = Step::new(Action::Check);
+                        step.optional = optional;
                         step.expect = Expect {
                             activity: None,
                             visible: vec![shown],
@@ -164,47 +258,110 @@ pub fn parse(text: &str) -> Result<Vec<Step>, String> {
                         steps.push(step);
                     }
                 }
-                continue;
+                return Ok(());
+            }
+            "repeat" => {
+                let map = required(arg, item, &name)?;
+                only_keys(map, &["times", "commands", "while", "label"])?;
+                if let Some(condition) = key(map, "while") {
+                    return Err(at(
+                        condition,
+                        "repeat while is not replayed (its condition is read as the flow runs): give times",
+                    ));
+                }
+                let times = field(map, "times").ok_or_else(|| at(map, "repeat takes times and commands"))?;
+                let times = scalar(times)
+                    .and_then(|t| t.parse::<usize>().ok())
+                    .ok_or_else(|| at(times, "times is a whole number"))?;
+                let commands = field(map, "commands").ok_or_else(|| at(map, "repeat takes times and commands"))?;
+                let mut body = Vec::new();
+                self.commands(commands, app_id, &mut body)?;
+                for _ in 0..times {
+                    if steps.len() + body.len() > MAX_STEPS {
+                        return Err(at(item, &format!("repeat grows the flow past {MAX_STEPS} steps")));
+                    }
+                    steps.extend(body.iter().cloned());
+                }
+                return Ok(());
+            }
+            "runFlow" => {
+                let arg = required(arg, item, &name)?;
+                if let Some(file) = scalar(arg) {
+                    return self.run_file(&file, item, steps);
+                }
+                only_keys(arg, &["file", "commands", "env", "when", "label"])?;
+                if let Some(env) = key(arg, "env") {
+                    return Err(at(
+                        env,
+                        "runFlow env is not replayed: give the values to droidmcp replay with --env NAME=VALUE",
+                    ));
+                }
+                if let Some(when) = key(arg, "when") {
+                    return Err(at(
+                        when,
+                        "runFlow when is not replayed (its condition is read as the flow runs)",
+                    ));
+                }
+                return match (field(arg, "file"), field(arg, "commands")) {
+                    (Some(file), None) => self.run_file(&string(file, "file")?, item, steps),
+                    (None, Some(commands)) => self.commands(commands, app_id, steps),
+                    _ => Err(at(arg, "runFlow takes file or commands")),
+                };
             }
             _ => {
                 return Err(at(
                     item,
                     &format!(
-                        "`{}` is not a command droidmcp replays (launchApp, stopApp, clearState, tapOn, longPressOn, inputText, eraseText, pressKey, back, swipe, scroll, scrollUntilVisible, extendedWaitUntil, assertVisible, assertNotVisible, setLocation)",
+                        "`{}` is not a command droidmcp replays (launchApp, stopApp, clearState, tapOn, longPressOn, inputText, eraseText, pressKey, back, swipe, scroll, scrollUntilVisible, extendedWaitUntil, assertVisible, assertNotVisible, setLocation, repeat, runFlow)",
                         crate::adb::cut(&name)
                     ),
                 ));
             }
         };
-        steps.push(Step::new(action));
+        let mut step = Step::new(action);
+        step.optional = optional;
+        steps.push(step);
+        Ok(())
     }
-    Ok(steps)
+
+    fn run_file(&mut self, file: &str, item: &MarkedYamlOwned, steps: &mut Vec<Step>) -> Result<(), String> {
+        if self.files.is_empty() {
+            return Err(at(
+                item,
+                "runFlow FILE reads a file beside the flow: replay the flow's file (droidmcp replay FLOW.yaml)",
+            ));
+        }
+        self.file(Path::new(file), Some(item), steps)
+    }
 }
 
 fn swipe(arg: &MarkedYamlOwned) -> Result<Action, String> {
-    only_keys(arg, &["start", "end", "duration", "direction"])?;
+    only_keys(arg, &["start", "end", "duration", "direction", "optional"])?;
     if let Some(d) = field(arg, "direction") {
         return Ok(Action::SwipeToward {
             direction: direction(d)?,
         });
     }
     let (Some(start), Some(end)) = (field(arg, "start"), field(arg, "end")) else {
-        return Err(at(arg, "swipe takes start and end (\"x, y\" in pixels), or direction"));
+        return Err(at(
+            arg,
+            "swipe takes start and end (\"x, y\" in pixels or \"x%, y%\" of the screen), or direction",
+        ));
     };
     let duration_ms = field(arg, "duration")
         .map(|d| number(d, "duration").map(|n| n.min(u64::from(u32::MAX)) as u32))
         .transpose()?;
-    Ok(Action::Swipe {
-        from: point(start)?,
-        to: point(end)?,
-        duration_ms,
-    })
+    match (spot(start)?, spot(end)?) {
+        (Selector::Point(from), Selector::Point(to)) => Ok(Action::Swipe { from, to, duration_ms }),
+        (Selector::Percent(from), Selector::Percent(to)) => Ok(Action::SwipePercent { from, to, duration_ms }),
+        _ => Err(at(arg, "start and end are both pixels or both percentages")),
+    }
 }
 
 /// What `tapOn` and `longPressOn` point at: a selector, and the `label` a replay heals by.
 fn target(node: &MarkedYamlOwned) -> Result<Target, String> {
     let label = field(node, "label").map(|l| string(l, "label")).transpose()?;
-    let selector = selector_in(node, &["id", "text", "point", "label"])?;
+    let selector = selector_in(node, &["id", "text", "point", "label", "optional"])?;
     // A label that is the selector's own text heals nothing.
     let label = label.filter(|l| selector != Selector::Text(l.clone()));
     Ok(Target { selector, label })
@@ -212,6 +369,11 @@ fn target(node: &MarkedYamlOwned) -> Result<Target, String> {
 
 fn selector(node: &MarkedYamlOwned) -> Result<Selector, String> {
     selector_in(node, &["id", "text", "point"])
+}
+
+/// A selector that is a command's whole argument (`assertVisible: {text, optional}`).
+fn command_selector(node: &MarkedYamlOwned) -> Result<Selector, String> {
+    selector_in(node, &["id", "text", "point", "optional"])
 }
 
 fn selector_in(node: &MarkedYamlOwned, allowed: &[&str]) -> Result<Selector, String> {
@@ -227,7 +389,7 @@ fn selector_in(node: &MarkedYamlOwned, allowed: &[&str]) -> Result<Selector, Str
             field(node, "text").expect("given"),
             "text",
         )?))),
-        ["point"] => Ok(Selector::Point(point(field(node, "point").expect("given"))?)),
+        ["point"] => spot(field(node, "point").expect("given")),
         _ => Err(at(node, "a selector takes one of id, text, point")),
     }
 }
@@ -247,12 +409,30 @@ fn literal(pattern: &str) -> String {
 }
 
 /// `"540, 1200"`: device pixels (percentages are refused).
-fn point(node: &MarkedYamlOwned) -> Result<[i32; 2], String> {
+fn spot(node: &MarkedYamlOwned) -> Result<Selector, String> {
     let text = string(node, "point")?;
-    let parts: Vec<Option<i32>> = text.split(',').map(|p| p.trim().parse().ok()).collect();
+    let parts: Vec<&str> = text.split(',').map(str::trim).collect();
+    let percent = |p: &str| {
+        p.strip_suffix('%')
+            .and_then(|n| n.trim().parse::<u32>().ok())
+            .filter(|n| *n <= 100)
+    };
     match parts.as_slice() {
-        [Some(x), Some(y)] => Ok([*x, *y]),
-        _ => Err(at(node, "a point is \"x, y\" in device pixels")),
+        [x, y] if x.ends_with('%') || y.ends_with('%') => match (percent(x), percent(y)) {
+            (Some(x), Some(y)) => Ok(Selector::Percent([x, y])),
+            _ => Err(at(node, "a point in percent is \"x%, y%\", each 0 to 100")),
+        },
+        [x, y] => match (x.parse(), y.parse()) {
+            (Ok(x), Ok(y)) => Ok(Selector::Point([x, y])),
+            _ => Err(at(
+                node,
+                "a point is \"x, y\" in device pixels, or \"x%, y%\" of the screen",
+            )),
+        },
+        _ => Err(at(
+            node,
+            "a point is \"x, y\" in device pixels, or \"x%, y%\" of the screen",
+        )),
     }
 }
 
@@ -294,6 +474,15 @@ fn field<'a>(node: &'a MarkedYamlOwned, key: &str) -> Option<&'a MarkedYamlOwned
         .iter()
         .find(|(k, _)| scalar(k).as_deref() == Some(key))
         .map(|(_, v)| v)
+}
+
+/// The key `key` itself (its span is its line; a mapping value's may not be).
+fn key<'a>(node: &'a MarkedYamlOwned, key: &str) -> Option<&'a MarkedYamlOwned> {
+    node.data
+        .as_mapping()?
+        .iter()
+        .find(|(k, _)| scalar(k).as_deref() == Some(key))
+        .map(|(k, _)| k)
 }
 
 fn only_keys(node: &MarkedYamlOwned, allowed: &[&str]) -> Result<(), String> {

@@ -18,16 +18,37 @@ pub fn render(steps: &[Step], header: &[String], app_id: &str) -> String {
         }
         out.push('\n');
         for command in commands(step, app_id) {
-            out.push_str(&command);
+            out.push_str(&match step.optional {
+                true => optional(&command),
+                false => command,
+            });
         }
         if let Some(activity) = &step.expect.activity {
             out.push_str(&format!("# reached {}\n", one_line(activity)));
         }
+        // A check of its own (no action) carries the step's optional; after an action, the
+        // assertions are the step's outcome.
+        let checked_alone = step.optional && matches!(step.action, Action::Check);
         for s in &step.expect.visible {
             out.push_str(&format!("- assertVisible:\n{}", selector_fields(s, "    ")));
+            if checked_alone {
+                out.push_str("    optional: true\n");
+            }
         }
     }
     out
+}
+
+/// A command marked `optional: true`, where it takes a mapping (`- tapOn:` and its fields);
+/// a scalar command (`- back`) cannot say it, and a comment does.
+fn optional(command: &str) -> String {
+    match command.split_once('\n') {
+        Some((first, rest)) if first.starts_with("- ") && first.ends_with(':') => {
+            format!("{first}\n    optional: true\n{rest}")
+        }
+        _ if command.starts_with("- ") => format!("# optional in the flow it came from\n{command}"),
+        _ => command.to_string(),
+    }
 }
 
 fn commands(step: &Step, app_id: &str) -> Vec<String> {
@@ -77,6 +98,14 @@ fn commands(step: &Step, app_id: &str) -> Vec<String> {
         Action::Key { name } => vec![format!("- pressKey: {}\n", quoted(&maestro_key(name)))],
         Action::Swipe { from, to, duration_ms } => vec![format!(
             "- swipe:\n    start: \"{}, {}\"\n    end: \"{}, {}\"\n{}",
+            from[0],
+            from[1],
+            to[0],
+            to[1],
+            duration_ms.map_or(String::new(), |d| format!("    duration: {d}\n"))
+        )],
+        Action::SwipePercent { from, to, duration_ms } => vec![format!(
+            "- swipe:\n    start: \"{}%, {}%\"\n    end: \"{}%, {}%\"\n{}",
             from[0],
             from[1],
             to[0],
@@ -154,6 +183,7 @@ fn selector_fields(s: &Selector, indent: &str) -> String {
         // Maestro's `text` matches content-desc as well (accessibility text).
         Selector::ContentDesc(v) => format!("{indent}text: {}\n", quoted(&escaped(v))),
         Selector::Point([x, y]) => format!("{indent}point: \"{x}, {y}\"\n"),
+        Selector::Percent([x, y]) => format!("{indent}point: \"{x}%, {y}%\"\n"),
     }
 }
 
@@ -196,4 +226,3 @@ fn maestro_key(name: &str) -> String {
         _ => name.to_string(),
     }
 }
-
