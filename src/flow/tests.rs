@@ -162,6 +162,30 @@ proptest! {
         prop_assert_eq!(places(&read), places(&steps));
     }
 
+    /// A flow someone edited by hand, badly: any edit of a written flow (characters cut, doubled
+    /// or put in, YAML's own syntax among them) is read or refused with a message, never a
+    /// panic; and what is read writes back to the same steps.
+    #[test]
+    fn an_edited_flow_is_read_or_refused_never_a_panic(
+        steps in proptest::collection::vec(step(), 1..6),
+        edits in proptest::collection::vec((any::<prop::sample::Index>(), 0usize..3, "[-:#&*!|>'\"%@`{}\\[\\], \n\t0-9a-z]{0,3}"), 1..6),
+    ) {
+        let mut text: Vec<char> = maestro::render(&steps, &[], "a.b").chars().collect();
+        for (at, cut, put) in edits {
+            let at = at.index(text.len() + 1);
+            let end = (at + cut).min(text.len());
+            text.splice(at..end, put.chars());
+        }
+        let text: String = text.into_iter().collect();
+        match maestro::parse(&text) {
+            Ok(read) => {
+                let again = maestro::parse(&maestro::render(&read, &[], "a.b"));
+                prop_assert_eq!(Ok(read), again, "{}", text);
+            }
+            Err(message) => prop_assert!(!message.is_empty()),
+        }
+    }
+
     /// The script names every step, in order, whatever the labels hold: the replay reads the
     /// names back to report the steps a failure skipped.
     #[test]
