@@ -335,11 +335,12 @@ fn print(report: &Report) {
         println!("screenshot of the failure: {}", path.display());
     }
     let (failed, skipped) = (report.failed(), report.skipped());
+    let steps = report.steps.len();
     println!(
-        "{}: {} steps, {} passed, {failed} failed, {skipped} skipped, {:.1} s",
+        "{}: {steps} step{}, {} passed, {failed} failed, {skipped} skipped, {:.1} s",
         report.name,
-        report.steps.len(),
-        report.steps.len() - failed - skipped,
+        if steps == 1 { "" } else { "s" },
+        steps - failed - skipped,
         report.ms as f64 / 1000.0
     );
 }

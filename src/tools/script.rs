@@ -3,10 +3,11 @@
 //! script prints comes back, through the same budget as every tool.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use rmcp::RoleServer;
-use rmcp::model::{CallToolResult, JsonObject};
+use rmcp::model::{CallToolResult, JsonObject, ProgressNotificationParam, ProgressToken};
 use rmcp::service::RequestContext;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -98,8 +99,14 @@ impl Budgeted for ScriptOutput {
 /// run's folder. `workspace.*` and `skills.*` are the run's files and the shared skills.
 struct ToolHost {
     state: Arc<State>,
+    /// The run's request, without its progress token: the tools a script calls report nothing
+    /// of their own (their progress would not count the run's).
     ctx: RequestContext<RoleServer>,
     run: Arc<Run>,
+    /// The client's progress token: each call that ends is one step of progress, its line the
+    /// message.
+    progress: Option<ProgressToken>,
+    ended: Arc<AtomicUsize>,
 }
 
 /// Every tool a script can call, as the namespace it has in the sandbox.
@@ -136,6 +143,7 @@ impl Host for ToolHost {
 
     fn call(&self, index: usize, tool: String, arguments: Value) -> HostFuture {
         let (state, ctx, run) = (self.state.clone(), self.ctx.clone(), self.run.clone());
+        let (progress, ended, peer) = (self.progress.clone(), self.ended.clone(), self.ctx.peer.clone());
         Box::pin(unbudgeted(async move {
             let Value::Object(args) = arguments else {
                 return Err("a tool's arguments are an object".to_string());
@@ -161,6 +169,16 @@ impl Host for ToolHost {
                 Err(message) => serde_json::json!({ "error": message }),
             };
             run.save_result(index, &tool, &operation, &saved);
+            if let Some(token) = progress {
+                let ended = ended.fetch_add(1, Ordering::Relaxed) + 1;
+                let line = format!(
+                    "{:03} {tool} {operation} {}",
+                    index + 1,
+                    if answer.is_ok() { "ok" } else { "error" }
+                );
+                let note = ProgressNotificationParam::new(token, ended as f64).with_message(line);
+                let _ = peer.notify_progress(note).await;
+            }
             answer
         }))
     }
@@ -300,10 +318,15 @@ async fn run_script(state: Arc<State>, args: ScriptArgs, ctx: RequestContext<Rol
         max_calls: state.runs.limits().max_calls,
         ..Limits::default()
     };
+    let progress = ctx.meta.get_progress_token();
+    let mut ctx = ctx;
+    ctx.meta.0.0.remove("progressToken");
     let host = Arc::new(ToolHost {
         state: state.clone(),
         ctx,
         run: run.clone(),
+        progress,
+        ended: Arc::new(AtomicUsize::new(0)),
     });
     let outcome = sandbox::run(&code, &script_args, &limits, host, slot).await;
     let calls = outcome

@@ -304,6 +304,43 @@ async fn the_api_resource_matches_tools_list_and_its_examples_run() {
 /// At most four runs at once on the server (`--script-slots`): the fifth is refused at once, and
 /// a slot frees when a run ends. A session's own bound (`--script-session-slots`, default 2)
 /// is met first.
+/// A client that asks for progress hears of each call a script makes as it ends: one step each,
+/// numbered, with the call's line, and nothing from inside the tools (a wait's own polls would
+/// count something else).
+#[tokio::test]
+async fn a_script_reports_each_call_as_progress() {
+    let home = tempfile::tempdir().unwrap();
+    let recorder = crate::common::ProgressRecorder::default();
+    let client = crate::common::mcp_server_with(recorder.clone(), &["--sim"], &[], home.path()).await;
+    let code = "await device.list(); await ui.dump({ limit: 1 }); \
+        try { await ui.wait({ text: 'Nothing like this', timeoutMs: 600 }); } catch (e) {} \
+        await app.list({ limit: 1 });";
+    let result = crate::common::call_with_progress(&client, "script", json!({"operation": "run", "code": code})).await;
+    assert_eq!(ok(&result)["callCount"], 4);
+    // Notifications may trail the answer by a moment.
+    for _ in 0..50 {
+        if recorder.0.lock().unwrap().len() >= 4 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let seen = recorder.0.lock().unwrap().clone();
+    let steps: Vec<(f64, String)> = seen
+        .iter()
+        .map(|p| (p.progress, p.message.clone().unwrap_or_default()))
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            (1.0, "001 adb-device list ok".to_string()),
+            (2.0, "002 ui dump ok".to_string()),
+            (3.0, "003 ui wait error".to_string()),
+            (4.0, "004 adb-app list ok".to_string()),
+        ]
+    );
+    client.cancel().await.unwrap();
+}
+
 #[tokio::test]
 async fn concurrent_runs_are_bounded() {
     let home = tempfile::tempdir().unwrap();

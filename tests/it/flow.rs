@@ -317,7 +317,7 @@ async fn emulator_console_steps_are_recorded_and_replayed() {
     );
     let out = replay(Path::new(maestro["path"].as_str().unwrap()), home.path(), &[]);
     assert!(out.status.success());
-    assert!(String::from_utf8_lossy(&out.stdout).contains("sensed: 1 steps, 1 passed, 0 failed"));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("sensed: 1 step, 1 passed, 0 failed"));
     client.cancel().await.unwrap();
 }
 
