@@ -15,8 +15,10 @@ use crate::flow::{self, Action};
 
 /// Flow files kept in the flows folder at most: a client cannot fill the host's disk.
 const MAX_FILES: usize = 200;
-/// Step lines in the answer's preview.
+/// Step lines in the answer's preview: at most this many, and at most this many chars together
+/// (the export answers within 600 chars however long the flow or its labels).
 const PREVIEW_STEPS: usize = 12;
+const PREVIEW_CHARS: usize = 200;
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
@@ -192,14 +194,18 @@ async fn export(state: &State, serial: &str, args: &FlowArgs) -> Result<FlowOutp
     let entry = state
         .cache
         .put(Kind::Output, format!("flow {name}.{ext} of {serial}"), Data::Text(text));
-    let mut preview: Vec<String> = steps
-        .iter()
-        .take(PREVIEW_STEPS)
-        .enumerate()
-        .map(|(i, s)| format!("{} {}", i + 1, s.describe()))
-        .collect();
-    if steps.len() > PREVIEW_STEPS {
-        preview.push(format!("… {} more", steps.len() - PREVIEW_STEPS));
+    let mut preview: Vec<String> = Vec::new();
+    let mut chars = 0;
+    for (i, step) in steps.iter().enumerate().take(PREVIEW_STEPS) {
+        let line = crate::adb::cut(&format!("{} {}", i + 1, step.describe()));
+        chars += line.chars().count();
+        if chars > PREVIEW_CHARS && !preview.is_empty() {
+            break;
+        }
+        preview.push(line);
+    }
+    if steps.len() > preview.len() {
+        preview.push(format!("… {} more", steps.len() - preview.len()));
     }
     Ok(FlowOutput {
         operation: "export".into(),

@@ -263,6 +263,79 @@ fn a_selector_that_no_longer_matches_heals_by_its_label_unless_strict() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("(--strict)"));
 }
 
+/// A 20-step journey: its files' sizes, the export's answer, and the replay's time beside the
+/// same steps made as MCP calls (printed: a replay waits for each outcome the calls only saw).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_twenty_step_journey_is_measured_as_calls_files_and_replay() {
+    let home = tempfile::tempdir().unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let ws = workspace.path().to_str().unwrap();
+    let client = mcp_server(&["--sim", "--workspace", ws], &[], home.path()).await;
+    let settings = json!({"operation": "launch", "package": "com.android.settings"});
+    let mut steps: Vec<(&str, serde_json::Value)> = vec![("adb-app", settings)];
+    for _ in 0..6 {
+        steps.push(("ui", json!({"operation": "tap", "text": "Network & internet"})));
+        steps.push(("ui", json!({"operation": "key", "name": "BACK"})));
+    }
+    steps.push((
+        "adb-app",
+        json!({"operation": "launch", "package": "org.droidmcp.demo.login"}),
+    ));
+    for (field, text) in [("username", "ada@example.com"), ("password", "s3cret")] {
+        steps.push(("ui", json!({"operation": "tap", "resourceId": field})));
+        steps.push(("ui", json!({"operation": "type", "text": text})));
+    }
+    steps.push(("ui", json!({"operation": "key", "name": "ENTER"})));
+    steps.push(("ui", json!({"operation": "key", "name": "BACK"})));
+    assert_eq!(steps.len(), 20);
+    let started = std::time::Instant::now();
+    for (tool, args) in &steps {
+        ok(&call(&client, tool, args.clone()).await);
+    }
+    let as_calls = started.elapsed();
+
+    let mut sizes = Vec::new();
+    for format in ["js", "maestro"] {
+        let result = call(
+            &client,
+            "flow",
+            json!({"operation": "export", "format": format, "name": "twenty"}),
+        )
+        .await;
+        let chars = response_chars(&result);
+        let answer = ok(&result);
+        assert_eq!(answer["steps"], 20, "{answer}");
+        assert!(chars <= 600, "the export answered {chars} chars: {answer}");
+        let path = answer["path"].as_str().unwrap().to_string();
+        sizes.push((format, chars, std::fs::metadata(&path).unwrap().len(), path));
+    }
+    let js = &sizes[0].3;
+    let out = replay(Path::new(js), home.path(), &["--env", "PASSWORD=s3cret"]);
+    assert!(out.status.success());
+    let said = String::from_utf8_lossy(&out.stdout);
+    let summary = said
+        .lines()
+        .find(|l| l.starts_with("twenty: 20 steps, 20 passed"))
+        .unwrap_or_else(|| panic!("{said}"));
+    let replay_s: f64 = summary
+        .rsplit(", ")
+        .next()
+        .unwrap()
+        .trim_end_matches(" s")
+        .parse()
+        .unwrap();
+    for (format, chars, bytes, _) in &sizes {
+        println!("20-step journey, {format}: export answer {chars} chars, file {bytes} bytes");
+    }
+    println!(
+        "20 steps as MCP calls: {} ms; replayed (each step waits for its recorded outcome): {:.0} ms ({:.2}x)",
+        as_calls.as_millis(),
+        replay_s * 1000.0,
+        replay_s * 1000.0 / as_calls.as_millis().max(1) as f64
+    );
+    client.cancel().await.unwrap();
+}
+
 /// What a test sets through the emulator console (a battery level, a location) is part of the
 /// flow: the script replays every such line, Maestro the location (its `setLocation`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
