@@ -135,6 +135,7 @@ pub async fn serve(
     let addr = listener.local_addr()?;
 
     let mut config = StreamableHttpServerConfig::default()
+        .with_max_request_body_bytes(MAX_BODY)
         .with_cancellation_token(shutdown.child_token())
         .with_allowed_origins(options.allowed_origins.clone())
         .enforce_origin_validation();
@@ -169,6 +170,7 @@ pub async fn serve(
     let max_sessions = options.max_sessions;
     let router = axum::Router::new()
         .nest_service(PATH, service)
+        .layer(middleware::from_fn(json_rpc_errors))
         .layer(middleware::from_fn(move |request: Request, next: Next| {
             let sessions = sessions.clone();
             async move { bound_sessions(&sessions, max_sessions, request, next).await }
@@ -185,6 +187,69 @@ pub async fn serve(
     sweeping.abort();
     served?;
     Ok(())
+}
+
+/// The largest request body read (rmcp's own default, set so both agree).
+const MAX_BODY: usize = 4 << 20;
+
+/// rmcp answers a body it cannot read with 415 and plain text; a JSON-RPC client expects 400 and
+/// an error object: -32700 for what is not JSON, -32600 for JSON that is not a message this
+/// server reads, with the request's id where it has one. The body is kept to say which.
+async fn json_rpc_errors(request: Request, next: Next) -> Response {
+    if request.method() != axum::http::Method::POST {
+        return next.run(request).await;
+    }
+    let (parts, body) = request.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, MAX_BODY).await else {
+        return (
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("Payload Too Large: a request body is at most {MAX_BODY} bytes\n"),
+        )
+            .into_response();
+    };
+    let response = next.run(Request::from_parts(parts, bytes.clone().into())).await;
+    if response.status() != StatusCode::UNSUPPORTED_MEDIA_TYPE {
+        return response;
+    }
+    let (head, text) = response.into_parts();
+    let text = axum::body::to_bytes(text, 64 << 10).await.unwrap_or_default();
+    let Some(why) = std::str::from_utf8(&text)
+        .ok()
+        .and_then(|t| t.strip_prefix("fail to deserialize request body "))
+    else {
+        return Response::from_parts(head, text.into());
+    };
+    let error = json_rpc_error(&bytes, why);
+    (
+        StatusCode::BAD_REQUEST,
+        [(header::CONTENT_TYPE, "application/json")],
+        error.to_string(),
+    )
+        .into_response()
+}
+
+/// The JSON-RPC error for a body the server could not read as a message (`why`: rmcp's reason).
+fn json_rpc_error(body: &[u8], why: &str) -> serde_json::Value {
+    let (id, code, message) = match serde_json::from_slice::<serde_json::Value>(body) {
+        Err(e) => (
+            serde_json::Value::Null,
+            -32700,
+            format!("Parse error: the body is not UTF-8 JSON ({e}); send one JSON-RPC message"),
+        ),
+        Ok(value) => (
+            value
+                .get("id")
+                .filter(|id| id.is_string() || id.is_number())
+                .cloned()
+                .unwrap_or_default(),
+            -32600,
+            format!(
+                "Invalid Request: not a message this server reads ({}): a JSON-RPC 2.0 object with \"jsonrpc\": \"2.0\", a known method and its params",
+                crate::adb::cut(why)
+            ),
+        ),
+    };
+    serde_json::json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
 }
 
 /// A token's digest: tokens are compared as digests, so the compare takes the same time
@@ -257,6 +322,23 @@ async fn authorize(tokens: &[(Principal, Vec<u8>)], mut request: Request, next: 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        /// Whatever bytes a body holds, the answer is a JSON-RPC error: -32700 with no id for
+        /// what is not JSON, -32600 with the request's own id for JSON that is no message.
+        #[test]
+        fn any_unreadable_body_gets_a_json_rpc_error(body in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..64), id in 0u32..1000) {
+            let error = json_rpc_error(&body, "expected value");
+            proptest::prop_assert_eq!(&error["jsonrpc"], "2.0");
+            let code = error["error"]["code"].as_i64().unwrap();
+            proptest::prop_assert!(code == -32700 || code == -32600);
+            proptest::prop_assert!(!error["error"]["message"].as_str().unwrap().is_empty());
+            let with_id = serde_json::json!({"jsonrpc": "2.0", "id": id, "method": 5}).to_string();
+            let error = json_rpc_error(with_id.as_bytes(), "unrecognized JSON-RPC message");
+            proptest::prop_assert_eq!(error["error"]["code"].as_i64(), Some(-32600));
+            proptest::prop_assert_eq!(error["id"].as_u64(), Some(u64::from(id)));
+        }
+    }
 
     #[test]
     fn the_bearer_scheme_is_read_in_any_case() {

@@ -420,6 +420,53 @@ async fn the_bearer_scheme_is_matched_in_any_case() {
     server.terminate().await;
 }
 
+/// A body that is not JSON, or JSON that is no message, gets 400 and a JSON-RPC error (-32700 or
+/// -32600, with the request's id where it has one), never rmcp's plain-text 415; the server then
+/// serves the next request as before.
+#[tokio::test]
+async fn unreadable_bodies_get_json_rpc_errors_and_the_server_goes_on() {
+    let home = tempfile::tempdir().unwrap();
+    let server = HttpServer::start(&["--sim", "--token", TOKEN], &[], home.path()).await;
+    let raw = |body: Vec<u8>| {
+        let url = server.url.clone();
+        async move {
+            let response = reqwest::Client::new()
+                .post(url)
+                .header("authorization", format!("Bearer {TOKEN}"))
+                .header("content-type", "application/json")
+                .header("accept", "application/json, text/event-stream")
+                .body(body)
+                .send()
+                .await
+                .unwrap();
+            let status = response.status().as_u16();
+            let kind = response
+                .headers()
+                .get("content-type")
+                .map(|v| v.to_str().unwrap().to_string());
+            (status, kind, response.text().await.unwrap())
+        }
+    };
+    let cases: [(&[u8], i64, Value); 4] = [
+        (b"\xff\xfe{\"jsonrpc\"", -32700, Value::Null),
+        (br#"{"jsonrpc":"2.0","id":3,"method":"initialize""#, -32700, Value::Null),
+        (b"[]", -32600, Value::Null),
+        (br#"{"jsonrpc":"2.0","id":"x7","params":{}}"#, -32600, json!("x7")),
+    ];
+    for (body, code, id) in cases {
+        let (status, kind, text) = raw(body.to_vec()).await;
+        println!("{:?} -> {status} {text}", String::from_utf8_lossy(body));
+        assert_eq!(status, 400, "{text}");
+        assert_eq!(kind.as_deref(), Some("application/json"));
+        let error: Value = serde_json::from_str(&text).expect("a JSON-RPC error object");
+        assert_eq!(error["error"]["code"], code, "{text}");
+        assert_eq!(error["id"], id, "{text}");
+    }
+    let (status, _, _) = post(&server, Some(TOKEN), None, None, initialize()).await;
+    assert_eq!(status, 200, "the server goes on");
+    server.terminate().await;
+}
+
 /// Past --max-sessions a new session gets 503 with the reason; the open ones go on.
 #[tokio::test]
 async fn sessions_past_the_bound_get_503() {
