@@ -34,7 +34,14 @@ async def journey(client):
     props = structured(await call("adb-device", {"operation": "properties"}))
     got = structured(await call("cache", {"operation": "get", "id": props["cacheId"], "prefix": "ro.product.model"}))
     seen["model"] = json.dumps(got)
-    run = structured(await call("script", {"operation": "run", "code": "console.log((await device.list()).devices.length)"}))
+    progress = []
+
+    async def on_progress(done, total, message):
+        progress.append([done, message])
+
+    code = "console.log((await device.list()).devices.length)"
+    run = structured(await call("script", {"operation": "run", "code": code}, progress_callback=on_progress))
+    seen["scriptProgress"] = progress
     listed = structured(await call("script", {"operation": "list"}))
     seen["runListed"] = any(r.get("id") == run["runId"] for r in listed["runs"])
     resource = await client.read_resource(f"droidmcp://cache/{props['cacheId']}")
