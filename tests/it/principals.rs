@@ -284,7 +284,11 @@ async fn the_official_python_sdk_client_keeps_its_handles() {
         );
         assert_eq!(seen["runListed"], true, "{how}");
         // The script's one tool call came as progress, to a client we did not write.
-        assert_eq!(seen["scriptProgress"], json!([[1.0, "001 adb-device list ok"]]), "{how}");
+        assert_eq!(
+            seen["scriptProgress"],
+            json!([[1.0, "001 adb-device list ok"]]),
+            "{how}"
+        );
         assert!(seen["resourceChars"].as_u64().unwrap() > 10_000, "{how}");
     }
     server.terminate().await;
