@@ -171,21 +171,15 @@ fn body(step: &Step) -> Vec<String> {
             lines
         }
         Action::Key { name } => vec![format!("await ui.key({{ name: {} }});", lit(name))],
-        Action::Swipe { from, to, duration_ms } => vec![format!(
-            "await ui.swipe({{ from: [{}, {}], to: [{}, {}]{} }});",
-            from[0],
-            from[1],
-            to[0],
-            to[1],
-            duration_ms.map_or(String::new(), |d| format!(", durationMs: {d}"))
+        Action::Swipe { from, to, duration_ms } => vec![swipe(
+            &format!("[{}, {}]", from[0], from[1]),
+            &format!("[{}, {}]", to[0], to[1]),
+            *duration_ms,
         )],
-        Action::SwipePercent { from, to, duration_ms } => vec![format!(
-            "await ui.swipe({{ from: await percent([{}, {}]), to: await percent([{}, {}]){} }});",
-            from[0],
-            from[1],
-            to[0],
-            to[1],
-            duration_ms.map_or(String::new(), |d| format!(", durationMs: {d}"))
+        Action::SwipePercent { from, to, duration_ms } => vec![swipe(
+            &format!("await percent([{}, {}])", from[0], from[1]),
+            &format!("await percent([{}, {}])", to[0], to[1]),
+            *duration_ms,
         )],
         Action::SwipeToward { direction } => vec![format!("await ui.swipe({{ direction: {} }});", lit(direction))],
         Action::Scroll { direction, until } => vec![match until {
@@ -209,6 +203,14 @@ fn body(step: &Step) -> Vec<String> {
         Action::Emulator { command } => vec![format!("await device.emulator({{ command: {} }});", lit(command))],
         Action::Check => Vec::new(),
     }
+}
+
+/// A swipe between two points (each a JavaScript expression of `[x, y]` in pixels).
+fn swipe(from: &str, to: &str, duration_ms: Option<u32>) -> String {
+    format!(
+        "await ui.swipe({{ from: {from}, to: {to}{} }});",
+        duration_ms.map_or(String::new(), |d| format!(", durationMs: {d}"))
+    )
 }
 
 /// A selector as the API's arguments.

@@ -3,5 +3,5 @@
 mod read;
 mod write;
 
-pub use read::{MAX_STEPS, parse, parse_file};
+pub use read::{parse, parse_file};
 pub use write::{location, render};

@@ -11,7 +11,7 @@ use super::super::{Action, Expect, Selector, Step, Target};
 /// Flow files a `runFlow` may nest, and steps a flow may grow to once `repeat` and `runFlow` are
 /// spelled out: a typo (`times: 1000000`) or a loop of files fails at once, with its line.
 const MAX_DEPTH: usize = 8;
-pub const MAX_STEPS: usize = 5000;
+const MAX_STEPS: usize = 5000;
 
 /// A Maestro flow read into steps. `assertVisible` after a command is that step's expectation;
 /// before any, a `Check` step. `repeat {times}` and inline `runFlow {commands}` are spelled out;
@@ -468,21 +468,21 @@ fn required<'a>(
         .ok_or_else(|| at(item, &format!("{name} needs an argument")))
 }
 
-fn field<'a>(node: &'a MarkedYamlOwned, key: &str) -> Option<&'a MarkedYamlOwned> {
+/// A mapping's entry named `key`: the key node and its value.
+fn entry<'a>(node: &'a MarkedYamlOwned, key: &str) -> Option<(&'a MarkedYamlOwned, &'a MarkedYamlOwned)> {
     node.data
         .as_mapping()?
         .iter()
         .find(|(k, _)| scalar(k).as_deref() == Some(key))
-        .map(|(_, v)| v)
+}
+
+fn field<'a>(node: &'a MarkedYamlOwned, key: &str) -> Option<&'a MarkedYamlOwned> {
+    entry(node, key).map(|(_, v)| v)
 }
 
 /// The key `key` itself (its span is its line; a mapping value's may not be).
 fn key<'a>(node: &'a MarkedYamlOwned, key: &str) -> Option<&'a MarkedYamlOwned> {
-    node.data
-        .as_mapping()?
-        .iter()
-        .find(|(k, _)| scalar(k).as_deref() == Some(key))
-        .map(|(k, _)| k)
+    entry(node, key).map(|(k, _)| k)
 }
 
 fn only_keys(node: &MarkedYamlOwned, allowed: &[&str]) -> Result<(), String> {

@@ -96,21 +96,15 @@ fn commands(step: &Step, app_id: &str) -> Vec<String> {
         }
         Action::Key { name } if name.eq_ignore_ascii_case("BACK") => vec!["- back\n".into()],
         Action::Key { name } => vec![format!("- pressKey: {}\n", quoted(&maestro_key(name)))],
-        Action::Swipe { from, to, duration_ms } => vec![format!(
-            "- swipe:\n    start: \"{}, {}\"\n    end: \"{}, {}\"\n{}",
-            from[0],
-            from[1],
-            to[0],
-            to[1],
-            duration_ms.map_or(String::new(), |d| format!("    duration: {d}\n"))
+        Action::Swipe { from, to, duration_ms } => vec![swipe(
+            &format!("{}, {}", from[0], from[1]),
+            &format!("{}, {}", to[0], to[1]),
+            *duration_ms,
         )],
-        Action::SwipePercent { from, to, duration_ms } => vec![format!(
-            "- swipe:\n    start: \"{}%, {}%\"\n    end: \"{}%, {}%\"\n{}",
-            from[0],
-            from[1],
-            to[0],
-            to[1],
-            duration_ms.map_or(String::new(), |d| format!("    duration: {d}\n"))
+        Action::SwipePercent { from, to, duration_ms } => vec![swipe(
+            &format!("{}%, {}%", from[0], from[1]),
+            &format!("{}%, {}%", to[0], to[1]),
+            *duration_ms,
         )],
         Action::SwipeToward { direction } => vec![format!("- swipe:\n    direction: {}\n", direction.to_uppercase())],
         Action::Scroll { direction, until: None } if direction == "down" => vec!["- scroll\n".into()],
@@ -162,6 +156,14 @@ pub fn location(command: &str) -> Option<(f64, f64)> {
         && (-180.0..=180.0).contains(&longitude)
         && (-90.0..=90.0).contains(&latitude);
     valid.then_some((longitude, latitude))
+}
+
+/// A swipe between two points as Maestro writes them (`"540, 1200"` or `"50%, 90%"`).
+fn swipe(start: &str, end: &str, duration_ms: Option<u32>) -> String {
+    format!(
+        "- swipe:\n    start: \"{start}\"\n    end: \"{end}\"\n{}",
+        duration_ms.map_or(String::new(), |d| format!("    duration: {d}\n"))
+    )
 }
 
 /// The finger's direction that scrolls the content `direction`.

@@ -21,7 +21,7 @@ const ADMIN: &[&[&str]] = &[
 
 /// Checks a console command before it is sent; the error says what was wrong and what to do.
 pub fn check_command(command: &str, allow_admin: bool) -> Result<(), String> {
-    let words: Vec<String> = command.split_whitespace().map(str::to_ascii_lowercase).collect();
+    let words = words(command);
     if words.is_empty() {
         return Err("adb-device emulator needs `command`, one emulator console line, e.g. \"power capacity 15\", \"geo fix -122.08 37.42\", \"rotate\", \"sms send 5551234 hello\"; \"help\" lists them".into());
     }
@@ -39,10 +39,7 @@ pub fn check_command(command: &str, allow_admin: bool) -> Result<(), String> {
         "quit" | "exit" => return Err("quit and exit end the console connection droidmcp keeps open; there is nothing to send".into()),
         _ => {}
     }
-    let admin = ADMIN
-        .iter()
-        .find(|prefix| prefix.len() <= words.len() && prefix.iter().zip(&words).all(|(p, w)| p == w));
-    if let (Some(prefix), false) = (admin, allow_admin) {
+    if let (Some(prefix), false) = (starting(&words, ADMIN), allow_admin) {
         return Err(format!(
             "`{}` stops or resets the emulator, or reaches past the device, so it is refused; start droidmcp with --allow-emulator-admin to allow it",
             prefix.join(" ")
@@ -72,11 +69,21 @@ const QUERIES: &[&[&str]] = &[
 
 /// Whether a command sets what the device senses (and so belongs in a recorded flow).
 pub fn changes_the_device(command: &str) -> bool {
-    let words: Vec<String> = command.split_whitespace().map(str::to_ascii_lowercase).collect();
-    !words.is_empty()
-        && !QUERIES
-            .iter()
-            .any(|prefix| prefix.len() <= words.len() && prefix.iter().zip(&words).all(|(p, w)| p == w))
+    let words = words(command);
+    !words.is_empty() && starting(&words, QUERIES).is_none()
+}
+
+/// A command's words, lower-cased (the console takes any case).
+fn words(command: &str) -> Vec<String> {
+    command.split_whitespace().map(str::to_ascii_lowercase).collect()
+}
+
+/// The first of `prefixes` the command's words start with.
+fn starting<'a>(words: &[String], prefixes: &[&'a [&'a str]]) -> Option<&'a [&'a str]> {
+    prefixes
+        .iter()
+        .find(|prefix| prefix.len() <= words.len() && prefix.iter().zip(words).all(|(p, w)| p == w))
+        .copied()
 }
 
 pub async fn run(state: &State, device: Option<&str>, command: Option<&str>) -> Result<DeviceOutput, String> {
