@@ -365,7 +365,13 @@ async fn run_cell(
             adb.restart();
             adb.connect_only(bystander);
         }
-        adb.reconnect(&serial);
+        if !adb.reconnect(&serial) {
+            // Not droidmcp's doing: say so rather than blame the call after.
+            panic!(
+                "{route:?} / {} / {op}: adb did not bring {serial} back online in three tries",
+                fault.name
+            );
+        }
     } else {
         // A failed connect holds off new ones for the documented 1 s cool-down.
         tokio::time::sleep(Duration::from_millis(1100)).await;
@@ -580,6 +586,15 @@ fn print_table(cells: &[Cell], took: Duration) {
                 let cut: String = message.chars().take(110).collect();
                 println!("  {name} / {route:?}: {cut}");
             }
+        }
+    }
+    // FAULT_MATRIX_ALL=1 prints every cell (to see which answers vary from run to run).
+    if std::env::var("FAULT_MATRIX_ALL").is_ok() {
+        for c in cells {
+            println!(
+                "  CELL {:?} / {} / {} / {} ms: {:?} after={:?}",
+                c.route, c.fault, c.op, c.millis, c.outcome, c.after
+            );
         }
     }
     for c in cells

@@ -277,19 +277,43 @@ impl AdbServer {
         String::from_utf8_lossy(&self.run(&["connect", serial]).stdout).into_owned()
     }
 
-    /// Forgets the device and connects it again, waiting up to 10 s for it: what a user does
-    /// after a device came back.
+    /// Forgets the device and connects it again until it is online (three tries): what a user
+    /// does after a device came back. The server drops a transport after `disconnect` answers: a
+    /// `connect` before it went is told "already connected" and then loses the device with it
+    /// (seen under load), so each try waits for the old transport to go first.
     pub fn reconnect(&self, serial: &str) -> bool {
-        self.run(&["disconnect", serial]);
-        self.connect_only(serial);
-        self.wait_for(serial)
+        for _ in 0..3 {
+            self.run(&["disconnect", serial]);
+            for _ in 0..100 {
+                if !self.lists(serial) {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            self.connect_only(serial);
+            if self.wait_for_secs(serial, 5) {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Whether `adb devices` has a row for `serial`, in any state.
+    pub fn lists(&self, serial: &str) -> bool {
+        String::from_utf8_lossy(&self.run(&["devices"]).stdout)
+            .lines()
+            .any(|l| l.split_whitespace().next() == Some(serial))
     }
 
     /// `wait-for-device`, giving up after 10 s.
     pub fn wait_for(&self, serial: &str) -> bool {
+        self.wait_for_secs(serial, 10)
+    }
+
+    fn wait_for_secs(&self, serial: &str, secs: u32) -> bool {
         Command::new("timeout")
             .args([
-                "10",
+                &secs.to_string(),
                 "adb",
                 "-P",
                 &self.port.to_string(),
