@@ -177,6 +177,16 @@ pub enum Matcher {
 }
 
 impl Matcher {
+    /// A regex as `ui` reads one (case-insensitive, as a person reads a label), or why not.
+    pub fn regex(pattern: &str) -> Result<Matcher, String> {
+        regex::RegexBuilder::new(pattern)
+            .case_insensitive(true)
+            .size_limit(1 << 20)
+            .build()
+            .map(Matcher::Regex)
+            .map_err(|e| format!("not a valid regex: {e}"))
+    }
+
     pub fn matches(&self, value: &str) -> bool {
         match self {
             Matcher::Exact(q) => value.trim().to_lowercase() == q.trim().to_lowercase(),

@@ -34,8 +34,9 @@ async function step(name, body, optional = false) {
   if (error !== null) throw new Error(`step ${name} failed: ${error}`);
 }
 
-// The element a step acts on: it waits for the recorded selector; when that no longer matches,
-// the one element whose label is exactly the recorded label is used, with a warning (healed).
+// The element a step acts on: it waits for the recorded selector (exactly, unless the selector
+// says how: a Maestro text pattern is a regex); when that no longer matches, the one element
+// whose label is exactly the recorded label is used, with a warning (healed).
 async function target(selector, label, warnings) {
   if ("x" in selector) return selector;
   if ("percent" in selector) {
@@ -43,8 +44,8 @@ async function target(selector, label, warnings) {
     return { x, y };
   }
   try {
-    await ui.wait({ ...selector, match: "exact", timeoutMs: TIMEOUT });
-    return { ...selector, match: "exact" };
+    await ui.wait({ match: "exact", ...selector, timeoutMs: TIMEOUT });
+    return { match: "exact", ...selector };
   } catch (e) {
     if (label === null || selector.text === label) throw e;
     const found = await ui.find({ text: label, match: "exact" });
@@ -80,7 +81,7 @@ async function settle() {
 async function expect(activity, visible) {
   let focused = null;
   for (const selector of visible) {
-    focused = (await ui.wait({ ...selector, match: "exact", timeoutMs: TIMEOUT })).focused;
+    focused = (await ui.wait({ match: "exact", ...selector, timeoutMs: TIMEOUT })).focused;
   }
   const started = Date.now();
   while (activity !== null && (focused === null || focused.activity !== activity)) {
@@ -184,7 +185,7 @@ fn body(step: &Step) -> Vec<String> {
         Action::SwipeToward { direction } => vec![format!("await ui.swipe({{ direction: {} }});", lit(direction))],
         Action::Scroll { direction, until } => vec![match until {
             Some(s) => format!(
-                "await ui.scroll({{ direction: {}, ...{}, match: \"exact\" }});",
+                "await ui.scroll({{ direction: {}, match: \"exact\", ...{} }});",
                 lit(direction),
                 selector(s)
             ),
@@ -195,7 +196,7 @@ fn body(step: &Step) -> Vec<String> {
             gone,
             timeout_ms,
         } => vec![format!(
-            "await ui.wait({{ ...{}, match: \"exact\"{}, timeoutMs: {} }});",
+            "await ui.wait({{ match: \"exact\", ...{}{}, timeoutMs: {} }});",
             selector(s),
             if *gone { ", gone: true" } else { "" },
             timeout_ms.map_or("TIMEOUT".into(), |t| t.to_string())
@@ -221,5 +222,6 @@ fn selector(s: &Selector) -> String {
         Selector::ContentDesc(v) => format!("{{ contentDesc: {} }}", lit(v)),
         Selector::Point([x, y]) => format!("{{ x: {x}, y: {y} }}"),
         Selector::Percent([x, y]) => format!("{{ percent: [{x}, {y}] }}"),
+        Selector::Pattern(p) => format!("{{ text: {}, match: \"regex\" }}", lit(&super::whole_text_regex(p))),
     }
 }

@@ -27,6 +27,15 @@ pub enum Selector {
     Point([i32; 2]),
     /// Percent of the screen's width and height (a Maestro `point: "50%, 90%"`). Fragile.
     Percent([u32; 2]),
+    /// A Maestro `text` that is a regular expression (`Log.*`): at replay, the first element
+    /// whose whole label it matches (or that is that very text).
+    Pattern(String),
+}
+
+/// The regex `ui` matches a Maestro text pattern with: as Maestro does, over an element's whole
+/// text (dot matching newlines too, case ignored as `ui` ignores it), or equal to the pattern.
+pub fn whole_text_regex(pattern: &str) -> String {
+    format!("(?s)^(?:{pattern})$|^{}$", regex::escape(pattern))
 }
 
 impl Selector {
@@ -42,6 +51,7 @@ impl Selector {
             Selector::ContentDesc(v) => format!("contentDesc {v:?}"),
             Selector::Point([x, y]) => format!("point ({x}, {y}), fragile"),
             Selector::Percent([x, y]) => format!("point ({x}%, {y}%), fragile"),
+            Selector::Pattern(v) => format!("text matching {v:?}"),
         }
     }
 }

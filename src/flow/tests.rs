@@ -29,6 +29,8 @@ fn selector() -> impl Strategy<Value = Selector> {
         text().prop_map(Selector::Text),
         text().prop_map(Selector::ContentDesc),
         (0i32..5000, 0i32..5000).prop_map(|(x, y)| Selector::Point([x, y])),
+        // A valid regex that is no literal (its `.*`): always a pattern.
+        text().prop_map(|t| Selector::Pattern(format!("{}.*", regex::escape(&t)))),
     ]
 }
 
@@ -248,6 +250,26 @@ fn a_maestro_flow_written_by_hand_reads_as_steps() {
     assert_eq!(
         maestro::parse("appId: a.b\n---\n- setLocation:\n    latitude: 91\n    longitude: 0\n").unwrap_err(),
         "line 4: latitude is a number of degrees from -90 to 90"
+    );
+    // Maestro's text is a regular expression: escaped throughout, it is that text; else a pattern.
+    let texts = maestro::parse(
+        "appId: a.b\n---\n- tapOn: \"Log.*\"\n- tapOn: \"Dr\\\\. Smith\"\n- tapOn:\n    text: \"\\\\d+ new\"\n- assertNotVisible: \"Load(ing)?\"\n",
+    )
+    .unwrap();
+    let described: Vec<String> = texts.iter().map(Step::describe).collect();
+    assert_eq!(
+        described,
+        [
+            "tap text matching \"Log.*\"",
+            "tap text \"Dr. Smith\"",
+            "tap text matching \"\\\\d+ new\"",
+            "wait until text matching \"Load(ing)?\" is gone",
+        ]
+    );
+    let unreadable = maestro::parse("appId: a.b\n---\n- tapOn: \"Sign (in\"\n").unwrap_err();
+    assert!(
+        unreadable.starts_with("line 3: text \"Sign (in\" is not a valid regex"),
+        "{unreadable}"
     );
     let refused = maestro::parse("appId: a.b\n---\n- launchApp\n- tapOn:\n    text: x\n    index: 2\n").unwrap_err();
     assert_eq!(

@@ -760,7 +760,9 @@ fn a_recorded_selector_finds_the_same_element_again_on_every_capture() {
                     points += 1;
                     continue;
                 }
-                Selector::Percent(_) => panic!("{name}: a recording never makes a percent selector"),
+                Selector::Percent(_) | Selector::Pattern(_) => {
+                    panic!("{name}: a recording never makes a percent or pattern selector")
+                }
             };
             match field {
                 Field::ResourceId => by_id += 1,

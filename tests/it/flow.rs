@@ -436,6 +436,39 @@ fn a_hand_written_maestro_flow_with_run_flow_repeat_optional_and_percentages_pas
     assert_eq!(out.status.code(), Some(1));
 }
 
+/// Maestro's `text` is a regular expression over an element's whole text: a hand-written flow's
+/// patterns find their rows (by a row's title), wait, scroll and assert gone as Maestro does, and
+/// one that matches no whole text fails saying so.
+#[test]
+fn maestro_text_patterns_match_whole_texts_as_maestro_does() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let flow = dir.path().join("patterns.yaml");
+    std::fs::write(
+        &flow,
+        "appId: com.android.settings\n---\n- launchApp\n- assertVisible: \"Network & inter.*\"\n- scrollUntilVisible:\n    element: \"(Display|Screen)\"\n    direction: DOWN\n- tapOn: \"Net\\\\w+ & internet\"\n- assertVisible: \"Inter(net|web)\"\n- assertNotVisible: \"Conn.* devices\"\n- back\n- extendedWaitUntil:\n    visible: \"Conn.* devices\"\n    timeout: 2000\n",
+    )
+    .unwrap();
+    let out = replay(&flow, home.path(), &["--step-timeout-ms", "1500"]);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{said}");
+    // An assertVisible checks the step before it: six steps.
+    assert!(said.contains("patterns: 6 steps, 6 passed, 0 failed"), "{said}");
+    assert!(said.contains("tap text matching \"Net\\\\w+ & internet\""), "{said}");
+
+    // "Internet" alone is no whole text on the first screen: "Internet · AndroidWifi" is one level down.
+    std::fs::write(
+        &flow,
+        "appId: com.android.settings\n---\n- launchApp\n- tapOn: \"Inter.et\"\n",
+    )
+    .unwrap();
+    let out = replay(&flow, home.path(), &["--step-timeout-ms", "800"]);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(said.contains("FAILED  2 tap text matching \"Inter.et\""), "{said}");
+    assert!(said.contains("did not appear after"), "{said}");
+}
+
 #[test]
 fn a_maestro_command_droidmcp_does_not_replay_is_refused_with_its_line() {
     let home = tempfile::tempdir().unwrap();

@@ -378,34 +378,49 @@ fn command_selector(node: &MarkedYamlOwned) -> Result<Selector, String> {
 
 fn selector_in(node: &MarkedYamlOwned, allowed: &[&str]) -> Result<Selector, String> {
     if let Some(text) = scalar(node) {
-        return Ok(Selector::Text(literal(&text)));
+        return text_selector(node, &text);
     }
     only_keys(node, allowed)?;
     let keys = ["id", "text", "point"];
     let given: Vec<&str> = keys.into_iter().filter(|k| field(node, k).is_some()).collect();
     match given.as_slice() {
         ["id"] => Ok(Selector::ResourceId(string(field(node, "id").expect("given"), "id")?)),
-        ["text"] => Ok(Selector::Text(literal(&string(
-            field(node, "text").expect("given"),
-            "text",
-        )?))),
+        ["text"] => {
+            let text = field(node, "text").expect("given");
+            text_selector(text, &string(text, "text")?)
+        }
         ["point"] => spot(field(node, "point").expect("given")),
         _ => Err(at(node, "a selector takes one of id, text, point")),
     }
 }
 
-/// Maestro's `text` is a regular expression; droidmcp replays the literal text it stands for
-/// (an escaped label, as `render` writes it, loses its escapes).
-fn literal(pattern: &str) -> String {
-    let mut out = String::new();
+/// Maestro's `text` is a regular expression over an element's whole text. One whose every
+/// metacharacter is escaped (as `write` escapes a label) is that literal text, and replays as a
+/// text target (waited for, healed); any other is a pattern, matched as Maestro matches it, and
+/// checked here so a pattern `ui` cannot read fails at once with its line.
+fn text_selector(node: &MarkedYamlOwned, pattern: &str) -> Result<Selector, String> {
+    let mut literal = String::new();
     let mut chars = pattern.chars();
     while let Some(c) = chars.next() {
-        match c {
-            '\\' => out.extend(chars.next()),
-            c => out.push(c),
+        let escaped = match c {
+            '\\' => chars.next(),
+            c if !super::write::REGEX_SPECIAL.contains(c) => {
+                literal.push(c);
+                continue;
+            }
+            _ => None,
+        };
+        match escaped {
+            Some(next) if super::write::REGEX_SPECIAL.contains(next) => literal.push(next),
+            // A metacharacter, or a class such as `\d`: a pattern.
+            _ => {
+                crate::android::ui_elements::Matcher::regex(&crate::flow::whole_text_regex(pattern))
+                    .map_err(|e| at(node, &format!("text {pattern:?} is {e}")))?;
+                return Ok(Selector::Pattern(pattern.to_string()));
+            }
         }
     }
-    out
+    Ok(Selector::Text(literal))
 }
 
 /// `"540, 1200"`: device pixels (percentages are refused).

@@ -186,16 +186,20 @@ fn selector_fields(s: &Selector, indent: &str) -> String {
         Selector::ContentDesc(v) => format!("{indent}text: {}\n", quoted(&escaped(v))),
         Selector::Point([x, y]) => format!("{indent}point: \"{x}, {y}\"\n"),
         Selector::Percent([x, y]) => format!("{indent}point: \"{x}%, {y}%\"\n"),
+        Selector::Pattern(v) => format!("{indent}text: {}\n", quoted(v)),
     }
 }
 
 /// Text as a regular expression matching only itself: the metacharacters get a backslash
 /// (Java's regex, Maestro's, takes one before any non-letter), nothing else does, so most labels
 /// read as written.
+/// The characters a regular expression gives a meaning of their own.
+pub(super) const REGEX_SPECIAL: &str = "\\.+*?()|[]{}^$";
+
 fn escaped(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
-        if "\\.+*?()|[]{}^$".contains(c) {
+        if REGEX_SPECIAL.contains(c) {
             out.push('\\');
         }
         out.push(c);

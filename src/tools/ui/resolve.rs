@@ -19,13 +19,7 @@ pub(super) fn query(args: &UiArgs) -> Result<Option<(Field, Matcher, String)>, S
     let matcher = match args.matching.unwrap_or(MatchKind::Contains) {
         MatchKind::Exact => Matcher::Exact(value.trim().to_string()),
         MatchKind::Contains => Matcher::Contains(value.to_string()),
-        MatchKind::Regex => Matcher::Regex(
-            regex::RegexBuilder::new(value)
-                .case_insensitive(true)
-                .size_limit(1 << 20)
-                .build()
-                .map_err(|e| format!("not a valid regex: {e}"))?,
-        ),
+        MatchKind::Regex => Matcher::regex(value)?,
     };
     Ok(Some((field, matcher, value.clone())))
 }
