@@ -2,7 +2,7 @@
 //! same API an assistant uses, then waits for what the recording saw after it. `droidmcp
 //! replay` runs it (a Maestro flow too, turned into this first), and so does `script run`.
 
-use super::{Action, Selector, Step, Target, one_line, quoted as lit};
+use super::{Action, Selector, Step, Target, When, one_line, quoted as lit};
 
 /// What a replay reads back from the run's folder: one record per step.
 pub const RESULTS_FILE: &str = "flow-results.json";
@@ -11,10 +11,23 @@ pub const RESULTS_FILE: &str = "flow-results.json";
 const PRELUDE: &str = r#"const TIMEOUT = Number(args.timeoutMs ?? 10000);
 const results = [];
 
+// Whether the runFlow-when block being run runs: its first step reads the condition.
+let blockRuns = true;
+
 // Runs one step and keeps its record (ok, ms, warnings, error) in flow-results.json. An optional
-// step's failure is a warning.
-async function step(name, body, optional = false) {
+// step's failure is a warning; a step in a block whose condition does not hold is not run.
+async function step(name, body, optional = false, when = null) {
   const started = Date.now();
+  if (when !== null) {
+    if (when.opens) blockRuns = await holds(when);
+    if (!blockRuns) {
+      const [ms, warnings] = [Date.now() - started, ["not run: its runFlow condition does not hold"]];
+      results.push({ name, ok: true, ms, warnings, error: null });
+      await workspace.write("flow-results.json", results);
+      console.log(`ok ${name} (${ms} ms); ${warnings[0]}`);
+      return;
+    }
+  }
   const warnings = [];
   let error = null;
   try {
@@ -69,6 +82,23 @@ function env(name) {
     throw new Error(`this step types \${${name}}, which the recording left out: replay with --env ${name}=VALUE`);
   }
   return value;
+}
+
+// A runFlow when's condition, read as its block starts: each selector given shows (visible) or
+// does not (notVisible) within a short look, at most 2 s.
+async function holds(when) {
+  const shows = async (selector) => {
+    try {
+      await ui.wait({ match: "exact", ...selector, timeoutMs: Math.min(TIMEOUT, 2000) });
+      return true;
+    } catch (e) {
+      if (String((e && e.message) || e).includes("did not appear")) return false;
+      throw e;
+    }
+  };
+  if (when.visible && !(await shows(when.visible))) return false;
+  if (when.notVisible && (await shows(when.notVisible))) return false;
+  return true;
 }
 
 // A step the recording saw no outcome of waits for the screen to settle: a reading waits until
@@ -128,7 +158,11 @@ pub fn render(steps: &[Step], header: &[String]) -> String {
                 visible.join(", ")
             ));
         }
-        out.push_str(if step.optional { "}, true);\n" } else { "});\n" });
+        out.push_str(&match &step.when {
+            Some(when) => format!("}}, {}, {});\n", step.optional, condition(when)),
+            None if step.optional => "}, true);\n".into(),
+            None => "});\n".into(),
+        });
     }
     out
 }
@@ -204,6 +238,18 @@ fn body(step: &Step) -> Vec<String> {
         Action::Emulator { command } => vec![format!("await device.emulator({{ command: {} }});", lit(command))],
         Action::Check => Vec::new(),
     }
+}
+
+/// A runFlow when's condition as `step` takes it.
+fn condition(when: &When) -> String {
+    let mut fields = vec![format!("opens: {}", when.opens)];
+    if let Some(s) = &when.visible {
+        fields.push(format!("visible: {}", selector(s)));
+    }
+    if let Some(s) = &when.not_visible {
+        fields.push(format!("notVisible: {}", selector(s)));
+    }
+    format!("{{ {} }}", fields.join(", "))
 }
 
 /// A swipe between two points (each a JavaScript expression of `[x, y]` in pixels).

@@ -151,6 +151,37 @@ pub struct Step {
     /// A step that may fail without failing the flow (Maestro's `optional: true`); a replay
     /// reports its failure as a warning.
     pub optional: bool,
+    /// The condition of the Maestro `runFlow {when}` block the step is in, if any.
+    pub when: Option<When>,
+}
+
+/// A `runFlow {when}` block's condition: each selector given shows (`visible`) or does not
+/// (`not_visible`). A block's steps are consecutive; its first (`opens`) reads the condition once,
+/// as the block starts, and the rest follow that reading.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct When {
+    pub visible: Option<Selector>,
+    pub not_visible: Option<Selector>,
+    pub opens: bool,
+}
+
+impl When {
+    /// `if text "Allow" shows`: how a report names it.
+    pub fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(s) = &self.visible {
+            parts.push(format!("{} shows", s.describe()));
+        }
+        if let Some(s) = &self.not_visible {
+            parts.push(format!("{} does not show", s.describe()));
+        }
+        format!("if {}", parts.join(" and "))
+    }
+
+    /// The same condition, whichever step of its block carries it.
+    pub fn same_as(&self, other: &When) -> bool {
+        self.visible == other.visible && self.not_visible == other.not_visible
+    }
 }
 
 impl Step {
@@ -160,11 +191,20 @@ impl Step {
             expect: Expect::default(),
             on: None,
             optional: false,
+            when: None,
         }
     }
 
-    /// One line saying what the step does: `tap text "Network & internet"`.
+    /// One line saying what the step does: `tap text "Network & internet"`, and its block's
+    /// condition (`, if text "Allow" shows`).
     pub fn describe(&self) -> String {
+        match &self.when {
+            Some(when) => format!("{}, {}", self.describe_action(), when.describe()),
+            None => self.describe_action(),
+        }
+    }
+
+    fn describe_action(&self) -> String {
         let target = |t: &Target| t.selector.describe();
         match &self.action {
             Action::Launch { package } => format!("launch {package}"),

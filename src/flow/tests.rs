@@ -109,6 +109,22 @@ fn action() -> impl Strategy<Value = Action> {
     ]
 }
 
+/// A runFlow when's condition: an id or a text that shows, or does not, or both.
+fn when() -> BoxedStrategy<When> {
+    let shown = || proptest::option::of(selector().prop_filter("no point", |s| !s.fragile()));
+    (shown(), shown(), any::<bool>())
+        .prop_filter("a condition", |(visible, not_visible, _)| {
+            visible.is_some() || not_visible.is_some()
+        })
+        .prop_map(|(visible, not_visible, opens)| When {
+            visible,
+            not_visible,
+            opens,
+        })
+        // Boxed: the nested strategy's value trees overflow a test thread's stack in debug builds.
+        .boxed()
+}
+
 fn step() -> impl Strategy<Value = Step> {
     (
         action(),
@@ -116,13 +132,15 @@ fn step() -> impl Strategy<Value = Step> {
         proptest::collection::vec(selector(), 0..3),
         proptest::option::of(text()),
         any::<bool>(),
+        proptest::option::weighted(0.3, when()),
     )
-        .prop_map(|(action, activity, visible, on, optional)| Step {
+        .prop_map(|(action, activity, visible, on, optional, when)| Step {
             // Only what a Maestro flow can make optional and read back alike: a tap.
             optional: optional && matches!(action, Action::Tap { .. }),
             action,
             expect: Expect { activity, visible },
             on,
+            when,
         })
 }
 
@@ -266,6 +284,45 @@ fn a_maestro_flow_written_by_hand_reads_as_steps() {
             "wait until text matching \"Load(ing)?\" is gone",
         ]
     );
+    // runFlow when: the block's steps carry its condition, read once by its first; an assertion
+    // after the block is not part of it; a block for another platform has no steps here.
+    let blocks = maestro::parse(
+        "appId: a.b\n---\n- launchApp\n- runFlow:\n    when:\n      visible: \"Allow\"\n    commands:\n      - tapOn: \"Allow\"\n      - back\n- assertVisible: Home\n- runFlow:\n    when:\n      platform: iOS\n    commands:\n      - tapOn: \"OK\"\n- runFlow:\n    when:\n      notVisible:\n        id: \"a.b:id/banner\"\n      platform: android\n    commands:\n      - back\n",
+    )
+    .unwrap();
+    let described: Vec<String> = blocks.iter().map(Step::describe).collect();
+    assert_eq!(
+        described,
+        [
+            "launch a.b",
+            "tap text \"Allow\", if text \"Allow\" shows",
+            "key BACK, if text \"Allow\" shows",
+            "check text \"Home\"",
+            "key BACK, if resourceId \"a.b:id/banner\" does not show",
+        ]
+    );
+    let opens: Vec<bool> = blocks
+        .iter()
+        .map(|s| s.when.as_ref().is_some_and(|w| w.opens))
+        .collect();
+    assert_eq!(opens, [false, true, false, false, true]);
+    for (flow, error) in [
+        (
+            "- runFlow:\n    when:\n      true: ${A == 1}\n    commands:\n      - back\n",
+            "line 5: runFlow when true (a JavaScript condition) is not replayed",
+        ),
+        (
+            "- runFlow:\n    when:\n      visible:\n        point: \"1, 2\"\n    commands:\n      - back\n",
+            "line 5: visible is an id or a text, not a point",
+        ),
+        (
+            "- runFlow:\n    when:\n      visible: A\n    commands:\n      - runFlow:\n          when:\n            visible: B\n          commands:\n            - back\n",
+            "a runFlow when inside another runFlow when is not replayed",
+        ),
+    ] {
+        let refused = maestro::parse(&format!("appId: a.b\n---\n{flow}")).unwrap_err();
+        assert!(refused.contains(error), "{refused}");
+    }
     let unreadable = maestro::parse("appId: a.b\n---\n- tapOn: \"Sign (in\"\n").unwrap_err();
     assert!(
         unreadable.starts_with("line 3: text \"Sign (in\" is not a valid regex"),

@@ -469,6 +469,43 @@ fn maestro_text_patterns_match_whole_texts_as_maestro_does() {
     assert!(said.contains("did not appear after"), "{said}");
 }
 
+/// `runFlow {when}` as suites use it (a dialog that may or may not show): a block whose condition
+/// holds runs, one whose condition does not is reported not run, one for another platform is not
+/// there, and the flow passes either way.
+#[test]
+fn run_flow_when_runs_a_block_only_when_its_condition_holds() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let flow = dir.path().join("when.yaml");
+    std::fs::write(
+        &flow,
+        "appId: com.android.settings\n---\n- launchApp\n- runFlow:\n    when:\n      visible: \"Network & internet\"\n    commands:\n      - tapOn: \"Network & internet\"\n      - assertVisible: \"Internet\"\n      - back\n- runFlow:\n    when:\n      visible: \"Allow\"\n    commands:\n      - tapOn: \"Allow\"\n      - tapOn: \"While using the app\"\n- runFlow:\n    when:\n      notVisible: \"Allow\"\n      platform: Android\n    commands:\n      - assertVisible: \"Network & internet\"\n- runFlow:\n    when:\n      platform: iOS\n    commands:\n      - tapOn: \"Only on iOS\"\n",
+    )
+    .unwrap();
+    let out = replay(&flow, home.path(), &["--step-timeout-ms", "1500"]);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{said}");
+    assert!(said.contains("when: 6 steps, 6 passed, 0 failed"), "{said}");
+    assert!(
+        said.contains("ok      2 tap text \"Network & internet\", if text \"Network & internet\" shows"),
+        "{said}"
+    );
+    let not_run = said
+        .lines()
+        .filter(|l| l.contains("not run: its runFlow condition does not hold"))
+        .count();
+    assert_eq!(not_run, 2, "the two steps of the Allow block: {said}");
+    assert!(!said.contains("Only on iOS"), "{said}");
+
+    // The block's condition is read as it starts: had it been skipped, the check in it fails.
+    let failing = std::fs::read_to_string(&flow)
+        .unwrap()
+        .replace("assertVisible: \"Internet\"", "assertVisible: \"No such row\"");
+    std::fs::write(&flow, failing).unwrap();
+    let out = replay(&flow, home.path(), &["--step-timeout-ms", "800"]);
+    assert_eq!(out.status.code(), Some(1));
+}
+
 #[test]
 fn a_maestro_command_droidmcp_does_not_replay_is_refused_with_its_line() {
     let home = tempfile::tempdir().unwrap();

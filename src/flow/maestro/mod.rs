@@ -2,6 +2,7 @@
 
 mod read;
 mod write;
+mod yaml;
 
 pub use read::{parse, parse_file};
 pub use write::{location, render};

@@ -4,9 +4,11 @@
 
 use std::path::{Path, PathBuf};
 
-use saphyr::{LoadableYamlNode, MarkedYamlOwned, ScalarOwned, YamlDataOwned};
+use saphyr::{LoadableYamlNode, MarkedYamlOwned, YamlDataOwned};
 
-use super::super::{Action, Expect, Selector, Step, Target};
+use super::yaml::{at, field, key, number, only_keys, required, scalar, string};
+
+use super::super::{Action, Expect, Selector, Step, Target, When};
 
 /// Flow files a `runFlow` may nest, and steps a flow may grow to once `repeat` and `runFlow` are
 /// spelled out: a typo (`times: 1000000`) or a loop of files fails at once, with its line.
@@ -18,7 +20,11 @@ const MAX_STEPS: usize = 5000;
 /// `runFlow: FILE` needs the flow's own file (`parse_file`). Errors name the line.
 pub fn parse(text: &str) -> Result<Vec<Step>, String> {
     let mut steps = Vec::new();
-    Reader { files: Vec::new() }.flow(text, &mut steps)?;
+    Reader {
+        files: Vec::new(),
+        when: None,
+    }
+    .flow(text, &mut steps)?;
     Ok(steps)
 }
 
@@ -26,13 +32,19 @@ pub fn parse(text: &str) -> Result<Vec<Step>, String> {
 /// Errors name the file and the line.
 pub fn parse_file(path: &Path) -> Result<Vec<Step>, String> {
     let mut steps = Vec::new();
-    Reader { files: Vec::new() }.file(path, None, &mut steps)?;
+    Reader {
+        files: Vec::new(),
+        when: None,
+    }
+    .file(path, None, &mut steps)?;
     Ok(steps)
 }
 
-/// The files being read, outermost first (to find a `runFlow`'s file and to refuse a loop).
+/// The files being read, outermost first (to find a `runFlow`'s file and to refuse a loop), and
+/// the condition of the `runFlow {when}` block being read.
 struct Reader {
     files: Vec<PathBuf>,
+    when: Option<When>,
 }
 
 impl Reader {
@@ -245,12 +257,19 @@ impl Reader {
             },
             "assertVisible" => {
                 let shown = command_selector(required(arg, item, &name)?)?;
+                let same_block = |last: &Step| match (&last.when, &self.when) {
+                    (None, None) => true,
+                    (Some(a), Some(b)) => a.same_as(b),
+                    _ => false,
+                };
                 match steps.last_mut() {
-                    // An assertion after an optional step is not optional.
-                    Some(last) if !optional && !last.optional => last.expect.visible.push(shown),
+                    // An assertion after an optional step is not optional; one after a
+                    // conditional block is not conditional.
+                    Some(last) if !optional && !last.optional && same_block(last) => last.expect.visible.push(shown),
                     _ => {
                         let mut step = Step::new(Action::Check);
                         step.optional = optional;
+                        step.when = self.when.clone();
                         step.expect = Expect {
                             activity: None,
                             visible: vec![shown],
@@ -296,16 +315,9 @@ impl Reader {
                         "runFlow env is not replayed: give the values to droidmcp replay with --env NAME=VALUE",
                     ));
                 }
-                if let Some(when) = key(arg, "when") {
-                    return Err(at(
-                        when,
-                        "runFlow when is not replayed (its condition is read as the flow runs)",
-                    ));
-                }
-                return match (field(arg, "file"), field(arg, "commands")) {
-                    (Some(file), None) => self.run_file(&string(file, "file")?, item, steps),
-                    (None, Some(commands)) => self.commands(commands, app_id, steps),
-                    _ => Err(at(arg, "runFlow takes file or commands")),
+                return match field(arg, "when") {
+                    Some(when) => self.conditional(when, arg, item, app_id, steps),
+                    None => self.block(arg, item, app_id, steps),
                 };
             }
             _ => {
@@ -320,8 +332,80 @@ impl Reader {
         };
         let mut step = Step::new(action);
         step.optional = optional;
+        step.when = self.when.clone();
         steps.push(step);
         Ok(())
+    }
+
+    /// A `runFlow {when, file | commands}`: its steps carry the condition, the first one opening
+    /// the block. A block for another platform has no steps here.
+    fn conditional(
+        &mut self,
+        when: &MarkedYamlOwned,
+        arg: &MarkedYamlOwned,
+        item: &MarkedYamlOwned,
+        app_id: Option<&str>,
+        steps: &mut Vec<Step>,
+    ) -> Result<(), String> {
+        only_keys(when, &["visible", "notVisible", "platform", "true"])?;
+        if let Some(script) = key(when, "true") {
+            return Err(at(
+                script,
+                "runFlow when true (a JavaScript condition) is not replayed: use visible or notVisible",
+            ));
+        }
+        if self.when.is_some() {
+            return Err(at(when, "a runFlow when inside another runFlow when is not replayed"));
+        }
+        if let Some(platform) = field(when, "platform")
+            && !string(platform, "platform")?.eq_ignore_ascii_case("android")
+        {
+            return Ok(());
+        }
+        let shown = |name: &str| -> Result<Option<Selector>, String> {
+            let Some(node) = field(when, name) else {
+                return Ok(None);
+            };
+            match selector(node)? {
+                s if s.fragile() => Err(at(
+                    key(when, name).unwrap_or(node),
+                    &format!("{name} is an id or a text, not a point"),
+                )),
+                s => Ok(Some(s)),
+            }
+        };
+        let condition = When {
+            visible: shown("visible")?,
+            not_visible: shown("notVisible")?,
+            opens: false,
+        };
+        let mut block = Vec::new();
+        if condition.visible.is_some() || condition.not_visible.is_some() {
+            self.when = Some(condition);
+        }
+        let read = self.block(arg, item, app_id, &mut block);
+        self.when = None;
+        read?;
+        if let Some(opening) = block.first_mut().and_then(|s| s.when.as_mut()) {
+            opening.opens = true;
+        }
+        steps.extend(block);
+        Ok(())
+    }
+
+    /// What a `runFlow` mapping runs: its file, or its commands.
+    fn block(
+        &mut self,
+        arg: &MarkedYamlOwned,
+        item: &MarkedYamlOwned,
+        app_id: Option<&str>,
+        steps: &mut Vec<Step>,
+    ) -> Result<(), String> {
+        match (field(arg, "file"), field(arg, "commands")) {
+            (Some(file), None) => self.run_file(&string(file, "file")?, item, steps),
+            (None, Some(commands)) => self.commands(commands, app_id, steps),
+            _ => Err(at(arg, "runFlow takes file or commands")),
+        }
     }
 
     fn run_file(&mut self, file: &str, item: &MarkedYamlOwned, steps: &mut Vec<Step>) -> Result<(), String> {
@@ -472,77 +556,4 @@ fn our_key(name: &str) -> String {
         "power" | "lock" => "POWER".into(),
         _ => name.to_string(),
     }
-}
-
-fn required<'a>(
-    arg: Option<&'a MarkedYamlOwned>,
-    item: &MarkedYamlOwned,
-    name: &str,
-) -> Result<&'a MarkedYamlOwned, String> {
-    arg.filter(|a| !a.data.is_null())
-        .ok_or_else(|| at(item, &format!("{name} needs an argument")))
-}
-
-/// A mapping's entry named `key`: the key node and its value.
-fn entry<'a>(node: &'a MarkedYamlOwned, key: &str) -> Option<(&'a MarkedYamlOwned, &'a MarkedYamlOwned)> {
-    node.data
-        .as_mapping()?
-        .iter()
-        .find(|(k, _)| scalar(k).as_deref() == Some(key))
-}
-
-fn field<'a>(node: &'a MarkedYamlOwned, key: &str) -> Option<&'a MarkedYamlOwned> {
-    entry(node, key).map(|(_, v)| v)
-}
-
-/// The key `key` itself (its span is its line; a mapping value's may not be).
-fn key<'a>(node: &'a MarkedYamlOwned, key: &str) -> Option<&'a MarkedYamlOwned> {
-    entry(node, key).map(|(k, _)| k)
-}
-
-fn only_keys(node: &MarkedYamlOwned, allowed: &[&str]) -> Result<(), String> {
-    let Some(map) = node.data.as_mapping() else {
-        return Err(at(node, &format!("expected a mapping with {}", allowed.join(", "))));
-    };
-    for (key, _) in map {
-        let name = scalar(key).unwrap_or_default();
-        if !allowed.contains(&name.as_str()) {
-            return Err(at(
-                key,
-                &format!(
-                    "`{}` is not supported here ({} are)",
-                    crate::adb::cut(&name),
-                    allowed.join(", ")
-                ),
-            ));
-        }
-    }
-    Ok(())
-}
-
-/// A scalar as text (numbers and booleans as written).
-fn scalar(node: &MarkedYamlOwned) -> Option<String> {
-    match &node.data {
-        YamlDataOwned::Value(ScalarOwned::String(s)) => Some(s.clone()),
-        YamlDataOwned::Value(ScalarOwned::Integer(i)) => Some(i.to_string()),
-        YamlDataOwned::Value(ScalarOwned::FloatingPoint(f)) => Some(f.to_string()),
-        YamlDataOwned::Value(ScalarOwned::Boolean(b)) => Some(b.to_string()),
-        YamlDataOwned::Representation(s, _, _) => Some(s.clone()),
-        _ => None,
-    }
-}
-
-fn string(node: &MarkedYamlOwned, what: &str) -> Result<String, String> {
-    scalar(node).ok_or_else(|| at(node, &format!("{what} is a text")))
-}
-
-fn number(node: &MarkedYamlOwned, what: &str) -> Result<u64, String> {
-    scalar(node)
-        .and_then(|s| s.parse().ok())
-        .ok_or_else(|| at(node, &format!("{what} is a number of ms")))
-}
-
-/// A message that names the line it is about.
-fn at(node: &MarkedYamlOwned, message: &str) -> String {
-    format!("line {}: {message}", node.span.start.line())
 }

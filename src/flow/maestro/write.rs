@@ -2,7 +2,7 @@
 //! `inputText`, `pressKey`, …) with the outcome as `assertVisible`; what Maestro cannot say is a
 //! comment.
 
-use super::super::{Action, Selector, Step, Target, one_line, quoted};
+use super::super::{Action, Selector, Step, Target, When, one_line, quoted};
 
 /// The flow file: a header (comments, `appId`), `---`, one command per line group.
 pub fn render(steps: &[Step], header: &[String], app_id: &str) -> String {
@@ -12,28 +12,64 @@ pub fn render(steps: &[Step], header: &[String], app_id: &str) -> String {
     }
     out.push_str(&format!("appId: {}\n---\n", quoted(app_id)));
     for (i, step) in steps.iter().enumerate() {
-        out.push_str(&format!("# {} {}", i + 1, one_line(&step.describe())));
-        if let Some(on) = &step.on {
-            out.push_str(&format!(", on {}", one_line(on)));
-        }
-        out.push('\n');
-        for command in commands(step, app_id) {
-            out.push_str(&match step.optional {
-                true => optional(&command),
-                false => command,
-            });
-        }
-        if let Some(activity) = &step.expect.activity {
-            out.push_str(&format!("# reached {}\n", one_line(activity)));
-        }
-        // A check of its own (no action) carries the step's optional; after an action, the
-        // assertions are the step's outcome.
-        let checked_alone = step.optional && matches!(step.action, Action::Check);
-        for s in &step.expect.visible {
-            out.push_str(&format!("- assertVisible:\n{}", selector_fields(s, "    ")));
-            if checked_alone {
-                out.push_str("    optional: true\n");
+        let text = step_text(i, step, app_id);
+        match &step.when {
+            // A conditional block's steps go inside its `runFlow`, the block opened by its first.
+            Some(when) => {
+                let continues = steps[..i]
+                    .last()
+                    .and_then(|s| s.when.as_ref())
+                    .is_some_and(|before| before.same_as(when));
+                if when.opens || !continues {
+                    out.push_str(&run_flow_when(when));
+                }
+                for line in text.lines() {
+                    out.push_str(&format!("      {line}\n"));
+                }
             }
+            None => out.push_str(&text),
+        }
+    }
+    out
+}
+
+/// The head of a `runFlow` block that runs only when `when` holds (its commands follow).
+fn run_flow_when(when: &When) -> String {
+    let mut out = "- runFlow:\n    when:\n".to_string();
+    if let Some(s) = &when.visible {
+        out.push_str(&format!("      visible:\n{}", selector_fields(s, "        ")));
+    }
+    if let Some(s) = &when.not_visible {
+        out.push_str(&format!("      notVisible:\n{}", selector_fields(s, "        ")));
+    }
+    out.push_str("    commands:\n");
+    out
+}
+
+/// One step: its comment, its commands and the assertions of its outcome.
+fn step_text(i: usize, step: &Step, app_id: &str) -> String {
+    let mut out = String::new();
+    out.push_str(&format!("# {} {}", i + 1, one_line(&step.describe())));
+    if let Some(on) = &step.on {
+        out.push_str(&format!(", on {}", one_line(on)));
+    }
+    out.push('\n');
+    for command in commands(step, app_id) {
+        out.push_str(&match step.optional {
+            true => optional(&command),
+            false => command,
+        });
+    }
+    if let Some(activity) = &step.expect.activity {
+        out.push_str(&format!("# reached {}\n", one_line(activity)));
+    }
+    // A check of its own (no action) carries the step's optional; after an action, the
+    // assertions are the step's outcome.
+    let checked_alone = step.optional && matches!(step.action, Action::Check);
+    for s in &step.expect.visible {
+        out.push_str(&format!("- assertVisible:\n{}", selector_fields(s, "    ")));
+        if checked_alone {
+            out.push_str("    optional: true\n");
         }
     }
     out
