@@ -27,8 +27,8 @@ pub enum Selector {
     Point([i32; 2]),
     /// Percent of the screen's width and height (a Maestro `point: "50%, 90%"`). Fragile.
     Percent([u32; 2]),
-    /// A Maestro `text` that is a regular expression (`Log.*`): at replay, the first element
-    /// whose whole label it matches (or that is that very text).
+    /// A Maestro `text` that is a regular expression (`Log.*`): at replay, `ui`'s regex match of
+    /// an element's whole text (or that very text).
     Pattern(String),
 }
 
@@ -177,10 +177,15 @@ impl When {
         }
         format!("if {}", parts.join(" and "))
     }
+}
 
-    /// The same condition, whichever step of its block carries it.
-    pub fn same_as(&self, other: &When) -> bool {
-        self.visible == other.visible && self.not_visible == other.not_visible
+/// Whether two steps' conditions put them in one block (or both outside any): the same
+/// condition, whichever step of its block carries it.
+pub fn same_block(a: &Option<When>, b: &Option<When>) -> bool {
+    match (a, b) {
+        (None, None) => true,
+        (Some(a), Some(b)) => a.visible == b.visible && a.not_visible == b.not_visible,
+        _ => false,
     }
 }
 

@@ -8,7 +8,7 @@ use saphyr::{LoadableYamlNode, MarkedYamlOwned, YamlDataOwned};
 
 use super::yaml::{at, field, key, number, only_keys, required, scalar, string};
 
-use super::super::{Action, Expect, Selector, Step, Target, When};
+use super::super::{Action, Expect, Selector, Step, Target, When, same_block};
 
 /// Flow files a `runFlow` may nest, and steps a flow may grow to once `repeat` and `runFlow` are
 /// spelled out: a typo (`times: 1000000`) or a loop of files fails at once, with its line.
@@ -20,11 +20,7 @@ const MAX_STEPS: usize = 5000;
 /// `runFlow: FILE` needs the flow's own file (`parse_file`). Errors name the line.
 pub fn parse(text: &str) -> Result<Vec<Step>, String> {
     let mut steps = Vec::new();
-    Reader {
-        files: Vec::new(),
-        when: None,
-    }
-    .flow(text, &mut steps)?;
+    Reader::default().flow(text, &mut steps)?;
     Ok(steps)
 }
 
@@ -32,16 +28,13 @@ pub fn parse(text: &str) -> Result<Vec<Step>, String> {
 /// Errors name the file and the line.
 pub fn parse_file(path: &Path) -> Result<Vec<Step>, String> {
     let mut steps = Vec::new();
-    Reader {
-        files: Vec::new(),
-        when: None,
-    }
-    .file(path, None, &mut steps)?;
+    Reader::default().file(path, None, &mut steps)?;
     Ok(steps)
 }
 
 /// The files being read, outermost first (to find a `runFlow`'s file and to refuse a loop), and
 /// the condition of the `runFlow {when}` block being read.
+#[derive(Default)]
 struct Reader {
     files: Vec<PathBuf>,
     when: Option<When>,
@@ -257,15 +250,12 @@ impl Reader {
             },
             "assertVisible" => {
                 let shown = command_selector(required(arg, item, &name)?)?;
-                let same_block = |last: &Step| match (&last.when, &self.when) {
-                    (None, None) => true,
-                    (Some(a), Some(b)) => a.same_as(b),
-                    _ => false,
-                };
                 match steps.last_mut() {
                     // An assertion after an optional step is not optional; one after a
                     // conditional block is not conditional.
-                    Some(last) if !optional && !last.optional && same_block(last) => last.expect.visible.push(shown),
+                    Some(last) if !optional && !last.optional && same_block(&last.when, &self.when) => {
+                        last.expect.visible.push(shown)
+                    }
                     _ => {
                         let mut step = Step::new(Action::Check);
                         step.optional = optional;

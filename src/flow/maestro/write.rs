@@ -2,7 +2,7 @@
 //! `inputText`, `pressKey`, …) with the outcome as `assertVisible`; what Maestro cannot say is a
 //! comment.
 
-use super::super::{Action, Selector, Step, Target, When, one_line, quoted};
+use super::super::{Action, Selector, Step, Target, When, one_line, quoted, same_block};
 
 /// The flow file: a header (comments, `appId`), `---`, one command per line group.
 pub fn render(steps: &[Step], header: &[String], app_id: &str) -> String {
@@ -16,10 +16,7 @@ pub fn render(steps: &[Step], header: &[String], app_id: &str) -> String {
         match &step.when {
             // A conditional block's steps go inside its `runFlow`, the block opened by its first.
             Some(when) => {
-                let continues = steps[..i]
-                    .last()
-                    .and_then(|s| s.when.as_ref())
-                    .is_some_and(|before| before.same_as(when));
+                let continues = steps[..i].last().is_some_and(|s| same_block(&s.when, &step.when));
                 if when.opens || !continues {
                     out.push_str(&run_flow_when(when));
                 }
@@ -226,12 +223,12 @@ fn selector_fields(s: &Selector, indent: &str) -> String {
     }
 }
 
-/// Text as a regular expression matching only itself: the metacharacters get a backslash
-/// (Java's regex, Maestro's, takes one before any non-letter), nothing else does, so most labels
-/// read as written.
 /// The characters a regular expression gives a meaning of their own.
 pub(super) const REGEX_SPECIAL: &str = "\\.+*?()|[]{}^$";
 
+/// Text as a regular expression matching only itself: the metacharacters get a backslash
+/// (Java's regex, Maestro's, takes one before any non-letter), nothing else does, so most labels
+/// read as written.
 fn escaped(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
