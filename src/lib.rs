@@ -8,6 +8,7 @@ pub mod context;
 pub mod flow;
 pub mod http;
 pub mod image;
+pub mod jsonrpc;
 pub mod script;
 pub mod server;
 pub mod sim;

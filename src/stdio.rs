@@ -2,11 +2,15 @@
 //! not UTF-8, not JSON, or longer than `MAX_LINE_BYTES` gets -32700 with `id: null` and the
 //! session goes on (rmcp drops a bad line silently, and a byte that is not UTF-8 ended it), a `tools/call` with missing or malformed params
 //! gets -32602 (rmcp says -32601 "tools/call"), and a method of a capability the server does not
-//! declare gets -32601 (rmcp answers `prompts/list` and `completion/complete` with empty lists).
+//! declare gets -32601 (rmcp answers `prompts/list` and `completion/complete` with empty lists),
+//! and JSON that is no message rmcp reads gets -32600 with its id (rmcp drops it unanswered),
+//! as over HTTP (`jsonrpc.rs`). Notifications and responses it cannot read stay unanswered.
 //! Every other line goes to rmcp unchanged; its output and these answers share one writer, a
 //! line at a time.
 
-use serde_json::{Value, json};
+use serde_json::Value;
+
+use crate::jsonrpc::error;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, DuplexStream};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
@@ -141,7 +145,19 @@ fn edge_answer(line: &str) -> Option<Value> {
         Ok(m) => m,
         Err(e) => return Some(error(Value::Null, -32700, &format!("parse error: {e}"))),
     };
-    // Notifications (no id), responses and batches are rmcp's to handle.
+    if let Some(answer) = request_edge(&message) {
+        return Some(answer);
+    }
+    // Every request gets an answer: what rmcp cannot read it would drop without one.
+    match serde_json::from_value::<rmcp::model::ClientJsonRpcMessage>(message.clone()) {
+        Ok(_) => None,
+        Err(_) if crate::jsonrpc::unanswered(&message) => None,
+        Err(e) => Some(crate::jsonrpc::invalid_request(&message, &e.to_string())),
+    }
+}
+
+/// The answers for requests rmcp would read but answer wrongly.
+fn request_edge(message: &Value) -> Option<Value> {
     let id = message.get("id")?.clone();
     let method = message.get("method")?.as_str()?;
     match method {
@@ -168,13 +184,10 @@ fn edge_answer(line: &str) -> Option<Value> {
     }
 }
 
-fn error(id: Value, code: i64, message: &str) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn the_edges_get_their_json_rpc_codes_and_the_rest_passes() {
@@ -204,6 +217,33 @@ mod tests {
             "",
         ] {
             assert_eq!(edge_answer(passes), None, "{passes}");
+        }
+        // JSON that is no request rmcp reads gets -32600 with its id, not silence.
+        for (line, id) in [
+            (r#"{"jsonrpc":"2.0","id":7,"method":5}"#, json!(7)),
+            (
+                r#"{"jsonrpc":"2.0","id":"a","method":"tools/list","params":7}"#,
+                json!("a"),
+            ),
+            (r#"{"id":8}"#, json!(8)),
+            (r#"[{"jsonrpc":"2.0","id":9,"method":"tools/list"}]"#, Value::Null),
+            ("42", Value::Null),
+            (r#"{"jsonrpc":"2.0","id":null,"method":"tools/list"}"#, Value::Null),
+        ] {
+            let answer = edge_answer(line).unwrap_or_else(|| panic!("no answer for {line}"));
+            assert_eq!(answer["error"]["code"], -32600, "{line}");
+            assert_eq!(answer["id"], id, "{line}");
+        }
+        // Notifications and responses it cannot read get none (JSON-RPC never answers them).
+        for unanswered in [
+            r#"{"jsonrpc":"2.0","method":"notifications/whatever","params":5}"#,
+            r#"{"jsonrpc":"2.0","id":3,"result":{"weird":true}}"#,
+        ] {
+            assert_eq!(
+                edge_answer(unanswered).map(|a| a["error"].clone()),
+                None,
+                "{unanswered}"
+            );
         }
         let parse = edge_answer("{oops").unwrap();
         assert_eq!(parse["id"], Value::Null);

@@ -219,37 +219,13 @@ async fn json_rpc_errors(request: Request, next: Next) -> Response {
     else {
         return Response::from_parts(head, text.into());
     };
-    let error = json_rpc_error(&bytes, why);
+    let error = crate::jsonrpc::unreadable(&bytes, why);
     (
         StatusCode::BAD_REQUEST,
         [(header::CONTENT_TYPE, "application/json")],
         error.to_string(),
     )
         .into_response()
-}
-
-/// The JSON-RPC error for a body the server could not read as a message (`why`: rmcp's reason).
-fn json_rpc_error(body: &[u8], why: &str) -> serde_json::Value {
-    let (id, code, message) = match serde_json::from_slice::<serde_json::Value>(body) {
-        Err(e) => (
-            serde_json::Value::Null,
-            -32700,
-            format!("Parse error: the body is not UTF-8 JSON ({e}); send one JSON-RPC message"),
-        ),
-        Ok(value) => (
-            value
-                .get("id")
-                .filter(|id| id.is_string() || id.is_number())
-                .cloned()
-                .unwrap_or_default(),
-            -32600,
-            format!(
-                "Invalid Request: not a message this server reads ({}): a JSON-RPC 2.0 object with \"jsonrpc\": \"2.0\", a known method and its params",
-                crate::adb::cut(why)
-            ),
-        ),
-    };
-    serde_json::json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
 }
 
 /// A token's digest: tokens are compared as digests, so the compare takes the same time
@@ -328,13 +304,13 @@ mod tests {
         /// what is not JSON, -32600 with the request's own id for JSON that is no message.
         #[test]
         fn any_unreadable_body_gets_a_json_rpc_error(body in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..64), id in 0u32..1000) {
-            let error = json_rpc_error(&body, "expected value");
+            let error = crate::jsonrpc::unreadable(&body, "expected value");
             proptest::prop_assert_eq!(&error["jsonrpc"], "2.0");
             let code = error["error"]["code"].as_i64().unwrap();
             proptest::prop_assert!(code == -32700 || code == -32600);
             proptest::prop_assert!(!error["error"]["message"].as_str().unwrap().is_empty());
             let with_id = serde_json::json!({"jsonrpc": "2.0", "id": id, "method": 5}).to_string();
-            let error = json_rpc_error(with_id.as_bytes(), "unrecognized JSON-RPC message");
+            let error = crate::jsonrpc::unreadable(with_id.as_bytes(), "unrecognized JSON-RPC message");
             proptest::prop_assert_eq!(error["error"]["code"].as_i64(), Some(-32600));
             proptest::prop_assert_eq!(error["id"].as_u64(), Some(u64::from(id)));
         }

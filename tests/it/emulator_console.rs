@@ -88,8 +88,15 @@ async fn console_commands_set_battery_location_rotation_and_messages_on_the_devi
     assert!(unknown.contains("unknown command"), "{unknown}");
 
     // What stops or resets the emulator is refused before it is sent, with the flag to allow it.
-    let kill = err(&emulator(&client, "kill").await);
-    assert!(kill.contains("--allow-emulator-admin"), "{kill}");
+    // Only commands that read or set device state go without it (an allow-list): `crash` and
+    // `network capture` (a host file) were sent before.
+    for admin in ["kill", "crash", "network capture start /tmp/droidmcp.pcap"] {
+        let refused = err(&emulator(&client, admin).await);
+        assert!(
+            refused.contains("--allow-emulator-admin") && refused.contains("only reads or sets device state"),
+            "{admin}: {refused}"
+        );
+    }
     let two = err(&emulator(&client, "rotate\nkill").await);
     assert!(two.contains("one console command per call"), "{two}");
     // The connection is still there, and still authenticated.

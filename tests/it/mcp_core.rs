@@ -522,8 +522,9 @@ async fn json_rpc_edges_get_their_codes_over_raw_stdio() {
 
 /// Generated lines of every kind (random bytes, text that is not JSON, random JSON values and
 /// JSON-RPC-shaped objects with random methods and params) sent to one stdio session: each line
-/// that is not UTF-8 or not JSON gets -32700 with `id: null`, and the session still answers
-/// afterwards. Once, one 0xFF byte ended the session.
+/// that is not UTF-8 or not JSON gets -32700 with `id: null`, every request with a usable id gets
+/// exactly one answer with that id (once, rmcp dropped the ones it could not read), and the
+/// session still answers afterwards. Once, one 0xFF byte ended the session.
 #[tokio::test]
 async fn the_stdio_session_survives_any_line() {
     use proptest::prelude::*;
@@ -532,6 +533,8 @@ async fn the_stdio_session_survives_any_line() {
     let json_value = proptest::arbitrary::any::<String>()
         .prop_map(serde_json::Value::String)
         .boxed();
+    // An id is usable (a string or an integer, made unique per line below) or not (null, a float,
+    // a list, an object: answered with id null, or not at all).
     let rpc = (
         prop_oneof![
             Just("tools/call".to_string()),
@@ -548,25 +551,39 @@ async fn the_stdio_session_survives_any_line() {
             Just(json!([1, 2]))
         ],
         prop_oneof![
-            Just(json!(null)),
-            Just(json!(1.5)),
-            Just(json!("s")),
-            Just(json!([])),
-            Just(json!({}))
+            4 => Just(json!("usable")),
+            1 => Just(json!(null)),
+            1 => Just(json!(1.5)),
+            1 => Just(json!([])),
+            1 => Just(json!({}))
         ],
     )
-        .prop_map(|(method, params, id)| {
-            json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string()
-        });
+        .prop_map(|(method, params, id)| json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+    #[derive(Clone, Debug)]
+    enum Line {
+        Bytes(Vec<u8>),
+        Rpc(serde_json::Value),
+    }
     let line = prop_oneof![
-        prop::collection::vec(any::<u8>().prop_filter("one line", |b| *b != b'\n'), 0..300),
-        "[^\n]{0,200}".prop_map(String::into_bytes),
-        json_value.prop_map(|v| v.to_string().into_bytes()),
-        rpc.prop_map(String::into_bytes),
+        prop::collection::vec(any::<u8>().prop_filter("one line", |b| *b != b'\n'), 0..300).prop_map(Line::Bytes),
+        "[^\n]{0,200}".prop_map(|s| Line::Bytes(s.into_bytes())),
+        json_value.prop_map(|v| Line::Bytes(v.to_string().into_bytes())),
+        rpc.prop_map(Line::Rpc),
     ];
     let mut runner = proptest::test_runner::TestRunner::default();
+    let mut expected_ids = std::collections::BTreeSet::new();
     let lines: Vec<Vec<u8>> = (0..400)
-        .map(|_| line.new_tree(&mut runner).unwrap().current())
+        .map(|n| match line.new_tree(&mut runner).unwrap().current() {
+            Line::Bytes(bytes) => bytes,
+            Line::Rpc(mut rpc) => {
+                if rpc["id"] == "usable" {
+                    let id = if n % 2 == 0 { json!(n) } else { json!(format!("g{n}")) };
+                    expected_ids.insert(id.to_string());
+                    rpc["id"] = id;
+                }
+                rpc.to_string().into_bytes()
+            }
+        })
         .collect();
     let parse_errors = lines
         .iter()
@@ -606,6 +623,7 @@ async fn the_stdio_session_survives_any_line() {
         .unwrap();
     let mut out = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
     let mut parse_answers = 0;
+    let mut answered = std::collections::BTreeMap::<String, usize>::new();
     let mut last = None;
     let read_all = async {
         while let Ok(Some(line)) = out.next_line().await {
@@ -613,25 +631,32 @@ async fn the_stdio_session_survives_any_line() {
             if answer["id"].is_null() && answer["error"]["code"] == -32700 {
                 parse_answers += 1;
             }
+            *answered.entry(answer["id"].to_string()).or_default() += 1;
             if answer["id"] == "last" {
                 last = Some(answer);
+            }
+            // Answers may come in any order: read until the last request and every usable id.
+            if last.is_some() && expected_ids.iter().all(|id| answered.contains_key(id)) {
                 break;
             }
         }
     };
-    tokio::time::timeout(std::time::Duration::from_secs(20), read_all)
-        .await
-        .expect("the session answered after every line");
+    // On a timeout the checks below name what went unanswered.
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(30), read_all).await;
     let last = last.expect("the session ended early: the last request got no answer");
     assert!(
         last["result"]["structuredContent"].is_object() && last["result"]["isError"] != json!(true),
         "{last}"
     );
-    println!(
-        "{} generated lines, {parse_errors} of them not UTF-8 or not JSON: {parse_answers} got -32700; the session went on",
-        lines.len()
-    );
     assert_eq!(parse_answers, parse_errors);
+    for id in &expected_ids {
+        assert_eq!(answered.get(id), Some(&1), "request {id}: answers {answered:?}");
+    }
+    println!(
+        "{} generated lines, {parse_errors} of them not UTF-8 or not JSON: {parse_answers} got -32700; {} requests with a usable id, each answered once; the session went on",
+        lines.len(),
+        expected_ids.len()
+    );
     drop(stdin);
     let _ = tokio::time::timeout(std::time::Duration::from_secs(10), child.wait()).await;
 }

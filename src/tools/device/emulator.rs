@@ -8,16 +8,33 @@ use crate::tools::State;
 /// Longer than any console command a model needs; the console reads lines of up to 4 KiB.
 const MAX_COMMAND: usize = 1000;
 
-/// Commands that stop or reset the emulator, or reach past the device (host ports, host
-/// files): sent only with `--allow-emulator-admin`. Matched on the first words.
-const ADMIN: &[&[&str]] = &[
-    &["kill"],
-    &["avd", "stop"],
-    &["avd", "pause"],
-    &["avd", "snapshot"],
-    &["redir"],
-    &["screenrecord"],
+/// Commands that only read or set what the device senses (battery, location, network, rotation,
+/// SMS, calls, fingerprint, sensors), plus the console's own help: sent without a flag. Anything
+/// else (`kill`, `crash`, `avd stop`, snapshots, `redir`, `network capture` writing a host file,
+/// `event`, …) needs `--allow-emulator-admin`: an allow-list, so a command added to the console
+/// later is refused until someone decides. Matched on the first words.
+const DEVICE_STATE: &[&[&str]] = &[
+    &["help"],
+    &["help-verbose"],
+    &["ping"],
+    &["avd", "name"],
+    &["avd", "status"],
+    &["avd", "id"],
+    &["power"],
+    &["geo"],
+    &["network", "status"],
+    &["network", "speed"],
+    &["network", "delay"],
+    &["rotate"],
+    &["sms"],
+    &["gsm"],
+    &["finger"],
+    &["sensor"],
 ];
+
+/// What the refusal lists as allowed without the flag.
+const DEVICE_STATE_NAMES: &str =
+    "power, geo, network status|speed|delay, rotate, sms, gsm, finger, sensor, help, ping, avd name|status|id";
 
 /// Checks a console command before it is sent; the error says what was wrong and what to do.
 pub fn check_command(command: &str, allow_admin: bool) -> Result<(), String> {
@@ -39,10 +56,10 @@ pub fn check_command(command: &str, allow_admin: bool) -> Result<(), String> {
         "quit" | "exit" => return Err("quit and exit end the console connection droidmcp keeps open; there is nothing to send".into()),
         _ => {}
     }
-    if let (Some(prefix), false) = (starting(&words, ADMIN), allow_admin) {
+    if starting(&words, DEVICE_STATE).is_none() && !allow_admin {
         return Err(format!(
-            "`{}` stops or resets the emulator, or reaches past the device, so it is refused; start droidmcp with --allow-emulator-admin to allow it",
-            prefix.join(" ")
+            "`{}` is not a console command that only reads or sets device state ({DEVICE_STATE_NAMES}), so it is refused: it may stop, reset or crash the emulator, or reach past the device; start droidmcp with --allow-emulator-admin to allow it",
+            crate::adb::cut(command)
         ));
     }
     Ok(())
@@ -157,6 +174,11 @@ mod tests {
             "avd stop",
             "avd snapshot load base",
             "redir add tcp:80:80",
+            "crash",
+            "network capture start /tmp/x.pcap",
+            "event send EV_KEY:KEY_POWER:1",
+            "killall",
+            "avd path",
         ] {
             let refused = check_command(admin, false).unwrap_err();
             assert!(refused.contains("--allow-emulator-admin"), "{admin}: {refused}");
@@ -167,7 +189,10 @@ mod tests {
             "avd name",
             "avd status",
             "geo fix -122.08 37.42",
-            "killall",
+            "network speed edge",
+            "Power Capacity 5",
+            "help network",
+            "sensor set acceleration 0:9.8:0",
         ] {
             assert!(check_command(fine, false).is_ok(), "{fine}");
         }
