@@ -152,15 +152,4 @@ mod tests {
             "no temporary file is left"
         );
     }
-
-    #[test]
-    fn public_key_round_trips_through_the_simulators_decoder_and_verifies_a_signature() {
-        let key = RsaPrivateKey::new(&mut rsa::rand_core::OsRng, 1024).unwrap();
-        let encoded = android_public_key(&key).unwrap();
-        let decoded = crate::sim::auth::decode_android_pubkey(&encoded).unwrap();
-        assert_eq!(decoded.n(), key.n());
-        let token = [7u8; 20];
-        let signature = sign(&key, &token).unwrap();
-        assert!(crate::sim::auth::verify_signature(&decoded, &token, &signature));
-    }
 }

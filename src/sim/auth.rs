@@ -60,3 +60,24 @@ pub fn decode_android_pubkey(b64: &str) -> anyhow::Result<RsaPublicKey> {
 pub fn verify_signature(key: &RsaPublicKey, token: &[u8], signature: &[u8]) -> bool {
     key.verify(Pkcs1v15Sign::new::<sha1::Sha1>(), token, signature).is_ok()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::adb::adbkey::{android_public_key, sign};
+    use rsa::RsaPrivateKey;
+    use rsa::traits::PublicKeyParts;
+
+    /// The device layer's key format and signature, read back the way the simulator (adbd)
+    /// reads them. Here, not in adb/: the simulator may use the device layer, never the reverse.
+    #[test]
+    fn the_device_layers_public_key_decodes_and_its_signature_verifies() {
+        let key = RsaPrivateKey::new(&mut rsa::rand_core::OsRng, 1024).unwrap();
+        let encoded = android_public_key(&key).unwrap();
+        let decoded = decode_android_pubkey(&encoded).unwrap();
+        assert_eq!(decoded.n(), key.n());
+        let token = [7u8; 20];
+        let signature = sign(&key, &token).unwrap();
+        assert!(verify_signature(&decoded, &token, &signature));
+    }
+}
