@@ -6,11 +6,12 @@
 //! (package), its class, its resource-id, where it sits (bounds), and its whole label, never
 //! cut (the listing cuts labels to 60 chars; "…older than one year" and "…older than one hour"
 //! are two elements). Only state leaves it: the checked, selected and focused flags (never part
-//! of a label), an editable field's text (typing changes it), and the one word a Switch or
-//! ToggleButton with no text of its own shows for its checked flag (`identity_label`). Every
-//! other word is label: two single-choice dialogs put their rows at the same place with the
-//! same id, and only the label tells "Light" from "Erase all data", or "Off" from "On". A row
-//! that scrolls to another place, or a label that changes, is a new element with a new ref.
+//! of a label), an editable field's text (typing changes it; its hint names it), and the one
+//! word a Switch or ToggleButton with no text of its own shows for its checked flag
+//! (`identity_label`). Every other word is label: two single-choice dialogs put their rows at
+//! the same place with the same id, and only the label tells "Light" from "Erase all data", or
+//! "Off" from "On". A row that scrolls to another place, or a label that changes, is a new
+//! element with a new ref.
 
 use std::collections::{HashMap, HashSet};
 
@@ -36,9 +37,10 @@ pub struct Identity {
 pub fn identity(tree: &UiTree, element: &Element) -> Identity {
     let node = &tree.nodes[element.node];
     let editable = node.class().ends_with("EditText") || node.flag("password");
-    // A field's text is what was typed into it: state.
+    // A field's text is what was typed into it: state. Its hint (a static attribute, where the
+    // dump has it) is what it is called.
     let label = if editable {
-        String::new()
+        node.attr("hint").unwrap_or_default().trim().to_string()
     } else {
         identity_label(tree, element)
     };
@@ -191,6 +193,22 @@ mod tests {
         assert_ne!(welcome, title);
         assert!(book.knows(&title) && book.knows(welcome));
         assert!(!book.knows("e999"));
+    }
+
+    #[test]
+    fn a_field_keeps_its_ref_as_its_text_changes_and_is_refused_where_another_field_has_another_hint() {
+        let form = |hint: &str, text: &str| {
+            parse_ui_dump(&format!(
+                r#"<hierarchy rotation="0"><node index="0" text="" class="android.widget.FrameLayout" package="p" bounds="[0,0][1080,2400]"><node index="0" text="{text}" hint="{hint}" resource-id="p:id/input" class="android.widget.EditText" package="p" clickable="true" focusable="true" bounds="[40,200][1040,300]"/></node></hierarchy>"#
+            ))
+            .unwrap()
+        };
+        let mut book = RefBook::default();
+        let email = numbered(&mut book, &form("Email", "Email"))[0].reference.clone();
+        let typed = numbered(&mut book, &form("Email", "ada@example.com"));
+        assert!(matches!(resolve(&typed, &email), Resolved::One(_)), "typing is state");
+        let confirm = numbered(&mut book, &form("Type DELETE to confirm", "ada@example.com"));
+        assert!(matches!(resolve(&confirm, &email), Resolved::Gone), "another field");
     }
 
     /// A single-choice dialog as AlertDialog lays it out: rows are `CheckedTextView`s with the
