@@ -10,7 +10,8 @@
 use super::cut;
 use super::uiautomator::{Bounds, UiNode, UiTree};
 
-/// Longest label kept; longer ones end with `…`.
+/// Longest label listed; longer ones end with `…` (only in the listing: identity reads the
+/// whole label).
 pub const MAX_LABEL_CHARS: usize = 60;
 
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
@@ -71,12 +72,27 @@ fn own_label(n: &UiNode) -> String {
     n.content_desc().trim().to_string()
 }
 
-/// The texts (or descs) of the node's descendants, in order, joined by ` · `.
-fn descendant_label(tree: &UiTree, id: usize) -> String {
+/// The node's own label as identity reads it (`ui_refs`): all of it, but for one word that is
+/// only a flag. A Switch or ToggleButton with no text of its own reports the word for its state
+/// (textOn/textOff, "ON"/"OFF") as its text: that word says what `checked` says, and `checked`
+/// is state. Only that exact word, on such a widget, agreeing with its flag; a dialog's row or a
+/// summary reading "Off" is a label like any other.
+fn own_identity_label(n: &UiNode) -> String {
+    let class = short_class(n.class());
+    let two_state = n.flag("checkable") && (class.contains("Switch") || class.ends_with("ToggleButton"));
+    let state_word = if n.flag("checked") { "on" } else { "off" };
+    if two_state && n.text().trim().eq_ignore_ascii_case(state_word) {
+        return n.content_desc().trim().to_string();
+    }
+    own_label(n)
+}
+
+/// The own labels (by `own`) of the node's descendants, in order, joined by ` · `.
+fn descendant_label(tree: &UiTree, id: usize, own: fn(&UiNode) -> String) -> String {
     let mut parts: Vec<String> = Vec::new();
     let mut stack: Vec<usize> = tree.nodes[id].children.iter().rev().copied().collect();
     while let Some(i) = stack.pop() {
-        let label = own_label(&tree.nodes[i]);
+        let label = own(&tree.nodes[i]);
         if !label.is_empty() && !parts.contains(&label) {
             parts.push(label);
         }
@@ -85,14 +101,35 @@ fn descendant_label(tree: &UiTree, id: usize) -> String {
     parts.join(" · ")
 }
 
+/// Own label, else the descendants' labels.
+fn whole_label(tree: &UiTree, id: usize, own: fn(&UiNode) -> String) -> String {
+    let label = own(&tree.nodes[id]);
+    if label.is_empty() {
+        descendant_label(tree, id, own)
+    } else {
+        label
+    }
+}
+
 /// The full label: own text or desc, else the descendants' texts.
 pub fn label_of(tree: &UiTree, id: usize) -> String {
-    let own = own_label(&tree.nodes[id]);
-    if own.is_empty() {
-        descendant_label(tree, id)
+    whole_label(tree, id, own_label)
+}
+
+/// The uncut label of node `id` as an element: something tappable speaks for its children; a
+/// container's label would repeat them, so it has only its own.
+fn element_label(tree: &UiTree, id: usize, own: fn(&UiNode) -> String) -> String {
+    if tappable(&tree.nodes[id]) {
+        whole_label(tree, id, own)
     } else {
-        own
+        own(&tree.nodes[id])
     }
+}
+
+/// What an element's identity compares (`ui_refs`): its whole label, never cut (two rows that
+/// differ after the listed chars are two elements), with only a switch's state word left out.
+pub fn identity_label(tree: &UiTree, element: &Element) -> String {
+    element_label(tree, element.node, own_identity_label)
 }
 
 /// The elements that matter, in document order, numbered `e1`…
@@ -110,9 +147,8 @@ pub fn elements(tree: &UiTree) -> Vec<Element> {
         if !interactive(n) && !n.flag("focusable") && has_interactive_ancestor(tree, i) {
             continue;
         }
-        let tappable = n.flag("clickable") || n.flag("long-clickable") || n.flag("checkable");
-        // Only something tappable speaks for its children; a container's label would repeat them.
-        let label = if tappable { label_of(tree, i) } else { own_label(n) };
+        // Listed cut; identity (`identity_label`) reads it whole.
+        let label = cut(&element_label(tree, i, own_label), MAX_LABEL_CHARS);
         let mut flags = Vec::new();
         for (attr, name) in [
             ("checked", "checked"),
@@ -131,14 +167,14 @@ pub fn elements(tree: &UiTree) -> Vec<Element> {
         let (x, y) = bounds.center();
         out.push(Element {
             reference: String::new(),
-            label: cut(&label, MAX_LABEL_CHARS),
+            label,
             kind: short_class(n.class()),
             id: short_id(n.resource_id()),
             at: [x, y],
             flags,
             node: i,
             bounds,
-            clickable: tappable,
+            clickable: tappable(n),
         });
     }
     for (k, e) in out.iter_mut().enumerate() {

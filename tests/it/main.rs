@@ -23,6 +23,7 @@ mod many_sources;
 mod mcp_app;
 mod mcp_core;
 mod mcp_logcat_shell;
+mod mcp_refs;
 mod mcp_ui;
 mod memory;
 mod packaging;
