@@ -175,7 +175,7 @@ const WRAPPER: &str = "(async () => { ";
 
 /// Runs `code` (a script body; top-level `await` allowed) with the global `args` on a thread of
 /// its own, and returns what it printed. Dropping this future stops the run; `hold` (the run's
-/// slots) is let go when the thread ends, not before.
+/// slots) is let go once the script has stopped on its thread, not before.
 pub async fn run(
     code: &str,
     args: &serde_json::Value,
@@ -193,12 +193,14 @@ pub async fn run(
         // QuickJS checks its own stack limit; the thread's is well past it.
         .stack_size(limits.stack_bytes + (8 << 20))
         .spawn(move || {
-            let _hold = hold;
             run_in_the_background();
             let outcome = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
                 Ok(runtime) => runtime.block_on(run_here(&code, &script_args, &limits_in, host, main, stop)),
                 Err(e) => failed(&RunState::default(), format!("cannot start the script's runtime: {e}")),
             };
+            // The script has stopped and its runtimes are gone: the slots go before the answer,
+            // so the client's next run, sent as soon as this one answers, finds them free.
+            drop(hold);
             let _ = answer.send(outcome);
         });
     if let Err(e) = spawned {
