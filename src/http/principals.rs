@@ -51,7 +51,7 @@ impl Principals {
         let mut held = self.held.lock().unwrap_or_else(|p| p.into_inner());
         let entry = held.entry(principal.0.clone()).or_insert_with(|| {
             tracing::info!(principal = %principal.0, "new principal");
-            let mut state = self.base.session();
+            let mut state = self.base.session(&principal.0);
             let dropped = self
                 .dropped
                 .lock()

@@ -73,8 +73,18 @@ pub struct Runs {
     /// The server's run slots (shared by every session's Runs) and this session's.
     server_slots: Arc<tokio::sync::Semaphore>,
     session_slots: Arc<tokio::sync::Semaphore>,
-    /// Bytes the runs of every session wrote and still keep (shared, like the slots).
-    server_bytes: Arc<AtomicU64>,
+    /// Bytes the runs of every principal wrote and still keep (shared, like the slots).
+    charged: Arc<Mutex<Charged>>,
+    /// This principal's skills folder, relative to the script root.
+    skills_in: PathBuf,
+}
+
+/// What the server's bound on run folders counts: each run's bytes, by its id, so whoever
+/// removes a folder (its principal, another's sweep, the shutdown) gives back what was charged.
+#[derive(Debug, Default)]
+struct Charged {
+    total: u64,
+    runs: std::collections::HashMap<String, u64>,
 }
 
 #[derive(Debug)]
@@ -104,18 +114,21 @@ impl Runs {
             active: Mutex::new(HashSet::new()),
             mine: Mutex::new(HashSet::new()),
             ids: Mutex::new(ulid::Generator::new()),
-            server_bytes: Arc::default(),
+            charged: Arc::default(),
+            skills_in: PathBuf::from("skills"),
             server_slots: Arc::new(tokio::sync::Semaphore::new(limits.slots.max(1))),
             session_slots: Arc::new(tokio::sync::Semaphore::new(limits.session_slots.max(1))),
             limits,
         }
     }
 
-    /// Another session's runs: the same folder, limits and server slots; its own runs and slots.
-    pub fn empty_like(&self) -> Runs {
+    /// A principal's runs (over HTTP): the same folder, limits, server slots and bound; its own
+    /// runs, slots and skills (`principals/<name>/skills`).
+    pub fn for_principal(&self, principal: &str) -> Runs {
         let mut runs = Runs::new(self.configured.clone(), self.limits.clone());
         runs.server_slots = self.server_slots.clone();
-        runs.server_bytes = self.server_bytes.clone();
+        runs.charged = self.charged.clone();
+        runs.skills_in = Path::new("principals").join(folder_name(principal)).join("skills");
         runs
     }
 
@@ -201,8 +214,19 @@ impl Runs {
         Ok(self.root()?.join("runs"))
     }
 
+    /// This principal's skills folder, made on first use; no part of it may be a link.
     pub(super) fn skills_dir(&self) -> Result<PathBuf, String> {
-        Ok(self.root()?.join("skills"))
+        let mut dir = self.root()?.to_path_buf();
+        for part in &self.skills_in {
+            dir.push(part);
+            refuse_link(&dir)?;
+            match std::fs::create_dir(&dir) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && dir.is_dir() => {}
+                Err(e) => return Err(format!("cannot make the skills folder: {e}")),
+            }
+        }
+        Ok(dir)
     }
 
     /// A new run's folder; sweeps first.
@@ -216,6 +240,11 @@ impl Runs {
             .generate()
             .map_err(|e| format!("cannot name the run: {e}"))?
             .to_string();
+        self.open(id)
+    }
+
+    /// The folder of run `id`, made now.
+    fn open(self: &Arc<Self>, id: String) -> Result<Run, String> {
         let dir = self.runs_dir()?.join(&id);
         std::fs::create_dir_all(dir.join("results")).map_err(|e| format!("cannot make the run's folder: {e}"))?;
         self.active.lock().unwrap_or_else(|p| p.into_inner()).insert(id.clone());
@@ -277,12 +306,7 @@ impl Runs {
             let expired = age > if mine { self.limits.ttl } else { foreign_ttl };
             let surplus = mine && keep > self.limits.max_runs;
             if (expired || surplus) && !self.is_active(id) {
-                let gone = if mine {
-                    self.remove_mine(path)
-                } else {
-                    std::fs::remove_dir_all(path)
-                };
-                if gone.is_ok() {
+                if self.remove(id, path).is_ok() {
                     removed += 1;
                 }
                 if mine {
@@ -294,15 +318,14 @@ impl Runs {
         removed
     }
 
-    /// Removes one of our run folders and gives its bytes back to the server's bound.
-    fn remove_mine(&self, path: &Path) -> std::io::Result<()> {
-        let bytes: u64 = walk(path).iter().map(|(_, size)| size).sum();
+    /// Removes run `id`'s folder (ours or, once expired, another principal's or server's) and
+    /// gives back what its run was charged on the server's bound.
+    fn remove(&self, id: &str, path: &Path) -> std::io::Result<()> {
         std::fs::remove_dir_all(path)?;
-        let _ = self
-            .server_bytes
-            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |held| {
-                Some(held.saturating_sub(bytes))
-            });
+        let mut charged = self.charged.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(bytes) = charged.runs.remove(id) {
+            charged.total -= bytes;
+        }
         Ok(())
     }
 
@@ -344,7 +367,7 @@ impl Runs {
         }
         self.mine.lock().unwrap_or_else(|p| p.into_inner()).remove(id);
         let path = self.runs_dir()?.join(id);
-        match self.remove_mine(&path) {
+        match self.remove(id, &path) {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(no_run(id)),
             Err(e) => Err(format!("could not remove run {id}: {e}")),
@@ -357,7 +380,7 @@ impl Runs {
         let Some(Ok(root)) = self.root.get() else { return };
         let mine: Vec<String> = self.mine.lock().unwrap_or_else(|p| p.into_inner()).drain().collect();
         for id in mine {
-            let _ = self.remove_mine(&root.dir.join("runs").join(id));
+            let _ = self.remove(&id, &root.dir.join("runs").join(&id));
         }
         if root.temp.is_some() {
             let _ = std::fs::remove_dir_all(&root.dir);
@@ -385,6 +408,18 @@ impl Runs {
         }
         read_confined(&base, &segments, self.limits.quota_bytes)
     }
+}
+
+/// A principal's folder name: its name with every byte but a-z, 0-9, `_` and `-` as `%XX`, so
+/// no name (`..`, `Alice` beside `alice` on a case-blind disk) can lead elsewhere or collide.
+fn folder_name(principal: &str) -> String {
+    principal
+        .bytes()
+        .map(|b| match b {
+            b'a'..=b'z' | b'0'..=b'9' | b'_' | b'-' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
 }
 
 /// How old another server's or session's run folder must be before a sweep removes it: past
@@ -483,23 +518,25 @@ impl Run {
     /// they do not fit, nothing is counted and the reason is given.
     fn reserve(&self, bytes: u64) -> Result<(), String> {
         let limits = &self.runs.limits;
-        let fits = |counter: &AtomicU64, bound: u64| {
-            counter
-                .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |used| {
-                    (used + bytes <= bound).then_some(used + bytes)
-                })
-                .is_ok()
-        };
-        if !fits(&self.used, limits.quota_bytes) {
+        let run_fits = self
+            .used
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |used| {
+                (used + bytes <= limits.quota_bytes).then_some(used + bytes)
+            })
+            .is_ok();
+        if !run_fits {
             return Err(format!("the run's quota of {} MiB is used", limits.quota_bytes >> 20));
         }
-        if !fits(&self.runs.server_bytes, limits.total_bytes) {
+        let mut charged = self.runs.charged.lock().unwrap_or_else(|p| p.into_inner());
+        if charged.total + bytes > limits.total_bytes {
             self.used.fetch_sub(bytes, Ordering::SeqCst);
             return Err(format!(
                 "the server's run folders hold {} MiB, their bound (--script-runs-mib); script clear old runs",
                 limits.total_bytes >> 20
             ));
         }
+        charged.total += bytes;
+        *charged.runs.entry(self.id.clone()).or_default() += bytes;
         Ok(())
     }
 

@@ -88,12 +88,80 @@ struct RunState {
     stopped: AtomicBool,
     /// Bytes of arguments the host holds for calls not answered yet.
     in_flight: AtomicUsize,
+    /// Bytes of answers the host gave that the script has not read yet, and the script's heap
+    /// when last measured: together they keep to the run's memory limit.
+    answers: AtomicUsize,
+    heap: AtomicUsize,
+}
+
+impl RunState {
+    /// An answer as the text handed to the script, counted from when the host gives it until
+    /// the script reads it (`read`). One that would take the heap and the unread answers past
+    /// the run's memory limit is let go at once, and the call fails naming the limit.
+    fn hold(&self, answer: serde_json::Value, limit: usize) -> Held {
+        let text = answer.to_string();
+        let bytes = text.len();
+        let heap = self.heap.load(Ordering::SeqCst);
+        let fits = self
+            .answers
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |held| {
+                (heap + held + bytes <= limit).then_some(held + bytes)
+            })
+            .is_ok();
+        if fits {
+            return Held { text, bytes };
+        }
+        let unread = self.answers.load(Ordering::SeqCst);
+        let error = format!(
+            "this call's answer ({} KiB) would pass the run's memory limit of {} MiB, which counts the script's heap ({} MiB) and the answers it has not read yet ({} KiB); await fewer calls at once, or ask for less (a limit, a filter, a smaller file)",
+            text.len() >> 10,
+            limit >> 20,
+            heap >> 20,
+            unread >> 10
+        );
+        Held {
+            text: serde_json::json!({ "error": error }).to_string(),
+            bytes: 0,
+        }
+    }
+
+    /// The script reads `held`: parsed here, into the heap (so the next answer's count sees
+    /// it there), and let go of outside it.
+    fn read<'js>(&self, held: Held, ctx: &rquickjs::Ctx<'js>) -> rquickjs::Result<rquickjs::Value<'js>> {
+        let value = ctx.json_parse(held.text);
+        self.answers.fetch_sub(held.bytes, Ordering::SeqCst);
+        self.heap.store(heap_bytes(ctx), Ordering::SeqCst);
+        value
+    }
+}
+
+/// An answer's text and the bytes it counts on the run's memory limit.
+struct Held {
+    text: String,
+    bytes: usize,
+}
+
+/// The bytes the script's runtime has allocated (its heap).
+fn heap_bytes(ctx: &rquickjs::Ctx) -> usize {
+    let mut usage = std::mem::MaybeUninit::<rquickjs::qjs::JSMemoryUsage>::uninit();
+    // SAFETY: `ctx` is a live context of the runtime this thread is running (its lock is held
+    // while the script's code and callbacks run), and JS_ComputeMemoryUsage fills the whole
+    // struct it is given.
+    let usage = unsafe {
+        let runtime = rquickjs::qjs::JS_GetRuntime(ctx.as_raw().as_ptr());
+        rquickjs::qjs::JS_ComputeMemoryUsage(runtime, usage.as_mut_ptr());
+        usage.assume_init()
+    };
+    usage.malloc_size.max(0) as usize
 }
 
 /// The largest argument one host call takes, and what a run's pending calls may hold in all:
 /// measured in the sandbox before anything is copied out of it.
 pub const MAX_ARGUMENT_BYTES: usize = 1 << 20;
 pub const MAX_IN_FLIGHT_BYTES: usize = 4 << 20;
+/// A run's tool calls that work at once; the others wait their turn, holding nothing of a
+/// device's output, so what a run's calls hold while they work is bounded too.
+pub const MAX_CALLS_AT_ONCE: usize = 8;
 
 /// A task of the server's runtime that is aborted when the run stops waiting for it.
 struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
@@ -133,7 +201,8 @@ const PRELUDE_HEAD: &str = r#"
       error.stack = site;
       throw error;
     }
-    const answer = parse(await raw(name, text));
+    // Parsed by the host, into the heap, where the run's memory limit counts it.
+    const answer = await raw(name, text);
     if (answer.error !== undefined) {
       const error = new Error(answer.error);
       error.stack = site;
@@ -175,7 +244,7 @@ const WRAPPER: &str = "(async () => { ";
 
 /// Runs `code` (a script body; top-level `await` allowed) with the global `args` on a thread of
 /// its own, and returns what it printed. Dropping this future stops the run; `hold` (the run's
-/// slots) is let go when the thread ends, not before.
+/// slots) is let go once the script has stopped on its thread, not before.
 pub async fn run(
     code: &str,
     args: &serde_json::Value,
@@ -193,12 +262,14 @@ pub async fn run(
         // QuickJS checks its own stack limit; the thread's is well past it.
         .stack_size(limits.stack_bytes + (8 << 20))
         .spawn(move || {
-            let _hold = hold;
             run_in_the_background();
             let outcome = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
                 Ok(runtime) => runtime.block_on(run_here(&code, &script_args, &limits_in, host, main, stop)),
                 Err(e) => failed(&RunState::default(), format!("cannot start the script's runtime: {e}")),
             };
+            // The script has stopped and its runtimes are gone: the slots go before the answer,
+            // so the client's next run, sent as soon as this one answers, finds them free.
+            drop(hold);
             let _ = answer.send(outcome);
         });
     if let Err(e) = spawned {
@@ -339,7 +410,8 @@ fn install<'js>(
     let local_host = host.clone();
     let local_state = state.clone();
     let max_calls = limits.max_calls;
-    let local = move |operation: String, args: String| {
+    let memory = limits.memory_bytes;
+    let local = move |ctx: rquickjs::Ctx<'js>, operation: String, args: String| {
         let host = local_host.clone();
         let state = local_state.clone();
         async move {
@@ -354,7 +426,9 @@ fn install<'js>(
                     Err(message) => serde_json::json!({ "error": message }),
                 }
             };
-            rquickjs::Result::Ok(answer.to_string())
+            // workspace.read gives files of up to the run's quota: counted like tool answers.
+            let held = state.hold(answer, memory);
+            state.read(held, &ctx)
         }
     };
     ctx.globals().set("__local", Func::from(Async(local)))?;
@@ -368,46 +442,64 @@ fn install<'js>(
     ctx.globals().set("__args", script_args)?;
 
     let state = state.clone();
-    let raw = move |tool: String, args: String| {
+    let at_once = Arc::new(tokio::sync::Semaphore::new(MAX_CALLS_AT_ONCE));
+    let raw = move |ctx: rquickjs::Ctx<'js>, tool: String, args: String| {
         let host = host.clone();
         let state = state.clone();
         let main = main.clone();
+        let at_once = at_once.clone();
         async move {
             let index = state.call_count.fetch_add(1, Ordering::SeqCst);
             // The prelude measured the argument before it left the sandbox; what pending calls
             // hold outside it is bounded too.
             let held = state.in_flight.fetch_add(args.len(), Ordering::SeqCst) + args.len();
-            let answer = if index >= max_calls {
-                serde_json::json!({ "error": format!("the script made more than {max_calls} calls, its limit") })
+            let held = if index >= max_calls {
+                state.hold(
+                    serde_json::json!({ "error": format!("the script made more than {max_calls} calls, its limit") }),
+                    memory,
+                )
             } else if args.len() > MAX_ARGUMENT_BYTES || held > MAX_IN_FLIGHT_BYTES {
-                serde_json::json!({ "error": format!(
+                state.hold(serde_json::json!({ "error": format!(
                     "the calls waiting for an answer hold {} bytes of arguments, over the {} MiB a run may hold; await some before making more",
                     held, MAX_IN_FLIGHT_BYTES >> 20
-                ) })
+                ) }), memory)
             } else {
                 let arguments: serde_json::Value = serde_json::from_str(&args).unwrap_or_default();
                 let operation = arguments["operation"].as_str().unwrap_or_default().to_string();
-                let started = Instant::now();
-                // On the server's runtime, where the device connections live; aborted if the run
-                // stops waiting for it.
-                let mut task = AbortOnDrop(main.spawn(host.call(index, tool.clone(), arguments)));
-                let result = (&mut task.0)
-                    .await
-                    .unwrap_or_else(|e| Err(format!("the tool call was stopped ({e})")));
+                let call = host.call(index, tool.clone(), arguments);
+                let counter = state.clone();
+                // On the server's runtime, where the device connections live, once one of the
+                // run's turns is free; the answer is counted the moment the tool gives it.
+                // Aborted if the run stops waiting for it.
+                let work = async move {
+                    let _turn = at_once.acquire_owned().await;
+                    let started = Instant::now();
+                    let result = call.await;
+                    let ms = started.elapsed().as_millis() as u64;
+                    let ok = result.is_ok();
+                    let answer = match result {
+                        Ok(value) => serde_json::json!({ "ok": value }),
+                        Err(message) => serde_json::json!({ "error": message }),
+                    };
+                    let held = counter.hold(answer, memory);
+                    (ok && held.bytes > 0, ms, held)
+                };
+                let mut task = AbortOnDrop(main.spawn(work));
+                let (ok, ms, held) = (&mut task.0).await.unwrap_or_else(|e| {
+                    let stopped = serde_json::json!({ "error": format!("the tool call was stopped ({e})") });
+                    (false, 0, state.hold(stopped, memory))
+                });
                 state.calls.lock().expect("calls lock").push(CallRecord {
                     index,
                     tool,
                     operation,
-                    ms: started.elapsed().as_millis() as u64,
-                    ok: result.is_ok(),
+                    ms,
+                    ok,
                 });
-                match result {
-                    Ok(value) => serde_json::json!({ "ok": value }),
-                    Err(message) => serde_json::json!({ "error": message }),
-                }
+                held
             };
             state.in_flight.fetch_sub(args.len(), Ordering::SeqCst);
-            rquickjs::Result::Ok(answer.to_string())
+            state.read(held, &ctx)
         }
     };
     ctx.globals().set("__call", Func::from(Async(raw)))?;

@@ -143,4 +143,32 @@ mod tests {
         assert!(run.read("skills/count-apps.js").unwrap().contains("console.log"));
         assert!(run.write("skills/evil.js", "x").is_err());
     }
+
+    #[test]
+    fn each_principal_has_its_own_skills_in_a_folder_its_name_cannot_lead_out_of() {
+        let tmp = tempfile::tempdir().unwrap();
+        let local = runs(tmp.path(), RunLimits::default());
+        let names = ["alice", "Alice", "..", ".", "a.b"];
+        for name in names {
+            let theirs = local.for_principal(name);
+            theirs
+                .save_skill("mine", &format!("console.log({name:?})"), "")
+                .unwrap();
+            assert_eq!(theirs.skills().len(), 1, "{name}: only its own");
+        }
+        assert!(
+            local.skills().is_empty(),
+            "stdio's skills are apart from every principal's"
+        );
+        let mut folders: Vec<String> = std::fs::read_dir(tmp.path().join("principals"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        folders.sort();
+        assert_eq!(folders, ["%2E", "%2E%2E", "%41lice", "a%2Eb", "alice"]);
+        for name in names {
+            let code = local.for_principal(name).skill("mine").unwrap();
+            assert!(code.contains(&format!("{name:?}")), "{name}: {code}");
+        }
+    }
 }

@@ -116,16 +116,16 @@ impl State {
         }
     }
 
-    /// A new client session's state (HTTP): the devices, their connections, turns and display
-    /// sizes, and the server's settings are shared; the default device, the cache, the screens
-    /// and refs and the script runs are the session's own, so one session can never read
-    /// another's cache entries or run folders.
-    pub fn session(&self) -> State {
+    /// A principal's state (HTTP): the devices, their connections, turns and display sizes, and
+    /// the server's settings are shared; the default device, the cache, the screens and refs,
+    /// the recordings, the tasks, the script runs and the skills are the principal's own, so one
+    /// can never read, list or overwrite another's (docs/http.md lists them).
+    pub fn session(&self, principal: &str) -> State {
         let mut session = State::sharing(self.adb.clone(), self.cache.empty_like(), self.budget, self.selected());
         session.shell_deny = self.shell_deny.clone();
         session.turns = self.turns.clone();
         session.displays = self.displays.clone();
-        session.runs = std::sync::Arc::new(self.runs.empty_like());
+        session.runs = std::sync::Arc::new(self.runs.for_principal(principal));
         session.install_dirs = self.install_dirs.clone();
         session.confined_installs = true;
         session.emulator_admin = self.emulator_admin;

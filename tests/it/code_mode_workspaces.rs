@@ -276,8 +276,11 @@ async fn a_skill_saved_in_one_run_is_a_resource_and_runs_in_another() {
     .await;
     assert!(bad_name["output"].as_str().unwrap().contains("not a skill name"));
     client.cancel().await.unwrap();
-    assert!(
-        workspace.join("skills/count-apps.js").exists(),
-        "skills outlive the server"
-    );
+    // Over HTTP, the principal's own folder (`--no-auth`'s one principal is `local`).
+    let skills = if crate::common::over_http() {
+        workspace.join("principals/local/skills")
+    } else {
+        workspace.join("skills")
+    };
+    assert!(skills.join("count-apps.js").exists(), "skills outlive the server");
 }

@@ -19,6 +19,7 @@ mod fault_matrix;
 mod flow;
 mod http;
 mod install_anywhere;
+mod isolation;
 mod many_sources;
 mod mcp_app;
 mod mcp_core;

@@ -101,3 +101,48 @@ async fn peak_memory_follows_the_capture_cap_and_the_cache_bound_not_the_output(
     assert!(peak <= (16 + 48) * MIB, "peak {} MiB above idle", peak / MIB);
     client.cancel().await.unwrap();
 }
+
+/// A script's memory is all of it: the answers the host gave and the script has not read yet
+/// count with its heap toward the run's one limit (64 MiB). A run that asks for 175 answers of
+/// 786 KB at once (a file of 262,000 `€` read back, and tool calls beside them) gets an error
+/// naming the limit and what to do, not the host holding them; the server goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scripts_unread_answers_count_toward_its_memory_limit() {
+    let sim = SimProcess::start(&[]);
+    let home = tempfile::tempdir().unwrap();
+    let (client, pid, idle) = fresh_server(&sim, &[], home.path()).await;
+    let code = "await workspace.write('big.txt', '€'.repeat(262000));\n\
+                const reads = [];\n\
+                for (let i = 0; i < 175; i++) reads.push(workspace.read('big.txt'), ...(i % 20 ? [] : [shell.run({command: 'echo ' + i})]));\n\
+                const all = await Promise.all(reads);\n\
+                console.log(all.length);";
+    let run = call(
+        &client,
+        "script",
+        json!({"operation": "run", "code": code, "timeoutMs": 120000}),
+    )
+    .await;
+    let said = err(&run);
+    let peak = status_kib(pid, "VmHWM").saturating_sub(idle);
+    println!(
+        "175 reads of 786 KB and 9 tool calls at once: peak {} MiB above idle; {said}",
+        peak / MIB
+    );
+    for part in [
+        "would pass the run's memory limit of 64 MiB",
+        "the answers it has not read yet",
+        "await fewer calls at once",
+    ] {
+        assert!(said.contains(part), "the error names the bound and what to do: {said}");
+    }
+    // The server goes on: a tool call and a script after it answer.
+    ok(&call(&client, "adb-device", json!({"operation": "list"})).await);
+    let after = ok(&call(
+        &client,
+        "script",
+        json!({"operation": "run", "code": "console.log((await shell.run({command: 'echo ok'})).stdout.trim())"}),
+    )
+    .await);
+    assert_eq!(after["output"], "ok\n");
+    client.cancel().await.unwrap();
+}

@@ -296,7 +296,7 @@ async fn the_official_python_sdk_client_keeps_its_handles() {
 
 /// A client that takes the Tasks extension.
 #[derive(Clone)]
-struct TaskClient;
+pub(crate) struct TaskClient;
 
 impl rmcp::ClientHandler for TaskClient {
     fn get_info(&self) -> rmcp::model::ClientConfig {

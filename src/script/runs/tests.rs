@@ -73,7 +73,7 @@ fn all_sessions_runs_together_stay_within_the_servers_bound() {
         ..RunLimits::default()
     };
     let first = runs(tmp.path(), limits);
-    let second = Arc::new(first.empty_like());
+    let second = Arc::new(first.for_principal("second"));
     let a = first.start().unwrap();
     a.write("a.txt", &"a".repeat(1000)).unwrap();
     let b = second.start().unwrap();
@@ -142,4 +142,28 @@ fn shutdown_removes_this_servers_runs_and_a_temp_root_goes_with_it() {
     kept.shutdown();
     assert!(!dir.exists(), "this server's runs go");
     assert!(tmp.path().join("skills/keep.js").exists(), "skills in --workspace stay");
+}
+
+#[test]
+fn a_run_folder_another_principal_sweeps_gives_its_bytes_back_to_the_servers_bound() {
+    let tmp = tempfile::tempdir().unwrap();
+    let limits = RunLimits {
+        total_bytes: 1500,
+        ..RunLimits::default()
+    };
+    let alice = runs(tmp.path(), limits);
+    let bob = Arc::new(alice.for_principal("bob"));
+    // A finished run of Alice's from two hours ago: past the grace any other principal's sweep
+    // gives a folder not its own.
+    let old = ulid::Ulid::from_datetime(std::time::SystemTime::now() - Duration::from_secs(7200));
+    let run = alice.open(old.to_string()).unwrap();
+    run.write("a.txt", &"a".repeat(1000)).unwrap();
+    drop(run);
+    assert_eq!(bob.sweep(), 1, "Bob's sweep removed Alice's old folder");
+    // Its 1000 bytes went back to the bound all principals share: 1000 more fit under 1500.
+    let again = bob.start().unwrap();
+    again.write("b.txt", &"b".repeat(1000)).unwrap();
+    alice.shutdown();
+    let third = alice.start().unwrap();
+    third.write("c.txt", &"c".repeat(400)).unwrap();
 }

@@ -219,3 +219,39 @@ async fn nothing_outside_the_api_is_reachable() {
     let import = run_with("await import('fs')", quick()).await;
     assert!(import.error.is_some(), "no module loader: {:?}", import.output);
 }
+
+/// Counts the calls that work at once.
+#[derive(Default)]
+struct CountingHost {
+    now: Arc<AtomicUsize>,
+    most: Arc<AtomicUsize>,
+}
+
+impl Host for CountingHost {
+    fn namespaces(&self) -> Vec<crate::script::api::Namespace> {
+        FakeHost.namespaces()
+    }
+
+    fn call(&self, _index: usize, _tool: String, _arguments: serde_json::Value) -> HostFuture {
+        let (now, most) = (self.now.clone(), self.most.clone());
+        Box::pin(async move {
+            most.fetch_max(now.fetch_add(1, Ordering::SeqCst) + 1, Ordering::SeqCst);
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            now.fetch_sub(1, Ordering::SeqCst);
+            Ok(json!({"done": true}))
+        })
+    }
+}
+
+#[tokio::test]
+async fn a_runs_calls_work_a_few_at_once_and_the_rest_wait_their_turn() {
+    let host = Arc::new(CountingHost::default());
+    let code = "const all = await Promise.all(Array.from({length: 40}, () => app.info({})));\n\
+                console.log(all.filter((a) => a.done).length);";
+    let outcome = run(code, &json!({}), &Limits::default(), host.clone(), ()).await;
+    let most = host.most.load(Ordering::SeqCst);
+    println!("40 calls at once: at most {most} worked at the same time");
+    assert_eq!(outcome.error, None);
+    assert_eq!(outcome.output, "40\n", "every call was answered");
+    assert_eq!(most, MAX_CALLS_AT_ONCE);
+}
