@@ -52,6 +52,7 @@ impl Principals {
         let entry = held.entry(principal.0.clone()).or_insert_with(|| {
             tracing::info!(principal = %principal.0, "new principal");
             let mut state = self.base.session();
+            state.principal = principal.0.clone();
             let dropped = self
                 .dropped
                 .lock()

@@ -60,6 +60,9 @@ pub struct State {
     pub tasks: Tasks,
     /// Each device's acting calls that succeeded, as flow steps (`flow export`).
     pub flows: crate::flow::Recordings,
+    /// Whose state this is: the token's name over HTTP, `local` on stdio or without tokens.
+    /// What it stores on disk goes in a folder of its own (flow exports).
+    pub principal: std::sync::Arc<str>,
 }
 
 /// The principal's MCP tasks (rmcp's manager: spawn, tasks/get, tasks/cancel, TTL).
@@ -113,6 +116,7 @@ impl State {
             emulator_admin: false,
             tasks: Default::default(),
             flows: Default::default(),
+            principal: crate::http::principals::LOCAL.into(),
         }
     }
 
