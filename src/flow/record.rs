@@ -6,7 +6,7 @@
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Mutex;
 
-use super::{Expect, MAX_VISIBLE, Selector, Step, is_password, placeholder_for};
+use super::{Expect, MAX_VISIBLE, Selector, Step, Target, is_password, placeholder_for};
 use crate::android::ui_elements::Element;
 
 /// Steps kept per device; older ones are dropped (and the export says how many).
@@ -62,6 +62,19 @@ impl Recording {
             None => screen.iter().find(|e| self.is_secret(e)),
         };
         secret.map_or_else(|| text.to_string(), placeholder_for)
+    }
+
+    /// `target` as a step may keep it: for a field that holds a secret, neither its text nor
+    /// its label (a "show password" field shows the secret): its resource-id, else its point.
+    pub fn guarded(&self, element: &Element, target: Target) -> Target {
+        if !self.is_secret(element) {
+            return target;
+        }
+        let selector = match target.selector {
+            Selector::ResourceId(id) => Selector::ResourceId(id),
+            _ => Selector::Point(element.at),
+        };
+        Target { selector, label: None }
     }
 
     fn is_secret(&self, element: &Element) -> bool {
@@ -136,6 +149,18 @@ impl Recordings {
             .typed(text, field, screen)
     }
 
+    /// `Recording::guarded` on this device's recording: `target` as a step may keep it.
+    pub fn guarded(&self, serial: &str, element: Option<&Element>, target: Target) -> Target {
+        match element {
+            Some(element) => self
+                .lock()
+                .entry(serial.to_string())
+                .or_default()
+                .guarded(element, target),
+            None => target,
+        }
+    }
+
     /// Starts a new recording (which still knows the password fields seen); says how many
     /// steps the old one had.
     pub fn reset(&self, serial: &str) -> usize {
@@ -204,8 +229,22 @@ mod tests {
         assert_eq!(r.typed("hunter2", Some(&shown), &[]), "${PASSWORD}");
         // Its text is never an outcome to assert.
         r.push(Step::new(Action::Key { name: "TAB".into() }));
-        r.saw(None, &[user, shown.clone()]);
+        r.saw(None, &[user.clone(), shown.clone()]);
         assert!(!r.steps[0].expect.visible.contains(&Selector::Text("hunter2".into())));
+        // Nor its label, nor its text as a selector.
+        let by_text = Target {
+            selector: Selector::Text("hunter2".into()),
+            label: Some("hunter2".into()),
+        };
+        let kept = r.guarded(&shown, by_text.clone());
+        assert_eq!(
+            kept,
+            Target {
+                selector: Selector::Point([0, 0]),
+                label: None
+            }
+        );
+        assert_eq!(r.guarded(&user, by_text.clone()), by_text);
         // A new recording still knows the field.
         let all = Recordings::default();
         all.saw("s", None, &[field("password", "", &["password"])]);

@@ -16,6 +16,7 @@ pub(super) async fn act(state: &State, serial: &str, action: UiOperation, args: 
     let command = match action {
         UiOperation::Tap | UiOperation::LongPress => {
             let (at, element, aim) = target(state, serial, args).await?;
+            let aim = state.flows.guarded(serial, element.as_ref(), aim);
             out.at = Some(at);
             out.target = element;
             step = Some(if action == UiOperation::Tap {
@@ -104,6 +105,7 @@ pub(super) async fn act(state: &State, serial: &str, action: UiOperation, args: 
             let mut aim = None;
             if args.reference.is_some() {
                 let (at, element, recorded) = target(state, serial, args).await?;
+                let recorded = state.flows.guarded(serial, element.as_ref(), recorded);
                 steps.push(format!("input tap {} {}", at[0], at[1]));
                 out.target = element;
                 aim = Some(recorded);
@@ -341,7 +343,8 @@ async fn checked_shell_lasting(state: &State, serial: &str, command: &str, lasts
     match out.exit_code {
         Some(0) | None => Ok(()),
         Some(code) => Err(format!(
-            "`{command}` failed (exit {code}): {}",
+            "`{}` failed (exit {code}): {}",
+            crate::adb::shown(command),
             String::from_utf8_lossy(&out.stderr).trim()
         )),
     }
