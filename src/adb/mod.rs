@@ -455,15 +455,41 @@ fn find_device<'a>(devices: &'a [DeviceEntry], name: &str) -> Found<'a> {
 }
 
 pub(crate) fn abbreviate(command: &str) -> String {
+    let command = shown(command);
     match command.char_indices().nth(60) {
         Some((at, _)) => format!("{}…", &command[..at]),
-        None => command.to_string(),
+        None => command,
     }
+}
+
+/// A command as logs and messages show it: what `input text` types is left out (it may be a
+/// password). Its argument has no spaces (`ui type` sends them as `%s`).
+pub(crate) fn shown(command: &str) -> String {
+    let mut words: Vec<String> = Vec::new();
+    for word in command.split(' ') {
+        let typed = words.len() >= 2 && words[words.len() - 2] == "input" && words[words.len() - 1] == "text";
+        words.push(match typed {
+            true => format!("<{} chars typed>", word.chars().count()),
+            false => word.to_string(),
+        });
+    }
+    words.join(" ")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn what_input_text_types_is_never_shown() {
+        let command = r"input tap 5 6 && input text 'hunter'\''2%s!' && input keyevent 66";
+        assert_eq!(
+            shown(command),
+            "input tap 5 6 && input text <16 chars typed> && input keyevent 66"
+        );
+        assert!(!abbreviate(command).contains("hunter"));
+        assert_eq!(shown("ls -l /sdcard"), "ls -l /sdcard");
+    }
 
     /// A fake adb server that answers each request on a socket from `script` (request → reply).
     async fn fake_server(script: &'static [(&'static str, &'static str)]) -> SocketAddr {

@@ -189,7 +189,7 @@ impl Source {
 
     /// Runs `command` on `serial`'s shell (see `Adb::shell_with_timeout`).
     pub async fn shell(&self, serial: &str, command: &str, limit: Duration) -> Result<ShellOutput, AdbError> {
-        tracing::debug!(serial, command, "shell");
+        tracing::debug!(serial, command = %super::shown(command), "shell");
         let what = || format!("`{}` on {serial}", abbreviate(command));
         match &self.route {
             Route::Server(server) => {
@@ -225,7 +225,7 @@ impl Source {
         limit: Duration,
         sent: &(dyn Fn(u64) + Send + Sync),
     ) -> Result<Vec<u8>, AdbError> {
-        tracing::debug!(serial, command, "exec");
+        tracing::debug!(serial, command = %super::shown(command), "exec");
         let what = || format!("`{}` on {serial}", abbreviate(command));
         match &self.route {
             Route::Server(server) => {

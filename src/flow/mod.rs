@@ -317,9 +317,16 @@ fn texts_within(tree: &UiTree, node: usize) -> Vec<String> {
 /// resource-id, e.g. `${PASSWORD}`), which a replay takes from `--env NAME=VALUE`; a secret is
 /// never written to a flow file.
 pub fn secret_placeholder(field: &Element) -> Option<String> {
-    if !field.flags.iter().any(|f| f == "password") {
-        return None;
-    }
+    is_password(field).then(|| placeholder_for(field))
+}
+
+/// Whether the screen shows `element` as a password field.
+pub fn is_password(element: &Element) -> bool {
+    element.flags.iter().any(|f| f == "password")
+}
+
+/// `${NAME}` for a secret typed into `field`, NAME from its resource-id (`${SECRET}` without one).
+pub fn placeholder_for(field: &Element) -> String {
     let name: String = field
         .id
         .as_deref()
@@ -337,7 +344,7 @@ pub fn secret_placeholder(field: &Element) -> Option<String> {
         Some(c) if c.is_ascii_alphabetic() => name,
         _ => format!("SECRET_{name}"),
     };
-    Some(format!("${{{name}}}"))
+    format!("${{{name}}}")
 }
 
 /// The NAME of a `${NAME}` placeholder.

@@ -1,11 +1,12 @@
 //! The recording: each device's acting calls that succeeded, as steps, the newest
 //! `MAX_STEPS` kept. A step's outcome is filled in by the first screen reading after it, so
-//! recording costs no reading of its own.
+//! recording costs no reading of its own. It also decides what typed text is kept: a secret
+//! typed into a password field becomes `${NAME}` (`Recording::typed`).
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Mutex;
 
-use super::{Expect, MAX_VISIBLE, Selector, Step};
+use super::{Expect, MAX_VISIBLE, Selector, Step, Target, is_password, placeholder_for};
 use crate::android::ui_elements::Element;
 
 /// Steps kept per device; older ones are dropped (and the export says how many).
@@ -20,6 +21,9 @@ pub struct Recording {
     last_labels: Option<HashSet<String>>,
     /// The labels seen before the newest step, while its outcome is still to be read.
     pending: Option<Option<HashSet<String>>>,
+    /// The resource-ids of every field any reading showed as a password field: a field that
+    /// shows its text for a while (a "show password" toggle) still holds a secret.
+    passwords: HashSet<String>,
 }
 
 impl Recording {
@@ -37,11 +41,44 @@ impl Recording {
 
     /// A screen was read: the newest step's outcome, if it has none yet, is what this shows.
     pub fn saw(&mut self, activity: Option<&str>, elements: &[Element]) {
-        let labels: HashSet<String> = elements.iter().map(|e| e.label.clone()).collect();
+        self.passwords
+            .extend(elements.iter().filter(|e| is_password(e)).filter_map(|e| e.id.clone()));
+        // A password field's text is never an outcome to assert.
+        let shown: Vec<Element> = elements.iter().filter(|e| !self.is_secret(e)).cloned().collect();
+        let labels: HashSet<String> = shown.iter().map(|e| e.label.clone()).collect();
         if let (Some(before), Some(step)) = (self.pending.take(), self.steps.back_mut()) {
-            step.expect = outcome(activity, elements, before.as_ref());
+            step.expect = outcome(activity, &shown, before.as_ref());
         }
         self.last_labels = Some(labels);
+    }
+
+    /// What typing `text` is recorded as, decided as it is typed: `${NAME}` when `field` (the
+    /// field with input focus now) is a password field or one a reading showed as one; when no
+    /// field has focus, when the screen shows such a field (the text may go there); else
+    /// `text` itself.
+    pub fn typed(&self, text: &str, field: Option<&Element>, screen: &[Element]) -> String {
+        let secret = match field {
+            Some(field) => self.is_secret(field).then_some(field),
+            None => screen.iter().find(|e| self.is_secret(e)),
+        };
+        secret.map_or_else(|| text.to_string(), placeholder_for)
+    }
+
+    /// `target` as a step may keep it: for a field that holds a secret, neither its text nor
+    /// its label (a "show password" field shows the secret): its resource-id, else its point.
+    pub fn guarded(&self, element: &Element, target: Target) -> Target {
+        if !self.is_secret(element) {
+            return target;
+        }
+        let selector = match target.selector {
+            Selector::ResourceId(id) => Selector::ResourceId(id),
+            _ => Selector::Point(element.at),
+        };
+        Target { selector, label: None }
+    }
+
+    fn is_secret(&self, element: &Element) -> bool {
+        is_password(element) || element.id.as_ref().is_some_and(|id| self.passwords.contains(id))
     }
 
     pub fn fragile(&self) -> usize {
@@ -104,9 +141,40 @@ impl Recordings {
         self.lock().get(serial).cloned().unwrap_or_default()
     }
 
-    /// Starts a new recording; says how many steps the old one had.
+    /// `Recording::typed` on this device's recording.
+    pub fn typed(&self, serial: &str, text: &str, field: Option<&Element>, screen: &[Element]) -> String {
+        self.lock()
+            .entry(serial.to_string())
+            .or_default()
+            .typed(text, field, screen)
+    }
+
+    /// `Recording::guarded` on this device's recording: `target` as a step may keep it.
+    pub fn guarded(&self, serial: &str, element: Option<&Element>, target: Target) -> Target {
+        match element {
+            Some(element) => self
+                .lock()
+                .entry(serial.to_string())
+                .or_default()
+                .guarded(element, target),
+            None => target,
+        }
+    }
+
+    /// Starts a new recording (which still knows the password fields seen); says how many
+    /// steps the old one had.
     pub fn reset(&self, serial: &str) -> usize {
-        self.lock().remove(serial).map_or(0, |r| r.steps.len())
+        let mut all = self.lock();
+        let old = all.remove(serial).unwrap_or_default();
+        let steps = old.steps.len();
+        all.insert(
+            serial.to_string(),
+            Recording {
+                passwords: old.passwords,
+                ..Default::default()
+            },
+        );
+        steps
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Recording>> {
@@ -134,6 +202,54 @@ mod tests {
                 clickable: false,
             })
             .collect()
+    }
+
+    fn field(id: &str, label: &str, flags: &[&str]) -> Element {
+        Element {
+            id: Some(id.into()),
+            kind: "EditText".into(),
+            flags: flags.iter().map(|f| f.to_string()).collect(),
+            ..labelled(&[label]).remove(0)
+        }
+    }
+
+    #[test]
+    fn typing_into_a_password_field_or_one_seen_as_one_is_recorded_as_a_placeholder() {
+        let mut r = Recording::default();
+        let user = field("username", "ada", &["focused"]);
+        let pass = field("password", "••••", &["password", "focused"]);
+        assert_eq!(r.typed("ada", Some(&user), &[]), "ada");
+        assert_eq!(r.typed("hunter2", Some(&pass), &[]), "${PASSWORD}");
+        // No field has focus: a password field on the screen may get the text.
+        assert_eq!(r.typed("hunter2", None, &[user.clone(), pass.clone()]), "${PASSWORD}");
+        assert_eq!(r.typed("ada", None, std::slice::from_ref(&user)), "ada");
+        // A field once shown as a password, now showing its text ("show password").
+        r.saw(None, &[user.clone(), pass]);
+        let shown = field("password", "hunter2", &["focused"]);
+        assert_eq!(r.typed("hunter2", Some(&shown), &[]), "${PASSWORD}");
+        // Its text is never an outcome to assert.
+        r.push(Step::new(Action::Key { name: "TAB".into() }));
+        r.saw(None, &[user.clone(), shown.clone()]);
+        assert!(!r.steps[0].expect.visible.contains(&Selector::Text("hunter2".into())));
+        // Nor its label, nor its text as a selector.
+        let by_text = Target {
+            selector: Selector::Text("hunter2".into()),
+            label: Some("hunter2".into()),
+        };
+        let kept = r.guarded(&shown, by_text.clone());
+        assert_eq!(
+            kept,
+            Target {
+                selector: Selector::Point([0, 0]),
+                label: None
+            }
+        );
+        assert_eq!(r.guarded(&user, by_text.clone()), by_text);
+        // A new recording still knows the field.
+        let all = Recordings::default();
+        all.saw("s", None, &[field("password", "", &["password"])]);
+        all.reset("s");
+        assert_eq!(all.typed("s", "hunter2", Some(&shown), &[]), "${PASSWORD}");
     }
 
     #[test]

@@ -1,6 +1,9 @@
 //! Files a script names, kept inside their folder: names are checked before a path is made
-//! from them, and symbolic links are never followed.
+//! from them, and symbolic links are never followed. Files are written 0600; `private_dir`
+//! makes (or checks) a folder only this user can open.
 
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 use ulid::Ulid;
@@ -76,8 +79,39 @@ pub fn read_confined(base: &Path, segments: &[String], max_bytes: u64) -> Result
     std::fs::read_to_string(&path).map_err(|e| format!("cannot read {shown:?}: {e}"))
 }
 
-/// Writes `base/segments…` through a temp file and a rename (which replaces a link rather than
-/// following it); parent folders are made, and refused when any is a link.
+/// Makes `path` a folder only this user can open (mode 0700), or checks the one there: a folder,
+/// not a link, owned by this user (in a shared folder such as /tmp another user may have made
+/// it first); a wider mode is narrowed to 0700.
+pub fn private_dir(path: &Path) -> Result<(), String> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+    match std::fs::DirBuilder::new().mode(0o700).create(path) {
+        Ok(()) => return Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(format!("cannot make the folder {}: {e}", path.display())),
+    }
+    refuse_link(path)?;
+    let meta = std::fs::symlink_metadata(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    if !meta.is_dir() {
+        return Err(format!("{} is not a folder: remove it or move it away", path.display()));
+    }
+    // SAFETY: getuid has no preconditions and cannot fail.
+    let me = unsafe { libc::getuid() };
+    if meta.uid() != me {
+        return Err(format!(
+            "{} belongs to another user (uid {}, not {me}): remove it, or give droidmcp a folder of your own (--workspace)",
+            path.display(),
+            meta.uid()
+        ));
+    }
+    if meta.mode() & 0o077 != 0 {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o700))
+            .map_err(|e| format!("cannot make {} private: {e}", path.display()))?;
+    }
+    Ok(())
+}
+
+/// Writes `base/segments…` through a temp file of mode 0600 and a rename (which replaces a link
+/// rather than following it); parent folders are made, and refused when any is a link.
 pub fn write_confined(base: &Path, segments: &[String], text: &str) -> Result<(), String> {
     let shown = segments.join("/");
     let (file, parents) = segments.split_last().ok_or("name a file")?;
@@ -96,7 +130,16 @@ pub fn write_confined(base: &Path, segments: &[String], text: &str) -> Result<()
         return Err(format!("{shown:?} is a folder"));
     }
     let partial = dir.join(format!(".{file}.{}.partial", Ulid::generate()));
-    std::fs::write(&partial, text).map_err(|e| format!("cannot write {shown:?}: {e}"))?;
+    let written = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&partial)
+        .and_then(|mut f| f.write_all(text.as_bytes()));
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&partial);
+        return Err(format!("cannot write {shown:?}: {e}"));
+    }
     std::fs::rename(&partial, &target).map_err(|e| {
         let _ = std::fs::remove_file(&partial);
         format!("cannot write {shown:?}: {e}")
@@ -131,9 +174,43 @@ pub fn walk(dir: &Path) -> Vec<(String, u64)> {
     out
 }
 
+/// A principal's folder name (skills, run folders, exported flows): its name with every byte but
+/// a-z, 0-9, `_` and `-` as `%XX`, so no name (`..`, `Alice` beside `alice` on a case-blind disk)
+/// can lead elsewhere or collide with another.
+pub fn principal_folder(principal: &str) -> String {
+    principal
+        .bytes()
+        .map(|b| match b {
+            b'a'..=b'z' | b'0'..=b'9' | b'_' | b'-' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_private_folder_is_made_0700_narrowed_when_wider_and_refused_when_a_link() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let mode = |p: &Path| std::fs::symlink_metadata(p).unwrap().permissions().mode() & 0o777;
+        let made = dir.path().join("made");
+        private_dir(&made).unwrap();
+        assert_eq!(mode(&made), 0o700);
+        std::fs::set_permissions(&made, std::fs::Permissions::from_mode(0o755)).unwrap();
+        private_dir(&made).unwrap();
+        assert_eq!(mode(&made), 0o700);
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&made, &link).unwrap();
+        assert!(private_dir(&link).unwrap_err().contains("symbolic link"));
+        let file = dir.path().join("file");
+        std::fs::write(&file, "").unwrap();
+        assert!(private_dir(&file).unwrap_err().contains("not a folder"));
+        write_confined(&made, &["a.txt".to_string()], "x").unwrap();
+        assert_eq!(mode(&made.join("a.txt")), 0o600);
+    }
 
     #[test]
     fn only_plain_relative_names_pass() {
@@ -160,5 +237,16 @@ mod tests {
                 .contains("starts with a dot")
         );
         assert!(checked_path("/etc/passwd").unwrap_err().contains("absolute"));
+    }
+
+    #[test]
+    fn a_principal_is_one_plain_folder_name_and_two_never_share_one() {
+        use super::principal_folder;
+        assert_eq!(principal_folder("alice"), "alice");
+        assert_eq!(principal_folder("ci-bot_2"), "ci-bot_2");
+        assert_eq!(principal_folder(".."), "%2E%2E");
+        assert_eq!(principal_folder("a.b"), "a%2Eb");
+        assert_ne!(principal_folder("a.b"), principal_folder("a%2Eb"));
+        assert_ne!(principal_folder("Alice"), principal_folder("alice"));
     }
 }

@@ -128,7 +128,9 @@ impl Runs {
         let mut runs = Runs::new(self.configured.clone(), self.limits.clone());
         runs.server_slots = self.server_slots.clone();
         runs.charged = self.charged.clone();
-        runs.skills_in = Path::new("principals").join(folder_name(principal)).join("skills");
+        runs.skills_in = Path::new("principals")
+            .join(super::confine::principal_folder(principal))
+            .join("skills");
         runs
     }
 
@@ -408,18 +410,6 @@ impl Runs {
         }
         read_confined(&base, &segments, self.limits.quota_bytes)
     }
-}
-
-/// A principal's folder name: its name with every byte but a-z, 0-9, `_` and `-` as `%XX`, so
-/// no name (`..`, `Alice` beside `alice` on a case-blind disk) can lead elsewhere or collide.
-fn folder_name(principal: &str) -> String {
-    principal
-        .bytes()
-        .map(|b| match b {
-            b'a'..=b'z' | b'0'..=b'9' | b'_' | b'-' => (b as char).to_string(),
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
 }
 
 /// How old another server's or session's run folder must be before a sweep removes it: past

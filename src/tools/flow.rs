@@ -12,6 +12,7 @@ use super::{State, check_fields, error, operation_name, parse_args};
 use crate::context::budget::{Budgeted, respond};
 use crate::context::{Data, Kind};
 use crate::flow::{self, Action};
+use crate::script::confine;
 
 /// Flow files kept in the flows folder at most: a client cannot fill the host's disk.
 const MAX_FILES: usize = 200;
@@ -141,8 +142,9 @@ async fn export(state: &State, serial: &str, args: &FlowArgs) -> Result<FlowOutp
         Format::Js => "js",
         Format::Maestro => "yaml",
     };
-    let folder = flows_folder(state);
-    let path = folder.join(format!("{name}.{ext}"));
+    let folder = flows_folder(state)?;
+    let file = format!("{name}.{ext}");
+    let path = folder.join(&file);
     let fragile = recording.fragile();
     let mut header = vec![
         format!("droidmcp flow {name:?}: {} steps recorded on {serial}", steps.len()),
@@ -190,7 +192,7 @@ async fn export(state: &State, serial: &str, args: &FlowArgs) -> Result<FlowOutp
         Format::Js => flow::js::render(&steps, &header),
         Format::Maestro => flow::maestro::render(&steps, &header, &app_id(&steps)),
     };
-    write(&folder, &path, &text)?;
+    write(&folder, &file, &text)?;
     let entry = state
         .cache
         .put(Kind::Output, format!("flow {name}.{ext} of {serial}"), Data::Text(text));
@@ -240,17 +242,32 @@ fn app_id(steps: &[flow::Step]) -> String {
         .unwrap_or_else(|| "unknown.app".into())
 }
 
-/// `WORKSPACE/flows` with `--workspace`, else a folder in the system's temp folder (it outlives
-/// the server, so the file can be committed after it ended).
-fn flows_folder(state: &State) -> PathBuf {
-    match state.runs.workspace() {
-        Some(workspace) => workspace.join("flows"),
-        None => std::env::temp_dir().join("droidmcp-flows"),
-    }
+/// The principal's own flows folder, made private (0700) with the one above it:
+/// `WORKSPACE/flows/PRINCIPAL` with `--workspace`, else `droidmcp-flows-UID/PRINCIPAL` in the
+/// system's temp folder (it outlives the server, so the file can be committed after it ended).
+/// Two principals never share a folder, so a name (the default `flow`) never collides.
+fn flows_folder(state: &State) -> Result<PathBuf, String> {
+    let base = match state.runs.workspace() {
+        Some(workspace) => {
+            std::fs::create_dir_all(workspace).map_err(|e| format!("cannot make {}: {e}", workspace.display()))?;
+            workspace.join("flows")
+        }
+        None => {
+            // SAFETY: getuid has no preconditions and cannot fail.
+            let uid = unsafe { libc::getuid() };
+            std::env::temp_dir().join(format!("droidmcp-flows-{uid}"))
+        }
+    };
+    let folder = base.join(confine::principal_folder(&state.principal));
+    confine::private_dir(&base)?;
+    confine::private_dir(&folder)?;
+    Ok(folder)
 }
 
-fn write(folder: &std::path::Path, path: &std::path::Path, text: &str) -> Result<(), String> {
-    std::fs::create_dir_all(folder).map_err(|e| format!("cannot make {}: {e}", folder.display()))?;
+/// Writes `folder/file` 0600, never through a link (one there is refused), within the count.
+fn write(folder: &std::path::Path, file: &str, text: &str) -> Result<(), String> {
+    let path = folder.join(file);
+    confine::refuse_link(&path)?;
     let files = std::fs::read_dir(folder).map(|d| d.count()).unwrap_or(0);
     if !path.exists() && files >= MAX_FILES {
         return Err(format!(
@@ -258,5 +275,5 @@ fn write(folder: &std::path::Path, path: &std::path::Path, text: &str) -> Result
             folder.display()
         ));
     }
-    std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
+    confine::write_confined(folder, &[file.to_string()], text)
 }

@@ -60,6 +60,9 @@ pub struct State {
     pub tasks: Tasks,
     /// Each device's acting calls that succeeded, as flow steps (`flow export`).
     pub flows: crate::flow::Recordings,
+    /// Whose state this is: the token's name over HTTP, `local` on stdio or without tokens.
+    /// What it stores on disk goes in a folder of its own (flow exports).
+    pub principal: std::sync::Arc<str>,
 }
 
 /// The principal's MCP tasks (rmcp's manager: spawn, tasks/get, tasks/cancel, TTL).
@@ -113,6 +116,7 @@ impl State {
             emulator_admin: false,
             tasks: Default::default(),
             flows: Default::default(),
+            principal: crate::http::principals::LOCAL.into(),
         }
     }
 
@@ -129,6 +133,7 @@ impl State {
         session.install_dirs = self.install_dirs.clone();
         session.confined_installs = true;
         session.emulator_admin = self.emulator_admin;
+        session.principal = principal.into();
         if tokio::runtime::Handle::try_current().is_ok() {
             session.runs.sweep_on_a_timer();
         }

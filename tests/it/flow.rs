@@ -96,7 +96,7 @@ async fn a_recorded_journey_replays_as_a_script_and_as_a_maestro_flow() {
     assert_eq!(js["steps"], 7, "{js}");
     assert_eq!(js["fragile"], 0, "{js}");
     let js_path = js["path"].as_str().unwrap().to_string();
-    assert_eq!(Path::new(&js_path), workspace.path().join("flows/journey.js"));
+    assert_eq!(Path::new(&js_path), workspace.path().join("flows/local/journey.js"));
     let script = std::fs::read_to_string(&js_path).unwrap();
     // Selectors, never refs: the row by its label, the field by its resource-id.
     assert!(

@@ -8,11 +8,15 @@ pub(super) async fn act(state: &State, serial: &str, action: UiOperation, args: 
     let mut out = output(action, serial);
     // What a recorded flow keeps of this call, once it has worked.
     let step: Option<flow::Action>;
+    // A reading taken for this call before it acts (typing reads the focus), which an
+    // `observe` can take as its "before".
+    let mut reading: Option<Snapshot> = None;
     // A gesture's command lasts its duration on the device: its timeout allows for it.
     let lasts = Duration::from_millis(gesture_ms(action, args.duration_ms));
     let command = match action {
         UiOperation::Tap | UiOperation::LongPress => {
             let (at, element, aim) = target(state, serial, args).await?;
+            let aim = state.flows.guarded(serial, element.as_ref(), aim);
             out.at = Some(at);
             out.target = element;
             step = Some(if action == UiOperation::Tap {
@@ -101,20 +105,22 @@ pub(super) async fn act(state: &State, serial: &str, action: UiOperation, args: 
             let mut aim = None;
             if args.reference.is_some() {
                 let (at, element, recorded) = target(state, serial, args).await?;
+                let recorded = state.flows.guarded(serial, element.as_ref(), recorded);
                 steps.push(format!("input tap {} {}", at[0], at[1]));
                 out.target = element;
                 aim = Some(recorded);
             }
-            // A password is recorded as a placeholder, never as itself.
-            let field = out.target.clone().or_else(|| {
-                let screen = state.screen(serial)?;
-                let focused = |e: &&Element| e.kind.ends_with("EditText") && e.flags.iter().any(|f| f == "focused");
-                screen.elements.iter().find(focused).cloned()
-            });
-            let recorded = field.as_ref().and_then(flow::secret_placeholder);
+            // A password is recorded as a placeholder, never as itself: decided now, from the
+            // field typed into (the ref's, just read) or the one with input focus now. The
+            // screen remembered from an earlier call predates the tap that focused the field.
+            if out.target.is_none() {
+                reading = Some(read_screen(state, serial, true).await?);
+            }
+            let screen = reading.as_ref().map(|s| s.elements.as_slice()).unwrap_or_default();
+            let field = out.target.as_ref().or_else(|| focused_field(screen));
             step = Some(flow::Action::Type {
                 target: aim,
-                text: recorded.unwrap_or_else(|| text.to_string()),
+                text: state.flows.typed(serial, text, field, screen),
                 clear: args.clear.unwrap_or(false),
                 submit: args.submit.unwrap_or(false),
             });
@@ -140,10 +146,10 @@ pub(super) async fn act(state: &State, serial: &str, action: UiOperation, args: 
     };
     // A fresh reading, taken after the target was checked (a ref is checked against the dump
     // that made it), and before the action: the stored one may predate actions that read nothing.
-    let before = if observe {
-        Some(read_screen(state, serial, false).await?)
-    } else {
-        None
+    let before = match (observe, reading) {
+        (true, Some(reading)) => Some(reading),
+        (true, None) => Some(read_screen(state, serial, false).await?),
+        (false, _) => None,
     };
     if !command.is_empty() {
         checked_shell_lasting(state, serial, &command, lasts).await?;
@@ -164,6 +170,13 @@ pub(super) async fn act(state: &State, serial: &str, action: UiOperation, args: 
     Ok((out, None))
 }
 
+/// The text field with input focus in a reading: an EditText, or any field shown as a password.
+fn focused_field(elements: &[Element]) -> Option<&Element> {
+    elements
+        .iter()
+        .find(|e| (e.kind.ends_with("EditText") || flow::is_password(e)) && e.flags.iter().any(|f| f == "focused"))
+}
+
 /// DEL key events sent in one command: long fields are emptied over several.
 const DELS_PER_COMMAND: usize = 500;
 
@@ -179,14 +192,15 @@ async fn clear_field(state: &State, serial: &str, reference: Option<&str>) -> Re
         let field = match reference {
             Some(r) => match resolve(&snap.elements, r) {
                 Resolved::One(e) => e.clone(),
-                _ => return Err(format!("ref {r} left the screen while its field was being emptied; nothing was typed")),
+                _ => {
+                    return Err(format!(
+                        "ref {r} left the screen while its field was being emptied; nothing was typed"
+                    ));
+                }
             },
-            None => snap
-                .elements
-                .iter()
-                .find(|e| e.kind.ends_with("EditText") && e.flags.iter().any(|f| f == "focused"))
-                .cloned()
-                .ok_or("type {clear: true} empties the focused field, and no field has focus: pass its ref, or tap it first")?,
+            None => focused_field(&snap.elements).cloned().ok_or(
+                "type {clear: true} empties the focused field, and no field has focus: pass its ref, or tap it first",
+            )?,
         };
         let node = &snap.tree.nodes[field.node];
         let text = node.text().to_string();
@@ -329,7 +343,8 @@ async fn checked_shell_lasting(state: &State, serial: &str, command: &str, lasts
     match out.exit_code {
         Some(0) | None => Ok(()),
         Some(code) => Err(format!(
-            "`{command}` failed (exit {code}): {}",
+            "`{}` failed (exit {code}): {}",
+            crate::adb::shown(command),
             String::from_utf8_lossy(&out.stderr).trim()
         )),
     }
