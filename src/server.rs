@@ -43,7 +43,7 @@ pub struct DroidMcp {
 #[derive(Clone)]
 enum States {
     One(Arc<State>),
-    ByPrincipal(Arc<crate::http::principals::Principals>),
+    ByPrincipal(Arc<crate::principals::Principals>),
 }
 
 #[tool_router]
@@ -55,7 +55,7 @@ impl DroidMcp {
         }
     }
 
-    pub fn for_principals(principals: Arc<crate::http::principals::Principals>) -> DroidMcp {
+    pub fn for_principals(principals: Arc<crate::principals::Principals>) -> DroidMcp {
         DroidMcp {
             states: States::ByPrincipal(principals),
             tool_router: Self::tool_router(),
@@ -64,7 +64,7 @@ impl DroidMcp {
 
     /// The state this request reaches.
     fn state(&self, ctx: &RequestContext<RoleServer>) -> Arc<State> {
-        use crate::http::principals::{LOCAL, Principal};
+        use crate::principals::{LOCAL, Principal};
         match &self.states {
             States::One(state) => state.clone(),
             States::ByPrincipal(principals) => {

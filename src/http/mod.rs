@@ -8,7 +8,6 @@
 //! time as digests). Serving without one takes an explicit `--no-auth`, on loopback only.
 //! `--max-sessions` bounds the legacy sessions (503 past it).
 
-pub mod principals;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -26,7 +25,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::server::DroidMcp;
 use crate::tools::State;
-use principals::Principal;
+use crate::principals::{self, Principal};
 
 /// The MCP endpoint's path.
 pub const PATH: &str = "/mcp";

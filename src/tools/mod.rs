@@ -19,6 +19,9 @@ use serde::de::DeserializeOwned;
 use crate::adb::{Adb, AdbError};
 use crate::context::Cache;
 
+/// The principal of stdio and of an HTTP server that takes no token.
+pub const LOCAL_PRINCIPAL: &str = "local";
+
 /// Everything a tool call can reach. One per server.
 #[derive(Debug)]
 pub struct State {
@@ -116,7 +119,7 @@ impl State {
             emulator_admin: false,
             tasks: Default::default(),
             flows: Default::default(),
-            principal: crate::http::principals::LOCAL.into(),
+            principal: LOCAL_PRINCIPAL.into(),
         }
     }
 

@@ -1,5 +1,6 @@
-//! Who a request is, over HTTP: the name of the bearer token it carries (`--token NAME=SECRET`),
-//! or `local` when the server takes no token. State that outlives a request (the cache, each
+//! Per-principal state, below the server and above the tools. Who a request is: over HTTP, the
+//! name of the bearer token it carries (`--token NAME=SECRET`), or `local` when the server takes
+//! no token; over stdio, always `local`. State that outlives a request (the cache, each
 //! device's refs, script runs, the default device) belongs to a principal, not to a transport
 //! session: MCP 2026-07-28 clients send each request on its own, with no session at all, and
 //! find their state again by the handles (cacheId, ref, runId) and their token. Legacy sessions
@@ -15,8 +16,8 @@ use crate::tools::State;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Principal(pub Arc<str>);
 
-/// The principal of a server that takes no token.
-pub const LOCAL: &str = "local";
+/// The principal of a server that takes no token (and of stdio).
+pub use crate::tools::LOCAL_PRINCIPAL as LOCAL;
 
 /// Each principal's state, made on its first request from the server's base state, dropped when
 /// idle for the idle time (its cache and run folders go with it).
