@@ -17,6 +17,7 @@ mod e2e_device;
 mod emulator_console;
 mod fault_matrix;
 mod flow;
+mod flow_verify;
 mod http;
 mod install_anywhere;
 mod many_sources;
