@@ -501,6 +501,10 @@ fn maestro_options_are_honoured_or_refused_with_their_line() {
             "line 4: `times` is not supported here (optional are)",
         ),
         (
+            "- pressKey: Remote Dpad Sideways\n",
+            "line 3: pressKey \"Remote Dpad Sideways\" is not a key droidmcp sends",
+        ),
+        (
             "- scroll:\n    speed: 40\n",
             "line 4: `speed` is not supported here (optional are)",
         ),

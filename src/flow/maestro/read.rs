@@ -201,9 +201,21 @@ impl Reader {
                 no_argument(arg)?;
                 Action::Key { name: "BACK".into() }
             }
-            "pressKey" => Action::Key {
-                name: our_key(&string(required(arg, item, &name)?, &name)?),
-            },
+            "pressKey" => {
+                let key = required(arg, item, &name)?;
+                let ours = our_key(&string(key, &name)?);
+                // Checked here, so a key the device cannot be sent fails with its line.
+                if crate::android::keys::key_code(&ours).is_none() {
+                    return Err(at(
+                        key,
+                        &format!(
+                            "pressKey {:?} is not a key droidmcp sends (Home, Back, Enter, Backspace, Tab, Volume Up, Volume Down, Power, or an Android key name or code)",
+                            crate::adb::cut(&ours)
+                        ),
+                    ));
+                }
+                Action::Key { name: ours }
+            }
             "scroll" => {
                 no_argument(arg)?;
                 Action::Scroll {
