@@ -67,10 +67,12 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
-/// `droidmcp replay FILE ARGS --sim PROFILE` in a fresh process.
+/// `droidmcp replay FILE ARGS --sim PROFILE` in a fresh process, logging each device command
+/// (`RUST_LOG=droidmcp=debug`, on stderr).
 fn replay(file: &Path, home: &Path, profile: Option<&Path>, args: &[&str]) -> Output {
     let mut command = Command::new(env!("CARGO_BIN_EXE_droidmcp"));
     command.arg("replay").arg(file).args(args).arg("--sim");
+    command.env("RUST_LOG", "droidmcp=debug");
     if let Some(profile) = profile {
         command.arg(profile);
     }
@@ -80,11 +82,10 @@ fn replay(file: &Path, home: &Path, profile: Option<&Path>, args: &[&str]) -> Ou
         .output()
         .expect("droidmcp replay runs");
     println!(
-        "replay {}: {}\n{}{}",
+        "replay {}: {}\n{}",
         file.display(),
         out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
+        String::from_utf8_lossy(&out.stdout)
     );
     out
 }
@@ -187,16 +188,17 @@ async fn a_recorded_dialog_button_keeps_its_label_and_taps_nothing_else_in_both_
     }
 }
 
-/// Issue 33 item 9: `eraseText: N` deletes N characters (it emptied the field), and a flow's
-/// header `name` is its name in the report (it was the file's).
+/// Issue 33 item 9: `eraseText: N` deletes N characters (it emptied the field), a direction
+/// swipe lasts its `duration` (the device is asked for it: it was 300 ms whatever the flow said),
+/// and a flow's header `name` is its name in the report (it was the file's).
 #[test]
-fn erase_text_deletes_its_count_and_the_flow_is_reported_by_its_name() {
+fn maestro_options_have_their_effect_on_the_device() {
     let home = tempfile::tempdir().unwrap();
     let dir = tempfile::tempdir().unwrap();
     let flow = dir.path().join("erase.yaml");
     std::fs::write(
         &flow,
-        "appId: org.droidmcp.demo.login\nname: Fix a typo\n---\n- launchApp\n- tapOn:\n    id: \"org.droidmcp.demo.login:id/username\"\n- inputText: \"ada@example.comx\"\n- eraseText: 1\n- assertVisible: \"ada@example\\\\.com\"\n- eraseText:\n    charactersToErase: 4\n- assertVisible: \"ada@example\"\n",
+        "appId: org.droidmcp.demo.login\nname: Fix a typo\n---\n- launchApp\n- tapOn:\n    id: \"org.droidmcp.demo.login:id/username\"\n- inputText: \"ada@example.comx\"\n- eraseText: 1\n- assertVisible: \"ada@example\\\\.com\"\n- eraseText:\n    charactersToErase: 4\n- assertVisible: \"ada@example\"\n- swipe:\n    direction: UP\n    duration: 1500\n",
     )
     .unwrap();
     let out = replay(&flow, home.path(), None, &["--step-timeout-ms", "1500"]);
@@ -206,5 +208,14 @@ fn erase_text_deletes_its_count_and_the_flow_is_reported_by_its_name() {
         said.contains("erase 1 character (") && said.contains("erase 4 characters"),
         "{said}"
     );
-    assert!(said.contains("Fix a typo: 5 steps, 5 passed, 0 failed"), "{said}");
+    assert!(said.contains("Fix a typo: 6 steps, 6 passed, 0 failed"), "{said}");
+    let log = String::from_utf8_lossy(&out.stderr);
+    let swipes: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("droidmcp::adb::source") && l.contains("input swipe"))
+        .collect();
+    assert!(
+        swipes.len() == 1 && swipes[0].contains(" 1500"),
+        "the swipe's device command: {swipes:?}"
+    );
 }
