@@ -135,8 +135,8 @@ fn a_recorded_ok_is_not_tapped_where_its_id_now_deletes_everything() {
     );
 }
 
-/// The same dialog recorded over MCP: the step keeps the button's label, class and id, and its
-/// selector is never the framework id alone; both exports pass where they were recorded and
+/// The same dialog recorded over MCP (a wait for the button, then its tap): the tap keeps the
+/// button's label, class and id, and no selector is the framework id alone; both exports pass where they were recorded and
 /// tap nothing on the other dialog.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_recorded_dialog_button_keeps_its_label_and_taps_nothing_else_in_both_formats() {
@@ -154,6 +154,12 @@ async fn a_recorded_dialog_button_keeps_its_label_and_taps_nothing_else_in_both_
     ok(&call(
         &client,
         "ui",
+        json!({"operation": "wait", "resourceId": "android:id/button1", "match": "exact", "timeoutMs": 1000}),
+    )
+    .await);
+    ok(&call(
+        &client,
+        "ui",
         json!({"operation": "tap", "resourceId": "android:id/button1"}),
     )
     .await);
@@ -161,6 +167,12 @@ async fn a_recorded_dialog_button_keeps_its_label_and_taps_nothing_else_in_both_
     let script = std::fs::read_to_string(js["path"].as_str().unwrap()).unwrap();
     assert!(
         script.contains(r#"await ui.tap(await target({ text: "OK" }, { label: "OK", class: "Button", id: "android:id/button1" }, w));"#),
+        "{script}"
+    );
+    // The wait too names the button by its label, never by the framework id alone.
+    assert!(
+        script.contains(r#"await ui.wait({ match: "exact", ...{ text: "OK" }, timeoutMs: 1000 });"#)
+            && !script.contains(r#"{ resourceId: "android:id/button1" }"#),
         "{script}"
     );
     let maestro = ok(&call(

@@ -262,7 +262,8 @@ fn by_point(state: &State, serial: &str, at: [i32; 2]) -> crate::flow::Target {
 }
 
 /// How a recorded wait or scroll names what it looked for: the query itself when it is exact
-/// (and not a class), else the element it found, by its selector or its label.
+/// (and not a class, nor a framework id such as `android:id/button1`, which names no element
+/// alone: unless nothing was found), else the element it found, by its selector or its label.
 pub(super) fn recorded_query(
     field: Field,
     exact: bool,
@@ -270,9 +271,10 @@ pub(super) fn recorded_query(
     found: Option<(&Snapshot, &Element)>,
 ) -> Option<crate::flow::Selector> {
     use crate::flow::Selector;
+    let framework = value.trim().starts_with("android:id/") && found.is_some();
     match (field, exact) {
         (Field::Text, true) => return Some(Selector::Text(value.trim().to_string())),
-        (Field::ResourceId, true) => return Some(Selector::ResourceId(value.trim().to_string())),
+        (Field::ResourceId, true) if !framework => return Some(Selector::ResourceId(value.trim().to_string())),
         (Field::ContentDesc, true) => return Some(Selector::ContentDesc(value.trim().to_string())),
         _ => {}
     }
