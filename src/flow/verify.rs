@@ -195,8 +195,24 @@ mod tests {
 
     /// The target a Maestro flow gives back for a tap: written by `flow export`, read again.
     fn through_maestro(target: &Target) -> Target {
-        let flow = maestro::render(&[Step::new(Action::Tap { target: target.clone() })], &[], "p");
-        match maestro::parse(&flow).unwrap().remove(0).action {
+        tap_of(&maestro::render(
+            &[Step::new(Action::Tap { target: target.clone() })],
+            &[],
+            "p",
+        ))
+    }
+
+    /// The target of a Maestro `tapOn` written by hand with these fields.
+    fn by_hand(fields: &[(&str, &str)]) -> Target {
+        let lines: Vec<String> = fields
+            .iter()
+            .map(|(k, v)| format!("    {k}: {}\n", crate::flow::quoted(v)))
+            .collect();
+        tap_of(&format!("appId: p\n---\n- tapOn:\n{}", lines.concat()))
+    }
+
+    fn tap_of(flow: &str) -> Target {
+        match maestro::parse(flow).unwrap().remove(0).action {
             Action::Tap { target } => target,
             other => panic!("{other:?}"),
         }
@@ -248,16 +264,14 @@ mod tests {
                 }
                 let label = recorded.label.clone().unwrap_or_default();
                 let id = IDS[before[element_slot(&a, element)].id];
-                let by_hand_with_label = Target {
-                    label: Some(label.clone()),
-                    ..Target::bare(Selector::ResourceId(id.into()))
-                };
-                let written = [
+                let mut written = vec![
                     recorded.clone(),
                     through_maestro(&recorded),
-                    by_hand_with_label,
-                    Target::bare(Selector::Text(label.clone())),
+                    by_hand(&[("text", &label)]),
                 ];
+                if !id.is_empty() {
+                    written.push(by_hand(&[("id", id), ("label", &label)]));
+                }
                 for target in &written {
                     taps.fetch_add(1, Ordering::Relaxed);
                     let Some(acted) = acted_on(&b, &b_els, target) else {
@@ -275,7 +289,7 @@ mod tests {
                 }
                 // By hand, an id alone: whatever has that id, as Maestro taps it.
                 if !id.is_empty()
-                    && let Some(acted) = acted_on(&b, &b_els, &Target::bare(Selector::ResourceId(id.into())))
+                    && let Some(acted) = acted_on(&b, &b_els, &by_hand(&[("id", id)]))
                 {
                     prop_assert_eq!(b.nodes[acted.node].resource_id(), id);
                 }
