@@ -47,24 +47,29 @@ async function step(name, body, optional = false, when = null) {
   if (error !== null) throw new Error(`step ${name} failed: ${error}`);
 }
 
-// The element a step acts on: it waits for the recorded selector (exactly, unless the selector
-// says how: a Maestro text pattern is a regex); when that no longer matches, the one element
-// whose label is exactly the recorded label is used, with a warning (healed).
-async function target(selector, label, warnings) {
-  if ("x" in selector) return selector;
+// The element a step acts on. It waits for the recorded selector (exactly, unless the selector
+// says how: a Maestro text pattern is a regex); the call it returns carries what the recording
+// saw of the element (`recorded`: its label, class and resource-id), and `ui` acts only on an
+// element that has them, refusing any other before it touches the device. When the selector no
+// longer matches, the one element whose label is exactly the recorded label is used, with a
+// warning (healed), and `ui` checks it has that label and class.
+async function target(selector, recorded, warnings) {
+  const checked = recorded === null ? {} : { recorded };
+  if ("x" in selector) return { ...selector, ...checked };
   if ("percent" in selector) {
     const [x, y] = await percent(selector.percent);
-    return { x, y };
+    return { x, y, ...checked };
   }
   try {
     await ui.wait({ match: "exact", ...selector, timeoutMs: TIMEOUT });
-    return { match: "exact", ...selector };
+    return { match: "exact", ...selector, ...checked };
   } catch (e) {
+    const label = recorded === null ? null : recorded.label ?? null;
     if (label === null || selector.text === label) throw e;
     const found = await ui.find({ text: label, match: "exact" });
     if (found.totalCount !== 1) throw e;
     warnings.push(`healed: ${JSON.stringify(selector)} no longer matches; now ${JSON.stringify({ text: label })}`);
-    return { ref: found.matches[0].ref };
+    return { text: label, match: "exact", recorded: { label, class: recorded.class ?? null } };
   }
 }
 
@@ -168,13 +173,7 @@ pub fn render(steps: &[Step], header: &[String]) -> String {
 }
 
 fn body(step: &Step) -> Vec<String> {
-    let pick = |t: &Target| {
-        format!(
-            "await target({}, {}, w)",
-            selector(&t.selector),
-            t.label.as_deref().map_or("null".into(), lit)
-        )
-    };
+    let pick = |t: &Target| format!("await target({}, {}, w)", selector(&t.selector), recorded(t));
     match &step.action {
         Action::Launch { package } => vec![format!("await app.launch({{ package: {} }});", lit(package))],
         Action::Stop { package } => vec![format!("await app.stop({{ package: {} }});", lit(package))],
@@ -216,7 +215,14 @@ fn body(step: &Step) -> Vec<String> {
             &format!("await percent([{}, {}])", to[0], to[1]),
             *duration_ms,
         )],
-        Action::SwipeToward { direction } => vec![format!("await ui.swipe({{ direction: {} }});", lit(direction))],
+        Action::SwipeToward { direction, duration_ms } => vec![format!(
+            "await ui.swipe({{ direction: {}{} }});",
+            lit(direction),
+            duration_ms.map_or(String::new(), |d| format!(", durationMs: {d}"))
+        )],
+        Action::Erase { chars } => vec![format!(
+            "for (let i = 0; i < {chars}; i++) await ui.key({{ name: \"DEL\" }});"
+        )],
         Action::Scroll { direction, until } => vec![match until {
             Some(s) => format!(
                 "await ui.scroll({{ direction: {}, match: \"exact\", ...{} }});",
@@ -237,6 +243,18 @@ fn body(step: &Step) -> Vec<String> {
         )],
         Action::Emulator { command } => vec![format!("await device.emulator({{ command: {} }});", lit(command))],
         Action::Check => Vec::new(),
+    }
+}
+
+/// What the recording saw of a target, as `ui` takes it (`recorded`), or `null`.
+fn recorded(t: &Target) -> String {
+    let fields: Vec<String> = [("label", &t.label), ("class", &t.class), ("id", &t.id)]
+        .into_iter()
+        .filter_map(|(name, value)| value.as_deref().map(|v| format!("{name}: {}", lit(v))))
+        .collect();
+    match fields.is_empty() {
+        true => "null".into(),
+        false => format!("{{ {} }}", fields.join(", ")),
     }
 }
 

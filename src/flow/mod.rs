@@ -9,11 +9,13 @@ pub mod record;
 pub mod replay;
 #[cfg(test)]
 mod tests;
+pub mod verify;
 
 use crate::android::ui_elements::{Element, Field, Matcher, best_target, find};
 use crate::android::uiautomator::{Bounds, UiTree};
 
 pub use record::{Recording, Recordings};
+pub use verify::Recorded;
 
 /// How a step finds its element again on another run.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -56,12 +58,37 @@ impl Selector {
     }
 }
 
-/// An element to act on: its selector, and its label when it has one (a step whose selector no
-/// longer matches is healed by a label that matches exactly one element).
+/// An element to act on: its selector, and what the recording saw of it: its label (its name; a
+/// step whose selector no longer matches is healed by a label that matches exactly one element),
+/// class and resource-id. A replay acts only on an element that has each of them (`verify`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Target {
     pub selector: Selector,
     pub label: Option<String>,
+    pub class: Option<String>,
+    pub id: Option<String>,
+}
+
+impl Target {
+    /// A target known by its selector alone (a hand-written one, a bare point).
+    pub fn bare(selector: Selector) -> Target {
+        Target {
+            selector,
+            label: None,
+            class: None,
+            id: None,
+        }
+    }
+
+    /// What a replayed step passes `ui` to check before it acts (`None`: nothing was recorded).
+    pub fn recorded(&self) -> Option<Recorded> {
+        let recorded = Recorded {
+            label: self.label.clone(),
+            class: self.class.clone(),
+            id: self.id.clone(),
+        };
+        (recorded != Recorded::default()).then_some(recorded)
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -110,6 +137,11 @@ pub enum Action {
     /// A finger moving `direction` (up, down, left, right) across the screen.
     SwipeToward {
         direction: String,
+        duration_ms: Option<u32>,
+    },
+    /// Deletes this many characters in the focused field (a Maestro `eraseText: N`).
+    Erase {
+        chars: u32,
     },
     /// Scrolls `direction` (once, or until `until` shows).
     Scroll {
@@ -227,7 +259,9 @@ impl Step {
             Action::SwipePercent { from, to, .. } => {
                 format!("swipe ({}%, {}%) to ({}%, {}%)", from[0], from[1], to[0], to[1])
             }
-            Action::SwipeToward { direction } => format!("swipe {direction}"),
+            Action::SwipeToward { direction, .. } => format!("swipe {direction}"),
+            Action::Erase { chars: 1 } => "erase 1 character".into(),
+            Action::Erase { chars } => format!("erase {chars} characters"),
             Action::Scroll { direction, until } => match until {
                 Some(s) => format!("scroll {direction} until {}", s.describe()),
                 None => format!("scroll {direction}"),
@@ -260,14 +294,21 @@ impl Step {
 /// The selector that finds `target` again: its resource-id, else its own text or the first of
 /// its children's (a row's title, not its changing summary), else its whole label or its
 /// content-desc: the first that resolves to this very element on this screen the way a tap
-/// resolves it (exact match, the best target); its point only when none does. The label kept
-/// for healing is its name: that first text.
+/// resolves it (exact match, the best target); its point only when none does. A framework id
+/// (`android:id/button1`: every dialog's first button) or an id several elements share names
+/// no element alone, so it is never the selector. The label kept (for healing and the check
+/// before acting) is its name: that first text; its class and resource-id are kept too.
 pub fn selector_for(tree: &UiTree, elements: &[Element], screen: Bounds, target: &Element) -> Target {
     let node = &tree.nodes[target.node];
     let texts = texts_within(tree, target.node);
     let name = texts.first().cloned().or_else(|| Some(target.label.clone()));
     let label = name.filter(|l| !l.trim().is_empty());
-    let mut candidates = vec![(Field::ResourceId, node.resource_id().to_string())];
+    let id = node.resource_id().trim().to_string();
+    let shared = tree.nodes.iter().filter(|n| n.resource_id().trim() == id).count() > 1;
+    let mut candidates = Vec::new();
+    if !id.starts_with("android:id/") && !shared {
+        candidates.push((Field::ResourceId, id.clone()));
+    }
     candidates.extend(texts.into_iter().map(|t| (Field::Text, t)));
     candidates.push((Field::Text, target.label.clone()));
     candidates.push((Field::ContentDesc, node.content_desc().to_string()));
@@ -282,17 +323,24 @@ pub fn selector_for(tree: &UiTree, elements: &[Element], screen: Bounds, target:
                 Field::Text => Selector::Text(value),
                 _ => Selector::ContentDesc(value),
             };
-            return Target { selector, label };
+            return Target {
+                selector,
+                label,
+                class: Some(target.kind.clone()),
+                id: (!id.is_empty()).then_some(id),
+            };
         }
     }
     Target {
         selector: Selector::Point(target.at),
         label,
+        class: Some(target.kind.clone()),
+        id: (!id.is_empty()).then_some(id),
     }
 }
 
 /// The texts and content-descs of a node and the nodes inside it, in document order (a few).
-fn texts_within(tree: &UiTree, node: usize) -> Vec<String> {
+pub(crate) fn texts_within(tree: &UiTree, node: usize) -> Vec<String> {
     let inside = |mut i: usize| loop {
         if i == node {
             return true;

@@ -74,7 +74,13 @@ impl Recording {
             Selector::ResourceId(id) => Selector::ResourceId(id),
             _ => Selector::Point(element.at),
         };
-        Target { selector, label: None }
+        // Class and id hold no secret and still let a replay verify the field before typing.
+        Target {
+            selector,
+            label: None,
+            class: target.class,
+            id: target.id,
+        }
     }
 
     fn is_secret(&self, element: &Element) -> bool {
@@ -235,13 +241,17 @@ mod tests {
         let by_text = Target {
             selector: Selector::Text("hunter2".into()),
             label: Some("hunter2".into()),
+            class: Some("android.widget.EditText".into()),
+            id: None,
         };
         let kept = r.guarded(&shown, by_text.clone());
         assert_eq!(
             kept,
             Target {
                 selector: Selector::Point([0, 0]),
-                label: None
+                label: None,
+                class: Some("android.widget.EditText".into()),
+                id: None,
             }
         );
         assert_eq!(r.guarded(&user, by_text.clone()), by_text);

@@ -125,11 +125,13 @@ pub async fn run(state: Arc<State>, options: &Options) -> anyhow::Result<Vec<Rep
 fn script_of(file: &Path) -> anyhow::Result<(String, String)> {
     let text = std::fs::read_to_string(file).map_err(|e| anyhow::anyhow!("cannot read {}: {e}", file.display()))?;
     let ext = file.extension().and_then(|e| e.to_str()).unwrap_or_default();
+    let mut named = None;
     let code = match ext {
         "js" => text,
         "yaml" | "yml" => {
             // Read again by path, so a `runFlow: FILE` finds FILE beside it.
-            let steps = super::maestro::parse_file(file).map_err(|e| anyhow::anyhow!("{e}"))?;
+            let (name, steps) = super::maestro::parse_file(file).map_err(|e| anyhow::anyhow!("{e}"))?;
+            named = name;
             super::js::render(&steps, &[format!("from {}", file.display())])
         }
         _ => anyhow::bail!(
@@ -137,10 +139,12 @@ fn script_of(file: &Path) -> anyhow::Result<(String, String)> {
             file.display()
         ),
     };
-    let name = file
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "flow".into());
+    // A Maestro flow's header `name`, else the file's.
+    let name = named.unwrap_or_else(|| {
+        file.file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "flow".into())
+    });
     Ok((name, code))
 }
 

@@ -39,7 +39,10 @@ fn target() -> impl Strategy<Value = Target> {
         4 => selector(),
         1 => (0u32..=100, 0u32..=100).prop_map(|(x, y)| Selector::Percent([x, y])),
     ];
-    (selector, proptest::option::of(text())).prop_map(|(selector, label)| Target { selector, label })
+    (selector, proptest::option::of(text())).prop_map(|(selector, label)| Target {
+        label,
+        ..Target::bare(selector)
+    })
 }
 
 fn direction() -> impl Strategy<Value = String> {
@@ -96,7 +99,9 @@ fn action() -> impl Strategy<Value = Action> {
                 to: [to.0, to.1],
                 duration_ms
             }),
-        direction().prop_map(|direction| Action::SwipeToward { direction }),
+        (direction(), proptest::option::of(50u32..=10_000))
+            .prop_map(|(direction, duration_ms)| Action::SwipeToward { direction, duration_ms }),
+        (1u32..=1000).prop_map(|chars| Action::Erase { chars }),
         (direction(), proptest::option::of(selector()))
             .prop_map(|(direction, until)| Action::Scroll { direction, until }),
         (selector(), any::<bool>(), proptest::option::of(1u64..60_000)).prop_map(|(selector, gone, timeout_ms)| {
@@ -431,7 +436,7 @@ fn run_flow_reads_files_beside_the_flow_and_refuses_a_loop() {
         "appId: a.b\n---\n- runFlow: common/login.yaml\n- runFlow:\n    file: common/login.yaml\n- back\n",
     );
     write("common/login.yaml", "appId: c.d\n---\n- launchApp\n- inputText: ada\n");
-    let steps = maestro::parse_file(&dir.path().join("main.yaml")).unwrap();
+    let (_, steps) = maestro::parse_file(&dir.path().join("main.yaml")).unwrap();
     let described: Vec<String> = steps.iter().map(Step::describe).collect();
     // The subflow's own appId is its app.
     assert_eq!(
@@ -452,4 +457,67 @@ fn run_flow_reads_files_beside_the_flow_and_refuses_a_loop() {
         missing.contains("c.yaml: line 3: cannot read missing.yaml"),
         "{missing}"
     );
+}
+
+/// Issue 33 item 9: each Maestro option is honoured or refused with its line, never read and
+/// dropped. Honoured: a direction swipe's duration and `eraseText: N` reach the script.
+#[test]
+fn maestro_options_are_honoured_or_refused_with_their_line() {
+    let script = |flow: &str| js::render(&maestro::parse(&format!("appId: a.b\n---\n{flow}")).unwrap(), &[]);
+    let swiped = script("- swipe:\n    direction: UP\n    duration: 1500\n");
+    assert!(
+        swiped.contains(r#"await ui.swipe({ direction: "up", durationMs: 1500 });"#),
+        "{swiped}"
+    );
+    let erased = script("- eraseText: 3\n");
+    assert!(
+        erased.contains(r#"for (let i = 0; i < 3; i++) await ui.key({ name: "DEL" });"#),
+        "{erased}"
+    );
+    let refused = |flow: &str| maestro::parse(&format!("appId: a.b\n---\n{flow}")).unwrap_err();
+    for (flow, error) in [
+        (
+            "- scrollUntilVisible:\n    element: \"Battery\"\n    timeout: 20000\n",
+            "line 5: scrollUntilVisible timeout is not replayed",
+        ),
+        (
+            "- swipe:\n    direction: UP\n    duration: 60000\n",
+            "line 5: duration is 50 to 10000 ms",
+        ),
+        (
+            "- swipe:\n    direction: UP\n    start: \"1, 2\"\n",
+            "line 5: swipe takes direction, or start and end, not both",
+        ),
+        (
+            "- eraseText: all\n",
+            "line 3: eraseText takes a number of characters, 1 to 1000",
+        ),
+        (
+            "- eraseText:\n    charactersToErase: 5000\n",
+            "line 4: eraseText takes a number of characters",
+        ),
+        (
+            "- back:\n    times: 2\n",
+            "line 4: `times` is not supported here (optional are)",
+        ),
+        (
+            "- pressKey: Remote Dpad Sideways\n",
+            "line 3: pressKey \"Remote Dpad Sideways\" is not a key droidmcp sends",
+        ),
+        (
+            "- scroll:\n    speed: 40\n",
+            "line 4: `speed` is not supported here (optional are)",
+        ),
+        (
+            "- repeat:\n    times: 2\n    label: twice\n    commands:\n      - back\n",
+            "line 5: label names a repeat or runFlow in Maestro's report",
+        ),
+        (
+            "- runFlow:\n    label: setup\n    commands:\n      - back\n",
+            "line 4: label names a repeat or runFlow in Maestro's report",
+        ),
+    ] {
+        let said = refused(flow);
+        assert!(said.starts_with(error), "{flow}: {said}");
+    }
 }

@@ -8,7 +8,6 @@
 //! time as digests). Serving without one takes an explicit `--no-auth`, on loopback only.
 //! `--max-sessions` bounds the legacy sessions (503 past it).
 
-
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -23,9 +22,9 @@ use sha1::Digest;
 use subtle::ConstantTimeEq;
 use tokio_util::sync::CancellationToken;
 
+use crate::principals::{self, Principal};
 use crate::server::DroidMcp;
 use crate::tools::State;
-use crate::principals::{self, Principal};
 
 /// The MCP endpoint's path.
 pub const PATH: &str = "/mcp";

@@ -18,6 +18,7 @@ mod emulator_console;
 mod fault_matrix;
 mod flow;
 mod flow_secrets;
+mod flow_verify;
 mod http;
 mod install_anywhere;
 mod isolation;

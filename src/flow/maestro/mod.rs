@@ -1,6 +1,7 @@
 //! A flow as a Maestro flow (`write`), and a Maestro flow read back into steps (`read`).
 
 mod read;
+mod selectors;
 mod write;
 mod yaml;
 

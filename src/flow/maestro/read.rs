@@ -6,14 +6,17 @@ use std::path::{Path, PathBuf};
 
 use saphyr::{LoadableYamlNode, MarkedYamlOwned, YamlDataOwned};
 
+use super::selectors::{command_selector, selector, spot, target};
 use super::yaml::{at, field, key, number, only_keys, required, scalar, string};
 
-use super::super::{Action, Expect, Selector, Step, Target, When, same_block};
+use super::super::{Action, Expect, Selector, Step, When, same_block};
 
 /// Flow files a `runFlow` may nest, and steps a flow may grow to once `repeat` and `runFlow` are
 /// spelled out: a typo (`times: 1000000`) or a loop of files fails at once, with its line.
 const MAX_DEPTH: usize = 8;
 const MAX_STEPS: usize = 5000;
+/// Characters an `eraseText: N` deletes at most (one DEL each).
+const MAX_ERASE: u32 = 1000;
 
 /// A Maestro flow read into steps. `assertVisible` after a command is that step's expectation;
 /// before any, a `Check` step. `repeat {times}` and inline `runFlow {commands}` are spelled out;
@@ -24,20 +27,23 @@ pub fn parse(text: &str) -> Result<Vec<Step>, String> {
     Ok(steps)
 }
 
-/// A Maestro flow file read into steps; `runFlow: FILE` reads FILE beside the flow naming it.
-/// Errors name the file and the line.
-pub fn parse_file(path: &Path) -> Result<Vec<Step>, String> {
+/// A Maestro flow file read into steps, and the flow's `name` from its header (a replay reports
+/// it by that name); `runFlow: FILE` reads FILE beside the flow naming it. Errors name the file
+/// and the line.
+pub fn parse_file(path: &Path) -> Result<(Option<String>, Vec<Step>), String> {
     let mut steps = Vec::new();
-    Reader::default().file(path, None, &mut steps)?;
-    Ok(steps)
+    let mut reader = Reader::default();
+    reader.file(path, None, &mut steps)?;
+    Ok((reader.name, steps))
 }
 
-/// The files being read, outermost first (to find a `runFlow`'s file and to refuse a loop), and
-/// the condition of the `runFlow {when}` block being read.
+/// The files being read, outermost first (to find a `runFlow`'s file and to refuse a loop), the
+/// condition of the `runFlow {when}` block being read, and the outermost flow's name.
 #[derive(Default)]
 struct Reader {
     files: Vec<PathBuf>,
     when: Option<When>,
+    name: Option<String>,
 }
 
 impl Reader {
@@ -94,7 +100,12 @@ impl Reader {
             for (key, value) in map {
                 match scalar(key).as_deref() {
                     Some("appId") => app_id = Some(string(value, "appId")?),
-                    Some("name" | "tags") => {}
+                    // The report's name for the flow (a subflow's is its own business).
+                    Some("name") if self.files.len() <= 1 => self.name = Some(string(value, "name")?),
+                    Some("name") => {}
+                    // Tags choose which flows a Maestro run takes; a replay runs the files it is
+                    // given, as `maestro test FILE` does.
+                    Some("tags") => {}
                     _ => return Err(at(key, "this header key is not supported (appId, name, tags are)")),
                 }
             }
@@ -185,24 +196,43 @@ impl Reader {
                 clear: false,
                 submit: false,
             },
-            "eraseText" => Action::Type {
-                target: None,
-                text: String::new(),
-                clear: true,
-                submit: false,
-            },
-            "back" => Action::Key { name: "BACK".into() },
-            "pressKey" => Action::Key {
-                name: our_key(&string(required(arg, item, &name)?, &name)?),
-            },
-            "scroll" => Action::Scroll {
-                direction: "down".into(),
-                until: None,
-            },
+            "eraseText" => erase(arg)?,
+            "back" => {
+                no_argument(arg)?;
+                Action::Key { name: "BACK".into() }
+            }
+            "pressKey" => {
+                let key = required(arg, item, &name)?;
+                let ours = our_key(&string(key, &name)?);
+                // Checked here, so a key the device cannot be sent fails with its line.
+                if crate::android::keys::key_code(&ours).is_none() {
+                    return Err(at(
+                        key,
+                        &format!(
+                            "pressKey {:?} is not a key droidmcp sends (Home, Back, Enter, Backspace, Tab, Volume Up, Volume Down, Power, or an Android key name or code)",
+                            crate::adb::cut(&ours)
+                        ),
+                    ));
+                }
+                Action::Key { name: ours }
+            }
+            "scroll" => {
+                no_argument(arg)?;
+                Action::Scroll {
+                    direction: "down".into(),
+                    until: None,
+                }
+            }
             "swipe" => swipe(required(arg, item, &name)?)?,
             "scrollUntilVisible" => {
                 let map = required(arg, item, &name)?;
-                only_keys(map, &["element", "direction", "timeout", "optional"])?;
+                if let Some(timeout) = key(map, "timeout") {
+                    return Err(at(
+                        timeout,
+                        "scrollUntilVisible timeout is not replayed: a replay scrolls until the element shows, at most 8 times or to the end of the list; remove timeout",
+                    ));
+                }
+                only_keys(map, &["element", "direction", "optional"])?;
                 let element = field(map, "element").ok_or_else(|| at(map, "scrollUntilVisible needs element"))?;
                 let direction = match field(map, "direction") {
                     Some(d) => direction(d)?,
@@ -271,7 +301,8 @@ impl Reader {
             }
             "repeat" => {
                 let map = required(arg, item, &name)?;
-                only_keys(map, &["times", "commands", "while", "label"])?;
+                refuse_label(map)?;
+                only_keys(map, &["times", "commands", "while"])?;
                 if let Some(condition) = key(map, "while") {
                     return Err(at(
                         condition,
@@ -298,7 +329,8 @@ impl Reader {
                 if let Some(file) = scalar(arg) {
                     return self.run_file(&file, item, steps);
                 }
-                only_keys(arg, &["file", "commands", "env", "when", "label"])?;
+                refuse_label(arg)?;
+                only_keys(arg, &["file", "commands", "env", "when"])?;
                 if let Some(env) = key(arg, "env") {
                     return Err(at(
                         env,
@@ -409,11 +441,71 @@ impl Reader {
     }
 }
 
+/// A command that takes no argument (`- back`) may still say `optional: true`; nothing else.
+fn no_argument(arg: Option<&MarkedYamlOwned>) -> Result<(), String> {
+    match arg.filter(|a| !a.data.is_null()) {
+        Some(arg) => only_keys(arg, &["optional"]),
+        None => Ok(()),
+    }
+}
+
+/// Maestro names a `repeat` or `runFlow` in its report by `label`; a replay reports each step
+/// instead, so the name would go nowhere.
+fn refuse_label(map: &MarkedYamlOwned) -> Result<(), String> {
+    match key(map, "label") {
+        Some(label) => Err(at(
+            label,
+            "label names a repeat or runFlow in Maestro's report; a replay reports each of its steps: remove it",
+        )),
+        None => Ok(()),
+    }
+}
+
+/// `eraseText` empties the focused field; `eraseText: N` (or `{charactersToErase: N}`) deletes N
+/// characters, as Maestro does.
+fn erase(arg: Option<&MarkedYamlOwned>) -> Result<Action, String> {
+    let count = match arg.filter(|a| !a.data.is_null()) {
+        None => None,
+        Some(map) if map.data.as_mapping().is_some() => {
+            only_keys(map, &["charactersToErase", "optional"])?;
+            field(map, "charactersToErase")
+        }
+        Some(count) => Some(count),
+    };
+    let Some(count) = count else {
+        return Ok(Action::Type {
+            target: None,
+            text: String::new(),
+            clear: true,
+            submit: false,
+        });
+    };
+    match scalar(count).and_then(|c| c.parse::<u32>().ok()) {
+        Some(chars @ 1..=MAX_ERASE) => Ok(Action::Erase { chars }),
+        _ => Err(at(
+            count,
+            &format!("eraseText takes a number of characters, 1 to {MAX_ERASE} (none empties the field)"),
+        )),
+    }
+}
+
 fn swipe(arg: &MarkedYamlOwned) -> Result<Action, String> {
     only_keys(arg, &["start", "end", "duration", "direction", "optional"])?;
+    // A swipe lasts what `ui swipe` can ask the device for; Maestro's default is its own.
+    let duration_ms = match field(arg, "duration") {
+        Some(d) => match number(d, "duration")? {
+            ms @ 50..=10_000 => Some(ms as u32),
+            _ => return Err(at(d, "duration is 50 to 10000 ms")),
+        },
+        None => None,
+    };
     if let Some(d) = field(arg, "direction") {
+        if let Some(point) = key(arg, "start").or(key(arg, "end")) {
+            return Err(at(point, "swipe takes direction, or start and end, not both"));
+        }
         return Ok(Action::SwipeToward {
             direction: direction(d)?,
+            duration_ms,
         });
     }
     let (Some(start), Some(end)) = (field(arg, "start"), field(arg, "end")) else {
@@ -422,106 +514,10 @@ fn swipe(arg: &MarkedYamlOwned) -> Result<Action, String> {
             "swipe takes start and end (\"x, y\" in pixels or \"x%, y%\" of the screen), or direction",
         ));
     };
-    let duration_ms = field(arg, "duration")
-        .map(|d| number(d, "duration").map(|n| n.min(u64::from(u32::MAX)) as u32))
-        .transpose()?;
     match (spot(start)?, spot(end)?) {
         (Selector::Point(from), Selector::Point(to)) => Ok(Action::Swipe { from, to, duration_ms }),
         (Selector::Percent(from), Selector::Percent(to)) => Ok(Action::SwipePercent { from, to, duration_ms }),
         _ => Err(at(arg, "start and end are both pixels or both percentages")),
-    }
-}
-
-/// What `tapOn` and `longPressOn` point at: a selector, and the `label` a replay heals by.
-fn target(node: &MarkedYamlOwned) -> Result<Target, String> {
-    let label = field(node, "label").map(|l| string(l, "label")).transpose()?;
-    let selector = selector_in(node, &["id", "text", "point", "label", "optional"])?;
-    // A label that is the selector's own text heals nothing.
-    let label = label.filter(|l| selector != Selector::Text(l.clone()));
-    Ok(Target { selector, label })
-}
-
-fn selector(node: &MarkedYamlOwned) -> Result<Selector, String> {
-    selector_in(node, &["id", "text", "point"])
-}
-
-/// A selector that is a command's whole argument (`assertVisible: {text, optional}`).
-fn command_selector(node: &MarkedYamlOwned) -> Result<Selector, String> {
-    selector_in(node, &["id", "text", "point", "optional"])
-}
-
-fn selector_in(node: &MarkedYamlOwned, allowed: &[&str]) -> Result<Selector, String> {
-    if let Some(text) = scalar(node) {
-        return text_selector(node, &text);
-    }
-    only_keys(node, allowed)?;
-    let keys = ["id", "text", "point"];
-    let given: Vec<&str> = keys.into_iter().filter(|k| field(node, k).is_some()).collect();
-    match given.as_slice() {
-        ["id"] => Ok(Selector::ResourceId(string(field(node, "id").expect("given"), "id")?)),
-        ["text"] => {
-            let text = field(node, "text").expect("given");
-            text_selector(text, &string(text, "text")?)
-        }
-        ["point"] => spot(field(node, "point").expect("given")),
-        _ => Err(at(node, "a selector takes one of id, text, point")),
-    }
-}
-
-/// Maestro's `text` is a regular expression over an element's whole text. One whose every
-/// metacharacter is escaped (as `write` escapes a label) is that literal text, and replays as a
-/// text target (waited for, healed); any other is a pattern, matched as Maestro matches it, and
-/// checked here so a pattern `ui` cannot read fails at once with its line.
-fn text_selector(node: &MarkedYamlOwned, pattern: &str) -> Result<Selector, String> {
-    let mut literal = String::new();
-    let mut chars = pattern.chars();
-    while let Some(c) = chars.next() {
-        let escaped = match c {
-            '\\' => chars.next(),
-            c if !super::write::REGEX_SPECIAL.contains(c) => {
-                literal.push(c);
-                continue;
-            }
-            _ => None,
-        };
-        match escaped {
-            Some(next) if super::write::REGEX_SPECIAL.contains(next) => literal.push(next),
-            // A metacharacter, or a class such as `\d`: a pattern.
-            _ => {
-                crate::android::ui_elements::Matcher::regex(&crate::flow::whole_text_regex(pattern))
-                    .map_err(|e| at(node, &format!("text {pattern:?} is {e}")))?;
-                return Ok(Selector::Pattern(pattern.to_string()));
-            }
-        }
-    }
-    Ok(Selector::Text(literal))
-}
-
-/// `"540, 1200"`: device pixels (percentages are refused).
-fn spot(node: &MarkedYamlOwned) -> Result<Selector, String> {
-    let text = string(node, "point")?;
-    let parts: Vec<&str> = text.split(',').map(str::trim).collect();
-    let percent = |p: &str| {
-        p.strip_suffix('%')
-            .and_then(|n| n.trim().parse::<u32>().ok())
-            .filter(|n| *n <= 100)
-    };
-    match parts.as_slice() {
-        [x, y] if x.ends_with('%') || y.ends_with('%') => match (percent(x), percent(y)) {
-            (Some(x), Some(y)) => Ok(Selector::Percent([x, y])),
-            _ => Err(at(node, "a point in percent is \"x%, y%\", each 0 to 100")),
-        },
-        [x, y] => match (x.parse(), y.parse()) {
-            (Ok(x), Ok(y)) => Ok(Selector::Point([x, y])),
-            _ => Err(at(
-                node,
-                "a point is \"x, y\" in device pixels, or \"x%, y%\" of the screen",
-            )),
-        },
-        _ => Err(at(
-            node,
-            "a point is \"x, y\" in device pixels, or \"x%, y%\" of the screen",
-        )),
     }
 }
 

@@ -139,7 +139,12 @@ fn commands(step: &Step, app_id: &str) -> Vec<String> {
             &format!("{}%, {}%", to[0], to[1]),
             *duration_ms,
         )],
-        Action::SwipeToward { direction } => vec![format!("- swipe:\n    direction: {}\n", direction.to_uppercase())],
+        Action::SwipeToward { direction, duration_ms } => vec![format!(
+            "- swipe:\n    direction: {}\n{}",
+            direction.to_uppercase(),
+            duration_ms.map_or(String::new(), |d| format!("    duration: {d}\n"))
+        )],
+        Action::Erase { chars } => vec![format!("- eraseText: {chars}\n")],
         Action::Scroll { direction, until: None } if direction == "down" => vec!["- scroll\n".into()],
         // Maestro's scroll only goes down: another way is the swipe that does it.
         Action::Scroll { direction, until: None } => vec![format!(
@@ -241,12 +246,11 @@ fn escaped(text: &str) -> String {
 }
 
 /// A target's selector, and its label (Maestro's `label` names a command in its reports; a
-/// replay heals by it) unless the selector is that very text.
+/// replay acts only on an element with that label, and heals by it), even where the selector is
+/// that very text: a text may also be found inside another element.
 fn target_fields(t: &Target) -> String {
     let mut out = selector_fields(&t.selector, "    ");
-    if let Some(label) = &t.label
-        && t.selector != Selector::Text(label.clone())
-    {
+    if let Some(label) = &t.label {
         out.push_str(&format!("    label: {}\n", quoted(label)));
     }
     out

@@ -69,6 +69,7 @@ pub(super) async fn act(state: &State, serial: &str, action: UiOperation, args: 
             step = Some(match (args.from, args.direction) {
                 (None, Some(direction)) if args.distance.is_none() => flow::Action::SwipeToward {
                     direction: name_of(direction).into(),
+                    duration_ms: args.duration_ms,
                 },
                 _ => flow::Action::Swipe {
                     from,

@@ -128,6 +128,11 @@ pub struct UiArgs {
     pub timeout_ms: Option<u64>,
     #[serde(default)]
     pub observe: Option<bool>,
+    /// tap, long-press: what a replayed flow's recording saw of the element (flow/verify.rs);
+    /// the call acts only on that element. Left out of tools/list: flows pass it, not models.
+    #[serde(default)]
+    #[schemars(skip)]
+    pub recorded: Option<crate::flow::Recorded>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -285,6 +290,7 @@ fn fields_of(operation: UiOperation) -> &'static [&'static str] {
             "gridCell",
             "gridPosition",
             "observe",
+            "recorded",
         ],
         UiOperation::LongPress => &[
             "ref",
@@ -300,6 +306,7 @@ fn fields_of(operation: UiOperation) -> &'static [&'static str] {
             "gridPosition",
             "durationMs",
             "observe",
+            "recorded",
         ],
         UiOperation::Swipe => &["from", "to", "direction", "distance", "durationMs", "observe"],
         UiOperation::Type => &["text", "ref", "clear", "submit", "observe"],

@@ -102,6 +102,7 @@ pub(super) async fn target(state: &State, serial: &str, args: &UiArgs) -> Result
         return match resolve(&now.elements, reference) {
             Resolved::One(element) => {
                 on_screen(element, now.screen)?;
+                verified(args, &now, element, &format!("ref {reference}"))?;
                 Ok((element.at, Some(element.clone()), recorded(&now, element)))
             }
             Resolved::Gone => Err(format!(
@@ -128,7 +129,8 @@ pub(super) async fn target(state: &State, serial: &str, args: &UiArgs) -> Result
         let screen = screen_size(state, serial).await?;
         let at = grid::point(cell, position.unwrap_or(Position::Center), screen[0], screen[1])
             .ok_or(format!("gridCell must be between 1 and {}; got {cell}", grid::CELLS))?;
-        return Ok(([at.0, at.1], None, by_point(state, serial, [at.0, at.1])));
+        let element = verified_point(state, serial, args, [at.0, at.1]).await?;
+        return Ok(([at.0, at.1], element, by_point(state, serial, [at.0, at.1])));
     }
     if let (Some(x), Some(y)) = (args.x, args.y) {
         if x < 0 || y < 0 {
@@ -155,7 +157,8 @@ pub(super) async fn target(state: &State, serial: &str, args: &UiArgs) -> Result
         if x < 0 || y < 0 || x >= screen[0] as i32 || y >= screen[1] as i32 {
             return Err(format!("(x {x}, y {y}) is off the {}×{} screen", screen[0], screen[1]));
         }
-        return Ok(([x, y], None, by_point(state, serial, [x, y])));
+        let element = verified_point(state, serial, args, [x, y]).await?;
+        return Ok(([x, y], element, by_point(state, serial, [x, y])));
     }
     if let Some((field, matcher, value)) = query(args)? {
         let snap = read_screen(state, serial, true).await?;
@@ -163,6 +166,8 @@ pub(super) async fn target(state: &State, serial: &str, args: &UiArgs) -> Result
         return match best_target(&found) {
             Ok(one) => {
                 on_screen(&one.element, snap.screen)?;
+                let what = format!("{} {value:?}", query_field(field));
+                verified(args, &snap, &one.element, &what)?;
                 Ok((one.element.at, Some(one.element.clone()), recorded(&snap, &one.element)))
             }
             Err(tied) if tied.is_empty() => {
@@ -190,6 +195,46 @@ pub(super) async fn target(state: &State, serial: &str, args: &UiArgs) -> Result
     Err("say where: ref, text (or resourceId, contentDesc, className), x and y, or gridCell".into())
 }
 
+/// Verify before act: a call that carries what a recording saw of its element (`recorded`, from
+/// a replayed flow) acts only on that element; another is refused, naming both, before the
+/// device is touched.
+fn verified(args: &UiArgs, snap: &Snapshot, element: &Element, what: &str) -> Result<(), String> {
+    match &args.recorded {
+        Some(recorded) => crate::flow::verify::check(&snap.tree, element, recorded, what),
+        None => Ok(()),
+    }
+}
+
+/// `verified` for a point: the element a tap there lands on, on a fresh reading.
+async fn verified_point(state: &State, serial: &str, args: &UiArgs, at: [i32; 2]) -> Result<Option<Element>, String> {
+    if args.recorded.is_none() {
+        return Ok(None);
+    }
+    let snap = read_screen(state, serial, true).await?;
+    let what = format!("the element at ({}, {})", at[0], at[1]);
+    let element = crate::flow::verify::under(&snap.elements, at).ok_or(format!(
+        "nothing tappable is at ({}, {}), where the recording tapped {}; nothing was done",
+        at[0],
+        at[1],
+        args.recorded
+            .as_ref()
+            .and_then(|r| r.label.as_deref())
+            .map_or("an element".into(), |l| format!("{:?}", crate::adb::cut(l)))
+    ))?;
+    verified(args, &snap, element, &what)?;
+    Ok(Some(element.clone()))
+}
+
+/// How a query's field is named in the call.
+fn query_field(field: Field) -> &'static str {
+    match field {
+        Field::Text => "text",
+        Field::ResourceId => "resourceId",
+        Field::ContentDesc => "contentDesc",
+        Field::ClassName => "className",
+    }
+}
+
 /// Where an action lands, the element there, and its selector for a recorded flow.
 pub(super) type Aim = ([i32; 2], Option<Element>, crate::flow::Target);
 
@@ -200,19 +245,11 @@ pub(super) fn recorded(snap: &Snapshot, element: &Element) -> crate::flow::Targe
 /// A point's selector: that of the smallest tappable element under it on the last reading (when
 /// no recorded action came after it), if one names it alone; else the point (fragile).
 fn by_point(state: &State, serial: &str, at: [i32; 2]) -> crate::flow::Target {
-    let point = crate::flow::Target {
-        selector: crate::flow::Selector::Point(at),
-        label: None,
-    };
+    let point = crate::flow::Target::bare(crate::flow::Selector::Point(at));
     let Some(snap) = state.screen(serial).filter(|_| state.flows.screen_is_current(serial)) else {
         return point;
     };
-    let under = snap
-        .elements
-        .iter()
-        .filter(|e| e.clickable && e.bounds.contains(at[0], at[1]))
-        .min_by_key(|e| i64::from(e.bounds.right - e.bounds.left) * i64::from(e.bounds.bottom - e.bounds.top));
-    match under {
+    match crate::flow::verify::under(&snap.elements, at) {
         Some(element) => {
             let mut found = recorded(&snap, element);
             if found.selector.fragile() {
@@ -225,7 +262,8 @@ fn by_point(state: &State, serial: &str, at: [i32; 2]) -> crate::flow::Target {
 }
 
 /// How a recorded wait or scroll names what it looked for: the query itself when it is exact
-/// (and not a class), else the element it found, by its selector or its label.
+/// (and not a class, nor a framework id such as `android:id/button1`, which names no element
+/// alone: unless nothing was found), else the element it found, by its selector or its label.
 pub(super) fn recorded_query(
     field: Field,
     exact: bool,
@@ -233,9 +271,10 @@ pub(super) fn recorded_query(
     found: Option<(&Snapshot, &Element)>,
 ) -> Option<crate::flow::Selector> {
     use crate::flow::Selector;
+    let framework = value.trim().starts_with("android:id/") && found.is_some();
     match (field, exact) {
         (Field::Text, true) => return Some(Selector::Text(value.trim().to_string())),
-        (Field::ResourceId, true) => return Some(Selector::ResourceId(value.trim().to_string())),
+        (Field::ResourceId, true) if !framework => return Some(Selector::ResourceId(value.trim().to_string())),
         (Field::ContentDesc, true) => return Some(Selector::ContentDesc(value.trim().to_string())),
         _ => {}
     }

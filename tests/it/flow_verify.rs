@@ -1,0 +1,233 @@
+//! Verify before act, through `droidmcp replay` on the simulator: a recorded tap on a dialog's
+//! `android:id/button1` ("OK") replayed where that button is "Delete everything" is refused,
+//! naming both, and the button is not tapped; and the Maestro options a replay honours
+//! (`eraseText: N`, a flow's `name`) have their effect.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::json;
+
+use crate::common::*;
+
+/// The built-in profile plus two dialogs at the same place, each with `android:id/button1`: "OK"
+/// (tapping it shows "All set") and "Delete everything" (tapping it shows "Phone erased"). The
+/// device boots into `home`.
+fn profile(dir: &Path, home: &str) -> PathBuf {
+    let folder = dir.join(home);
+    copy_dir(&repo_dir().join("fixtures/pixel-emulator"), &folder);
+    let dialog = |title: &str, button: &str| {
+        format!(
+            r#"<?xml version='1.0' encoding='UTF-8' standalone='yes' ?><hierarchy rotation="0"><node index="0" text="" resource-id="" class="android.widget.FrameLayout" package="com.android.settings" clickable="false" bounds="[0,0][1080,2400]"><node index="0" text="" resource-id="android:id/parentPanel" class="android.widget.LinearLayout" package="com.android.settings" clickable="false" bounds="[77,900][1003,1500]"><node index="0" text="{title}" resource-id="android:id/alertTitle" class="android.widget.TextView" package="com.android.settings" clickable="false" bounds="[140,940][940,1030]"/><node index="1" text="Cancel" resource-id="android:id/button2" class="android.widget.Button" package="com.android.settings" clickable="true" focusable="true" bounds="[300,1340][600,1460]"/><node index="2" text="{button}" resource-id="android:id/button1" class="android.widget.Button" package="com.android.settings" clickable="true" focusable="true" bounds="[620,1340][980,1460]"/></node></node></hierarchy>"#
+        )
+    };
+    let note = |text: &str| {
+        format!(
+            r#"<?xml version='1.0' encoding='UTF-8' standalone='yes' ?><hierarchy rotation="0"><node index="0" text="" resource-id="" class="android.widget.FrameLayout" package="com.android.settings" clickable="false" bounds="[0,0][1080,2400]"><node index="0" text="{text}" resource-id="" class="android.widget.TextView" package="com.android.settings" clickable="false" bounds="[100,1100][980,1200]"/></node></hierarchy>"#
+        )
+    };
+    let screens = folder.join("screens");
+    std::fs::write(screens.join("confirm.xml"), dialog("Finish setup?", "OK")).unwrap();
+    std::fs::write(screens.join("wipe.xml"), dialog("Erase phone?", "Delete everything")).unwrap();
+    std::fs::write(screens.join("done.xml"), note("All set")).unwrap();
+    std::fs::write(screens.join("erased.xml"), note("Phone erased")).unwrap();
+    let toml = std::fs::read_to_string(folder.join("profile.toml"))
+        .unwrap()
+        .replace("home = \"launcher\"", &format!("home = \"{home}\""));
+    let mut toml = toml;
+    for (name, activity) in [
+        ("confirm", "ConfirmActivity"),
+        ("wipe", "WipeActivity"),
+        ("done", "DoneActivity"),
+        ("erased", "ErasedActivity"),
+    ] {
+        toml.push_str(&format!(
+            "\n[[screen]]\nname = \"{name}\"\nxml = \"screens/{name}.xml\"\nactivity = \"com.android.settings/.{activity}\"\n"
+        ));
+    }
+    for (from, to) in [("confirm", "done"), ("wipe", "erased")] {
+        toml.push_str(&format!(
+            "\n[[transition]]\nfrom = \"{from}\"\ntap = \"id=android:id/button1\"\nto = \"{to}\"\n"
+        ));
+    }
+    std::fs::write(folder.join("profile.toml"), toml).unwrap();
+    folder
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+/// `droidmcp replay FILE ARGS --sim PROFILE` in a fresh process, logging each device command
+/// (`RUST_LOG=droidmcp=debug`, on stderr).
+fn replay(file: &Path, home: &Path, profile: Option<&Path>, args: &[&str]) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_droidmcp"));
+    command.arg("replay").arg(file).args(args).arg("--sim");
+    command.env("RUST_LOG", "droidmcp=debug");
+    if let Some(profile) = profile {
+        command.arg(profile);
+    }
+    let out = command
+        .env("HOME", home)
+        .env_remove("ANDROID_SERIAL")
+        .output()
+        .expect("droidmcp replay runs");
+    println!(
+        "replay {}: {}\n{}",
+        file.display(),
+        out.status,
+        String::from_utf8_lossy(&out.stdout)
+    );
+    out
+}
+
+/// The failure a replay printed, and the screen it saw then: the dialog still there means its
+/// button was not tapped ("Phone erased" would show).
+fn refused_untouched(out: &Output) -> String {
+    let said = String::from_utf8_lossy(&out.stdout).to_string();
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    let failed = said
+        .lines()
+        .find(|l| l.starts_with("FAILED"))
+        .unwrap_or_else(|| panic!("{said}"))
+        .to_string();
+    assert!(
+        failed.contains("The screen shows com.android.settings.WipeActivity with")
+            && failed.contains("Delete everything")
+            && !said.contains("Phone erased"),
+        "the button was tapped: {said}"
+    );
+    failed
+}
+
+/// Issue 33 item 2: a step recorded as `id: android:id/button1` with the label "OK", replayed on
+/// a dialog whose button1 is "Delete everything", is refused before the tap, naming both.
+#[test]
+fn a_recorded_ok_is_not_tapped_where_its_id_now_deletes_everything() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (confirm, wipe) = (profile(dir.path(), "confirm"), profile(dir.path(), "wipe"));
+    let flow = dir.path().join("finish.yaml");
+    std::fs::write(
+        &flow,
+        "appId: com.android.settings\n---\n- tapOn:\n    id: \"android:id/button1\"\n    label: \"OK\"\n- assertVisible: \"All set\"\n",
+    )
+    .unwrap();
+    // Where it was recorded, it passes.
+    let out = replay(&flow, home.path(), Some(&confirm), &["--step-timeout-ms", "1500"]);
+    assert!(out.status.success());
+    let out = replay(&flow, home.path(), Some(&wipe), &["--step-timeout-ms", "1500"]);
+    let failed = refused_untouched(&out);
+    assert!(
+        failed.contains(
+            r#"resourceId "android:id/button1" is now "Delete everything" (Button android:id/button1), not the recorded "OK"; nothing was done"#
+        ),
+        "{failed}"
+    );
+}
+
+/// The same dialog recorded over MCP (a wait for the button, then its tap): the tap keeps the
+/// button's label, class and id, and no selector is the framework id alone; both exports pass where they were recorded and
+/// tap nothing on the other dialog.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_recorded_dialog_button_keeps_its_label_and_taps_nothing_else_in_both_formats() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (confirm, wipe) = (profile(dir.path(), "confirm"), profile(dir.path(), "wipe"));
+    let workspace = tempfile::tempdir().unwrap();
+    let ws = workspace.path().to_str().unwrap();
+    let client = mcp_server(
+        &["--sim", confirm.to_str().unwrap(), "--workspace", ws],
+        &[],
+        home.path(),
+    )
+    .await;
+    ok(&call(
+        &client,
+        "ui",
+        json!({"operation": "wait", "resourceId": "android:id/button1", "match": "exact", "timeoutMs": 1000}),
+    )
+    .await);
+    ok(&call(
+        &client,
+        "ui",
+        json!({"operation": "tap", "resourceId": "android:id/button1"}),
+    )
+    .await);
+    let js = ok(&call(&client, "flow", json!({"operation": "export", "name": "finish"})).await);
+    let script = std::fs::read_to_string(js["path"].as_str().unwrap()).unwrap();
+    assert!(
+        script.contains(r#"await ui.tap(await target({ text: "OK" }, { label: "OK", class: "Button", id: "android:id/button1" }, w));"#),
+        "{script}"
+    );
+    // The wait too names the button by its label, never by the framework id alone.
+    assert!(
+        script.contains(r#"await ui.wait({ match: "exact", ...{ text: "OK" }, timeoutMs: 1000 });"#)
+            && !script.contains(r#"{ resourceId: "android:id/button1" }"#),
+        "{script}"
+    );
+    let maestro = ok(&call(
+        &client,
+        "flow",
+        json!({"operation": "export", "name": "finish", "format": "maestro"}),
+    )
+    .await);
+    let yaml = std::fs::read_to_string(maestro["path"].as_str().unwrap()).unwrap();
+    assert!(
+        yaml.contains("- tapOn:\n    text: \"OK\"\n    label: \"OK\"\n"),
+        "{yaml}"
+    );
+    client.cancel().await.unwrap();
+    for flow in [js["path"].as_str().unwrap(), maestro["path"].as_str().unwrap()] {
+        let out = replay(
+            Path::new(flow),
+            home.path(),
+            Some(&confirm),
+            &["--step-timeout-ms", "1500"],
+        );
+        assert!(out.status.success());
+        let out = replay(Path::new(flow), home.path(), Some(&wipe), &["--step-timeout-ms", "800"]);
+        refused_untouched(&out);
+    }
+}
+
+/// Issue 33 item 9: `eraseText: N` deletes N characters (it emptied the field), a direction
+/// swipe lasts its `duration` (the device is asked for it: it was 300 ms whatever the flow said),
+/// and a flow's header `name` is its name in the report (it was the file's).
+#[test]
+fn maestro_options_have_their_effect_on_the_device() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let flow = dir.path().join("erase.yaml");
+    std::fs::write(
+        &flow,
+        "appId: org.droidmcp.demo.login\nname: Fix a typo\n---\n- launchApp\n- tapOn:\n    id: \"org.droidmcp.demo.login:id/username\"\n- inputText: \"ada@example.comx\"\n- eraseText: 1\n- assertVisible: \"ada@example\\\\.com\"\n- eraseText:\n    charactersToErase: 4\n- assertVisible: \"ada@example\"\n- swipe:\n    direction: UP\n    duration: 1500\n",
+    )
+    .unwrap();
+    let out = replay(&flow, home.path(), None, &["--step-timeout-ms", "1500"]);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{said}");
+    assert!(
+        said.contains("erase 1 character (") && said.contains("erase 4 characters"),
+        "{said}"
+    );
+    assert!(said.contains("Fix a typo: 6 steps, 6 passed, 0 failed"), "{said}");
+    let log = String::from_utf8_lossy(&out.stderr);
+    let swipes: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("droidmcp::adb::source") && l.contains("input swipe"))
+        .collect();
+    assert!(
+        swipes.len() == 1 && swipes[0].contains(" 1500"),
+        "the swipe's device command: {swipes:?}"
+    );
+}
