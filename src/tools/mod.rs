@@ -60,6 +60,8 @@ pub struct State {
     pub tasks: Tasks,
     /// Each device's acting calls that succeeded, as flow steps (`flow export`).
     pub flows: crate::flow::Recordings,
+    /// The devices a person took over in the device panel (`crate::panel`).
+    pub holds: crate::panel::Holds,
 }
 
 /// The principal's MCP tasks (rmcp's manager: spawn, tasks/get, tasks/cancel, TTL).
@@ -113,6 +115,7 @@ impl State {
             emulator_admin: false,
             tasks: Default::default(),
             flows: Default::default(),
+            holds: Default::default(),
         }
     }
 
