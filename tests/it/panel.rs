@@ -115,6 +115,43 @@ async fn the_panel_is_declared_and_linked_only_for_a_client_that_offers_mcp_apps
     apps.cancel().await.unwrap();
 }
 
+/// The official Python SDK 2.x client, a client we did not write, sees the extension declared
+/// and the panel linked only when it offers the extension (tests/clients/python_apps.py).
+#[tokio::test]
+async fn the_python_sdk_client_sees_the_panel_only_when_it_offers_mcp_apps() {
+    let has_sdk = std::process::Command::new("python3")
+        .args([
+            "-c",
+            "from mcp import Client; from mcp.client.extension import ClientExtension",
+        ])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !has_sdk {
+        skip_or_fail("the MCP Python SDK 2.x is not installed (pip install 'mcp>=2,<3')");
+        return;
+    }
+    let home = tempfile::tempdir().unwrap();
+    let out = tokio::process::Command::new("python3")
+        .arg(repo_dir().join("tests/clients/python_apps.py"))
+        .arg(env!("CARGO_BIN_EXE_droidmcp"))
+        .env("HOME", home.path())
+        .output()
+        .await
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    let seen: Value = serde_json::from_str(stdout.trim()).unwrap();
+    println!("Python SDK: {seen}");
+    assert_eq!(
+        seen["plain"],
+        json!({"protocol": "2026-07-28", "declared": false, "linked": [], "panelListed": false})
+    );
+    assert_eq!(
+        seen["apps"],
+        json!({"protocol": "2026-07-28", "declared": true, "linked": ["device-panel", "flow", "ui"], "panelListed": true})
+    );
+}
+
 /// The contents of the screen resource: the JSON, and the JPEG (base64).
 async fn screen<H: rmcp::ClientHandler>(
     client: &rmcp::service::RunningService<rmcp::RoleClient, H>,
@@ -444,6 +481,48 @@ async fn the_panel_in_chromium_shows_the_launcher_taps_settings_exports_a_flow_a
     println!("replay: {said}{}", String::from_utf8_lossy(&replayed.stderr));
     assert!(replayed.status.success() && said.contains("0 failed"), "{said}");
 
+    // Type into the focused field: open Login Demo, click its user field, type in the panel.
+    browser.click_in_frame(&page, "#home").await;
+    browser
+        .until(
+            &page,
+            true,
+            "document.querySelector(\"#boxes .ref[title*=' Login Demo ']\")",
+            WAIT,
+        )
+        .await;
+    browser
+        .click_in_frame(&page, "#boxes .ref[title*=' Login Demo ']")
+        .await;
+    let field = "#boxes .ref[title*='(EditText)']";
+    browser
+        .until(&page, true, &format!("document.querySelector(\"{field}\")"), WAIT)
+        .await;
+    let reference = browser
+        .eval(&page, true, &format!("document.querySelector(\"{field}\").dataset.ref"))
+        .await
+        .unwrap();
+    browser.click_in_frame(&page, field).await;
+    let tapped = format!(
+        "document.getElementById('status').textContent === 'tap {}: done'",
+        reference.as_str().unwrap()
+    );
+    browser.until(&page, true, &tapped, WAIT).await;
+    browser.click_in_frame(&page, "#text").await;
+    browser.type_text(&page, "alice").await;
+    browser.click_in_frame(&page, "#type").await;
+    let said = "(s => s.startsWith('type') && !s.endsWith('…') && s)(document.getElementById('status').textContent)";
+    assert_eq!(browser.until(&page, true, said, WAIT).await, "type: done");
+    let typed = browser
+        .until(
+            &page,
+            false,
+            "assistant('ui', {operation: 'dump', filter: 'alice'}).then(r => r.structuredContent.totalCount)",
+            WAIT,
+        )
+        .await;
+    assert_eq!(typed, 1, "the field holds what the person typed");
+
     // Take over: the assistant's tap answers that a person holds the device; the panel's own
     // BACK still works; released, the assistant acts again.
     browser.click_in_frame(&page, "#take-over").await;
@@ -472,7 +551,7 @@ async fn the_panel_in_chromium_shows_the_launcher_taps_settings_exports_a_flow_a
         .until(
             &page,
             true,
-            "document.getElementById('focused').textContent.includes('launcher')",
+            "document.getElementById('status').textContent === 'BACK: done'",
             WAIT,
         )
         .await;
@@ -484,7 +563,7 @@ async fn the_panel_in_chromium_shows_the_launcher_taps_settings_exports_a_flow_a
         .eval(
             &page,
             false,
-            "assistant('ui', {operation: 'tap', text: 'Settings'}).then(r => !r.isError)",
+            "assistant('ui', {operation: 'key', name: 'HOME'}).then(r => !r.isError)",
         )
         .await
         .unwrap();
