@@ -346,6 +346,34 @@ mod tests {
         assert!(percent_decode("%ff").is_err());
     }
 
+    /// JavaScript's encodeURIComponent, which the panel uses for a serial in a screen URI.
+    fn encode_uri_component(text: &str) -> String {
+        let keep = |b: u8| b.is_ascii_alphanumeric() || b"-_.!~*'()".contains(&b);
+        text.bytes()
+            .map(|b| {
+                if keep(b) {
+                    (b as char).to_string()
+                } else {
+                    format!("%{b:02X}")
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn any_serial_the_panel_encodes_decodes_to_itself() {
+        let cases = std::cell::Cell::new(0);
+        let mut runner = proptest::test_runner::TestRunner::default();
+        runner
+            .run(&"\\PC{0,40}", |serial| {
+                cases.set(cases.get() + 1);
+                proptest::prop_assert_eq!(percent_decode(&encode_uri_component(&serial)).unwrap(), serial);
+                Ok(())
+            })
+            .unwrap();
+        eprintln!("{} cases", cases.get());
+    }
+
     #[test]
     fn the_extension_is_offered_only_with_its_mime_type_or_no_list() {
         let caps = |settings: Value| -> ClientCapabilities {

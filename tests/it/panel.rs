@@ -453,6 +453,22 @@ async fn the_panel_in_chromium_shows_the_launcher_taps_settings_exports_a_flow_a
             WAIT,
         )
         .await;
+    // Out of view (the host scrolls it away) it reads no frames; back in view, it reads again.
+    let reads = "window.hostLog.filter(m => m === 'resources/read').length";
+    let place = |margin: &str| format!("document.getElementById('app').style.marginTop = '{margin}'");
+    browser.eval(&page, false, &place("4000px")).await.unwrap();
+    // A read already asked may still come; then none for three follow periods.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let hidden = browser.eval(&page, false, reads).await.unwrap();
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert_eq!(
+        browser.eval(&page, false, reads).await.unwrap(),
+        hidden,
+        "frames out of view"
+    );
+    browser.eval(&page, false, &place("0px")).await.unwrap();
+    let more = format!("{reads} > {hidden}");
+    browser.until(&page, false, &more, WAIT).await;
     browser.click_in_frame(&page, "#follow").await;
     browser.click_in_frame(&page, "#boxes .ref[title*=' Settings ']").await;
     browser
