@@ -9,6 +9,7 @@ pub mod flow;
 pub mod http;
 pub mod image;
 pub mod jsonrpc;
+pub mod panel;
 pub mod principals;
 pub mod script;
 pub mod server;

@@ -6,10 +6,11 @@ use std::sync::Arc;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, CreateTaskResult, GetTaskParams,
-    GetTaskResult, Implementation, JsonObject, ListResourceTemplatesResult, ListResourcesResult,
-    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
-    ResourceContents, ResourceTemplate, ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, CreateTaskResult, DiscoverResult,
+    GetTaskParams, GetTaskResult, Implementation, InitializeRequestParams, InitializeResult, JsonObject,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, ResourceTemplate,
+    ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
 use rmcp::task_manager::{TaskExit, TaskOptions};
@@ -317,6 +318,13 @@ impl ServerHandler for DroidMcp {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        // The device panel's own tool, and its take-over pause (crate::panel).
+        let state = self.state(&context);
+        if let Some(answer) =
+            crate::panel::intercept(&state, &request.name, request.arguments.as_ref(), &context.meta).await
+        {
+            return Ok(CallToolResponse::Complete(answer));
+        }
         let takes_tasks = context.client_capabilities().is_some_and(|c| c.supports_tasks());
         if !(takes_tasks && runs_long(&request)) {
             let call = rmcp::handler::server::tool::ToolCallContext::new(self, request, context);
@@ -368,6 +376,38 @@ impl ServerHandler for DroidMcp {
         self.state(&context).tasks.0.cancel_task(&request.task_id)
     }
 
+    /// tools/list as the macro makes it; a client that offers MCP Apps also gets the device
+    /// panel's links and its tool (crate::panel).
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(crate::panel::list_tools(self.tool_router.list_all(), &context))
+    }
+
+    /// The default handshake, declaring MCP Apps to a client that offers it.
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, ErrorData> {
+        context.peer.set_peer_info(request.clone());
+        let mut result = self.negotiate_initialize(&request)?;
+        crate::panel::declare(&mut result.capabilities, Some(&request.capabilities));
+        Ok(result)
+    }
+
+    /// The same for MCP 2026-07-28's `server/discover`.
+    async fn discover(&self, context: RequestContext<RoleServer>) -> Result<DiscoverResult, ErrorData> {
+        let mut info = self.get_info();
+        crate::panel::declare(&mut info.capabilities, context.client_capabilities().as_ref());
+        Ok(DiscoverResult::from_server_info(
+            self.supported_protocol_versions().into_owned(),
+            info,
+        ))
+    }
+
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(
             ServerCapabilities::builder()
@@ -406,18 +446,22 @@ impl ServerHandler for DroidMcp {
                 .with_mime_type("text/javascript")
                 .with_size(skill.chars as u64)
         });
-        let resources = api.chain(skills).chain(cached).collect();
+        let panel = crate::panel::offered(context.client_capabilities().as_ref()).then(crate::panel::resource);
+        let resources = api.chain(skills).chain(cached).chain(panel).collect();
         Ok(ListResourcesResult::with_all_items(resources))
     }
 
     async fn list_resource_templates(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
         let template = ResourceTemplate::new("droidmcp://cache/{id}", "cache entry")
             .with_description("The whole data behind a cacheId, as JSON (maps, lists) or plain text");
-        Ok(ListResourceTemplatesResult::with_all_items(vec![template]))
+        let panel = crate::panel::offered(context.client_capabilities().as_ref()).then(crate::panel::template);
+        Ok(ListResourceTemplatesResult::with_all_items(
+            std::iter::once(template).chain(panel).collect(),
+        ))
     }
 
     async fn read_resource(
@@ -426,6 +470,9 @@ impl ServerHandler for DroidMcp {
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         let state = self.state(&context);
+        if let Some(answer) = crate::panel::read(&state, &request.uri).await {
+            return answer.map(Into::into);
+        }
         if let Some((uri, mime, _)) = API_RESOURCES.iter().find(|(uri, ..)| *uri == request.uri) {
             let text = api_resource(uri).unwrap_or_default();
             let contents = ResourceContents::text(text, uri.to_string()).with_mime_type(mime.to_string());

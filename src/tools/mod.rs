@@ -5,6 +5,7 @@ pub mod app;
 pub mod cache;
 pub mod device;
 pub mod flow;
+pub mod holds;
 pub mod logcat;
 pub mod script;
 pub mod shell;
@@ -66,6 +67,8 @@ pub struct State {
     /// Whose state this is: the token's name over HTTP, `local` on stdio or without tokens.
     /// What it stores on disk goes in a folder of its own (flow exports).
     pub principal: std::sync::Arc<str>,
+    /// The devices a person took over in the device panel (`crate::panel`).
+    pub holds: holds::Holds,
 }
 
 /// The principal's MCP tasks (rmcp's manager: spawn, tasks/get, tasks/cancel, TTL).
@@ -120,6 +123,7 @@ impl State {
             tasks: Default::default(),
             flows: Default::default(),
             principal: LOCAL_PRINCIPAL.into(),
+            holds: Default::default(),
         }
     }
 

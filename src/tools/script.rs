@@ -153,7 +153,10 @@ impl Host for ToolHost {
                 .and_then(Value::as_str)
                 .unwrap_or_default()
                 .to_string();
+            // A device a person holds in the panel pauses a script's acting calls too.
+            let paused = super::holds::refusal(&state, &tool, &args, false).await;
             let result = match tool.as_str() {
+                _ if let Some(refused) = paused => refused,
                 "adb-device" => super::device::run(&state, args, ctx).await,
                 "adb-app" => super::app::run(&state, args, ctx).await,
                 "adb-logcat" => super::logcat::run(&state, args).await,

@@ -360,6 +360,15 @@ async fn the_mcp_inspector_cli_lists_and_calls_tools_over_http() {
         .map(|t| t["name"].as_str().unwrap())
         .collect();
     assert_eq!(names.len(), 8, "{names:?}");
+    // It does not offer MCP Apps: no device panel declared, linked or listed (tests/it/panel.rs).
+    assert!(
+        tools["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|t| t.get("_meta").is_none()),
+        "{tools}"
+    );
     assert!(names.contains(&"adb-device") && names.contains(&"script"));
     let listed = run(&[
         "--method",

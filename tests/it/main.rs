@@ -30,6 +30,7 @@ mod mcp_refs;
 mod mcp_ui;
 mod memory;
 mod packaging;
+mod panel;
 mod principals;
 mod sim_adb;
 mod sim_adb_client;

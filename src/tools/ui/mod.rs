@@ -42,6 +42,17 @@ pub async fn look(state: &State, serial: &str) -> Result<(), String> {
     read_screen(state, serial, false).await.map(|_| ())
 }
 
+/// What the device panel shows (`crate::panel`): a fresh reading, its refs numbered and
+/// remembered as a dump's, and the screen as base64 JPEG (longest side `max_size`), in the
+/// device's turn so that a frame never races a tap.
+pub async fn view(state: &State, serial: &str, max_size: u32) -> Result<(Snapshot, Shot, String), String> {
+    let _turn = state.device_turn(serial, "the device panel's frame").await?;
+    let snapshot = read_screen(state, serial, true).await?;
+    let (shot, block) = capture(state, serial, max_size, false, None).await?;
+    let jpeg = block.as_image().map(|i| i.data.clone()).unwrap_or_default();
+    Ok((snapshot, shot, jpeg))
+}
+
 /// How long a call's gesture lasts on the device (`act::gesture_ms`), from its raw arguments:
 /// the server's deadline for the call allows for it before the arguments are parsed.
 pub fn gesture_ms_of(args: &JsonObject) -> u64 {

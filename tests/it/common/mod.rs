@@ -2,6 +2,8 @@
 //! captures folder, and a test APK. Missing `adb` or `../shared` skips locally and fails under CI.
 #![allow(dead_code)]
 
+pub mod chromium;
+
 use std::io::{BufRead, BufReader, Write};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
