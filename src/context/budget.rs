@@ -451,6 +451,37 @@ mod tests {
         assert!(r.content.iter().any(|c| c.as_resource_link().is_some()));
     }
 
+    #[test]
+    fn fit_text_keeps_a_text_within_its_room_escapes_counted_and_says_how_long_it_was() {
+        assert_eq!(fit_text("short", 10), "short");
+        let quotes = "\"".repeat(5000);
+        let cut = fit_text(&quotes, 300);
+        assert!(escaped_chars(&cut) <= 300, "{}", escaped_chars(&cut));
+        assert!(cut.ends_with("[cut: 5000 chars, the first shown]"), "{cut}");
+        assert!(escaped_chars(&fit_text(&quotes, 10)) <= 10);
+    }
+
+    #[test]
+    fn pages_of_a_list_fit_their_limit_cover_every_item_and_a_bad_cursor_is_refused() {
+        let items: Vec<String> = (0..100).map(|i| format!("{i:03} {}", "x".repeat(46))).collect();
+        let (mut cursor, mut seen) = (None, Vec::new());
+        loop {
+            let (page, next) = page_of(&items, cursor.as_deref(), 1000, 100).unwrap();
+            assert!(chars(&serde_json::to_string(&page).unwrap()) + 100 <= 1000);
+            seen.extend(page);
+            match next {
+                Some(next) => cursor = Some(next),
+                None => break,
+            }
+        }
+        assert_eq!(seen, items);
+        for bad in ["x", "100", "-1"] {
+            let message = page_of(&items, Some(bad), 1000, 100).unwrap_err();
+            assert!(message.contains("list again without a cursor"), "{message}");
+        }
+        assert_eq!(page_of::<String>(&[], None, 1000, 100).unwrap(), (vec![], None));
+    }
+
     /// `enforce` over generated answers (keys of thousands of chars, thousands of keys, nesting
     /// over a hundred deep, lists of thousands, with an image or without) and over plain texts: the
     /// text a model reads and the structured value are within the limit, the twin equals the

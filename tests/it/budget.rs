@@ -341,6 +341,17 @@ async fn resources_list_pages_within_the_budget_and_the_pages_hold_every_resourc
     assert!(pages > 1, "60 long entries do not fit one page");
     // The whole list, as rmcp's client gathers it, is the same.
     assert_eq!(client.list_all_resources().await.unwrap().len(), listed.len());
+    let bad = client
+        .list_resources(Some(
+            rmcp::model::PaginatedRequestParams::default().with_cursor(Some("k".repeat(5000))),
+        ))
+        .await
+        .expect_err("a cursor the list did not give");
+    let said = bad.to_string();
+    assert!(
+        said.contains("without a cursor") && said.chars().count() < 400,
+        "{said}"
+    );
 }
 
 /// What the generated calls have seen so far: ids to `cache get`, refs to tap.
