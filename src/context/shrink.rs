@@ -58,13 +58,15 @@ pub fn shrink(value: &mut Value, limit: usize, keep: &[&str]) -> Vec<Cut> {
     let mut cuts: Vec<Cut> = Vec::new();
     let mut at: HashMap<String, usize> = HashMap::new();
     // Each round gathers what can give and cuts it, biggest first, until the value fits. A cut
-    // pays the whole excess or takes its node to its floor, so rounds are few; one that cuts
-    // nothing ends it (every cut makes the value smaller, so this ends).
+    // pays the whole excess or takes its node to its floor, so rounds are few; a round that
+    // leaves the value no smaller ends it (every cut makes it smaller, so this ends).
+    let mut last = usize::MAX;
     loop {
         let size = json_chars(value);
-        if size <= limit {
+        if size <= limit || size >= last {
             break;
         }
+        last = size;
         let mut excess = size - limit;
         let mut found = Vec::new();
         gather(value, &mut String::new(), keep, &mut found);
@@ -74,7 +76,6 @@ pub fn shrink(value: &mut Value, limit: usize, keep: &[&str]) -> Vec<Cut> {
         };
         found.retain(|c| c.tier == tier);
         found.sort_by_key(|c| std::cmp::Reverse(c.size));
-        let mut gave = false;
         for candidate in found {
             // An earlier cut of this round may have taken the node (a dropped item, a renamed key).
             let Some(node) = value.pointer_mut(&candidate.path) else {
@@ -85,7 +86,6 @@ pub fn shrink(value: &mut Value, limit: usize, keep: &[&str]) -> Vec<Cut> {
             let made = give(node, candidate.give, excess, keep_here);
             excess = excess.saturating_sub(before.saturating_sub(json_chars(node)));
             for (suffix, kept, total, unit) in made {
-                gave = true;
                 let path = format!("{}{suffix}", candidate.path);
                 match at.get(&path) {
                     // A second cut of one node: the first said how much there was.
@@ -104,9 +104,6 @@ pub fn shrink(value: &mut Value, limit: usize, keep: &[&str]) -> Vec<Cut> {
             if excess == 0 {
                 break;
             }
-        }
-        if !gave {
-            break;
         }
     }
     // A cut inside something a later cut dropped (or renamed) no longer says anything.
