@@ -531,6 +531,25 @@ async fn every_tool_and_operation_answers_within_the_budget_on_a_hostile_device(
             }
         }
     }
+    // A tool that does not exist, named with 5,000 chars: refused at the protocol level, briefly.
+    let unknown = client
+        .call_tool(rmcp::model::CallToolRequestParams::new("t".repeat(5000)))
+        .await;
+    let said = match &unknown {
+        Ok(result) => result
+            .content
+            .iter()
+            .filter_map(|c| c.as_text())
+            .map(|t| t.text.clone())
+            .collect(),
+        Err(e) => e.to_string(),
+    };
+    assert!(
+        said.chars().count() <= BUDGET,
+        "an unknown tool's error: {} chars",
+        said.chars().count()
+    );
+    calls += 1;
     let notes = recorder.0.lock().unwrap().clone();
     for note in &notes {
         let size = serde_json::to_string(note).unwrap().chars().count();
