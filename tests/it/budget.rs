@@ -13,7 +13,7 @@ const BUDGET: usize = 4000;
 /// properties (some multi-line), thousands of long package names and labels, a home screen of
 /// hundreds of long rows nested deep (XML specials, emoji, long ids and descriptions), dozens of
 /// distinct crashes with long stacks, and multi-KB log lines.
-pub(crate) fn hostile_profile(seed: u64) -> tempfile::TempDir {
+fn hostile_profile(seed: u64) -> tempfile::TempDir {
     use rand::{Rng, SeedableRng};
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
     let dir = profile_with_log(&profile_dir().join("logcat.txt"));
@@ -163,7 +163,7 @@ pub(crate) fn hostile_profile(seed: u64) -> tempfile::TempDir {
 }
 
 /// Every `…cacheId` / `…CacheId` string anywhere in an answer.
-pub(crate) fn ids_in(value: &Value, out: &mut Vec<String>) {
+fn ids_in(value: &Value, out: &mut Vec<String>) {
     match value {
         Value::Object(map) => {
             for (k, v) in map {
