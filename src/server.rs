@@ -16,7 +16,7 @@ use rmcp::service::RequestContext;
 use rmcp::task_manager::{TaskExit, TaskOptions};
 use rmcp::{ErrorData, RoleServer, ServerHandler, tool, tool_handler, tool_router};
 
-use crate::context::budget::resource_uri;
+use crate::context::budget::{fit_text, page_of, resource_uri};
 use crate::context::schema::{input_schema, output_schema};
 use crate::tools::app::{AppArgs, AppOutput};
 use crate::tools::cache::{CacheArgs, CacheOutput};
@@ -276,6 +276,11 @@ const API_RESOURCES: &[(&str, &str, &str)] = &[
     ),
 ];
 
+/// A listed resource's description is cut to this many chars (an entry's `about` may quote a
+/// long command); `resources/list` takes this many for what surrounds its items.
+const DESCRIPTION_CHARS: usize = 200;
+const LIST_ROOM: usize = 100;
+
 /// Saved skills are resources `droidmcp://skills/NAME`.
 const SKILL_URI: &str = "droidmcp://skills/";
 
@@ -420,9 +425,11 @@ impl ServerHandler for DroidMcp {
         .with_instructions(INSTRUCTIONS)
     }
 
+    /// Paged: each page fits the budget like any answer (descriptions by their head), and
+    /// `nextCursor` leads on; with many cache entries and skills the list is long.
     async fn list_resources(
         &self,
-        _request: Option<PaginatedRequestParams>,
+        request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
         let state = self.state(&context);
@@ -433,22 +440,28 @@ impl ServerHandler for DroidMcp {
                 .with_mime_type(mime.to_string())
                 .with_size(text.len() as u64)
         });
+        let about = |text: &str| fit_text(text, DESCRIPTION_CHARS);
         let entries = state.cache.entries();
         let cached = entries.iter().map(|e| {
             Resource::new(resource_uri(&e.id), e.id.clone())
-                .with_description(e.about.clone())
+                .with_description(about(&e.about))
                 .with_mime_type(e.data.mime())
                 .with_size(e.served_bytes as u64)
         });
         let skills = state.runs.skills().into_iter().map(|skill| {
             Resource::new(format!("{SKILL_URI}{}", skill.name), skill.name.clone())
-                .with_description(format!("skill: {}", skill.description))
+                .with_description(about(&format!("skill: {}", skill.description)))
                 .with_mime_type("text/javascript")
                 .with_size(skill.chars as u64)
         });
         let panel = crate::panel::offered(context.client_capabilities().as_ref()).then(crate::panel::resource);
-        let resources = api.chain(skills).chain(cached).chain(panel).collect();
-        Ok(ListResourcesResult::with_all_items(resources))
+        let resources: Vec<Resource> = api.chain(skills).chain(cached).chain(panel).collect();
+        let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
+        let (page, next) =
+            page_of(&resources, cursor, state.budget, LIST_ROOM).map_err(|e| ErrorData::invalid_params(e, None))?;
+        let mut result = ListResourcesResult::with_all_items(page);
+        result.next_cursor = next;
+        Ok(result)
     }
 
     async fn list_resource_templates(
@@ -482,7 +495,7 @@ impl ServerHandler for DroidMcp {
             let code = state
                 .runs
                 .skill(name)
-                .map_err(|e| ErrorData::resource_not_found(e, None))?;
+                .map_err(|e| ErrorData::resource_not_found(fit_text(&e, MAX_ERROR_CHARS), None))?;
             let contents = ResourceContents::text(code, request.uri.clone()).with_mime_type("text/javascript");
             return Ok(ReadResourceResult::new(vec![contents]).into());
         }
@@ -490,7 +503,7 @@ impl ServerHandler for DroidMcp {
             return Err(ErrorData::resource_not_found(
                 format!(
                     "{} is not a droidmcp resource; they look like droidmcp://cache/ID, droidmcp://skills/NAME or droidmcp://api/droidmcp.d.ts",
-                    request.uri
+                    crate::adb::cut(&request.uri)
                 ),
                 None,
             ));
@@ -498,7 +511,8 @@ impl ServerHandler for DroidMcp {
         let entry = state
             .cache
             .get(id)
-            .map_err(|e| ErrorData::resource_not_found(e.to_string(), None))?;
+            .map_err(|e| ErrorData::resource_not_found(fit_text(&e.to_string(), MAX_ERROR_CHARS), None))?;
+        // The contents go whole: resources/read is the way to an entry longer than any answer.
         let contents =
             ResourceContents::text(entry.data.full_text(), request.uri.clone()).with_mime_type(entry.data.mime());
         Ok(ReadResourceResult::new(vec![contents]).into())

@@ -4,7 +4,7 @@
 //! tool's own when it stored its full result, else a new entry holding the bulk field), a hint on
 //! how to page on, and a resource link.
 
-use rmcp::model::{CallToolResult, ContentBlock, Resource};
+use rmcp::model::{CallToolResult, ContentBlock, ProgressNotificationParam, ProgressToken, Resource};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
@@ -186,15 +186,7 @@ pub fn enforce(mut result: CallToolResult, limit: usize) -> CallToolResult {
         return result;
     }
     if let Some(value) = result.structured_content.as_mut() {
-        let cuts = shrink(value, limit.saturating_sub(CUT_NOTE_ROOM), KEEP);
-        if let Value::Object(object) = value {
-            let note = object.entry("budget").or_insert_with(|| json!({}));
-            if let Value::Object(note) = note {
-                note.insert("truncated".into(), json!(true));
-                note.insert("cut".into(), json!(describe(&cuts, 4)));
-            }
-        }
-        shrink(value, limit, &[]);
+        cut_to_fit(value, limit);
         let twin = value.to_string();
         let mut twinned = false;
         result.content.retain_mut(|c| match c.as_text() {
@@ -211,17 +203,109 @@ pub fn enforce(mut result: CallToolResult, limit: usize) -> CallToolResult {
     let mut room = limit;
     for block in &mut result.content {
         let Some(text) = block.as_text() else { continue };
-        let total = chars(&text.text);
-        if total <= room {
-            room -= total;
-            continue;
+        let fitted = fit_text(&text.text, room);
+        room = room.saturating_sub(chars(&fitted));
+        if fitted != text.text {
+            *block = ContentBlock::text(fitted);
         }
-        let tail = format!("… [cut: {total} chars, the first shown]");
-        let kept: String = text.text.chars().take(room.saturating_sub(chars(&tail))).collect();
-        room = room.saturating_sub(chars(&kept) + chars(&tail));
-        *block = ContentBlock::text(format!("{kept}{tail}"));
     }
     result
+}
+
+/// Cuts a structured answer to `limit` chars of compact JSON (`context/shrink.rs`: long strings,
+/// keys and lists, then entries; `operation`, `cacheId` and the `budget` note stay while they
+/// can) and says in `budget.cut` what was cut. `enforce` and `cache get`'s page of one item
+/// longer than the budget use it.
+pub fn cut_to_fit(value: &mut Value, limit: usize) {
+    let cuts = shrink(value, limit.saturating_sub(CUT_NOTE_ROOM), KEEP);
+    if let Value::Object(object) = value {
+        let note = object.entry("budget").or_insert_with(|| json!({}));
+        if let Value::Object(note) = note {
+            note.insert("truncated".into(), json!(true));
+            note.insert("cut".into(), json!(describe(&cuts, 4)));
+        }
+    }
+    // The notes took their room: if anything still does not fit, it goes too.
+    shrink(value, limit, &[]);
+}
+
+/// `text` within `room` chars, counted as a JSON string holds them (escapes included, so the
+/// text fits whether a client counts it raw or on the wire): whole, or its head and how long it
+/// was. Plain-text answers, progress messages and resource errors are cut here.
+pub fn fit_text(text: &str, room: usize) -> String {
+    if escaped_chars(text) <= room {
+        return text.to_string();
+    }
+    let tail = format!("… [cut: {} chars, the first shown]", chars(text));
+    let tail = if escaped_chars(&tail) <= room {
+        tail
+    } else {
+        String::new()
+    };
+    let mut used = escaped_chars(&tail);
+    let head: String = text
+        .chars()
+        .take_while(|c| {
+            used += escaped_chars(c.encode_utf8(&mut [0; 4]));
+            used <= room
+        })
+        .collect();
+    format!("{head}{tail}")
+}
+
+/// A progress notification whose message, however long what it quotes (a query, a device's
+/// error, a script's operation), keeps the notification within `limit` chars.
+pub fn progress(
+    token: ProgressToken,
+    done: f64,
+    total: Option<f64>,
+    message: &str,
+    limit: usize,
+) -> ProgressNotificationParam {
+    // The token (a number or a client's string) and the numbers around the message.
+    let around = 100 + serde_json::to_string(&token).map_or(0, |t| chars(&t));
+    let note =
+        ProgressNotificationParam::new(token, done).with_message(fit_text(message, limit.saturating_sub(around)));
+    match total {
+        Some(total) => note.with_total(total),
+        None => note,
+    }
+}
+
+/// One page of `items` for a list request (`resources/list`): from the offset `cursor` names, as
+/// many items as fit `limit` chars of JSON with `room` taken by the rest of the answer, and the
+/// cursor of the next page. A page holds at least one item; a bad cursor is told what to do.
+pub fn page_of<T: Serialize + Clone>(
+    items: &[T],
+    cursor: Option<&str>,
+    limit: usize,
+    room: usize,
+) -> Result<(Vec<T>, Option<String>), String> {
+    let start = match cursor {
+        None => 0,
+        Some(c) => match c.parse::<usize>() {
+            Ok(n) if n < items.len() => n,
+            _ => {
+                return Err(format!(
+                    "cursor {:?} is not one this list gave (the list has {} items now); list again without a cursor",
+                    crate::adb::cut(c),
+                    items.len()
+                ));
+            }
+        },
+    };
+    let mut used = room;
+    let mut end = start;
+    for item in &items[start..] {
+        let size = serde_json::to_string(item).map_or(0, |t| chars(&t)) + 1;
+        if end > start && used + size > limit {
+            break;
+        }
+        used += size;
+        end += 1;
+    }
+    let next = (end < items.len()).then(|| end.to_string());
+    Ok((items[start..end].to_vec(), next))
 }
 
 /// With `--workspace`, each `…cacheId` field whose entry was written to a file gets a `…file`
@@ -365,5 +449,96 @@ mod tests {
         let entry = cache.get(v["cacheId"].as_str().unwrap()).unwrap();
         assert_eq!(entry.data, Data::List(lines.into_iter().map(Value::String).collect()));
         assert!(r.content.iter().any(|c| c.as_resource_link().is_some()));
+    }
+
+    #[test]
+    fn fit_text_keeps_a_text_within_its_room_escapes_counted_and_says_how_long_it_was() {
+        assert_eq!(fit_text("short", 10), "short");
+        let quotes = "\"".repeat(5000);
+        let cut = fit_text(&quotes, 300);
+        assert!(escaped_chars(&cut) <= 300, "{}", escaped_chars(&cut));
+        assert!(cut.ends_with("[cut: 5000 chars, the first shown]"), "{cut}");
+        assert!(escaped_chars(&fit_text(&quotes, 10)) <= 10);
+    }
+
+    #[test]
+    fn pages_of_a_list_fit_their_limit_cover_every_item_and_a_bad_cursor_is_refused() {
+        let items: Vec<String> = (0..100).map(|i| format!("{i:03} {}", "x".repeat(46))).collect();
+        let (mut cursor, mut seen) = (None, Vec::new());
+        loop {
+            let (page, next) = page_of(&items, cursor.as_deref(), 1000, 100).unwrap();
+            assert!(chars(&serde_json::to_string(&page).unwrap()) + 100 <= 1000);
+            seen.extend(page);
+            match next {
+                Some(next) => cursor = Some(next),
+                None => break,
+            }
+        }
+        assert_eq!(seen, items);
+        for bad in ["x", "100", "-1"] {
+            let message = page_of(&items, Some(bad), 1000, 100).unwrap_err();
+            assert!(message.contains("list again without a cursor"), "{message}");
+        }
+        assert_eq!(page_of::<String>(&[], None, 1000, 100).unwrap(), (vec![], None));
+    }
+
+    /// `enforce` over generated answers (keys of thousands of chars, thousands of keys, nesting
+    /// over a hundred deep, lists of thousands, with an image or without) and over plain texts: the
+    /// text a model reads and the structured value are within the limit, the twin equals the
+    /// value, an image stays, and a cut answer says it was cut.
+    #[test]
+    fn enforce_keeps_any_generated_answer_within_the_budget() {
+        use proptest::prelude::*;
+        use proptest::test_runner::{Config, TestRunner};
+        let mut runner = TestRunner::new(Config::with_cases(256));
+        let cases = std::cell::Cell::new(0);
+        let strategy = (
+            crate::context::shrink::tests::hostile_json(),
+            100usize..6000,
+            any::<bool>(),
+        );
+        runner
+            .run(&strategy, |(value, limit, with_image)| {
+                cases.set(cases.get() + 1);
+                let mut result = CallToolResult::structured(value.clone());
+                if with_image {
+                    result.content.push(ContentBlock::image("AAAA", "image/jpeg"));
+                }
+                let out = enforce(result, limit);
+                let texts: Vec<&str> = out
+                    .content
+                    .iter()
+                    .filter_map(|c| c.as_text())
+                    .map(|t| t.text.as_str())
+                    .collect();
+                let size: usize = texts.iter().map(|t| chars(t)).sum();
+                prop_assert!(size <= limit, "{} chars of text over {}", size, limit);
+                let structured = out.structured_content.clone().expect("structured");
+                prop_assert!(chars(&structured.to_string()) <= limit);
+                prop_assert_eq!(&serde_json::from_str::<Value>(texts[0]).unwrap(), &structured);
+                prop_assert_eq!(out.content.iter().any(|c| c.as_image().is_some()), with_image);
+                let over = chars(&value.to_string()) > limit;
+                if over && limit >= 1500 {
+                    prop_assert_eq!(&structured["budget"]["truncated"], &json!(true));
+                    prop_assert!(structured["budget"]["cut"].as_array().is_some_and(|c| !c.is_empty()));
+                }
+                if !over {
+                    prop_assert_eq!(&structured, &value, "an answer within the budget goes out whole");
+                }
+                let plain = enforce(
+                    CallToolResult::error(vec![ContentBlock::text(value.to_string())]),
+                    limit,
+                );
+                let size: usize = plain
+                    .content
+                    .iter()
+                    .filter_map(|c| c.as_text())
+                    .map(|t| chars(&t.text))
+                    .sum();
+                prop_assert!(size <= limit, "a plain text of {} chars over {}", size, limit);
+                Ok(())
+            })
+            .unwrap();
+        eprintln!("enforce: {} cases", cases.get());
     }
 }

@@ -1,17 +1,21 @@
 //! Cutting a JSON answer down to a number of chars and saying what was cut: the one mechanism
 //! behind "no answer outgrows the budget", whatever a tool put in it (a key field that grew, a
-//! long error, a list nobody capped).
+//! long error, a list nobody capped, a property named with 5,000 chars, a map of thousands of
+//! keys, nesting hundreds deep).
 //!
 //! Each step cuts the biggest thing that can give: a long string loses its tail (ending in `…`),
-//! a list loses its last items. Short strings (ids, names), numbers and the fields named in
-//! `keep` are never cut, so the answer keeps its shape and its ids; what was cut is returned as
-//! notes (`/crashes: 12 of 200 items`).
+//! a list its last items, a long key its tail, an object its last entries. Short strings (ids,
+//! names), numbers and the top-level fields named in `keep` are never cut, so the answer keeps
+//! its shape and its ids; what was cut is returned as notes (`/crashes: 12 of 200 items`,
+//! `/props: 9 of 3000 keys`).
 
-use serde_json::Value;
+use std::collections::{HashMap, HashSet};
+
+use serde_json::{Map, Value};
 
 use super::budget::{chars, escaped_chars};
 
-/// Strings at most this long are never cut: ids, names, serials, timestamps.
+/// Strings and keys at most this long are never cut: ids, names, serials, timestamps.
 const SHORT: usize = 48;
 
 /// One cut: where (a JSON pointer), and how much of how much was kept.
@@ -24,8 +28,10 @@ pub struct Cut {
 }
 
 impl Cut {
+    /// The note for this cut; a path is named by its head, since it may hold keys of any length.
     pub fn describe(&self) -> String {
-        format!("{}: {} of {} {}", self.path, self.kept, self.total, self.unit)
+        let path = crate::android::cut(&self.path, SHORT);
+        format!("{path}: {} of {} {}", self.kept, self.total, self.unit)
     }
 }
 
@@ -35,42 +41,72 @@ pub fn json_chars(value: &Value) -> usize {
         Value::String(s) => escaped_chars(s) + 2,
         Value::Array(items) => 2 + items.iter().map(json_chars).sum::<usize>() + items.len().saturating_sub(1),
         Value::Object(map) => {
-            2 + map
-                .iter()
-                .map(|(k, v)| escaped_chars(k) + 3 + json_chars(v))
-                .sum::<usize>()
-                + map.len().saturating_sub(1)
+            2 + map.iter().map(|(k, v)| entry_chars(k, v)).sum::<usize>() + map.len().saturating_sub(1)
         }
         other => chars(&other.to_string()),
     }
+}
+
+/// What one `"key":value` takes, without the comma.
+fn entry_chars(key: &str, value: &Value) -> usize {
+    escaped_chars(key) + 3 + json_chars(value)
 }
 
 /// Cuts `value` until its compact JSON takes at most `limit` chars (or nothing cuttable is
 /// left). Top-level fields named in `keep` are left whole.
 pub fn shrink(value: &mut Value, limit: usize, keep: &[&str]) -> Vec<Cut> {
     let mut cuts: Vec<Cut> = Vec::new();
-    // Each step shortens something or empties a list, so this ends long before the bound.
-    for _ in 0..100_000 {
+    let mut at: HashMap<String, usize> = HashMap::new();
+    // Each round gathers what can give and cuts it, biggest first, until the value fits. A cut
+    // pays the whole excess or takes its node to its floor, so rounds are few; a round that
+    // leaves the value no smaller ends it (every cut makes it smaller, so this ends).
+    let mut last = usize::MAX;
+    loop {
         let size = json_chars(value);
-        if size <= limit {
+        if size <= limit || size >= last {
             break;
         }
-        let Some(path) = biggest(value, keep) else { break };
-        let Some(node) = value.pointer_mut(&path) else { break };
-        let Some((kept, total, unit)) = cut_node(node, size - limit) else {
+        last = size;
+        let mut excess = size - limit;
+        let mut found = Vec::new();
+        gather(value, &mut String::new(), keep, &mut found);
+        // Lists and objects of one are cut only when nothing bigger can give.
+        let Some(tier) = found.iter().map(|c| c.tier).min() else {
             break;
         };
-        match cuts.iter_mut().find(|c| c.path == path) {
-            Some(earlier) => earlier.kept = kept,
-            None => cuts.push(Cut {
-                path,
-                kept,
-                total,
-                unit,
-            }),
+        found.retain(|c| c.tier == tier);
+        found.sort_by_key(|c| std::cmp::Reverse(c.size));
+        for candidate in found {
+            // An earlier cut of this round may have taken the node (a dropped item, a renamed key).
+            let Some(node) = value.pointer_mut(&candidate.path) else {
+                continue;
+            };
+            let before = json_chars(node);
+            let keep_here = if candidate.path.is_empty() { keep } else { &[] };
+            let made = give(node, candidate.give, excess, keep_here);
+            excess = excess.saturating_sub(before.saturating_sub(json_chars(node)));
+            for (suffix, kept, total, unit) in made {
+                let path = format!("{}{suffix}", candidate.path);
+                match at.get(&path) {
+                    // A second cut of one node: the first said how much there was.
+                    Some(&i) => cuts[i].kept = kept,
+                    None => {
+                        at.insert(path.clone(), cuts.len());
+                        cuts.push(Cut {
+                            path,
+                            kept,
+                            total,
+                            unit,
+                        });
+                    }
+                }
+            }
+            if excess == 0 {
+                break;
+            }
         }
     }
-    // A cut inside a list item that a later cut dropped no longer says anything.
+    // A cut inside something a later cut dropped (or renamed) no longer says anything.
     cuts.retain(|c| value.pointer(&c.path).is_some());
     cuts
 }
@@ -84,82 +120,85 @@ pub fn describe(cuts: &[Cut], max: usize) -> Vec<String> {
     notes
 }
 
-/// Shortens one node by at least `excess` chars where it can. `None` when it cannot give.
-fn cut_node(node: &mut Value, excess: usize) -> Option<(usize, usize, &'static str)> {
-    match node {
-        Value::String(s) => {
-            let total = chars(s);
-            if total <= SHORT {
-                return None;
-            }
-            let keep = total.saturating_sub(excess + 1).max(SHORT / 2).min(total - 1);
-            let mut cut: String = s.chars().take(keep).collect();
-            cut.push('…');
-            *s = cut;
-            Some((keep, total, "chars"))
-        }
-        Value::Array(items) if !items.is_empty() => {
-            let total = items.len();
-            // Keep the first item while others can go: the head of a list is its most useful part.
-            let floor = usize::from(total > 1);
-            let mut freed = 0;
-            while items.len() > floor && freed < excess {
-                freed += items.pop().map_or(0, |item| json_chars(&item) + 1);
-            }
-            Some((items.len(), total, "items"))
-        }
-        _ => None,
-    }
+/// How a node can give.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Give {
+    /// A long string loses its tail.
+    Text,
+    /// A list loses its last items.
+    Items,
+    /// An object's long keys lose their tails.
+    Keys,
+    /// An object loses its last entries.
+    Entries,
 }
 
-/// The pointer of the node to cut next: the biggest long string or list of two or more; failing
-/// that, the biggest list of one.
-fn biggest(value: &Value, keep: &[&str]) -> Option<String> {
-    let mut best: Option<(usize, String)> = None;
-    let mut single: Option<(usize, String)> = None;
-    let mut path = String::new();
-    walk(value, &mut path, keep, true, &mut best, &mut single);
-    best.or(single).map(|(_, p)| p)
+/// A node that can give: where, how, and how big it counts for "biggest first".
+#[derive(Debug)]
+struct Candidate {
+    /// 0: long strings and keys, lists and objects of two or more; 1: lists and objects of one.
+    tier: u8,
+    size: usize,
+    path: String,
+    give: Give,
 }
 
-fn walk(
-    value: &Value,
-    path: &mut String,
-    keep: &[&str],
-    top: bool,
-    best: &mut Option<(usize, String)>,
-    single: &mut Option<(usize, String)>,
-) {
-    let offer = |slot: &mut Option<(usize, String)>, size: usize, path: &str| {
-        if slot.as_ref().is_none_or(|(s, _)| size > *s) {
-            *slot = Some((size, path.to_string()));
-        }
+/// Every node of `value` that can give. Top-level fields in `keep` and what is inside them are
+/// left out.
+fn gather(value: &Value, path: &mut String, keep: &[&str], out: &mut Vec<Candidate>) {
+    let mut offer = |tier: u8, size: usize, give: Give, path: &str| {
+        out.push(Candidate {
+            tier,
+            size,
+            path: path.to_string(),
+            give,
+        })
     };
     match value {
-        Value::String(s) if chars(s) > SHORT => offer(best, json_chars(value), path),
+        Value::String(s) if chars(s) > SHORT => offer(0, json_chars(value), Give::Text, path),
         Value::Array(items) => {
             match items.len() {
                 0 => {}
-                1 => offer(single, json_chars(value), path),
-                _ => offer(best, json_chars(value), path),
+                1 => offer(1, json_chars(value), Give::Items, path),
+                _ => offer(0, json_chars(value), Give::Items, path),
             }
             for (i, item) in items.iter().enumerate() {
                 let len = path.len();
                 path.push('/');
                 path.push_str(&i.to_string());
-                walk(item, path, keep, false, best, single);
+                gather(item, path, keep, out);
                 path.truncate(len);
             }
         }
         Value::Object(map) => {
-            for (key, item) in map {
-                if top && keep.contains(&key.as_str()) {
-                    continue;
-                }
+            let keep_here = if path.is_empty() { keep } else { &[] };
+            let open: Vec<(&String, &Value)> = map.iter().filter(|(k, _)| !keep_here.contains(&k.as_str())).collect();
+            let long_keys: usize = open
+                .iter()
+                .filter(|(k, _)| chars(k) > SHORT)
+                .map(|(k, _)| escaped_chars(k))
+                .sum();
+            if long_keys > 0 {
+                offer(0, long_keys, Give::Keys, path);
+            }
+            // An object counts as big as its small entries (numbers, short strings): its long
+            // values are cut where they are first, and a map of thousands of small entries
+            // loses its last ones. A key field (a count, an exit code) goes last.
+            let small: usize = open
+                .iter()
+                .filter(|(_, v)| !can_give(v))
+                .map(|(k, v)| entry_chars(k, v) + 1)
+                .sum();
+            match open.len() {
+                0 => {}
+                1 => offer(1, json_chars(value), Give::Entries, path),
+                _ => offer(0, small, Give::Entries, path),
+            }
+            for (key, item) in open {
                 let len = path.len();
                 path.push('/');
                 path.push_str(&key.replace('~', "~0").replace('/', "~1"));
-                walk(item, path, keep, false, best, single);
+                gather(item, path, keep, out);
                 path.truncate(len);
             }
         }
@@ -167,10 +206,100 @@ fn walk(
     }
 }
 
+/// Whether a value can give by itself: a long string, a list or object with something in it.
+fn can_give(value: &Value) -> bool {
+    match value {
+        Value::String(s) => chars(s) > SHORT,
+        Value::Array(items) => !items.is_empty(),
+        Value::Object(map) => !map.is_empty(),
+        _ => false,
+    }
+}
+
+/// Shortens one node by at least `excess` chars where it can, down to its floor; the cuts it
+/// made, each with the pointer suffix of what it cut (empty: the node itself).
+fn give(node: &mut Value, how: Give, excess: usize, keep: &[&str]) -> Vec<(String, usize, usize, &'static str)> {
+    match (how, node) {
+        (Give::Text, Value::String(s)) => {
+            let total = chars(s);
+            if total <= SHORT {
+                return Vec::new();
+            }
+            let keep = total.saturating_sub(excess + 1).max(SHORT / 2).min(total - 1);
+            *s = crate::android::cut(s, keep);
+            vec![(String::new(), keep, total, "chars")]
+        }
+        (Give::Items, Value::Array(items)) if !items.is_empty() => {
+            let total = items.len();
+            // Keep the first item while others can go: the head of a list is its most useful part.
+            let floor = usize::from(total > 1);
+            let mut freed = 0;
+            while items.len() > floor && freed < excess {
+                freed += items.pop().map_or(0, |item| json_chars(&item) + 1);
+            }
+            vec![(String::new(), items.len(), total, "items")]
+        }
+        (Give::Keys, Value::Object(map)) => cut_keys(map, keep),
+        (Give::Entries, Value::Object(map)) => {
+            let open: Vec<(String, usize)> = map
+                .iter()
+                .filter(|(k, _)| !keep.contains(&k.as_str()))
+                .map(|(k, v)| (k.clone(), entry_chars(k, v) + 1))
+                .collect();
+            let total = open.len();
+            if total == 0 {
+                return Vec::new();
+            }
+            // Like a list: the last entries go, the first stays while others can go.
+            let floor = usize::from(total > 1);
+            let (mut kept, mut freed) = (total, 0);
+            while kept > floor && freed < excess {
+                kept -= 1;
+                freed += open[kept].1;
+            }
+            let gone: HashSet<&str> = open[kept..].iter().map(|(k, _)| k.as_str()).collect();
+            map.retain(|k, _| !gone.contains(k.as_str()));
+            vec![(String::new(), kept, total, "keys")]
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// Cuts every long key of `map` (but those in `keep`) to its head, in place and in order; a head
+/// another key already has gets a number.
+fn cut_keys(map: &mut Map<String, Value>, keep: &[&str]) -> Vec<(String, usize, usize, &'static str)> {
+    let long = |k: &str| chars(k) > SHORT && !keep.contains(&k);
+    let mut taken: HashSet<String> = map.keys().filter(|k| !long(k)).cloned().collect();
+    let mut made = Vec::new();
+    for (key, value) in std::mem::take(map) {
+        if !long(&key) {
+            map.insert(key, value);
+            continue;
+        }
+        let head = crate::android::cut(&key, SHORT - 8);
+        let mut name = head.clone();
+        let mut n = 1;
+        while taken.contains(&name) {
+            n += 1;
+            name = format!("{head}{n}");
+        }
+        taken.insert(name.clone());
+        made.push((
+            format!("/{}", name.replace('~', "~0").replace('/', "~1")),
+            chars(&name),
+            chars(&key),
+            "chars of a key",
+        ));
+        map.insert(name, value);
+    }
+    made
+}
+
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use proptest::prelude::*;
+    use proptest::test_runner::{Config, TestRunner};
     use serde_json::json;
 
     #[test]
@@ -210,6 +339,43 @@ mod tests {
         assert!(json_chars(&v) <= 600);
     }
 
+    #[test]
+    fn a_5000_char_key_is_cut_to_its_head_and_said() {
+        let name = format!("vendor.{}", "n".repeat(5000));
+        let mut v = json!({"operation": "get", "items": {name.clone(): "a value"}});
+        let cuts = shrink(&mut v, 400, &["operation"]);
+        assert!(json_chars(&v) <= 400, "{}", json_chars(&v));
+        let keys: Vec<&String> = v["items"].as_object().unwrap().keys().collect();
+        assert!(keys[0].starts_with("vendor.nnn") && keys[0].ends_with('…'), "{keys:?}");
+        assert_eq!(v["items"][keys[0].as_str()], "a value", "the value stays");
+        assert_eq!(cuts.len(), 1, "{cuts:?}");
+        assert_eq!((cuts[0].total, cuts[0].unit), (5007, "chars of a key"));
+        assert!(cuts[0].describe().chars().count() < 200, "{}", cuts[0].describe());
+    }
+
+    #[test]
+    fn a_map_of_thousands_of_keys_loses_its_last_entries_and_says_how_many() {
+        let map: Map<String, Value> = (0..5000).map(|i| (format!("key.{i:05}"), json!(i))).collect();
+        let mut v = json!({"operation": "get", "total": 5000, "items": map});
+        let cuts = shrink(&mut v, 1000, &["operation"]);
+        assert!(json_chars(&v) <= 1000);
+        assert_eq!(v["total"], 5000, "a small key field stays");
+        let kept = v["items"].as_object().unwrap().len();
+        assert!(kept > 10 && v["items"]["key.00000"] == 0, "the head stays: {kept}");
+        assert_eq!(cuts[0].describe(), format!("/items: {kept} of 5000 keys"));
+    }
+
+    #[test]
+    fn two_long_keys_with_one_head_stay_two_entries() {
+        let (a, b) = (format!("{}a", "k".repeat(100)), format!("{}b", "k".repeat(100)));
+        let mut v = json!({a: "x".repeat(100), b: 2});
+        let cuts = shrink(&mut v, 250, &[]);
+        let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
+        assert_eq!(keys.len(), 2, "{v}");
+        assert_ne!(keys[0], keys[1]);
+        assert_eq!(cuts.len(), 2, "{cuts:?}");
+    }
+
     /// Any JSON value: nested objects and lists of long and short strings, numbers, odd keys.
     fn any_json() -> impl Strategy<Value = Value> {
         let leaf = prop_oneof![
@@ -228,26 +394,78 @@ mod tests {
         })
     }
 
-    proptest! {
-        #![proptest_config(ProptestConfig::with_cases(256))]
+    /// What a hostile device or caller makes: keys of up to 6,000 chars, objects of thousands of
+    /// keys, nesting over a hundred deep, lists of thousands of items; put inside an answer with an
+    /// `operation`.
+    pub(crate) fn hostile_json() -> impl Strategy<Value = Value> {
+        let key = prop_oneof![
+            3 => "[a-z./~é]{1,12}",
+            1 => (49usize..6000, "[a-z/~\"é😀]").prop_map(|(n, c)| c.repeat(n)),
+        ];
+        let huge_keys = prop::collection::vec((key, any_json()), 1..6)
+            .prop_map(|entries| Value::Object(entries.into_iter().collect()));
+        let many_keys = (1usize..4000, 0usize..80).prop_map(|(n, len)| {
+            Value::Object(
+                (0..n)
+                    .map(|i| (format!("ro.{}.{i}", "p".repeat(len % 40)), json!("v".repeat(len))))
+                    .collect(),
+            )
+        });
+        // Up to 120 levels: serde_json, and so rmcp's client, reads no deeper than 128.
+        let deep = (1usize..120, "[a-z~/]{1,60}").prop_map(|(depth, key)| {
+            (0..depth).fold(json!("leaf"), |inner, i| match i % 2 {
+                0 => json!({ key.clone(): inner }),
+                _ => json!([inner]),
+            })
+        });
+        let huge_list = (1usize..6000).prop_map(|n| Value::Array((0..n).map(|i| json!(format!("item {i}"))).collect()));
+        let body = prop_oneof![any_json(), huge_keys, many_keys, deep, huge_list];
+        (prop::collection::vec(body, 1..4), any::<bool>()).prop_map(|(bodies, with_operation)| {
+            let mut answer = Map::new();
+            if with_operation {
+                answer.insert("operation".into(), json!("get"));
+            }
+            for (i, body) in bodies.into_iter().enumerate() {
+                answer.insert(format!("field{i}"), body);
+            }
+            Value::Object(answer)
+        })
+    }
 
-        /// Whatever the value, the result fits unless only short scalars are left, keeps its
-        /// shape (an object stays an object with the same keys) and names every cut.
-        #[test]
-        fn any_value_fits_or_only_short_scalars_remain(value in any_json(), limit in 200usize..5000) {
-            let mut cut = value.clone();
-            let cuts = shrink(&mut cut, limit, &[]);
-            if json_chars(&cut) > limit {
-                prop_assert!(biggest(&cut, &[]).is_none(), "stopped with something left to cut");
-            }
-            if let (Value::Object(a), Value::Object(b)) = (&value, &cut) {
-                prop_assert_eq!(a.keys().collect::<Vec<_>>(), b.keys().collect::<Vec<_>>());
-            }
-            for c in &cuts {
-                prop_assert!(c.kept < c.total, "{:?}", c);
-                prop_assert!(cut.pointer(&c.path).is_some());
-            }
-            prop_assert_eq!(cuts.is_empty(), cut == value);
-        }
+    /// Whatever the value, the result fits unless only what `keep` protects is left, keeps its
+    /// kind (an object stays an object) and its kept fields, and names every cut.
+    #[test]
+    fn any_value_fits_keeps_its_kept_fields_and_names_every_cut() {
+        let mut runner = TestRunner::new(Config::with_cases(256));
+        let cases = std::cell::Cell::new(0);
+        let strategy = (prop_oneof![any_json(), hostile_json()], 2usize..5000, any::<bool>());
+        runner
+            .run(&strategy, |(value, limit, keep_operation)| {
+                cases.set(cases.get() + 1);
+                let keep: &[&str] = if keep_operation { &["operation"] } else { &[] };
+                let mut cut = value.clone();
+                let cuts = shrink(&mut cut, limit, keep);
+                if json_chars(&cut) > limit {
+                    let mut left = Vec::new();
+                    gather(&cut, &mut String::new(), keep, &mut left);
+                    prop_assert!(left.is_empty(), "stopped with something left to cut: {:?}", &left[..1]);
+                    prop_assert!(
+                        !keep.is_empty() || !cut.is_object(),
+                        "an unprotected object always fits"
+                    );
+                }
+                prop_assert_eq!(value.is_object(), cut.is_object());
+                for key in keep {
+                    prop_assert_eq!(value.get(key), cut.get(key));
+                }
+                for c in &cuts {
+                    prop_assert!(c.kept < c.total, "{:?}", c);
+                    prop_assert!(cut.pointer(&c.path).is_some(), "{:?}", c);
+                }
+                prop_assert_eq!(cuts.is_empty(), cut == value);
+                Ok(())
+            })
+            .unwrap();
+        eprintln!("shrink: {} cases", cases.get());
     }
 }

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{State, error, parse_args};
-use crate::context::budget::{Budgeted, chars, resource_uri, respond};
+use crate::context::budget::{Budgeted, chars, cut_to_fit, resource_uri, respond};
 use crate::context::cache::{Entry, Stats};
 use crate::context::page::{Query, page, unit};
 use crate::context::{Data, Kind};
@@ -221,17 +221,16 @@ fn get(state: &State, args: &CacheArgs) -> CallToolResult {
             return respond(&output, state.budget, &state.cache, "cache page");
         }
         if p.count <= 1 {
-            // One key, item or line longer than the budget: show its head and say where it is whole.
-            if let Some(items) = output.items.take() {
-                output.items = Some(cut_value(items, state.budget / 2));
-            }
+            // One key, item or line longer than the budget: its head, and where it is whole.
             output.hint = Some(format!(
                 "this {} is longer than the {}-char budget and was cut; resources/read {} returns the entry whole",
                 unit(&entry.data).trim_end_matches('s'),
                 state.budget,
                 resource_uri(&entry.id)
             ));
-            return CallToolResult::structured(serde_json::to_value(&output).unwrap_or_default());
+            let mut value = serde_json::to_value(&output).unwrap_or_default();
+            cut_to_fit(&mut value, state.budget);
+            return CallToolResult::structured(value);
         }
         query.limit = (p.count * state.budget / size).clamp(1, p.count - 1);
     }
@@ -250,17 +249,4 @@ fn run_result(state: &State, reference: &str) -> Result<std::sync::Arc<Entry>, S
         .and_then(|v| serde_json::to_string_pretty(&v).ok())
         .unwrap_or(text);
     Ok(state.cache.put(Kind::Output, about, Data::Text(pretty)))
-}
-
-/// Cuts every string inside `value` to at most `max` chars in all, marking each cut.
-fn cut_value(value: Value, max: usize) -> Value {
-    match value {
-        Value::String(s) if chars(&s) > max => {
-            let head: String = s.chars().take(max).collect();
-            Value::String(format!("{head}…[cut: {} more chars]", chars(&s) - max))
-        }
-        Value::Array(items) => Value::Array(items.into_iter().map(|v| cut_value(v, max)).collect()),
-        Value::Object(map) => Value::Object(map.into_iter().map(|(k, v)| (k, cut_value(v, max))).collect()),
-        other => other,
-    }
 }

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use rmcp::RoleServer;
-use rmcp::model::{CallToolResult, JsonObject, ProgressNotificationParam, ProgressToken};
+use rmcp::model::{CallToolResult, JsonObject, ProgressToken};
 use rmcp::service::RequestContext;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -179,7 +179,7 @@ impl Host for ToolHost {
                     index + 1,
                     if answer.is_ok() { "ok" } else { "error" }
                 );
-                let note = ProgressNotificationParam::new(token, ended as f64).with_message(line);
+                let note = crate::context::budget::progress(token, ended as f64, None, &line, state.budget);
                 let _ = peer.notify_progress(note).await;
             }
             answer

@@ -7,6 +7,7 @@
 mod common;
 
 mod bad_inputs;
+mod budget;
 mod captures;
 mod code_mode;
 mod code_mode_workspaces;

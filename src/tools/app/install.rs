@@ -78,7 +78,7 @@ pub(super) async fn install(state: &State, serial: &str, args: &AppArgs, ctx: &R
     // Progress: the upload callback feeds a channel; a task turns it into notifications.
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<u64>();
     let forwarder = ctx.meta.get_progress_token().map(|token| {
-        let peer = ctx.peer.clone();
+        let (peer, budget) = (ctx.peer.clone(), state.budget);
         tokio::spawn(async move {
             let mut last_percent = None;
             while let Some(sent) = rx.recv().await {
@@ -87,9 +87,9 @@ pub(super) async fn install(state: &State, serial: &str, args: &AppArgs, ctx: &R
                     continue;
                 }
                 last_percent = Some(percent);
-                let note = ProgressNotificationParam::new(token.clone(), sent as f64)
-                    .with_total(total as f64)
-                    .with_message(format!("uploaded {sent} of {total} bytes"));
+                let message = format!("uploaded {sent} of {total} bytes");
+                let note =
+                    crate::context::budget::progress(token.clone(), sent as f64, Some(total as f64), &message, budget);
                 let _ = peer.notify_progress(note).await;
             }
         })

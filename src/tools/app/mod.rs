@@ -5,7 +5,7 @@ use std::collections::HashSet;
 use std::time::Duration;
 
 use rmcp::RoleServer;
-use rmcp::model::{CallToolResult, JsonObject, ProgressNotificationParam};
+use rmcp::model::{CallToolResult, JsonObject};
 use rmcp::service::RequestContext;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use rmcp::RoleServer;
-use rmcp::model::{CallToolResult, JsonObject, ProgressNotificationParam};
+use rmcp::model::{CallToolResult, JsonObject};
 use rmcp::service::RequestContext;
 use serde::{Deserialize, Serialize};
 
@@ -282,9 +282,9 @@ async fn wait(
         last_problem = stage.clone();
         if let Some(token) = &progress_token {
             let elapsed = started.elapsed().as_millis() as f64;
-            let note = ProgressNotificationParam::new(token.clone(), elapsed)
-                .with_total(timeout.as_millis() as f64)
-                .with_message(format!("check {step}: {stage}"));
+            let message = format!("check {step}: {stage}");
+            let total = Some(timeout.as_millis() as f64);
+            let note = crate::context::budget::progress(token.clone(), elapsed, total, &message, state.budget);
             let _ = ctx.peer.notify_progress(note).await;
         }
         let pause = Duration::from_millis((200 * u64::from(step)).min(2000));

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use base64::Engine;
 use rmcp::RoleServer;
-use rmcp::model::{CallToolResult, ContentBlock, JsonObject, ProgressNotificationParam};
+use rmcp::model::{CallToolResult, ContentBlock, JsonObject};
 use rmcp::service::RequestContext;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -243,6 +243,8 @@ impl Budgeted for UiOutput {
         "cacheId",
         "at",
         "target",
+        "image",
+        "scale",
         "observed",
     ];
     const BULK_FIELDS: &'static [&'static str] = &["elements", "matches"];

@@ -45,13 +45,15 @@ pub(super) async fn find_op(state: &State, serial: &str, args: &UiArgs) -> Outco
         total_count: Some(total),
         ..output(UiOperation::Find, serial)
     };
+    // The hint quotes the query by its head: a 5,000-char text must not crowd out the caption.
+    let quoted = crate::adb::cut(&value);
     if matches.is_empty() {
         let near: Vec<Element> = closest(&snap.elements, &value, MAX_MATCHES)
             .into_iter()
             .cloned()
             .collect();
         out.hint = Some(format!(
-            "nothing matches {value:?}; the closest labels are listed; or tap {{gridCell, gridPosition: center|top-left|top-right|bottom-left|bottom-right}} on the grid image: {}",
+            "nothing matches {quoted:?}; the closest labels are listed; or tap {{gridCell, gridPosition: center|top-left|top-right|bottom-left|bottom-right}} on the grid image: {}",
             grid::NUMBERING
         ));
         out.matches = Some(near);
@@ -60,7 +62,7 @@ pub(super) async fn find_op(state: &State, serial: &str, args: &UiArgs) -> Outco
         out.hint = Some(match total - shown {
             0 => "tap {ref: matches[0].ref} taps the best match".to_string(),
             more => format!(
-                "tap {{ref: matches[0].ref}} taps the best match; {more} more only contain {value:?} (ui dump {{filter}} lists them)"
+                "tap {{ref: matches[0].ref}} taps the best match; {more} more only contain {quoted:?} (ui dump {{filter}} lists them)"
             ),
         });
     }

@@ -47,12 +47,14 @@ pub(super) async fn wait(state: &State, serial: &str, args: &UiArgs, ctx: &Reque
             return Ok((out, None));
         }
         if let Some(token) = &token {
-            let note = ProgressNotificationParam::new(token.clone(), started.elapsed().as_millis() as f64)
-                .with_total(timeout as f64)
-                .with_message(format!(
-                    "poll {polls}: {value:?} {}",
-                    if gone { "still there" } else { "not yet" }
-                ));
+            let message = format!(
+                "poll {polls}: {:?} {}",
+                crate::adb::cut(&value),
+                if gone { "still there" } else { "not yet" }
+            );
+            let elapsed = started.elapsed().as_millis() as f64;
+            let note =
+                crate::context::budget::progress(token.clone(), elapsed, Some(timeout as f64), &message, state.budget);
             let _ = ctx.peer.notify_progress(note).await;
         }
         let Some(sleep) = crate::tools::next_pause(started, limit, pause) else {
@@ -65,7 +67,8 @@ pub(super) async fn wait(state: &State, serial: &str, args: &UiArgs, ctx: &Reque
         pause = (pause * 3 / 2).min(Duration::from_secs(2));
     }
     Err(format!(
-        "{value:?} {} after {} ms ({polls} looks); ui dump shows what is there",
+        "{:?} {} after {} ms ({polls} looks); ui dump shows what is there",
+        crate::adb::cut(&value),
         if gone {
             "is still on the screen"
         } else {
