@@ -11,6 +11,7 @@ pub mod image;
 pub mod jsonrpc;
 pub mod panel;
 pub mod principals;
+pub mod replay;
 pub mod script;
 pub mod server;
 pub mod sim;

@@ -48,7 +48,7 @@ enum Command {
 #[derive(clap::Args)]
 struct ReplayArgs {
     #[command(flatten)]
-    options: droidmcp::flow::replay::Options,
+    options: droidmcp::replay::Options,
     #[command(flatten)]
     serve: ServeArgs,
 }
@@ -514,7 +514,7 @@ async fn replay(args: ReplayArgs) -> anyhow::Result<()> {
     // A flow of many steps is one script run: its calls are bounded by the run's time instead.
     serve.script_max_calls = serve.script_max_calls.max(1_000_000);
     let (state, _sim) = build_state(&serve).await?;
-    let report = droidmcp::flow::replay::run(state.clone(), &args.options).await;
+    let report = droidmcp::replay::run(state.clone(), &args.options).await;
     state.runs.shutdown();
     if !report?.iter().all(|r| r.passed()) {
         std::process::exit(1);

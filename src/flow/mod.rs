@@ -6,9 +6,8 @@
 pub mod js;
 pub mod maestro;
 pub mod record;
-pub mod replay;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 pub mod verify;
 
 use crate::android::ui_elements::{Element, Field, Matcher, best_target, find};

@@ -1,14 +1,13 @@
 //! The formats hold whatever an app shows: generated steps with any text (quotes, newlines,
-//! `*/`, regex metacharacters, U+2028, YAML's own syntax) survive a Maestro round trip, keep
-//! every step named in the script, and make a JUnit report that parses.
+//! `*/`, regex metacharacters, U+2028, YAML's own syntax) survive a Maestro round trip (the
+//! replay's own checks, step names and JUnit, are in `crate::replay`).
 
 use proptest::prelude::*;
 
-use super::replay::{Report, StepResult, junit};
 use super::*;
 
 /// Text as apps show it and as an adversary would write it.
-fn text() -> impl Strategy<Value = String> {
+pub(crate) fn text() -> impl Strategy<Value = String> {
     prop_oneof![
         "[a-zA-Z0-9 &·.,:#'-]{1,24}",
         proptest::string::string_regex(r#"[\PC\n\t"\\/*$^.|?+()\[\]{}:#&!%@`'\u{2028}-]{1,16}"#).unwrap(),
@@ -130,7 +129,7 @@ fn when() -> BoxedStrategy<When> {
         .boxed()
 }
 
-fn step() -> impl Strategy<Value = Step> {
+pub(crate) fn step() -> impl Strategy<Value = Step> {
     (
         action(),
         proptest::option::of(text()),
@@ -208,42 +207,6 @@ proptest! {
                 prop_assert_eq!(Ok(read), again, "{}", text);
             }
             Err(message) => prop_assert!(!message.is_empty()),
-        }
-    }
-
-    /// The script names every step, in order, whatever the labels hold: the replay reads the
-    /// names back to report the steps a failure skipped.
-    #[test]
-    fn the_script_names_every_step(steps in proptest::collection::vec(step(), 1..8)) {
-        let code = js::render(&steps, &["a header\nwith */ a line".into()]);
-        let names: Vec<String> = steps.iter().enumerate().map(|(i, s)| format!("{} {}", i + 1, s.describe())).collect();
-        prop_assert_eq!(replay::step_names(&code), names);
-        // Nothing from the recording ends a comment or a string early: no line terminator but
-        // the renderer's own line feeds (JavaScript also ends lines at CR, U+2028, U+2029).
-        prop_assert!(!code.contains(['\r', '\u{2028}', '\u{2029}']), "a raw line terminator");
-    }
-
-    /// A JUnit report parses as XML, and each testcase is named as its step, whatever the step's
-    /// name and error hold (control characters become spaces: XML 1.0 cannot carry them).
-    #[test]
-    fn the_junit_report_is_xml_naming_each_step(
-        names in proptest::collection::vec(any::<String>(), 1..5),
-        error in any::<String>(),
-    ) {
-        let steps = names.iter().enumerate().map(|(i, n)| {
-            let result = StepResult { name: n.clone(), ok: i != 0, ms: 5, warnings: vec![error.clone()], error: (i == 0).then(|| error.clone()) };
-            (n.clone(), Some(result))
-        }).collect();
-        let report = Report { name: "generated".into(), steps, ..Default::default() };
-        let xml = junit(&[report]);
-        let doc = roxmltree::Document::parse(&xml).map_err(|e| TestCaseError::fail(format!("{e}\n{xml}")))?;
-        let cases: Vec<String> = doc.descendants().filter(|n| n.has_tag_name("testcase")).map(|n| n.attribute("name").unwrap_or_default().to_string()).collect();
-        let expected: Vec<String> = names.iter().map(|n| n.chars().map(|c| if c.is_control() { ' ' } else { c }).collect::<String>().replace('\r', " ")).collect();
-        prop_assert_eq!(cases.len(), expected.len());
-        for (case, want) in cases.iter().zip(&expected) {
-            // XML normalizes whitespace in attributes (tab, line ends become spaces).
-            let norm = |s: &str| s.replace(['\t', '\n', '\r'], " ");
-            prop_assert_eq!(norm(case), norm(want));
         }
     }
 }

@@ -77,3 +77,142 @@ fn readme_is_short_and_its_two_commands_work_as_written() {
         "README shows the answer it gives"
     );
 }
+
+/// The layers of `src/`, top to bottom (docs/ARCHITECTURE.md): a module may use its own layer's
+/// and lower ones, never a higher one. The simulator stands beside them and may use only what the
+/// map names; nothing but the command line uses it.
+const LAYERS: &[&[&str]] = &[
+    &["replay"],
+    &["stdio", "http", "jsonrpc"],
+    &["server", "panel"],
+    &["principals"],
+    &["tools", "script", "flow"],
+    &["context", "image"],
+    &["adb", "android"],
+];
+/// What the simulator shares with the rest (ARCHITECTURE.md names each).
+const SIM_USES: &[&str] = &["adb", "android", "image"];
+
+/// The top-level modules of the crate a source text names through `crate::`.
+fn crate_modules_named(text: &str) -> std::collections::BTreeSet<String> {
+    let mut named = std::collections::BTreeSet::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("crate::") {
+        rest = &rest[at + "crate::".len()..];
+        if let Some(group) = rest.strip_prefix('{') {
+            // `use crate::{a::b, c, d::{e, f}}`: the names at the group's top level.
+            let (mut depth, mut word, mut at_start) = (0, String::new(), true);
+            for c in group.chars() {
+                match c {
+                    '{' => depth += 1,
+                    '}' if depth == 0 => break,
+                    '}' => depth -= 1,
+                    ',' if depth == 0 => at_start = true,
+                    c if depth == 0 && at_start && (c.is_alphanumeric() || c == '_') => word.push(c),
+                    _ if depth == 0 && at_start && !word.is_empty() => {
+                        named.insert(std::mem::take(&mut word));
+                        at_start = false;
+                    }
+                    _ => {}
+                }
+            }
+            if !word.is_empty() {
+                named.insert(word);
+            }
+        } else {
+            let word: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+            named.insert(word);
+        }
+    }
+    named
+}
+
+/// Every `.rs` file under a folder.
+fn rust_files(dir: &std::path::Path, found: &mut Vec<std::path::PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            rust_files(&path, found);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            found.push(path);
+        }
+    }
+}
+
+#[test]
+fn no_module_uses_a_higher_layer_and_no_imports_form_a_cycle() {
+    let src = repo_dir().join("src");
+    let layer_of = |module: &str| LAYERS.iter().position(|l| l.contains(&module));
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut edges = std::collections::BTreeSet::new();
+    let mut wrong = Vec::new();
+    let mut uses = 0;
+    for file in &files {
+        let rel = file.strip_prefix(&src).unwrap().to_string_lossy().into_owned();
+        let module = rel.split('/').next().unwrap().trim_end_matches(".rs").to_string();
+        if module == "main" || module == "lib" {
+            continue; // the binary and the crate root sit on top
+        }
+        // Code only: a comment may name any module.
+        let text: String = std::fs::read_to_string(file)
+            .unwrap()
+            .lines()
+            .map(|line| line.split("//").next().unwrap_or_default())
+            .collect::<Vec<_>>()
+            .join("\n");
+        for used in crate_modules_named(&text) {
+            if used == module {
+                continue;
+            }
+            uses += 1;
+            edges.insert((module.clone(), used.clone()));
+            let ok = match (module.as_str(), layer_of(&module), layer_of(&used)) {
+                ("sim", _, _) => SIM_USES.contains(&used.as_str()),
+                (_, _, None) if used == "sim" => false,
+                (_, Some(from), Some(to)) => to >= from,
+                (_, None, _) => {
+                    wrong.push(format!(
+                        "{rel}: module `{module}` is in no layer: add it to LAYERS and to docs/ARCHITECTURE.md"
+                    ));
+                    continue;
+                }
+                (_, _, None) => {
+                    wrong.push(format!("{rel}: uses `crate::{used}`, which is in no layer"));
+                    continue;
+                }
+            };
+            if !ok {
+                wrong.push(format!(
+                    "{rel}: `{module}` uses `crate::{used}`, a layer above it (or the simulator)"
+                ));
+            }
+        }
+    }
+    // Within a layer, uses go one way: no two modules use each other, directly or around a loop.
+    let modules: std::collections::BTreeSet<&String> = edges.iter().flat_map(|(a, b)| [a, b]).collect();
+    for start in &modules {
+        let mut seen = std::collections::BTreeSet::new();
+        let mut todo: Vec<&String> = edges.iter().filter(|(a, _)| a == *start).map(|(_, b)| b).collect();
+        while let Some(next) = todo.pop() {
+            if next == *start {
+                wrong.push(format!("`{start}` is part of an import cycle"));
+                break;
+            }
+            if seen.insert(next) {
+                todo.extend(edges.iter().filter(|(a, _)| a == next).map(|(_, b)| b));
+            }
+        }
+    }
+    println!(
+        "{} files, {uses} uses of another module, {} module edges: {}",
+        files.len(),
+        edges.len(),
+        if wrong.is_empty() {
+            "all point down, no cycle"
+        } else {
+            "some do not"
+        }
+    );
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}

@@ -1,5 +1,7 @@
 //! `droidmcp replay FILE`: a `.js` flow, or a Maestro `.yaml` flow turned into the same script
-//! (`maestro::parse`, then `js::render`), run through the script sandbox against any device. One
+//! (`flow::maestro::parse`, then `flow::js::render`), run through the script sandbox against any
+//! device. A client of the server on the command line's layer: `flow/` only models, reads and
+//! writes flows. One
 //! line per step, a JUnit report, and for a failed step what the screen showed and a screenshot.
 
 use std::path::{Path, PathBuf};
@@ -130,9 +132,9 @@ fn script_of(file: &Path) -> anyhow::Result<(String, String)> {
         "js" => text,
         "yaml" | "yml" => {
             // Read again by path, so a `runFlow: FILE` finds FILE beside it.
-            let (name, steps) = super::maestro::parse_file(file).map_err(|e| anyhow::anyhow!("{e}"))?;
+            let (name, steps) = crate::flow::maestro::parse_file(file).map_err(|e| anyhow::anyhow!("{e}"))?;
             named = name;
-            super::js::render(&steps, &[format!("from {}", file.display())])
+            crate::flow::js::render(&steps, &[format!("from {}", file.display())])
         }
         _ => anyhow::bail!(
             "{}: a flow is a .js file (flow export {{format: \"js\"}}) or a Maestro .yaml file",
@@ -220,7 +222,7 @@ async fn run_one(state: &Arc<State>, options: &Options, name: String, code: Stri
 
 fn parse_env(given: &str) -> Result<(String, String), String> {
     match given.split_once('=') {
-        Some((name, value)) if super::placeholder_name(&format!("${{{name}}}")).is_some() => {
+        Some((name, value)) if crate::flow::placeholder_name(&format!("${{{name}}}")).is_some() => {
             Ok((name.to_string(), value.to_string()))
         }
         _ => Err(format!(
@@ -266,7 +268,7 @@ fn read_results(state: &State, answer: &Value) -> Vec<StepResult> {
     let Ok(folder) = state.runs.folder() else {
         return Vec::new();
     };
-    let path = folder.join("runs").join(run).join(super::js::RESULTS_FILE);
+    let path = folder.join("runs").join(run).join(crate::flow::js::RESULTS_FILE);
     std::fs::read_to_string(path)
         .ok()
         .and_then(|t| serde_json::from_str(&t).ok())
@@ -437,4 +439,51 @@ fn xml(s: &str) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::flow::js;
+    use crate::flow::tests::step;
+
+    proptest! {
+    /// The script names every step, in order, whatever the labels hold: the replay reads the
+    /// names back to report the steps a failure skipped.
+    #[test]
+    fn the_script_names_every_step(steps in proptest::collection::vec(step(), 1..8)) {
+        let code = js::render(&steps, &["a header\nwith */ a line".into()]);
+        let names: Vec<String> = steps.iter().enumerate().map(|(i, s)| format!("{} {}", i + 1, s.describe())).collect();
+        prop_assert_eq!(step_names(&code), names);
+        // Nothing from the recording ends a comment or a string early: no line terminator but
+        // the renderer's own line feeds (JavaScript also ends lines at CR, U+2028, U+2029).
+        prop_assert!(!code.contains(['\r', '\u{2028}', '\u{2029}']), "a raw line terminator");
+    }
+
+    /// A JUnit report parses as XML, and each testcase is named as its step, whatever the step's
+    /// name and error hold (control characters become spaces: XML 1.0 cannot carry them).
+    #[test]
+    fn the_junit_report_is_xml_naming_each_step(
+        names in proptest::collection::vec(any::<String>(), 1..5),
+        error in any::<String>(),
+    ) {
+        let steps = names.iter().enumerate().map(|(i, n)| {
+            let result = StepResult { name: n.clone(), ok: i != 0, ms: 5, warnings: vec![error.clone()], error: (i == 0).then(|| error.clone()) };
+            (n.clone(), Some(result))
+        }).collect();
+        let report = Report { name: "generated".into(), steps, ..Default::default() };
+        let xml = junit(&[report]);
+        let doc = roxmltree::Document::parse(&xml).map_err(|e| TestCaseError::fail(format!("{e}\n{xml}")))?;
+        let cases: Vec<String> = doc.descendants().filter(|n| n.has_tag_name("testcase")).map(|n| n.attribute("name").unwrap_or_default().to_string()).collect();
+        let expected: Vec<String> = names.iter().map(|n| n.chars().map(|c| if c.is_control() { ' ' } else { c }).collect::<String>().replace('\r', " ")).collect();
+        prop_assert_eq!(cases.len(), expected.len());
+        for (case, want) in cases.iter().zip(&expected) {
+            // XML normalizes whitespace in attributes (tab, line ends become spaces).
+            let norm = |s: &str| s.replace(['\t', '\n', '\r'], " ");
+            prop_assert_eq!(norm(case), norm(want));
+        }
+    }
+    }
 }
