@@ -29,6 +29,27 @@ impl Workspace {
         &self.dir
     }
 
+    /// A principal's own workspace (HTTP): `DIR/principals/FOLDER`, made 0700, with its own
+    /// quota, so one principal's big entries never push out another's files and no file of one
+    /// sits beside another's. `folder` is a plain folder name the caller made from the principal
+    /// (`script::confine::principal_folder`).
+    pub fn for_principal(&self, folder: &str) -> std::io::Result<Workspace> {
+        if folder.is_empty() || folder.contains(['/', '\\']) || folder == "." || folder == ".." {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!("{folder:?} is not a plain folder name"),
+            ));
+        }
+        let dir = self.dir.join("principals").join(folder);
+        std::fs::create_dir_all(&dir)?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))?;
+        }
+        Workspace::open(&dir, self.quota_bytes)
+    }
+
     /// Writes the entry whole; returns where. The name is the entry's id, checked again here.
     /// An entry bigger than the whole quota is not written (the sweep would delete it, and every
     /// other file with it, while the answer still named it): the error says so.
@@ -46,7 +67,12 @@ impl Workspace {
         };
         let path = self.dir.join(format!("{}.{ext}", entry.id));
         let partial = self.dir.join(format!(".{}.{ext}.partial", entry.id));
-        std::fs::write(&partial, entry.data.full_text())?;
+        // 0600: an answer can hold what only its principal should read.
+        let mut file = std::fs::OpenOptions::new();
+        file.write(true).create(true).truncate(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut file, 0o600);
+        std::io::Write::write_all(&mut file.open(&partial)?, entry.data.full_text().as_bytes())?;
         std::fs::rename(&partial, &path)?;
         self.sweep_keeping(Some(&path));
         Ok(path)
@@ -199,5 +225,30 @@ mod tests {
                 .unwrap()
                 .all(|e| e.unwrap().path().starts_with(ws.dir()))
         );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_principals_files_are_its_own_folder_and_readable_by_this_user_only() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let root = Workspace::open(dir.path(), 100_000).unwrap();
+        let alice = root.for_principal("alice").unwrap();
+        let bob = root.for_principal("bob").unwrap();
+        let cache = Cache::new(Limits::default());
+        let a = alice
+            .write(&cache.put(Kind::Shell, "a", Data::Text("a".repeat(6000))))
+            .unwrap();
+        let b = bob
+            .write(&cache.put(Kind::Shell, "b", Data::Text("b".repeat(6000))))
+            .unwrap();
+        assert_ne!(a.parent(), b.parent());
+        assert!(a.starts_with(dir.path().canonicalize().unwrap().join("principals/alice")));
+        assert_eq!(std::fs::metadata(&a).unwrap().permissions().mode() & 0o777, 0o600);
+        let folder = a.parent().unwrap();
+        assert_eq!(std::fs::metadata(folder).unwrap().permissions().mode() & 0o777, 0o700);
+        for bad in ["", ".", "..", "a/b"] {
+            assert!(root.for_principal(bad).is_err(), "{bad:?}");
+        }
     }
 }

@@ -132,7 +132,11 @@ impl State {
     /// the recordings, the tasks, the script runs and the skills are the principal's own, so one
     /// can never read, list or overwrite another's (docs/http.md lists them).
     pub fn session(&self, principal: &str) -> State {
-        let mut session = State::sharing(self.adb.clone(), self.cache.empty_like(), self.budget, self.selected());
+        let cache = self
+            .cache
+            .empty_like()
+            .in_workspace_folder(&crate::script::confine::principal_folder(principal));
+        let mut session = State::sharing(self.adb.clone(), cache, self.budget, self.selected());
         session.shell_deny = self.shell_deny.clone();
         session.turns = self.turns.clone();
         session.displays = self.displays.clone();
