@@ -216,3 +216,92 @@ fn no_module_uses_a_higher_layer_and_no_imports_form_a_cycle() {
     );
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
+
+/// Brace groups in a path expanded: `adb/{message,shell_v2}.rs` → `adb/message.rs`, `adb/shell_v2.rs`.
+fn expand_braces(path: &str) -> Vec<String> {
+    match (path.find('{'), path.find('}')) {
+        (Some(open), Some(close)) if open < close => path[open + 1..close]
+            .split(',')
+            .flat_map(|part| expand_braces(&format!("{}{part}{}", &path[..open], &path[close + 1..])))
+            .collect(),
+        _ => vec![path.to_string()],
+    }
+}
+
+/// The files docs/ARCHITECTURE.md's code map names, as paths from the repository's root. A line
+/// that starts with `name/` opens that folder for the lines indented under it; a file is named by
+/// its path from the folder whose block it is in (`read.rs`, `maestro/write.rs`), or from the root
+/// when it starts with `src/` or `tests/`.
+fn files_the_map_names(map: &str) -> (std::collections::BTreeSet<String>, Vec<String>) {
+    let block = map.split("```\n").nth(1).expect("the code map's block");
+    let mut folders: Vec<(usize, String)> = Vec::new();
+    let mut named = std::collections::BTreeSet::new();
+    let mut opened = Vec::new();
+    for line in block.lines() {
+        let indent = line.len() - line.trim_start().len();
+        let first = line.split_whitespace().next().unwrap_or_default();
+        let entry = first.ends_with('/') || first.ends_with(".rs") || first.ends_with(".html");
+        if entry {
+            while folders.last().is_some_and(|(at, _)| *at >= indent) {
+                folders.pop();
+            }
+        }
+        let here = folders.last().map(|(_, f)| f.clone()).unwrap_or_default();
+        if first.ends_with('/') {
+            let folder = format!("{here}{first}");
+            opened.push(folder.clone());
+            folders.push((indent, folder));
+        }
+        let folder = folders.last().map(|(_, f)| f.clone()).unwrap_or_default();
+        let is_path_char = |c: char| c.is_ascii_alphanumeric() || "_./{},-".contains(c);
+        for word in line.split(|c: char| !is_path_char(c)) {
+            let word = word.trim_matches(|c: char| ",.".contains(c));
+            if !(word.ends_with(".rs") || word.ends_with(".html")) {
+                continue;
+            }
+            for path in expand_braces(word) {
+                let from_root = path.starts_with("src/") || path.starts_with("tests/");
+                named.insert(if from_root { path } else { format!("{folder}{path}") });
+            }
+        }
+    }
+    (named, opened)
+}
+
+#[test]
+fn the_code_map_names_every_file_and_no_file_that_is_gone() {
+    let root = repo_dir();
+    let map = std::fs::read_to_string(root.join("docs/ARCHITECTURE.md")).unwrap();
+    let (named, folders) = files_the_map_names(&map);
+    let mut files = Vec::new();
+    for dir in ["src", "tests/it"] {
+        rust_files(&root.join(dir), &mut files);
+    }
+    files.push(root.join("src/panel/device.html"));
+    let mut wrong = Vec::new();
+    for file in &files {
+        let rel = file.strip_prefix(&root).unwrap().to_string_lossy().into_owned();
+        if !named.contains(&rel) {
+            wrong.push(format!(
+                "{rel} is in the tree but not in docs/ARCHITECTURE.md's code map"
+            ));
+        }
+    }
+    for path in &named {
+        if !root.join(path).exists() {
+            wrong.push(format!("the code map names {path}, which does not exist"));
+        }
+    }
+    for folder in &folders {
+        if !root.join(folder).is_dir() {
+            wrong.push(format!("the code map names the folder {folder}, which does not exist"));
+        }
+    }
+    println!(
+        "the code map names {} files and {} folders; the tree has {} files",
+        named.len(),
+        folders.len(),
+        files.len()
+    );
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
