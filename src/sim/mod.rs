@@ -12,6 +12,7 @@ pub mod console;
 pub mod device;
 pub mod emulator;
 pub mod fs;
+pub mod phone;
 pub mod profile;
 pub mod render;
 pub mod services;

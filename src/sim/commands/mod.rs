@@ -49,7 +49,20 @@ pub async fn run(sim: &Arc<Simulator>, argv: &[String], stdin: Vec<u8>) -> Outpu
             }
             sim.with_device(|d| input::input(d, &args))
         }
-        "uiautomator" => sim.with_device(|d| screen::uiautomator(d, &args)),
+        "uiautomator" => {
+            // A screen that never goes idle: uiautomator waits, then gives up (outside the
+            // device's lock, as a swipe's wait is).
+            if let Some(ms) = sim
+                .with_device(|d| d.phone.never_idle_ms)
+                .filter(|_| args.first() == Some(&"dump"))
+            {
+                tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+                return Output::err(0, "ERROR: could not get idle state.\n");
+            }
+            sim.with_device(|d| screen::uiautomator(d, &args))
+        }
+        "locksettings" => sim.with_device(|d| crate::sim::phone::locksettings(d, &args)),
+        "sim-state" => sim.with_device(|d| crate::sim::phone::sim_state(d, &args)),
         "screencap" => sim.with_device(|d| screen::screencap(d, &args)),
         "am" => sim.with_device(|d| am::am(d, &args)),
         "monkey" => sim.with_device(|d| am::monkey(d, &args)),

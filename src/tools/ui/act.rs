@@ -160,6 +160,7 @@ pub(super) async fn act(state: &State, serial: &str, action: UiOperation, args: 
         }
         out.observed = Some(seen);
         out.focused = after.focused.clone();
+        out.state = describe(&after.state, &after.elements);
     }
     Ok((out, None))
 }
@@ -255,6 +256,7 @@ pub(super) async fn scroll(state: &State, serial: &str, args: &UiArgs) -> Outcom
             }
             out.observed = Some(seen);
             out.focused = after.focused.clone();
+            out.state = describe(&after.state, &after.elements);
         }
         return Ok((out, None));
     };
