@@ -271,3 +271,66 @@ fn a_replay_that_meets_a_locked_phone_or_a_never_idle_screen_fails_with_that_rea
     let (passed, text) = replay_on(busy.path(), home.path());
     assert!(!passed && text.contains("never went idle"), "{text}");
 }
+
+fn field<'a>(dump: &'a Value, id: &str) -> &'a Value {
+    dump["elements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["id"] == id)
+        .unwrap_or_else(|| panic!("no field {id} in {dump}"))
+}
+
+#[tokio::test]
+async fn any_language_is_typed_through_adbkeyboard_and_its_absence_names_it() {
+    let home = tempfile::tempdir().unwrap();
+    let client = mcp_server(&["--sim"], &[], home.path()).await;
+    ok(&call(
+        &client,
+        "adb-app",
+        json!({"operation": "launch", "package": "org.droidmcp.demo.login"}),
+    )
+    .await);
+    let dump = ok(&ui(&client, json!({"operation": "dump"})).await);
+    let user = field(&dump, "username")["ref"].clone();
+    let refused = err(&ui(&client, json!({"operation": "type", "ref": user, "text": "你好"})).await);
+    assert!(
+        refused.contains("ADBKeyBoard") && refused.contains("install"),
+        "{refused}"
+    );
+
+    let apks = tempfile::tempdir().unwrap();
+    let apk = build_test_apk(apks.path(), "com.android.adbkeyboard", 1);
+    ok(&call(&client, "adb-app", json!({"operation": "install", "path": apk})).await);
+    for text in ["你好世界", "مرحبا بالعالم", "ok 👍🏽 100%s"] {
+        ok(&ui(
+            &client,
+            json!({"operation": "type", "ref": user, "text": text, "clear": true}),
+        )
+        .await);
+        let dump = ok(&ui(&client, json!({"operation": "dump"})).await);
+        assert_eq!(field(&dump, "username")["label"], text, "{dump}");
+    }
+    // A password field gets every character (the dump shows one dot per character).
+    let password = field(&dump, "password")["ref"].clone();
+    ok(&ui(
+        &client,
+        json!({"operation": "type", "ref": password, "text": "pässwörd🔑"}),
+    )
+    .await);
+    let dump = ok(&ui(&client, json!({"operation": "dump"})).await);
+    assert_eq!(
+        field(&dump, "password")["label"],
+        "•".repeat("pässwörd🔑".chars().count()),
+        "{dump}"
+    );
+    // The phone's own input method is back after each call.
+    let ime = ok(&call(
+        &client,
+        "adb-shell",
+        json!({"operation": "run", "command": "settings get secure default_input_method"}),
+    )
+    .await);
+    assert!(ime.to_string().contains("inputmethod.latin"), "{ime}");
+    client.cancel().await.unwrap();
+}

@@ -62,6 +62,7 @@ pub async fn run(sim: &Arc<Simulator>, argv: &[String], stdin: Vec<u8>) -> Outpu
             sim.with_device(|d| screen::uiautomator(d, &args))
         }
         "locksettings" => sim.with_device(|d| crate::sim::phone::locksettings(d, &args)),
+        "ime" => sim.with_device(|d| crate::sim::phone::ime::ime(d, &args)),
         "sim-state" => sim.with_device(|d| crate::sim::phone::sim_state(d, &args)),
         "screencap" => sim.with_device(|d| screen::screencap(d, &args)),
         "am" => sim.with_device(|d| am::am(d, &args)),

@@ -9,6 +9,8 @@
 //! `locksettings set-pin|clear`, `wm dismiss-keyguard`), and by `sim-state`, a simulator-only
 //! command for what no real command sets (see docs/simulator.md).
 
+pub mod ime;
+
 use crate::android::uiautomator::{UiTree, parse_ui_dump};
 use crate::sim::device::Device;
 use crate::sim::shell::Output;

@@ -96,7 +96,14 @@ pub(super) async fn act(state: &State, serial: &str, action: UiOperation, args: 
                     "`text` is {length} chars; type at most {MAX_TYPE_CHARS} per call (split it over several calls)"
                 ));
             }
-            let escaped = input_text(text)?;
+            // What `input text` cannot send goes through an input method that takes broadcasts;
+            // control characters go nowhere.
+            if let Some(c) = text.chars().find(|c| c.is_control()) {
+                return Err(format!(
+                    "`text`: cannot type the control character {c:?}; send keys with ui key (ENTER, TAB, DEL)"
+                ));
+            }
+            let escaped = input_text(text).ok();
             let mut steps = Vec::new();
             let mut aim = None;
             if args.reference.is_some() {
@@ -126,8 +133,17 @@ pub(super) async fn act(state: &State, serial: &str, action: UiOperation, args: 
                 }
                 clear_field(state, serial, out.target.as_ref().map(|e| e.reference.as_str())).await?;
             }
-            if !escaped.is_empty() {
-                steps.push(format!("input text {}", quote(&escaped)));
+            match &escaped {
+                Some(escaped) if !escaped.is_empty() => steps.push(format!("input text {}", quote(escaped))),
+                Some(_) => {}
+                None => {
+                    // After the focusing tap, before the ENTER.
+                    if !steps.is_empty() {
+                        checked_shell(state, serial, &steps.join(" && ")).await?;
+                        steps.clear();
+                    }
+                    ime::type_by_broadcast(state, serial, text).await?;
+                }
             }
             if args.submit.unwrap_or(false) {
                 steps.push("input keyevent 66".into());

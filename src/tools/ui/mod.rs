@@ -25,6 +25,7 @@ use crate::image::grid::{self, Position};
 
 mod act;
 mod capture;
+mod ime;
 mod phone;
 mod read;
 mod resolve;
