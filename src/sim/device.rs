@@ -80,6 +80,9 @@ pub struct Device {
     pub emulator: crate::sim::emulator::EmulatorState,
     /// Asleep, locked, never idle, the keyboard, a system dialog (sim/phone).
     pub phone: crate::sim::phone::Phone,
+    /// What each program costs on the phone, and what was spent (sim/costs).
+    pub costs: crate::sim::costs::Costs,
+    pub spent: crate::sim::costs::Spent,
 }
 
 /// Normalises `pkg/.Act` and `pkg/pkg.Act` to the same fully qualified class.
@@ -134,6 +137,8 @@ impl Device {
             frame_cache: None,
             emulator: Default::default(),
             phone: crate::sim::phone::Phone::from_spec(&p.toml.phone).expect("checked when the profile was read"),
+            costs: p.toml.costs.clone(),
+            spent: Default::default(),
         };
         dev.running = p.toml.processes.clone();
         dev.next_pid = dev.running.values().max().map_or(4000, |&m| m.max(5000) + 100);

@@ -9,6 +9,7 @@
 pub mod auth;
 pub mod commands;
 pub mod console;
+pub mod costs;
 pub mod device;
 pub mod emulator;
 pub mod fs;

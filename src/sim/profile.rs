@@ -39,6 +39,9 @@ pub struct ProfileToml {
     /// The phone's state at boot: asleep, locked, a screen that never goes idle (sim/phone).
     #[serde(default)]
     pub phone: crate::sim::phone::PhoneSpec,
+    /// What each device program costs (sim/costs); none when absent.
+    #[serde(default)]
+    pub costs: crate::sim::costs::Costs,
 }
 
 fn modern_features() -> Vec<String> {

@@ -26,6 +26,7 @@ mod mcp_logcat_shell;
 mod mcp_ui;
 mod memory;
 mod packaging;
+mod phone_costs;
 mod phone_states;
 mod principals;
 mod sim_adb;

@@ -332,9 +332,9 @@ pub fn locksettings(d: &mut Device, args: &[&str]) -> Output {
 /// [PKG]|off`, `lock swipe|PIN|none` (locks now when the screen is on).
 pub fn sim_state(d: &mut Device, args: &[&str]) -> Output {
     d.generation += 1;
-    let usage =
-        "usage: sim-state never-idle MS|off | dialog anr|crash|permission [PACKAGE]|off | lock swipe|PIN|none\n";
+    let usage = "usage: sim-state costs | never-idle MS|off | dialog anr|crash|permission [PACKAGE]|off | lock swipe|PIN|none\n";
     match args {
+        ["costs"] => return Output::ok(crate::sim::costs::report(d)),
         ["never-idle", "off"] => d.phone.never_idle_ms = None,
         ["never-idle", ms] => match ms.parse::<u64>() {
             Ok(ms) if ms <= 60_000 => d.phone.never_idle_ms = Some(ms),
