@@ -156,10 +156,14 @@ pub(super) async fn act(state: &State, serial: &str, action: UiOperation, args: 
     };
     // A fresh reading, taken after the target was checked (a ref is checked against the dump
     // that made it), and before the action: the stored one may predate actions that read nothing.
-    let before = if observe {
-        Some(read_screen(state, serial, false).await?)
-    } else {
-        None
+    // A tap or long press aimed by ref or text has just read the screen, and nothing ran since:
+    // that reading is the "before".
+    let aimed_by_reading = matches!(action, UiOperation::Tap | UiOperation::LongPress)
+        && (args.reference.is_some() || query(args)?.is_some());
+    let before = match (observe, aimed_by_reading) {
+        (false, _) => None,
+        (true, true) => state.screen(serial),
+        (true, false) => Some(read_screen(state, serial, false).await?),
     };
     if !command.is_empty() {
         checked_shell_lasting(state, serial, &command, lasts).await?;

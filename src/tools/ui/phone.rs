@@ -8,7 +8,9 @@ use crate::android::screen_state::{DialogKind, Reported, combine, from_dump, par
 
 /// One reading's command: the window dump, then the lines of `dumpsys window` that tell the
 /// phone's state (awake, keyguard, the input method's window and frame), in one round trip.
-pub(super) const READING: &str = "uiautomator dump /dev/tty; dumpsys window | grep -E 'mAwake=|Lockscreen=|isStatusBarKeyguard=|Window #|isVisible=|frame='";
+/// The same lines name the app in front (`mFocusedApp=`, `mCurrentFocus=`), so no
+/// `dumpsys activity` is needed.
+pub(super) const READING: &str = "uiautomator dump /dev/tty; dumpsys window | grep -E 'mAwake=|Lockscreen=|isStatusBarKeyguard=|Window #|isVisible=|frame=|mFocusedApp=|mCurrentFocus='";
 
 /// What an answer says about the phone, when it is not simply ready.
 #[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]

@@ -50,10 +50,7 @@ pub(super) async fn read_screen(state: &State, serial: &str, remember: bool) -> 
         .first()
         .and_then(|n| n.attr("package"))
         .filter(|_| !behind_keyguard);
-    let focused = state
-        .focused_app(serial, window_package)
-        .await
-        .map_err(|e| ReadError::Failed(e.to_string()))?;
+    let focused = crate::android::activity::focus_for_screen(reports_of(&out.stdout_text()), window_package);
     let natural = state.display(serial).await.map_err(ReadError::Failed)?;
     // Turned a quarter (rotation 1 or 3): the display is as wide as it is naturally tall.
     let screen = if tree.rotation % 2 == 1 {
