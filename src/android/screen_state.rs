@@ -265,6 +265,46 @@ mod tests {
         );
     }
 
+    /// Generated reports: any mix of wakefulness lines, window blocks and junk. The last
+    /// wakefulness line decides `awake`; a keyboard is only ever an input method's non-empty frame.
+    #[test]
+    fn generated_reports_say_what_their_last_lines_say() {
+        use proptest::prelude::*;
+        use proptest::test_runner::{Config, TestRunner};
+        let fragment = prop_oneof![
+            Just(("  mWakefulness=Asleep".to_string(), Some(false))),
+            Just(("  mWakefulness=Awake".to_string(), Some(true))),
+            Just(("    mAwake=false".to_string(), Some(false))),
+            Just(("    mAwake=true mScreenOnFully=true".to_string(), Some(true))),
+            Just(("  Window #7 Window{88b5c7c u0 InputMethod}:".to_string(), None)),
+            Just(("  Window #2 Window{1 u0 com.app/.Main}:".to_string(), None)),
+            Just(("    isVisible=true".to_string(), None)),
+            Just((
+                "    Frames: parent=[0,0][1080,2400] frame=[0,1480][1080,2400]".to_string(),
+                None
+            )),
+            Just(("    Frames: frame=[0,0][0,0]".to_string(), None)),
+            // Junk: lower case only, so it can never spell a key.
+            "[a-z #{}\\[\\],=0-9]{0,40}".prop_map(|j| (j, None)),
+        ];
+        let mut runner = TestRunner::new(Config::with_cases(256));
+        let cases = std::cell::Cell::new(0);
+        runner
+            .run(&prop::collection::vec(fragment, 0..30), |lines| {
+                cases.set(cases.get() + 1);
+                let text: String = lines.iter().map(|(l, _)| format!("{l}\n")).collect();
+                let r = parse_reports(&text);
+                let last = lines.iter().rev().find_map(|(_, awake)| *awake);
+                prop_assert_eq!(r.awake, last, "{}", text);
+                if let Some(frame) = r.keyboard {
+                    prop_assert!(!frame.is_empty() && text.contains(" InputMethod}:"), "{}", text);
+                }
+                Ok(())
+            })
+            .unwrap();
+        eprintln!("{} cases", cases.get());
+    }
+
     /// `../shared/device-captures` from the crate root, when it is there.
     fn captures() -> Option<std::path::PathBuf> {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/device-captures");
