@@ -334,3 +334,39 @@ async fn any_language_is_typed_through_adbkeyboard_and_its_absence_names_it() {
     assert!(ime.to_string().contains("inputmethod.latin"), "{ime}");
     client.cancel().await.unwrap();
 }
+
+/// The server's own log, at debug (every device command), shows `<PIN>`, never the PIN.
+#[test]
+fn the_pin_never_reaches_the_servers_log() {
+    let home = tempfile::tempdir().unwrap();
+    let profile = tempfile::tempdir().unwrap();
+    profile_with(profile.path(), "lock = \"1357\"");
+    let out = Command::new(env!("CARGO_BIN_EXE_droidmcp"))
+        .args([
+            "call",
+            "adb-device",
+            r#"{"operation":"unlock","pinEnv":"PHONE_PIN"}"#,
+            "--sim",
+        ])
+        .arg(profile.path())
+        .env("HOME", home.path())
+        .env("PHONE_PIN", "1357")
+        .env("RUST_LOG", "droidmcp::adb=debug")
+        .env_remove("ANDROID_SERIAL")
+        .output()
+        .expect("droidmcp call runs");
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    println!("{stdout}\n{stderr}");
+    assert!(
+        out.status.success() && stdout.contains(r#""locked":false"#),
+        "{stdout}{stderr}"
+    );
+    assert!(
+        stderr.contains("input text <PIN>"),
+        "the debug log shows the command: {stderr}"
+    );
+    assert!(!stderr.contains("1357") && !stdout.contains("1357"), "{stderr}");
+}
