@@ -135,7 +135,7 @@ pub(super) fn refuse(snap: &Snapshot, element: Option<&Element>) -> Result<(), S
                 .map(|e| format!("{} {:?}", e.reference, e.label))
                 .unwrap_or_default();
             Err(format!(
-                "{e} is behind the keyboard; a tap there would land on a key. Hide the keyboard first (`ui key BACK`), then tap it; nothing was done"
+                "{e} is behind the keyboard, where a tap would land on a key: hide the keyboard first (`ui key BACK`), then tap it; nothing was done"
             ))
         }
         _ => Ok(()),
