@@ -262,7 +262,9 @@ async fn main() -> anyhow::Result<()> {
     // A person running `call` or `sim` wants the answer, not the server's progress.
     let default_filter = match cli.command {
         Some(Command::Call(_) | Command::Sim(_) | Command::Replay(_)) => "warn",
-        _ => "info,rmcp=warn",
+        // The in-process simulator's info lines are the device's command log, which would carry
+        // what the server keeps out of its own (a PIN typed by adb-device unlock).
+        _ => "info,rmcp=warn,droidmcp::sim=warn",
     };
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)

@@ -80,7 +80,7 @@ impl DroidMcp {
         }
     }
 
-    /// Devices: list, select, properties (summary, cacheId), wait (boot), health, emulator console.
+    /// Devices: list, select, properties, wait (boot), health, wake, unlock, emulator.
     #[tool(
         name = "adb-device",
         input_schema = input_schema::<DeviceArgs>(),

@@ -375,6 +375,12 @@ impl Adb {
         source.shell(&serial, command, limit).await
     }
 
+    /// `shell` for a command that holds a secret (a PIN): logs and errors show `shown` instead.
+    pub async fn shell_secret(&self, serial: &str, command: &str, shown: &str) -> Result<ShellOutput, AdbError> {
+        let (source, serial) = self.locate(serial).await?;
+        source.shell_shown_as(&serial, command, shown, self.timeout).await
+    }
+
     /// Runs `exec:COMMAND` with the file `input` (if any) streamed to its stdin in chunks, and
     /// returns its raw output (stdout and stderr together, binary-safe, within the capture cap).
     /// `sent` hears the bytes uploaded so far. The timeout covers the whole call, so callers

@@ -189,8 +189,21 @@ impl Source {
 
     /// Runs `command` on `serial`'s shell (see `Adb::shell_with_timeout`).
     pub async fn shell(&self, serial: &str, command: &str, limit: Duration) -> Result<ShellOutput, AdbError> {
-        tracing::debug!(serial, command = %super::shown(command), "shell");
-        let what = || format!("`{}` on {serial}", abbreviate(command));
+        self.shell_shown_as(serial, command, &super::shown(command), limit)
+            .await
+    }
+
+    /// `shell`, where the log and any error show `shown` instead of the command (which holds a
+    /// secret, such as a PIN).
+    pub async fn shell_shown_as(
+        &self,
+        serial: &str,
+        command: &str,
+        shown: &str,
+        limit: Duration,
+    ) -> Result<ShellOutput, AdbError> {
+        tracing::debug!(serial, command = shown, "shell");
+        let what = || format!("`{}` on {serial}", abbreviate(shown));
         match &self.route {
             Route::Server(server) => {
                 let call = async {

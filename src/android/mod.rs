@@ -11,6 +11,7 @@ pub mod getprop;
 pub mod keys;
 pub mod logcat;
 pub mod packages;
+pub mod screen_state;
 pub mod ui_elements;
 pub mod ui_refs;
 pub mod uiautomator;

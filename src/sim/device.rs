@@ -78,6 +78,11 @@ pub struct Device {
     pub frame_cache: Option<(u64, image::RgbaImage)>,
     /// What the emulator console set (battery status, location, rotation, calls).
     pub emulator: crate::sim::emulator::EmulatorState,
+    /// Asleep, locked, never idle, the keyboard, a system dialog (sim/phone).
+    pub phone: crate::sim::phone::Phone,
+    /// What each program costs on the phone, and what was spent (sim/costs).
+    pub costs: crate::sim::costs::Costs,
+    pub spent: crate::sim::costs::Spent,
 }
 
 /// Normalises `pkg/.Act` and `pkg/pkg.Act` to the same fully qualified class.
@@ -131,6 +136,9 @@ impl Device {
             generation: 0,
             frame_cache: None,
             emulator: Default::default(),
+            phone: crate::sim::phone::Phone::from_spec(&p.toml.phone).expect("checked when the profile was read"),
+            costs: p.toml.costs.clone(),
+            spent: Default::default(),
         };
         dev.running = p.toml.processes.clone();
         dev.next_pid = dev.running.values().max().map_or(4000, |&m| m.max(5000) + 100);
@@ -233,9 +241,11 @@ impl Device {
         rule(false).or_else(|| rule(true)).map(|t| t.to.clone())
     }
 
-    /// The current screen as the display shows it (turned by the console's `rotate`).
+    /// The current screen as the display shows it (turned by the console's `rotate`), with the
+    /// phone's windows (keyguard, dialog, keyboard) as uiautomator would dump them.
     pub fn shown_tree(&self) -> crate::android::uiautomator::UiTree {
-        crate::sim::emulator::shown_tree(&self.screen().tree, self.natural_size(), self.emulator.rotation)
+        let tree = crate::sim::phone::shown(self, self.screen().tree.clone());
+        crate::sim::emulator::shown_tree(&tree, self.natural_size(), self.emulator.rotation)
     }
 
     /// The display's width and height as it is turned now.

@@ -9,9 +9,11 @@
 pub mod auth;
 pub mod commands;
 pub mod console;
+pub mod costs;
 pub mod device;
 pub mod emulator;
 pub mod fs;
+pub mod phone;
 pub mod profile;
 pub mod render;
 pub mod services;

@@ -36,6 +36,12 @@ pub struct ProfileToml {
     /// one: hosts fall back to shell v1 (no exit code, stderr mixed into stdout).
     #[serde(default = "modern_features")]
     pub features: Vec<String>,
+    /// The phone's state at boot: asleep, locked, a screen that never goes idle (sim/phone).
+    #[serde(default)]
+    pub phone: crate::sim::phone::PhoneSpec,
+    /// What each device program costs (sim/costs); none when absent.
+    #[serde(default)]
+    pub costs: crate::sim::costs::Costs,
 }
 
 fn modern_features() -> Vec<String> {
@@ -173,6 +179,7 @@ impl Profile {
 }
 
 fn validate(toml: &ProfileToml, packages: &[PackageSpec]) -> anyhow::Result<()> {
+    crate::sim::phone::Phone::from_spec(&toml.phone).map_err(|e| anyhow::anyhow!("[phone]: {e}"))?;
     let known = |name: &str| toml.screens.iter().any(|s| s.name == name);
     if !known(&toml.home) {
         bail!("home screen {:?} is not among the [[screen]] entries", toml.home);

@@ -32,6 +32,8 @@ mod mcp_ui;
 mod memory;
 mod packaging;
 mod panel;
+mod phone_costs;
+mod phone_states;
 mod principals;
 mod sim_adb;
 mod sim_adb_client;

@@ -29,6 +29,7 @@ pub fn am(d: &mut Device, args: &[&str]) -> Output {
             }
             None => Output::err(1, "Error: no package specified\n"),
         },
+        Some("broadcast") => crate::sim::phone::ime::broadcast(d, &args[1..]),
         Some(other) => Output::err(1, format!("Error: the simulator's am does not know '{other}'\n")),
         None => Output::err(1, "usage: am [start|force-stop|kill] ...\n"),
     }

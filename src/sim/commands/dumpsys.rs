@@ -18,6 +18,8 @@ pub fn dumpsys(d: &Device, args: &[&str]) -> Output {
         Some("battery") => battery(d),
         Some("location") => Output::ok(crate::sim::emulator::location_dump(d)),
         Some("window") => window(d),
+        Some("power") => Output::ok(crate::sim::phone::power_dump(d)),
+        Some("input_method") => Output::ok(crate::sim::phone::input_method_dump(d)),
         Some("activity") => activity(d),
         Some("display") => Output::ok(format!(
             "DISPLAY MANAGER (dumpsys display)\n  mDisplayStates: 1\nDisplay Devices: size=1\n  DisplayDeviceInfo{{\"Built-in Screen\": uniqueId=\"local:0\", {} x {}, density {}}}\n",
@@ -114,7 +116,7 @@ fn battery(d: &Device) -> Output {
 fn window(d: &Device) -> Output {
     let screen = d.screen();
     let full = crate::sim::device::full_class(&screen.package, &screen.activity);
-    Output::ok(format!(
+    let mut s = format!(
         "WINDOW MANAGER WINDOWS (dumpsys window windows)\n  Window #0 Window{{{h} u0 {pkg}/{full}}}:\n    mDisplayId=0 rootTaskId=12 mSession=Session{{{h2} 4242:u0a10150}}\n    mOwnerUid=10150 showForAllUsers=false package={pkg} appop=NONE\n    mAttrs={{(0,0)(fillxfill) sim=#120 ty=BASE_APPLICATION fmt=TRANSLUCENT}}\n    mHasSurface=true isReadyForDisplay()=true mWindowRemovalAllowed=false\n\n  mGlobalConfiguration={{1.0 ?mcc?mnc [en_US] ldltr sw411dp w411dp h{hdp}dp {dpi}dpi nrml long port finger qwerty/v/v -nav/h}}\n  mHasPermanentDpad=false\n  mTopFocusedDisplayId=0\n  mCurrentFocus=Window{{{h} u0 {pkg}/{full}}}\n  mFocusedApp=ActivityRecord{{{h3} u0 {component} t12}}\n",
         h = hash(&full),
         h2 = hash(&screen.package),
@@ -123,7 +125,9 @@ fn window(d: &Device) -> Output {
         component = screen.component(),
         hdp = d.display.height * 160 / d.display.density.max(1),
         dpi = d.display.density,
-    ))
+    );
+    s.push_str(&crate::sim::phone::window_dump(d));
+    Output::ok(s)
 }
 
 fn activity(d: &Device) -> Output {

@@ -55,7 +55,7 @@ pub fn input(d: &mut Device, args: &[&str]) -> Output {
     match args {
         ["tap", x, y] => match (num(x), num(y)) {
             (Some(x), Some(y)) => {
-                d.tap(x, y);
+                crate::sim::phone::tap(d, x, y);
                 Output::default()
             }
             _ => Output::err(1, format!("Error: Invalid arguments for command: tap\n{USAGE}")),
@@ -71,7 +71,7 @@ pub fn input(d: &mut Device, args: &[&str]) -> Output {
                     } else {
                         "right"
                     };
-                    d.swipe(direction);
+                    crate::sim::phone::swipe(d, direction);
                 }
                 Output::default()
             }
@@ -79,7 +79,7 @@ pub fn input(d: &mut Device, args: &[&str]) -> Output {
         },
         ["text", words @ ..] if !words.is_empty() => {
             // `input text` turns %s into a space; the shell already removed the quoting.
-            d.type_text(&words.join(" ").replace("%s", " "));
+            crate::sim::phone::type_text(d, &words.join(" ").replace("%s", " "));
             Output::default()
         }
         ["keyevent", keys @ ..] => {
@@ -89,7 +89,7 @@ pub fn input(d: &mut Device, args: &[&str]) -> Output {
             }
             for k in keys {
                 match key_name(k) {
-                    Some(name) => d.key(&name),
+                    Some(name) => crate::sim::phone::key(d, &name),
                     None => return Output::err(1, format!("Error: Unknown keycode: {k}\n")),
                 }
             }
@@ -100,10 +100,14 @@ pub fn input(d: &mut Device, args: &[&str]) -> Output {
     }
 }
 
-pub fn wm(d: &Device, args: &[&str]) -> Output {
+pub fn wm(d: &mut Device, args: &[&str]) -> Output {
     match args {
         ["size"] => Output::ok(format!("Physical size: {}x{}\n", d.display.width, d.display.height)),
         ["density"] => Output::ok(format!("Physical density: {}\n", d.display.density)),
-        _ => Output::err(255, "the simulator's wm answers: wm size, wm density\n"),
+        ["dismiss-keyguard"] => crate::sim::phone::wm_dismiss_keyguard(d),
+        _ => Output::err(
+            255,
+            "the simulator's wm answers: wm size, wm density, wm dismiss-keyguard\n",
+        ),
     }
 }

@@ -27,7 +27,9 @@ pub fn settings(d: &mut Device, args: &[&str]) -> Output {
     match args {
         ["get", ns, key] => Output::ok(format!(
             "{}\n",
-            d.prop(&format!("settings.{ns}.{key}")).unwrap_or_else(|| "null".into())
+            d.prop(&format!("settings.{ns}.{key}"))
+                .or_else(|| crate::sim::phone::ime::default_setting(ns, key))
+                .unwrap_or_else(|| "null".into())
         )),
         ["put", ns, key, value] => {
             d.props.insert(format!("settings.{ns}.{key}"), value.to_string());

@@ -47,7 +47,13 @@ pub fn screencap(d: &mut Device, args: &[&str]) -> Output {
         }
     }
     png |= file.is_some_and(|f| f.ends_with(".png"));
-    let image = render::render(d);
+    // A sleeping screen is black, as screencap gives it on a phone.
+    let image = if d.phone.awake {
+        render::render(d)
+    } else {
+        let (w, h) = d.shown_size();
+        image::RgbaImage::from_pixel(w, h, image::Rgba([0, 0, 0, 255]))
+    };
     let bytes = if png {
         render::encode_png(&image)
     } else {

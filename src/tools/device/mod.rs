@@ -3,6 +3,7 @@
 //! an emulator's console (`emulator.rs`).
 
 mod emulator;
+mod screen;
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -27,9 +28,13 @@ pub struct DeviceArgs {
     pub device: Option<String>,
     #[serde(default)]
     pub timeout_ms: Option<u64>,
-    /// emulator: a console line; `help` lists them.
+    // emulator: a console line (`help` lists them).
     #[serde(default)]
     pub command: Option<String>,
+    // unlock: the name of the environment variable that holds the PIN (its name says enough:
+    // tools/list stays near 6,000 chars).
+    #[serde(default)]
+    pub pin_env: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize, schemars::JsonSchema)]
@@ -41,6 +46,8 @@ pub enum DeviceOperation {
     Wait,
     Health,
     Emulator,
+    Wake,
+    Unlock,
 }
 
 #[derive(Debug, Default, Serialize, schemars::JsonSchema)]
@@ -72,6 +79,11 @@ pub struct DeviceOutput {
     pub console: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reply: Option<String>,
+    /// wake, unlock: the screen is on; the keyguard shows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub awake: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub locked: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hint: Option<String>,
 }
@@ -124,6 +136,7 @@ pub async fn run(state: &State, args: JsonObject, ctx: RequestContext<RoleServer
     let allowed: &[&str] = match args.operation {
         DeviceOperation::Wait => &["timeoutMs"],
         DeviceOperation::Emulator => &["command"],
+        DeviceOperation::Unlock => &["pinEnv"],
         _ => &[],
     };
     if let Err(e) = super::check_fields(&format!("adb-device {op}"), &given, allowed) {
@@ -150,6 +163,14 @@ pub async fn run(state: &State, args: JsonObject, ctx: RequestContext<RoleServer
                 Err(e) => return error(e),
             }
         }
+        DeviceOperation::Wake => match screen::wake(state, args.device.as_deref()).await {
+            Ok(output) => Ok(output),
+            Err(e) => return error(e),
+        },
+        DeviceOperation::Unlock => match screen::unlock(state, args.device.as_deref(), args.pin_env.as_deref()).await {
+            Ok(output) => Ok(output),
+            Err(e) => return error(e),
+        },
     };
     match result {
         Ok(output) => {

@@ -101,7 +101,14 @@ pub(super) async fn act(state: &State, serial: &str, action: UiOperation, args: 
                     "`text` is {length} chars; type at most {MAX_TYPE_CHARS} per call (split it over several calls)"
                 ));
             }
-            let escaped = input_text(text)?;
+            // What `input text` cannot send goes through an input method that takes broadcasts;
+            // control characters go nowhere.
+            if let Some(c) = text.chars().find(|c| c.is_control()) {
+                return Err(format!(
+                    "`text`: cannot type the control character {c:?}; send keys with ui key (ENTER, TAB, DEL)"
+                ));
+            }
+            let escaped = input_text(text).ok();
             let mut steps = Vec::new();
             let mut aim = None;
             if args.reference.is_some() {
@@ -133,8 +140,17 @@ pub(super) async fn act(state: &State, serial: &str, action: UiOperation, args: 
                 }
                 clear_field(state, serial, out.target.as_ref().map(|e| e.reference.as_str())).await?;
             }
-            if !escaped.is_empty() {
-                steps.push(format!("input text {}", quote(&escaped)));
+            match &escaped {
+                Some(escaped) if !escaped.is_empty() => steps.push(format!("input text {}", quote(escaped))),
+                Some(_) => {}
+                None => {
+                    // After the focusing tap, before the ENTER.
+                    if !steps.is_empty() {
+                        checked_shell(state, serial, &steps.join(" && ")).await?;
+                        steps.clear();
+                    }
+                    ime::type_by_broadcast(state, serial, text).await?;
+                }
             }
             if args.submit.unwrap_or(false) {
                 steps.push("input keyevent 66".into());
@@ -147,10 +163,15 @@ pub(super) async fn act(state: &State, serial: &str, action: UiOperation, args: 
     };
     // A fresh reading, taken after the target was checked (a ref is checked against the dump
     // that made it), and before the action: the stored one may predate actions that read nothing.
+    // A tap or long press aimed by ref or text has just read the screen, and nothing ran since:
+    // that reading is the "before" (as typing's own reading is).
+    let aimed_by_reading = matches!(action, UiOperation::Tap | UiOperation::LongPress)
+        && (args.reference.is_some() || query(args)?.is_some());
     let before = match (observe, reading) {
-        (true, Some(reading)) => Some(reading),
-        (true, None) => Some(read_screen(state, serial, false).await?),
         (false, _) => None,
+        (true, Some(reading)) => Some(reading),
+        (true, None) if aimed_by_reading => state.screen(serial),
+        (true, None) => Some(read_screen(state, serial, false).await?),
     };
     if !command.is_empty() {
         checked_shell_lasting(state, serial, &command, lasts).await?;
@@ -167,6 +188,7 @@ pub(super) async fn act(state: &State, serial: &str, action: UiOperation, args: 
         }
         out.observed = Some(seen);
         out.focused = after.focused.clone();
+        out.state = describe(&after.state, &after.elements);
     }
     Ok((out, None))
 }
@@ -270,6 +292,7 @@ pub(super) async fn scroll(state: &State, serial: &str, args: &UiArgs) -> Outcom
             }
             out.observed = Some(seen);
             out.focused = after.focused.clone();
+            out.state = describe(&after.state, &after.elements);
         }
         return Ok((out, None));
     };

@@ -63,6 +63,8 @@ fn render(
     let frame = crate::image::decode(raw).map_err(|e| e.to_string())?;
     let (w, h) = crate::image::fit(frame.width, frame.height, max_size);
     let mut small = crate::image::resize(&frame, w, h).map_err(|e| e.to_string())?;
+    // Before the grid and boxes are drawn on it.
+    let dark = small.rgba.chunks_exact(4).all(|p| p[..3].iter().all(|&c| c < 8));
     if with_grid {
         grid::draw(&mut small);
     }
@@ -79,6 +81,7 @@ fn render(
     let shot = Shot {
         image: [w, h],
         screen: [frame.width, frame.height],
+        dark,
     };
     Ok((shot, jpeg))
 }
@@ -112,8 +115,14 @@ pub(super) async fn screenshot_op(state: &State, serial: &str, args: &UiArgs) ->
     } else {
         "tap {x, y, space: \"image\"} maps image pixels to the device".to_string()
     };
+    // A black frame is a screen that is off, or a secure window: the power report says which.
+    let asleep = match shot.dark {
+        true => Some(asleep_state(state, serial).await),
+        false => None,
+    };
     Ok((
         UiOutput {
+            state: asleep.flatten(),
             image: Some(shot.image),
             screen: Some(shot.screen),
             scale: Some(scale(&shot)),

@@ -25,12 +25,15 @@ use crate::image::grid::{self, Position};
 
 mod act;
 mod capture;
+mod ime;
+mod phone;
 mod read;
 mod resolve;
 mod wait;
 
 use act::*;
 use capture::*;
+use phone::*;
 use read::*;
 use resolve::*;
 use wait::*;
@@ -39,7 +42,10 @@ pub use act::input_text;
 
 /// Reads the screen once, for what is kept of it (refs, a recorded step's outcome).
 pub async fn look(state: &State, serial: &str) -> Result<(), String> {
-    read_screen(state, serial, false).await.map(|_| ())
+    read_screen(state, serial, false)
+        .await
+        .map(|_| ())
+        .map_err(String::from)
 }
 
 /// What the device panel shows (`crate::panel`): a fresh reading, its refs numbered and
@@ -192,6 +198,9 @@ pub struct UiOutput {
     pub device: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub focused: Option<Focus>,
+    /// The phone's state when it is not simply ready, and what to do.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub state: Option<PhoneState>,
     /// Device pixels: the display, whatever window is dumped.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub screen: Option<[u32; 2]>,
@@ -234,6 +243,7 @@ impl Budgeted for UiOutput {
         "operation",
         "device",
         "focused",
+        "state",
         "screen",
         "window",
         "count",
@@ -272,6 +282,8 @@ pub struct Snapshot {
     /// The dumped window's bounds when it is smaller than the screen (a dialog, a popup).
     pub window: Option<Bounds>,
     pub signature: u64,
+    /// Asleep, locked, the keyboard, a system dialog, or ready (`phone.rs` names it).
+    pub state: crate::android::screen_state::ScreenState,
 }
 
 /// The last screenshot's geometry, to map image pixels back to the device.
@@ -279,6 +291,8 @@ pub struct Snapshot {
 pub struct Shot {
     pub image: [u32; 2],
     pub screen: [u32; 2],
+    /// Every pixel black: the screen is off (or a secure window hides it).
+    pub dark: bool,
 }
 
 type Outcome = Result<(UiOutput, Option<ContentBlock>), String>;

@@ -3,31 +3,55 @@
 
 use super::*;
 
+/// Why a reading has no tree: the screen never went idle (the screen itself can still be seen
+/// and tapped), or anything else.
+#[derive(Debug)]
+pub(super) enum ReadError {
+    NeverIdle(Duration),
+    Failed(String),
+}
+
+impl From<ReadError> for String {
+    fn from(e: ReadError) -> String {
+        match e {
+            ReadError::NeverIdle(waited) => format!("the screen never went idle: {}", never_idle(waited).next),
+            ReadError::Failed(message) => message,
+        }
+    }
+}
+
 /// Reads the screen: the window dump (one round trip, `uiautomator dump /dev/tty`), the resumed
 /// activity, and the display size (read once per device). Every reading numbers its elements
 /// with the device's refs, by identity, so the numbers agree across readings. `remember` makes it
 /// the device's last reading (the screen size of later calls); an `observe` "before" reading is
-/// not remembered.
-pub(super) async fn read_screen(state: &State, serial: &str, remember: bool) -> Result<Snapshot, String> {
+/// not remembered. The same round trip reads the phone's state (`phone::READING`).
+pub(super) async fn read_screen(state: &State, serial: &str, remember: bool) -> Result<Snapshot, ReadError> {
+    let started = std::time::Instant::now();
     let out = state
         .adb
-        .shell(serial, "uiautomator dump /dev/tty")
+        .shell(serial, READING)
         .await
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| ReadError::Failed(e.to_string()))?;
+    let said = format!("{}{}", out.stdout_text(), String::from_utf8_lossy(&out.stderr));
+    if crate::android::screen_state::never_idle(&said) {
+        return Err(ReadError::NeverIdle(started.elapsed()));
+    }
     let tree = parse_ui_dump(&out.stdout_text()).map_err(|e| {
-        format!(
+        ReadError::Failed(format!(
             "could not read the screen: {e}. uiautomator said: {}",
-            crate::android::cut(
-                format!("{}{}", out.stdout_text(), String::from_utf8_lossy(&out.stderr)).trim(),
-                200
-            )
-        )
+            crate::android::cut(said.trim(), 200)
+        ))
     })?;
-    let focused = state
-        .focused_app(serial, tree.nodes.first().and_then(|n| n.attr("package")))
-        .await
-        .map_err(|e| e.to_string())?;
-    let natural = state.display(serial).await?;
+    let (phone, _) = state_of(&tree, &out.stdout_text());
+    // The keyguard's window is no app's: the app in front is the one behind it.
+    let behind_keyguard = matches!(phone, ScreenState::Asleep { .. } | ScreenState::Locked { .. });
+    let window_package = tree
+        .nodes
+        .first()
+        .and_then(|n| n.attr("package"))
+        .filter(|_| !behind_keyguard);
+    let focused = crate::android::activity::focus_for_screen(reports_of(&out.stdout_text()), window_package);
+    let natural = state.display(serial).await.map_err(ReadError::Failed)?;
     // Turned a quarter (rotation 1 or 3): the display is as wide as it is naturally tall.
     let screen = if tree.rotation % 2 == 1 {
         [natural[1], natural[0]]
@@ -48,12 +72,18 @@ pub(super) async fn read_screen(state: &State, serial: &str, remember: bool) -> 
         })
         .filter(|w| w.left > 0 || w.top > 0 || w.right < screen[0] as i32 || w.bottom < screen[1] as i32);
     let mut els = elements(&tree);
+    let keyboard = match &phone {
+        ScreenState::Keyboard { frame } => Some(*frame),
+        _ => None,
+    };
+    mark_covered(&tree, &mut els, keyboard);
     state.number_refs(serial, &tree, &mut els);
     let mut hasher = DefaultHasher::new();
     for e in &els {
         (&e.label, &e.kind, e.at, &e.flags).hash(&mut hasher);
     }
     focused.as_ref().map(|f| &f.activity).hash(&mut hasher);
+    format!("{phone:?}").hash(&mut hasher);
     let snapshot = Snapshot {
         tree,
         elements: els,
@@ -61,6 +91,7 @@ pub(super) async fn read_screen(state: &State, serial: &str, remember: bool) -> 
         screen,
         window,
         signature: hasher.finish(),
+        state: phone,
     };
     // The first reading after a recorded step is what the step was seen to do.
     let activity = snapshot.focused.as_ref().map(|f| f.activity.as_str());
@@ -77,7 +108,10 @@ pub(super) async fn dump(state: &State, serial: &str, args: &UiArgs) -> Outcome 
         return Err(format!("limit must be between 1 and {MAX_LIMIT}; got {limit}"));
     }
     let offset = args.offset.unwrap_or(0) as usize;
-    let snap = read_screen(state, serial, true).await?;
+    let snap = match read_screen(state, serial, true).await {
+        Err(ReadError::NeverIdle(waited)) => return grid_instead(state, serial, UiOperation::Dump, waited).await,
+        read => read?,
+    };
     let needle = args.filter.as_deref().filter(|f| !f.is_empty()).map(str::to_lowercase);
     let matching: Vec<Element> = snap
         .elements
@@ -130,6 +164,7 @@ pub(super) async fn dump(state: &State, serial: &str, args: &UiArgs) -> Outcome 
     Ok((
         UiOutput {
             focused: snap.focused.clone(),
+            state: describe(&snap.state, &snap.elements),
             screen: Some(snap.screen),
             window: snap.window.map(|w| [w.left, w.top, w.right, w.bottom]),
             count: Some(page.len()),

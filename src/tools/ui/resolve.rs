@@ -26,7 +26,10 @@ pub(super) fn query(args: &UiArgs) -> Result<Option<(Field, Matcher, String)>, S
 
 pub(super) async fn find_op(state: &State, serial: &str, args: &UiArgs) -> Outcome {
     let (field, matcher, value) = query(args)?.ok_or("find needs text, resourceId, contentDesc or className")?;
-    let snap = read_screen(state, serial, true).await?;
+    let snap = match read_screen(state, serial, true).await {
+        Err(ReadError::NeverIdle(waited)) => return grid_instead(state, serial, UiOperation::Find, waited).await,
+        read => read?,
+    };
     let found = find(&snap.tree, &snap.elements, field, &matcher, screen_bounds(&snap));
     let total = found.len();
     // Exact matches, when there are any, are what was meant: the ones that merely contain the
@@ -41,6 +44,7 @@ pub(super) async fn find_op(state: &State, serial: &str, args: &UiArgs) -> Outco
     let want_grid = args.grid.unwrap_or(false) || matches.is_empty();
     let mut out = UiOutput {
         focused: snap.focused.clone(),
+        state: describe(&snap.state, &snap.elements),
         count: Some(matches.len()),
         total_count: Some(total),
         ..output(UiOperation::Find, serial)
@@ -103,6 +107,7 @@ pub(super) async fn target(state: &State, serial: &str, args: &UiArgs) -> Result
         let now = read_screen(state, serial, true).await?;
         return match resolve(&now.elements, reference) {
             Resolved::One(element) => {
+                refuse(&now, Some(element))?;
                 on_screen(element, now.screen)?;
                 verified(args, &now, element, &format!("ref {reference}"))?;
                 Ok((element.at, Some(element.clone()), recorded(&now, element)))
@@ -164,9 +169,12 @@ pub(super) async fn target(state: &State, serial: &str, args: &UiArgs) -> Result
     }
     if let Some((field, matcher, value)) = query(args)? {
         let snap = read_screen(state, serial, true).await?;
+        // Asleep or locked, the dump is the keyguard's: say so before "nothing matches".
+        refuse(&snap, None)?;
         let found = find(&snap.tree, &snap.elements, field, &matcher, screen_bounds(&snap));
         return match best_target(&found) {
             Ok(one) => {
+                refuse(&snap, Some(&one.element))?;
                 on_screen(&one.element, snap.screen)?;
                 let what = format!("{} {value:?}", query_field(field));
                 verified(args, &snap, &one.element, &what)?;

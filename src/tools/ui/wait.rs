@@ -18,6 +18,7 @@ pub(super) async fn wait(state: &State, serial: &str, args: &UiArgs, ctx: &Reque
     let token = ctx.meta.get_progress_token();
     let mut pause = Duration::from_millis(200);
     let mut polls = 0;
+    let mut last = None;
     let limit = Duration::from_millis(timeout);
     loop {
         polls += 1;
@@ -28,6 +29,7 @@ pub(super) async fn wait(state: &State, serial: &str, args: &UiArgs, ctx: &Reque
             Err(_) => break,
         };
         let found = find(&snap.tree, &snap.elements, field, &matcher, screen_bounds(&snap));
+        last = describe(&snap.state, &snap.elements);
         if found.is_empty() == gone {
             let exact = matches!(matcher, Matcher::Exact(_));
             if let Some(selector) = recorded_query(field, exact, &value, found.first().map(|f| (&snap, &f.element))) {
@@ -41,6 +43,7 @@ pub(super) async fn wait(state: &State, serial: &str, args: &UiArgs, ctx: &Reque
             }
             let mut out = output(UiOperation::Wait, serial);
             out.target = found.into_iter().next().map(|f| f.element);
+            out.state = describe(&snap.state, &snap.elements);
             out.focused = snap.focused;
             out.count = Some(polls);
             out.hint = Some(format!("after {} ms", started.elapsed().as_millis()));
@@ -67,13 +70,14 @@ pub(super) async fn wait(state: &State, serial: &str, args: &UiArgs, ctx: &Reque
         pause = (pause * 3 / 2).min(Duration::from_secs(2));
     }
     Err(format!(
-        "{:?} {} after {} ms ({polls} looks); ui dump shows what is there",
+        "{:?} {} after {} ms ({polls} looks); {}",
         crate::adb::cut(&value),
         if gone {
             "is still on the screen"
         } else {
             "did not appear"
         },
-        started.elapsed().as_millis()
+        started.elapsed().as_millis(),
+        last.map_or("ui dump shows what is there".to_string(), |s| s.next)
     ))
 }

@@ -1,0 +1,78 @@
+//! What a journey costs on a phone: the `phone` profile sleeps each device program's published
+//! cost (fixtures/README.md), and counts it. The journey (dump → tap by text with observe →
+//! type → key BACK → screenshot) prints its device time, its device programs and its host time,
+//! per call and in all (docs/real-devices.md has the figures before and after the cuts).
+
+use std::time::Instant;
+
+use crate::common::*;
+use serde_json::{Value, json};
+
+/// (device ms, programs) the simulated phone has spent so far.
+async fn spent(client: &McpClient) -> (f64, u64) {
+    let out = ok(&call(
+        client,
+        "adb-shell",
+        json!({"operation": "run", "command": "sim-state costs"}),
+    )
+    .await);
+    let text = out.to_string();
+    let number = |key: &str| -> f64 {
+        let at = text.find(key).unwrap_or_else(|| panic!("no {key} in {text}")) + key.len();
+        text[at..]
+            .split(|c: char| !c.is_ascii_digit() && c != '.')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    (number("device_ms="), number("programs=") as u64)
+}
+
+#[tokio::test]
+async fn a_journey_on_the_phone_profile_prints_its_device_time_and_programs() {
+    let home = tempfile::tempdir().unwrap();
+    let profile = repo_dir().join("fixtures/phone");
+    let client = mcp_server(&["--sim", profile.to_str().unwrap()], &[], home.path()).await;
+    ok(&call(
+        &client,
+        "adb-app",
+        json!({"operation": "launch", "package": "org.droidmcp.demo.login"}),
+    )
+    .await);
+    let steps: Vec<(&str, Value)> = vec![
+        ("dump", json!({"operation": "dump"})),
+        (
+            "tap by text, observe",
+            json!({"operation": "tap", "resourceId": "username", "observe": true}),
+        ),
+        ("type", json!({"operation": "type", "text": "ada"})),
+        ("key BACK", json!({"operation": "key", "name": "BACK"})),
+        ("screenshot", json!({"operation": "screenshot"})),
+    ];
+    let (start_ms, start_programs) = spent(&client).await;
+    let (mut device_ms, mut programs) = (start_ms, start_programs);
+    let started = Instant::now();
+    for (name, args) in steps {
+        let host = Instant::now();
+        ok(&call(&client, "ui", args).await);
+        let host_ms = host.elapsed().as_secs_f64() * 1000.0;
+        let (now_ms, now_programs) = spent(&client).await;
+        println!(
+            "{name:<22} device {:>7.1} ms  programs {:>2}  host {host_ms:>7.1} ms",
+            now_ms - device_ms,
+            now_programs - programs
+        );
+        (device_ms, programs) = (now_ms, now_programs);
+    }
+    let host_ms = started.elapsed().as_secs_f64() * 1000.0;
+    let (total_ms, total_programs) = (device_ms - start_ms, programs - start_programs);
+    println!(
+        "journey: device {total_ms:.1} ms, {total_programs} device programs, host {host_ms:.1} ms (with the cost reads)"
+    );
+    assert!(
+        total_programs > 0 && total_ms > 0.0,
+        "the phone profile counts what it costs"
+    );
+    client.cancel().await.unwrap();
+}
