@@ -13,6 +13,7 @@ pub mod adbkey;
 pub mod capture;
 pub mod console;
 mod devices;
+pub mod devtools;
 pub mod direct;
 mod env;
 mod error;
@@ -397,6 +398,26 @@ impl Adb {
         };
         let (source, serial) = self.locate(serial).await?;
         source.exec(&serial, command, file, limit, sent).await
+    }
+}
+
+/// A byte stream to a device socket, whichever route reached it.
+pub trait PipeIo: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send {}
+impl<T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send> PipeIo for T {}
+pub type Pipe = Box<dyn PipeIo>;
+
+impl Adb {
+    /// Opens the device's abstract socket `name` (`localabstract:NAME`) through our own adb
+    /// stream, no `adb forward`: the DevTools server of a debuggable WebView or of Chrome.
+    pub async fn local_abstract(&self, serial: &str, name: &str) -> Result<Pipe, AdbError> {
+        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c)) {
+            return Err(AdbError::DevTools(format!(
+                "`{}` is not a socket name: use letters, digits, `.`, `_` or `-` (as in webview_devtools_remote_1234)",
+                cut(name)
+            )));
+        }
+        let (source, serial) = self.locate(serial).await?;
+        source.local_abstract(&serial, name, self.timeout).await
     }
 }
 

@@ -14,6 +14,7 @@ pub mod packages;
 pub mod ui_elements;
 pub mod ui_refs;
 pub mod uiautomator;
+pub mod unix_sockets;
 
 /// The first `max` chars of `text`, marked with `…` when cut (the whole text stays in the cache).
 pub fn cut(text: &str, max: usize) -> String {

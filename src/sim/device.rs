@@ -78,6 +78,8 @@ pub struct Device {
     pub frame_cache: Option<(u64, image::RgbaImage)>,
     /// What the emulator console set (battery status, location, rotation, calls).
     pub emulator: crate::sim::emulator::EmulatorState,
+    /// The DevTools server the hosted WebView's socket leads to (`sim/webview.rs`), if any.
+    pub webview_devtools: Option<std::net::SocketAddr>,
 }
 
 /// Normalises `pkg/.Act` and `pkg/pkg.Act` to the same fully qualified class.
@@ -131,6 +133,7 @@ impl Device {
             generation: 0,
             frame_cache: None,
             emulator: Default::default(),
+            webview_devtools: None,
         };
         dev.running = p.toml.processes.clone();
         dev.next_pid = dev.running.values().max().map_or(4000, |&m| m.max(5000) + 100);
@@ -154,6 +157,17 @@ impl Device {
     pub fn screen_mut(&mut self) -> &mut Screen {
         self.generation += 1;
         &mut self.screens[self.current]
+    }
+
+    /// The app whose screen holds a WebView (the first such screen's).
+    pub fn webview_package(&self) -> Option<String> {
+        let hosts = |s: &&Screen| {
+            s.tree
+                .nodes
+                .iter()
+                .any(|n| n.class() == crate::sim::webview::WEBVIEW_CLASS)
+        };
+        self.screens.iter().find(hosts).map(|s| s.package.clone())
     }
 
     pub fn pid_of(&self, package: &str) -> Option<u32> {

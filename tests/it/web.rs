@@ -1,0 +1,148 @@
+//! Web content in the simulator: its WebView's DevTools socket is forwarded to a real headless
+//! Chromium the test starts (Debian's `chromium`), serving pages from tests/it/web_pages. A missing
+//! chromium skips locally and fails under CI.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use crate::common::*;
+use droidmcp::adb::{Adb, Route, devtools};
+use droidmcp::android::unix_sockets::{DevtoolsOwner, devtools_sockets};
+
+/// A headless Chromium with a DevTools port on loopback, showing one page; killed on drop.
+pub struct Chromium {
+    child: Child,
+    pub port: u16,
+    _profile: tempfile::TempDir,
+}
+
+impl Chromium {
+    /// `None` when chromium is missing (a skip locally, a failure under CI).
+    pub fn start(page: &str) -> Option<Chromium> {
+        let binary = ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
+            .into_iter()
+            .find(|p| Path::new(p).exists());
+        let Some(binary) = binary else {
+            skip_or_fail("chromium is not installed (apt-get install chromium)");
+            return None;
+        };
+        let profile = tempfile::tempdir().unwrap();
+        let url = format!("file://{}", page_path(page).display());
+        let child = Command::new(binary)
+            .args([
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-quic",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--remote-debugging-address=127.0.0.1",
+                "--remote-debugging-port=0",
+                "--window-size=412,870",
+            ])
+            .arg(format!("--user-data-dir={}", profile.path().display()))
+            .arg(url)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn chromium");
+        // Chromium writes the port it picked to DevToolsActivePort in its profile.
+        let active = profile.path().join("DevToolsActivePort");
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        let port = loop {
+            if let Some(port) = std::fs::read_to_string(&active)
+                .ok()
+                .and_then(|t| t.lines().next().and_then(|l| l.parse().ok()))
+            {
+                break port;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "chromium wrote no DevToolsActivePort in 30 s"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        };
+        Some(Chromium {
+            child,
+            port,
+            _profile: profile,
+        })
+    }
+
+    pub fn addr(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+}
+
+impl Drop for Chromium {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+pub fn page_path(name: &str) -> PathBuf {
+    repo_dir().join("tests/it/web_pages").join(name)
+}
+
+/// The simulator's WebView socket, found as droidmcp finds one, reached over both routes (our
+/// own adbd connection, and Debian's adb server): `/json/list` names the page, and its
+/// WebSocket evaluates in it. Before the app runs there is no socket, and opening one is refused.
+#[tokio::test(flavor = "multi_thread")]
+async fn devtools_over_our_own_adb_streams_on_both_routes() {
+    let Some(chromium) = Chromium::start("login.html") else {
+        return;
+    };
+    let Some((_server, sim, serial)) = connected_sim(&["--webview-devtools", &chromium.addr()]) else {
+        return;
+    };
+    let direct = Adb::new(Route::Direct(sim.addr), Duration::from_secs(10));
+    let port: u16 = _server.port;
+    let through_server = Adb::new(Route::Server(([127, 0, 0, 1], port).into()), Duration::from_secs(10));
+    for (adb, name) in [(&direct, sim.serial()), (&through_server, serial)] {
+        let unix = adb.shell(&name, "cat /proc/net/unix").await.unwrap().stdout_text();
+        assert!(
+            devtools_sockets(&unix).is_empty(),
+            "no app with a WebView runs yet:\n{unix}"
+        );
+        let refused = adb.local_abstract(&name, "webview_devtools_remote_1").await;
+        assert!(refused.is_err(), "no such socket: the open is refused");
+        adb.shell(
+            &name,
+            "monkey -p com.netflix.mediaclient -c android.intent.category.LAUNCHER 1",
+        )
+        .await
+        .unwrap();
+        let unix = adb.shell(&name, "cat /proc/net/unix").await.unwrap().stdout_text();
+        let sockets = devtools_sockets(&unix);
+        let pid: u32 = adb
+            .shell(&name, "pidof com.netflix.mediaclient")
+            .await
+            .unwrap()
+            .stdout_text()
+            .trim()
+            .parse()
+            .unwrap();
+        assert_eq!(sockets.len(), 1, "{unix}");
+        assert_eq!(sockets[0].owner, DevtoolsOwner::WebView { pid });
+        let targets = devtools::targets(adb.local_abstract(&name, &sockets[0].name).await.unwrap())
+            .await
+            .unwrap();
+        let page = targets.iter().find(|t| t.kind == "page").expect("a page target");
+        assert_eq!(page.title, "Sign in", "{targets:?}");
+        let socket = adb.local_abstract(&name, &sockets[0].name).await.unwrap();
+        let ws = page.web_socket_debugger_url.as_deref().unwrap();
+        let mut session = devtools::Session::open(socket, ws, Duration::from_secs(10))
+            .await
+            .unwrap();
+        let fields = session
+            .evaluate("[...document.querySelectorAll('input')].map(i => i.name).join(',')")
+            .await
+            .unwrap();
+        assert_eq!(fields, "user,pass");
+        adb.shell(&name, "am force-stop com.netflix.mediaclient").await.unwrap();
+    }
+}
