@@ -9,6 +9,7 @@ use std::time::Duration;
 use crate::common::*;
 use droidmcp::adb::{Adb, Route, devtools};
 use droidmcp::android::unix_sockets::{DevtoolsOwner, devtools_sockets};
+use serde_json::json;
 
 /// A headless Chromium with a DevTools port on loopback, showing one page; killed on drop.
 pub struct Chromium {
@@ -145,4 +146,120 @@ async fn devtools_over_our_own_adb_streams_on_both_routes() {
         assert_eq!(fields, "user,pass");
         adb.shell(&name, "am force-stop com.netflix.mediaclient").await.unwrap();
     }
+}
+
+/// Evaluates `expression` in the simulator's WebView page, through DevTools over our own adb
+/// stream: how the tests read the page back, apart from droidmcp's tools.
+pub async fn page_eval(sim: &SimProcess, expression: &str) -> serde_json::Value {
+    let adb = Adb::new(Route::Direct(sim.addr), Duration::from_secs(10));
+    let serial = sim.serial();
+    let unix = adb.shell(&serial, "cat /proc/net/unix").await.unwrap().stdout_text();
+    let socket = devtools_sockets(&unix).pop().expect("a DevTools socket").name;
+    let targets = devtools::targets(adb.local_abstract(&serial, &socket).await.unwrap())
+        .await
+        .unwrap();
+    let page = targets.iter().find(|t| t.kind == "page").expect("a page");
+    let pipe = adb.local_abstract(&serial, &socket).await.unwrap();
+    let ws = page.web_socket_debugger_url.as_deref().unwrap();
+    let mut session = devtools::Session::open(pipe, ws, Duration::from_secs(10))
+        .await
+        .unwrap();
+    session.evaluate(expression).await.unwrap()
+}
+
+/// The web element of `elements` with this type and label.
+fn web_element<'a>(elements: &'a [serde_json::Value], kind: &str, label: &str) -> &'a serde_json::Value {
+    elements
+        .iter()
+        .find(|e| e["type"] == kind && e["label"] == label)
+        .unwrap_or_else(|| panic!("no {kind} {label:?} among {elements:#?}"))
+}
+
+/// The login journey over MCP: the dump lists the page's fields by name beside the native
+/// toolbar, inside the WebView's bounds; Chinese and emoji typed by ref land in the field (read
+/// back through DevTools); tapping Submit by ref changes the page; `wait` sees the web text.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_web_login_journey_over_mcp() {
+    let Some(chromium) = Chromium::start("login.html") else {
+        return;
+    };
+    let sim = SimProcess::start(&["--webview-devtools", &chromium.addr()]);
+    let home = tempfile::tempdir().unwrap();
+    let target = format!("tcp:{}", sim.addr);
+    let client = mcp_server(&["--adb", &target], &[], home.path()).await;
+    ok(&call(
+        &client,
+        "adb-app",
+        json!({"operation": "launch", "package": "com.netflix.mediaclient"}),
+    )
+    .await);
+    let dump = ok(&call(&client, "ui", json!({"operation": "dump"})).await);
+    assert_eq!(dump["web"]["title"], "Sign in", "{dump:#}");
+    let elements = dump["elements"].as_array().unwrap();
+    assert!(
+        elements.iter().any(|e| e["label"] == "Netflix"),
+        "the native toolbar is listed too"
+    );
+    let user = web_element(elements, "web:textbox", "User name");
+    let pass = web_element(elements, "web:textbox", "Password");
+    assert!(
+        pass["flags"].as_array().unwrap().iter().any(|f| f == "password"),
+        "{pass}"
+    );
+    let submit = web_element(elements, "web:button", "Submit");
+    web_element(elements, "web:link", "Forgot password?");
+    for e in [user, pass, submit] {
+        let [x, y] = [e["at"][0].as_i64().unwrap(), e["at"][1].as_i64().unwrap()];
+        assert!(
+            (0..1080).contains(&x) && (220..2400).contains(&y),
+            "inside the WebView: {e}"
+        );
+    }
+    let typed = "李雷 🚀 Ünïcödé";
+    let user_ref = user["ref"].as_str().unwrap();
+    ok(&call(
+        &client,
+        "ui",
+        json!({"operation": "type", "ref": user_ref, "text": typed}),
+    )
+    .await);
+    assert_eq!(page_eval(&sim, "document.getElementById('user').value").await, typed);
+    let submit_ref = submit["ref"].as_str().unwrap();
+    let tapped = ok(&call(&client, "ui", json!({"operation": "tap", "ref": submit_ref})).await);
+    assert_eq!(tapped["target"]["label"], "Submit");
+    let welcome = format!("Welcome, {typed}");
+    assert_eq!(
+        page_eval(&sim, "document.querySelector('h1').innerText").await,
+        welcome.as_str()
+    );
+    let waited = ok(&call(
+        &client,
+        "ui",
+        json!({"operation": "wait", "text": "Welcome", "timeoutMs": 5000}),
+    )
+    .await);
+    assert_eq!(waited["operation"], "wait");
+}
+
+/// A WebView without a DevTools socket (not debuggable): the dump says so, and lists what
+/// uiautomator shows.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_webview_that_is_not_debuggable_is_said_as_such() {
+    let sim = SimProcess::start(&[]);
+    let home = tempfile::tempdir().unwrap();
+    let target = format!("tcp:{}", sim.addr);
+    let client = mcp_server(&["--adb", &target], &[], home.path()).await;
+    ok(&call(
+        &client,
+        "adb-app",
+        json!({"operation": "launch", "package": "com.netflix.mediaclient"}),
+    )
+    .await);
+    let dump = ok(&call(&client, "ui", json!({"operation": "dump"})).await);
+    let note = dump["web"]["note"].as_str().unwrap_or_default();
+    assert!(
+        note.contains("not debuggable") && note.contains("setWebContentsDebuggingEnabled"),
+        "{dump:#}"
+    );
+    assert_eq!(dump["web"]["elements"], 0);
 }

@@ -23,7 +23,11 @@ pub(super) async fn act(state: &State, serial: &str, action: UiOperation, args: 
                     duration_ms: args.duration_ms,
                 }
             });
-            if action == UiOperation::Tap {
+            let web = web_target(state, serial, out.target.as_ref());
+            if let (UiOperation::Tap, Some((page, selector))) = (action, web) {
+                web::tap(state, serial, &page, &selector).await?;
+                String::new()
+            } else if action == UiOperation::Tap {
                 format!("input tap {} {}", at[0], at[1])
             } else {
                 format!("input swipe {0} {1} {0} {1} {2}", at[0], at[1], lasts.as_millis())
@@ -96,15 +100,24 @@ pub(super) async fn act(state: &State, serial: &str, action: UiOperation, args: 
                     "`text` is {length} chars; type at most {MAX_TYPE_CHARS} per call (split it over several calls)"
                 ));
             }
-            let escaped = input_text(text)?;
             let mut steps = Vec::new();
             let mut aim = None;
+            let mut web = None;
             if args.reference.is_some() {
                 let (at, element, recorded) = target(state, serial, args).await?;
-                steps.push(format!("input tap {} {}", at[0], at[1]));
+                web = web_target(state, serial, element.as_ref());
+                if web.is_none() {
+                    steps.push(format!("input tap {} {}", at[0], at[1]));
+                }
                 out.target = element;
                 aim = Some(recorded);
             }
+            // A web field takes any text through DevTools; `input text` only printable ASCII.
+            let escaped = if web.is_some() {
+                String::new()
+            } else {
+                input_text(text)?
+            };
             // A password is recorded as a placeholder, never as itself.
             let field = out.target.clone().or_else(|| {
                 let screen = state.screen(serial)?;
@@ -118,21 +131,27 @@ pub(super) async fn act(state: &State, serial: &str, action: UiOperation, args: 
                 clear: args.clear.unwrap_or(false),
                 submit: args.submit.unwrap_or(false),
             });
-            if args.clear.unwrap_or(false) {
-                // The field must have focus before it is read and emptied.
-                if !steps.is_empty() {
-                    checked_shell(state, serial, &steps.join(" && ")).await?;
-                    steps.clear();
+            if let Some((page, selector)) = &web {
+                let (clear, submit) = (args.clear.unwrap_or(false), args.submit.unwrap_or(false));
+                web::type_text(state, serial, page, selector, text, clear, submit).await?;
+                String::new()
+            } else {
+                if args.clear.unwrap_or(false) {
+                    // The field must have focus before it is read and emptied.
+                    if !steps.is_empty() {
+                        checked_shell(state, serial, &steps.join(" && ")).await?;
+                        steps.clear();
+                    }
+                    clear_field(state, serial, out.target.as_ref().map(|e| e.reference.as_str())).await?;
                 }
-                clear_field(state, serial, out.target.as_ref().map(|e| e.reference.as_str())).await?;
+                if !escaped.is_empty() {
+                    steps.push(format!("input text {}", quote(&escaped)));
+                }
+                if args.submit.unwrap_or(false) {
+                    steps.push("input keyevent 66".into());
+                }
+                steps.join(" && ")
             }
-            if !escaped.is_empty() {
-                steps.push(format!("input text {}", quote(&escaped)));
-            }
-            if args.submit.unwrap_or(false) {
-                steps.push("input keyevent 66".into());
-            }
-            steps.join(" && ")
         }
         UiOperation::Dump | UiOperation::Find | UiOperation::Screenshot | UiOperation::Scroll | UiOperation::Wait => {
             unreachable!("not plain actions")
@@ -162,6 +181,13 @@ pub(super) async fn act(state: &State, serial: &str, action: UiOperation, args: 
         out.focused = after.focused.clone();
     }
     Ok((out, None))
+}
+
+/// The page and selector of a web element (`web.rs`), from the reading that resolved it.
+fn web_target(state: &State, serial: &str, element: Option<&Element>) -> Option<(web::WebPage, String)> {
+    let snap = state.screen(serial)?;
+    let selector = web::selector_of(&snap, element?)?;
+    Some((snap.web?, selector))
 }
 
 /// DEL key events sent in one command: long fields are emptied over several.

@@ -28,6 +28,7 @@ mod capture;
 mod read;
 mod resolve;
 mod wait;
+mod web;
 
 use act::*;
 use capture::*;
@@ -209,6 +210,9 @@ pub struct UiOutput {
     pub scale: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub observed: Option<Observed>,
+    /// The page in the WebView on the screen (dump, find): its elements are among the others.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub web: Option<web::WebPage>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hint: Option<String>,
 }
@@ -228,6 +232,7 @@ impl Budgeted for UiOutput {
         "at",
         "target",
         "observed",
+        "web",
     ];
     const BULK_FIELDS: &'static [&'static str] = &["elements", "matches"];
     const KIND: Kind = Kind::Ui;
@@ -254,6 +259,8 @@ pub struct Snapshot {
     /// The dumped window's bounds when it is smaller than the screen (a dialog, a popup).
     pub window: Option<Bounds>,
     pub signature: u64,
+    /// The page of a WebView on the screen, read through DevTools (`web.rs`).
+    pub web: Option<web::WebPage>,
 }
 
 /// The last screenshot's geometry, to map image pixels back to the device.

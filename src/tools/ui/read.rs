@@ -14,7 +14,7 @@ pub(super) async fn read_screen(state: &State, serial: &str, remember: bool) -> 
         .shell(serial, "uiautomator dump /dev/tty")
         .await
         .map_err(|e| e.to_string())?;
-    let tree = parse_ui_dump(&out.stdout_text()).map_err(|e| {
+    let mut tree = parse_ui_dump(&out.stdout_text()).map_err(|e| {
         format!(
             "could not read the screen: {e}. uiautomator said: {}",
             crate::android::cut(
@@ -47,6 +47,8 @@ pub(super) async fn read_screen(state: &State, serial: &str, remember: bool) -> 
             bottom: a.bottom.max(b.bottom),
         })
         .filter(|w| w.left > 0 || w.top > 0 || w.right < screen[0] as i32 || w.bottom < screen[1] as i32);
+    // A WebView's page joins the tree: its elements get refs like any other.
+    let web = web::merge(state, serial, &mut tree).await;
     let mut els = elements(&tree);
     state.number_refs(serial, &tree, &mut els);
     let mut hasher = DefaultHasher::new();
@@ -61,6 +63,7 @@ pub(super) async fn read_screen(state: &State, serial: &str, remember: bool) -> 
         screen,
         window,
         signature: hasher.finish(),
+        web,
     };
     // The first reading after a recorded step is what the step was seen to do.
     let activity = snapshot.focused.as_ref().map(|f| f.activity.as_str());
@@ -138,6 +141,7 @@ pub(super) async fn dump(state: &State, serial: &str, args: &UiArgs) -> Outcome 
             has_more: Some(end < total),
             next_offset: (end < total).then_some(end),
             cache_id: Some(entry.id.clone()),
+            web: snap.web.clone(),
             hint: Some(hint),
             ..output(UiOperation::Dump, serial)
         },

@@ -101,7 +101,10 @@ pub(super) async fn target(state: &State, serial: &str, args: &UiArgs) -> Result
         let now = read_screen(state, serial, true).await?;
         return match resolve(&now.elements, reference) {
             Resolved::One(element) => {
-                on_screen(element, now.screen)?;
+                // A web element off the screen is scrolled into view by the tap itself.
+                if web::selector_of(&now, element).is_none() {
+                    on_screen(element, now.screen)?;
+                }
                 Ok((element.at, Some(element.clone()), recorded(&now, element)))
             }
             Resolved::Gone => Err(format!(
