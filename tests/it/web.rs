@@ -263,3 +263,53 @@ async fn a_webview_that_is_not_debuggable_is_said_as_such() {
     );
     assert_eq!(dump["web"]["elements"], 0);
 }
+
+/// A 2,000-row page: each dump page answers within the budget with a cacheId, paging reaches
+/// every row once, and a row far below the fold is tapped by ref (scrolled into view first).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_2000_row_page_is_paged_within_the_budget_and_its_last_rows_tapped() {
+    let Some(chromium) = Chromium::start("long_list.html") else {
+        return;
+    };
+    let sim = SimProcess::start(&["--webview-devtools", &chromium.addr()]);
+    let home = tempfile::tempdir().unwrap();
+    let target = format!("tcp:{}", sim.addr);
+    let client = mcp_server(&["--adb", &target], &[], home.path()).await;
+    ok(&call(
+        &client,
+        "adb-app",
+        json!({"operation": "launch", "package": "com.netflix.mediaclient"}),
+    )
+    .await);
+    let mut seen = std::collections::BTreeMap::new();
+    let (mut offset, mut pages, mut largest) = (0, 0, 0);
+    loop {
+        let result = call(&client, "ui", json!({"operation": "dump", "offset": offset})).await;
+        largest = largest.max(response_chars(&result));
+        assert!(
+            response_chars(&result) <= 4000,
+            "over the default budget: {}",
+            response_chars(&result)
+        );
+        let page = ok(&result);
+        assert!(page["cacheId"].as_str().is_some_and(|id| !id.is_empty()), "{page}");
+        pages += 1;
+        for e in page["elements"].as_array().unwrap() {
+            if e["type"] == "web:listitem" {
+                *seen.entry(e["label"].as_str().unwrap().to_string()).or_insert(0) += 1;
+                if e["label"] == "Item 1999" {
+                    let tapped = ok(&call(&client, "ui", json!({"operation": "tap", "ref": e["ref"]})).await);
+                    assert_eq!(tapped["target"]["label"], "Item 1999");
+                }
+            }
+        }
+        match page["nextOffset"].as_u64() {
+            Some(next) => offset = next,
+            None => break,
+        }
+    }
+    eprintln!("2000 rows: {pages} dump pages, the largest {largest} chars");
+    assert_eq!(seen.len(), 2000, "every row once");
+    assert!(seen.values().all(|n| *n == 1));
+    assert_eq!(page_eval(&sim, "document.title").await, "tapped Item 1999");
+}
