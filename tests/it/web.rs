@@ -313,3 +313,42 @@ async fn a_2000_row_page_is_paged_within_the_budget_and_its_last_rows_tapped() {
     assert!(seen.values().all(|n| *n == 1));
     assert_eq!(page_eval(&sim, "document.title").await, "tapped Item 1999");
 }
+
+/// The page's console errors, uncaught exceptions and failed requests are summarised in the dump
+/// (counts, the first three) with a cacheId that `cache get` serves with all of them.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_pages_console_errors_and_failed_requests_are_reported() {
+    let Some(chromium) = Chromium::start("errors.html") else {
+        return;
+    };
+    let sim = SimProcess::start(&["--webview-devtools", &chromium.addr()]);
+    let home = tempfile::tempdir().unwrap();
+    let target = format!("tcp:{}", sim.addr);
+    let client = mcp_server(&["--adb", &target], &[], home.path()).await;
+    ok(&call(
+        &client,
+        "adb-app",
+        json!({"operation": "launch", "package": "com.netflix.mediaclient"}),
+    )
+    .await);
+    // The image's request fails and the timer throws as the page loads: wait for both.
+    let loaded = "new Promise(r => setTimeout(() => r(document.images[0].complete), 500))";
+    assert_eq!(page_eval(&sim, loaded).await, true);
+    let dump = ok(&call(&client, "ui", json!({"operation": "dump"})).await);
+    let console = &dump["web"]["console"];
+    eprintln!("console: {console}");
+    assert_eq!(
+        console["errors"], 5,
+        "4 console.error calls and one uncaught exception: {console}"
+    );
+    assert_eq!(console["failedRequests"], 1, "{console}");
+    let first = console["first"].as_array().unwrap();
+    assert_eq!(first.len(), 3);
+    assert_eq!(first[0], "console.error: analytics failed 1");
+    let id = console["cacheId"].as_str().expect("a cacheId for the rest");
+    let all = ok(&call(&client, "cache", json!({"operation": "get", "id": id, "limit": 20})).await);
+    let text = all.to_string();
+    assert!(text.contains("uncaught: Error: boom in a timer"), "{text}");
+    assert!(text.contains("request failed: http://127.0.0.1:9/logo.png"), "{text}");
+    assert!(!text.contains("not an error"), "{text}");
+}

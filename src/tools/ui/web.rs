@@ -29,6 +29,9 @@ pub struct WebPage {
     pub url: Option<String>,
     /// Web elements listed among `elements` (class `web:<role>`).
     pub elements: usize,
+    /// The page's console errors and failed requests, as the page keeps them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub console: Option<WebConsole>,
     /// Why the page could not be read (no DevTools socket: not debuggable).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
@@ -48,6 +51,7 @@ pub(super) async fn merge(state: &State, serial: &str, tree: &mut UiTree) -> Opt
         title: None,
         url: None,
         elements: 0,
+        console: None,
         note: Some(note),
         socket: String::new(),
         ws_url: String::new(),
@@ -71,10 +75,16 @@ pub(super) async fn merge(state: &State, serial: &str, tree: &mut UiTree) -> Opt
         let mut session = Session::open(pipe, &ws_url, state.adb.timeout())
             .await
             .map_err(|e| e.to_string())?;
-        session.evaluate(COLLECT).await.map_err(|e| e.to_string())
+        let page = session.evaluate(COLLECT).await.map_err(|e| e.to_string())?;
+        // Enabling replays what the page logged so far (console calls, exceptions, log entries
+        // such as failed requests); the events arrive before each answer.
+        for domain in ["Runtime.enable", "Log.enable"] {
+            session.call(domain, json!({})).await.map_err(|e| e.to_string())?;
+        }
+        Ok::<_, String>((page, std::mem::take(&mut session.events)))
     };
-    let page = match read.await {
-        Ok(page) => page,
+    let (page, events) = match read.await {
+        Ok(read) => read,
         Err(e) => return Some(not_read(format!("the page could not be read: {e}"))),
     };
     let width = page["vw"].as_f64().filter(|w| *w > 0.0).unwrap_or(1.0);
@@ -148,9 +158,85 @@ pub(super) async fn merge(state: &State, serial: &str, tree: &mut UiTree) -> Opt
         title: page["title"].as_str().map(str::to_string),
         url: page["url"].as_str().map(str::to_string),
         elements: found.len(),
+        console: console(state, serial, &events),
         note: None,
         socket,
         ws_url,
+    })
+}
+
+/// A page's errors, summarised as `adb-logcat read` does: counts, the first few, and a cacheId
+/// for all of them.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WebConsole {
+    /// Console errors and uncaught exceptions.
+    pub errors: usize,
+    /// Requests that failed (network log entries).
+    pub failed_requests: usize,
+    pub first: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache_id: Option<String>,
+}
+
+/// How many messages a reading lists; the rest stay behind the cacheId.
+const FIRST_MESSAGES: usize = 3;
+
+fn console(state: &State, serial: &str, events: &[Value]) -> Option<WebConsole> {
+    let (mut errors, mut failed, mut all) = (0, 0, Vec::new());
+    for event in events {
+        let params = &event["params"];
+        let line = match event["method"].as_str() {
+            Some("Runtime.consoleAPICalled") if params["type"] == "error" => {
+                errors += 1;
+                let args = params["args"].as_array().map(Vec::as_slice).unwrap_or_default();
+                let said: Vec<String> = args
+                    .iter()
+                    .map(|a| match &a["value"] {
+                        Value::String(s) => s.clone(),
+                        Value::Null => a["description"].as_str().unwrap_or_default().to_string(),
+                        other => other.to_string(),
+                    })
+                    .collect();
+                format!("console.error: {}", said.join(" "))
+            }
+            Some("Runtime.exceptionThrown") => {
+                errors += 1;
+                let details = &params["exceptionDetails"];
+                let text = details["exception"]["description"]
+                    .as_str()
+                    .or(details["text"].as_str());
+                format!("uncaught: {}", text.unwrap_or("an exception"))
+            }
+            Some("Log.entryAdded") if params["entry"]["level"] == "error" => {
+                let entry = &params["entry"];
+                let text = entry["text"].as_str().unwrap_or_default();
+                if entry["source"] == "network" {
+                    failed += 1;
+                    format!("request failed: {} {text}", entry["url"].as_str().unwrap_or_default())
+                } else {
+                    errors += 1;
+                    format!("{}: {text}", entry["source"].as_str().unwrap_or("log"))
+                }
+            }
+            _ => continue,
+        };
+        all.push(crate::android::cut(&line, 300));
+    }
+    if all.is_empty() {
+        return None;
+    }
+    let first = all.iter().take(FIRST_MESSAGES).cloned().collect();
+    let cache_id = (all.len() > FIRST_MESSAGES).then(|| {
+        let items = all.into_iter().map(Value::String).collect();
+        let label = format!("web page errors on {serial}");
+        state.cache.put(Kind::Ui, label, Data::List(items)).id.clone()
+    });
+    Some(WebConsole {
+        errors,
+        failed_requests: failed,
+        first,
+        cache_id,
     })
 }
 
