@@ -352,3 +352,79 @@ async fn a_pages_console_errors_and_failed_requests_are_reported() {
     assert!(text.contains("request failed: http://127.0.0.1:9/logo.png"), "{text}");
     assert!(!text.contains("not an error"), "{text}");
 }
+
+/// A web login recorded over MCP exports with selectors by accessible name (never a ref), and
+/// both exports replay with `droidmcp replay` on a fresh device and a freshly loaded page: the
+/// Chinese and emoji name lands in the field and Submit changes the page.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_recorded_web_flow_exports_and_replays_in_both_formats() {
+    let Some(chromium) = Chromium::start("login.html") else {
+        return;
+    };
+    let sim = SimProcess::start(&["--webview-devtools", &chromium.addr()]);
+    let home = tempfile::tempdir().unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let target = format!("tcp:{}", sim.addr);
+    let ws = workspace.path().to_str().unwrap();
+    let client = mcp_server(&["--adb", &target, "--workspace", ws], &[], home.path()).await;
+    ok(&call(
+        &client,
+        "adb-app",
+        json!({"operation": "launch", "package": "com.netflix.mediaclient"}),
+    )
+    .await);
+    let dump = ok(&call(&client, "ui", json!({"operation": "dump"})).await);
+    let elements = dump["elements"].as_array().unwrap();
+    let user = web_element(elements, "web:textbox", "User name")["ref"].clone();
+    let submit = web_element(elements, "web:button", "Submit")["ref"].clone();
+    let typed = "王芳 🌸";
+    ok(&call(&client, "ui", json!({"operation": "type", "ref": user, "text": typed})).await);
+    ok(&call(&client, "ui", json!({"operation": "tap", "ref": submit})).await);
+    let mut files = Vec::new();
+    for format in ["js", "maestro"] {
+        let export = ok(&call(
+            &client,
+            "flow",
+            json!({"operation": "export", "format": format, "name": "web"}),
+        )
+        .await);
+        let path = PathBuf::from(export["path"].as_str().unwrap());
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            text.contains("User name") && text.contains("Submit") && text.contains(typed),
+            "{text}"
+        );
+        assert!(
+            !text.contains(&format!("\"{}\"", user.as_str().unwrap())),
+            "a ref is not a selector: {text}"
+        );
+        files.push(path);
+    }
+    drop(client);
+    for file in files {
+        // A fresh page and a fresh device: the selectors must find the elements again.
+        let Some(chromium) = Chromium::start("login.html") else {
+            return;
+        };
+        let sim = SimProcess::start(&["--webview-devtools", &chromium.addr()]);
+        let out = Command::new(env!("CARGO_BIN_EXE_droidmcp"))
+            .arg("replay")
+            .arg(&file)
+            .args(["--adb", &format!("tcp:{}", sim.addr)])
+            .env("HOME", home.path())
+            .output()
+            .unwrap();
+        let said = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        eprintln!("replay {}:\n{said}", file.display());
+        assert!(out.status.success(), "{said}");
+        let welcome = format!("Welcome, {typed}");
+        assert_eq!(
+            page_eval(&sim, "document.querySelector('h1').innerText").await,
+            welcome.as_str()
+        );
+    }
+}

@@ -112,6 +112,10 @@ pub(super) async fn act(state: &State, serial: &str, action: UiOperation, args: 
                 out.target = element;
                 aim = Some(recorded);
             }
+            if web.is_none() && args.reference.is_none() {
+                // A replayed `inputText` after a tap on a web field: the page's focused field.
+                web = web::focused_field(state, serial).await;
+            }
             // A web field takes any text through DevTools; `input text` only printable ASCII.
             let escaped = if web.is_some() {
                 String::new()

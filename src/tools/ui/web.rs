@@ -328,7 +328,7 @@ pub(super) async fn type_text(
 ) -> Result<(), String> {
     let mut s = session(state, serial, page).await?;
     let focus = format!(
-        "(() => {{ const e = document.querySelector({sel}); if (!e) return false; e.scrollIntoView({{block: 'center'}}); e.focus(); if ({clear}) {{ e.select && e.select(); document.execCommand('delete'); }} return document.activeElement === e; }})()",
+        "(() => {{ const e = {sel} === ':focus' ? document.activeElement : document.querySelector({sel}); if (!e) return false; e.scrollIntoView({{block: 'center'}}); e.focus(); if ({clear}) {{ e.select && e.select(); document.execCommand('delete'); }} return document.activeElement === e; }})()",
         sel = json!(selector),
     );
     if s.evaluate(&focus).await.map_err(|e| e.to_string())? != json!(true) {
@@ -348,6 +348,15 @@ pub(super) async fn type_text(
         }
     }
     Ok(())
+}
+
+/// The page's focused field (selector `:focus`, which `type_text` reads as the active element), when the last reading saw a page and a field
+/// of it has focus: where a `type` without a ref goes.
+pub(super) async fn focused_field(state: &State, serial: &str) -> Option<(WebPage, String)> {
+    let page = state.screen(serial)?.web.filter(|p| !p.socket.is_empty())?;
+    let mut s = session(state, serial, &page).await.ok()?;
+    let editable = "(() => { const e = document.activeElement; return !!e && (e.isContentEditable || ['INPUT', 'TEXTAREA'].includes(e.tagName)); })()";
+    (s.evaluate(editable).await.ok()? == json!(true)).then(|| (page, ":focus".to_string()))
 }
 
 /// The element's center in CSS pixels after scrolling it into view.
