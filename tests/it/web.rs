@@ -224,6 +224,10 @@ async fn a_web_login_journey_over_mcp() {
     )
     .await);
     assert_eq!(page_eval(&sim, "document.getElementById('user').value").await, typed);
+    // The field now shows what was typed and keeps its ref: its name, not its text, is its identity.
+    let again = ok(&call(&client, "ui", json!({"operation": "dump", "filter": "李雷"})).await);
+    assert_eq!(again["elements"][0]["ref"], user_ref, "{again}");
+    assert_eq!(again["elements"][0]["label"], typed, "{again}");
     let submit_ref = submit["ref"].as_str().unwrap();
     let tapped = ok(&call(&client, "ui", json!({"operation": "tap", "ref": submit_ref})).await);
     assert_eq!(tapped["target"]["label"], "Submit");
@@ -427,4 +431,46 @@ async fn a_recorded_web_flow_exports_and_replays_in_both_formats() {
             welcome.as_str()
         );
     }
+}
+
+/// A form in a (same-origin) iframe: its fields are listed with their names, inside the frame's
+/// box on the screen; typing by ref and tapping by ref act inside the frame.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_form_in_an_iframe_is_read_and_acted_on() {
+    let Some(chromium) = Chromium::start("iframe_form.html") else {
+        return;
+    };
+    let sim = SimProcess::start(&["--webview-devtools", &chromium.addr()]);
+    let home = tempfile::tempdir().unwrap();
+    let target = format!("tcp:{}", sim.addr);
+    let client = mcp_server(&["--adb", &target], &[], home.path()).await;
+    ok(&call(
+        &client,
+        "adb-app",
+        json!({"operation": "launch", "package": "com.netflix.mediaclient"}),
+    )
+    .await);
+    // The frame's document loads on its own: wait for it before the dump.
+    let frame_loaded = "new Promise(r => { const f = document.getElementById('pay'); const done = () => f.contentDocument && f.contentDocument.getElementById('card'); if (done()) r(true); else f.onload = () => r(!!done()); })";
+    assert_eq!(page_eval(&sim, frame_loaded).await, true);
+    let dump = ok(&call(&client, "ui", json!({"operation": "dump"})).await);
+    let elements = dump["elements"].as_array().unwrap();
+    let card = web_element(elements, "web:textbox", "Card holder");
+    let pay = web_element(elements, "web:button", "Pay");
+    // Below the heading and the 300 px spacer: the frame's offset is in the mapping.
+    let heading_y = web_element(elements, "web:heading", "Checkout")["at"][1]
+        .as_i64()
+        .unwrap();
+    assert!(
+        card["at"][1].as_i64().unwrap() > heading_y + 300,
+        "{card} vs heading at {heading_y}"
+    );
+    ok(&call(
+        &client,
+        "ui",
+        json!({"operation": "type", "ref": card["ref"], "text": "Zoë 张"}),
+    )
+    .await);
+    ok(&call(&client, "ui", json!({"operation": "tap", "ref": pay["ref"]})).await);
+    assert_eq!(page_eval(&sim, "document.title").await, "paid by Zoë 张");
 }

@@ -328,8 +328,8 @@ pub(super) async fn type_text(
 ) -> Result<(), String> {
     let mut s = session(state, serial, page).await?;
     let focus = format!(
-        "(() => {{ const e = {sel} === ':focus' ? document.activeElement : document.querySelector({sel}); if (!e) return false; e.scrollIntoView({{block: 'center'}}); e.focus(); if ({clear}) {{ e.select && e.select(); document.execCommand('delete'); }} return document.activeElement === e; }})()",
-        sel = json!(selector),
+        "(() => {{ const e = {find}; if (!e) return false; e.scrollIntoView({{block: 'nearest'}}); e.focus({{preventScroll: true}}); if ({clear}) {{ e.select && e.select(); e.ownerDocument.execCommand('delete'); }} return e.ownerDocument.activeElement === e; }})()",
+        find = find_js(selector),
     );
     if s.evaluate(&focus).await.map_err(|e| e.to_string())? != json!(true) {
         return Err(format!(
@@ -355,15 +355,18 @@ pub(super) async fn type_text(
 pub(super) async fn focused_field(state: &State, serial: &str) -> Option<(WebPage, String)> {
     let page = state.screen(serial)?.web.filter(|p| !p.socket.is_empty())?;
     let mut s = session(state, serial, &page).await.ok()?;
-    let editable = "(() => { const e = document.activeElement; return !!e && (e.isContentEditable || ['INPUT', 'TEXTAREA'].includes(e.tagName)); })()";
-    (s.evaluate(editable).await.ok()? == json!(true)).then(|| (page, ":focus".to_string()))
+    let editable = format!(
+        "(() => {{ const e = {}; return !!e && (e.isContentEditable || ['INPUT', 'TEXTAREA'].includes(e.tagName)); }})()",
+        find_js(":focus")
+    );
+    (s.evaluate(&editable).await.ok()? == json!(true)).then(|| (page, ":focus".to_string()))
 }
 
 /// The element's center in CSS pixels after scrolling it into view.
 async fn center(s: &mut Session, selector: &str) -> Result<[f64; 2], String> {
     let js = format!(
-        "(() => {{ const e = document.querySelector({sel}); if (!e) return null; e.scrollIntoView({{block: 'center'}}); const r = e.getBoundingClientRect(); return [r.left + r.width / 2, r.top + r.height / 2]; }})()",
-        sel = json!(selector)
+        "(() => {{ const e = {}; return e ? {CENTER_JS}(e) : null; }})()",
+        find_js(selector)
     );
     let at = s.evaluate(&js).await.map_err(|e| e.to_string())?;
     match (at[0].as_f64(), at[1].as_f64()) {
@@ -373,6 +376,26 @@ async fn center(s: &mut Session, selector: &str) -> Result<[f64; 2], String> {
         )),
     }
 }
+
+/// A JS expression for the element `selector` names: `:focus` is the focused field (into
+/// same-origin frames), `FRAME >>> ELEMENT` descends into a frame; null when gone. Its center is
+/// in the page's coordinates (a frame's offset added).
+fn find_js(selector: &str) -> String {
+    format!(
+        "(() => {{ const sel = {sel}; let doc = document, dx = 0, dy = 0, e = null;
+          if (sel === ':focus') {{ e = document.activeElement; while (e && e.tagName === 'IFRAME' && e.contentDocument) e = e.contentDocument.activeElement; return e; }}
+          const parts = sel.split(' >>> ');
+          for (const [i, part] of parts.entries()) {{
+            e = doc.querySelector(part); if (!e) return null;
+            if (i < parts.length - 1) {{ doc = e.contentDocument; if (!doc) return null; }}
+          }}
+          return e; }})()",
+        sel = json!(selector)
+    )
+}
+
+/// Where the element's center is in the top page, in CSS pixels, its frames' offsets added.
+const CENTER_JS: &str = "(e => { e.scrollIntoView({block: 'nearest'}); const r = e.getBoundingClientRect(); let x = r.left + r.width / 2, y = r.top + r.height / 2; for (let w = e.ownerDocument.defaultView; w && w.frameElement; w = w.parent) { const f = w.frameElement.getBoundingClientRect(); x += f.left + w.frameElement.clientLeft; y += f.top + w.frameElement.clientTop; } return [x, y]; })";
 
 /// The page's interactive elements and headings, each with its role, accessible name, value
 /// (never a password's), client box, flags and a CSS selector that finds it after a reload.
@@ -412,14 +435,25 @@ const COLLECT: &str = r#"(() => {
     return parts.join(' > ');
   };
   const els = [];
-  for (const e of document.querySelectorAll('a[href],button,input,select,textarea,[role],h1,h2,h3,h4,h5,h6,li,[onclick],[tabindex]')) {
-    const role = roleOf(e); if (!role) continue;
-    const r = e.getBoundingClientRect(); if (r.width === 0 && r.height === 0) continue;
-    const st = getComputedStyle(e); if (st.visibility === 'hidden' || st.display === 'none') continue;
-    const password = e.type === 'password';
-    const value = 'value' in e && role !== 'button' && !password && typeof e.value === 'string' ? e.value : '';
-    els.push({role, name: nameOf(e).slice(0, 500), value: value.slice(0, 500), x: r.left, y: r.top, w: r.width, h: r.height,
-      sel: cssOf(e), password, checked: !!e.checked, disabled: !!e.disabled, focused: document.activeElement === e});
-  }
+  // A same-origin iframe's elements are listed too, their boxes offset by the frame's and their
+  // selectors prefixed with the frame's (`FRAME >>> ELEMENT`); a cross-origin one is not readable.
+  const walk = (doc, dx, dy, prefix) => {
+    for (const e of doc.querySelectorAll('a[href],button,input,select,textarea,[role],h1,h2,h3,h4,h5,h6,li,[onclick],[tabindex],iframe')) {
+      const r = e.getBoundingClientRect();
+      if (e.tagName === 'IFRAME') {
+        let inner = null; try { inner = e.contentDocument; } catch (_) {}
+        if (inner) walk(inner, dx + r.left + e.clientLeft, dy + r.top + e.clientTop, prefix + cssOf(e) + ' >>> ');
+        continue;
+      }
+      const role = roleOf(e); if (!role) continue;
+      if (r.width === 0 && r.height === 0) continue;
+      const st = getComputedStyle(e); if (st.visibility === 'hidden' || st.display === 'none') continue;
+      const password = e.type === 'password';
+      const value = 'value' in e && role !== 'button' && !password && typeof e.value === 'string' ? e.value : '';
+      els.push({role, name: nameOf(e).slice(0, 500), value: value.slice(0, 500), x: dx + r.left, y: dy + r.top, w: r.width, h: r.height,
+        sel: prefix + cssOf(e), password, checked: !!e.checked, disabled: !!e.disabled, focused: doc.activeElement === e && doc.hasFocus()});
+    }
+  };
+  walk(document, 0, 0, '');
   return {vw: innerWidth, vh: innerHeight, title: document.title, url: location.href, els};
 })()"#;
