@@ -559,6 +559,15 @@ mod tests {
         );
     }
 
+    #[tokio::test]
+    async fn a_socket_name_that_is_not_one_is_refused_before_any_device_is_asked() {
+        let adb = Adb::new(Route::Direct("127.0.0.1:9".parse().unwrap()), Duration::from_secs(1));
+        for bad in ["", "a b", "x;reboot", "../etc", "name\0"] {
+            let e = adb.local_abstract("127.0.0.1:9", bad).await.err().unwrap().to_string();
+            assert!(e.contains("is not a socket name"), "{bad:?}: {e}");
+        }
+    }
+
     #[test]
     fn route_specs_parse_and_bad_ones_say_what_is_expected() {
         assert_eq!(

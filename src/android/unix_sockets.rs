@@ -101,6 +101,42 @@ mod tests {
         );
     }
 
+    /// Generated: any listed DevTools socket line reads back as what was written, after any
+    /// other printable lines, and no input panics.
+    #[test]
+    fn generated_lines_read_back_among_any_others() {
+        use proptest::prelude::*;
+        use proptest::test_runner::{Config, TestRunner};
+        let mut runner = TestRunner::new(Config::with_cases(256));
+        let cases = std::cell::Cell::new(0usize);
+        let strategy = (
+            1u32..4_000_000,
+            "[a-z]{1,8}(\\.[a-z]{1,8}){0,3}",
+            proptest::collection::vec("[ -~]{0,80}", 0..6),
+        );
+        runner
+            .run(&strategy, |(pid, package, noise)| {
+                cases.set(cases.get() + 1);
+                let mut text = format!("{HEADER}\n");
+                for line in &noise {
+                    text.push_str(line);
+                    text.push('\n');
+                }
+                text.push_str(&format_listening(1, &format!("webview_devtools_remote_{pid}")));
+                text.push('\n');
+                text.push_str(&format_listening(2, &format!("{package}_devtools_remote")));
+                let found = devtools_sockets(&text);
+                let [.., webview, named] = found.as_slice() else {
+                    return Err(TestCaseError::fail(format!("two sockets in {text:?}: {found:?}")));
+                };
+                prop_assert_eq!(&webview.owner, &DevtoolsOwner::WebView { pid });
+                prop_assert_eq!(&named.owner, &DevtoolsOwner::Named(package));
+                Ok(())
+            })
+            .unwrap();
+        eprintln!("{} cases", cases.get());
+    }
+
     #[test]
     fn the_simulators_line_reads_back() {
         let text = format!("{HEADER}\n{}\n", format_listening(123, "webview_devtools_remote_9"));

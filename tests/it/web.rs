@@ -229,8 +229,32 @@ async fn a_web_login_journey_over_mcp() {
     assert_eq!(again["elements"][0]["ref"], user_ref, "{again}");
     assert_eq!(again["elements"][0]["label"], typed, "{again}");
     let submit_ref = submit["ref"].as_str().unwrap();
-    let tapped = ok(&call(&client, "ui", json!({"operation": "tap", "ref": submit_ref})).await);
+    let tapped = ok(&call(
+        &client,
+        "ui",
+        json!({"operation": "tap", "ref": submit_ref, "observe": true}),
+    )
+    .await);
     assert_eq!(tapped["target"]["label"], "Submit");
+    // `observe` reports the page's change: the form went, the greeting came.
+    let observed = &tapped["observed"];
+    assert_eq!(observed["changed"], true, "{tapped}");
+    assert!(
+        observed["disappeared"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|l| l == "Submit"),
+        "{tapped}"
+    );
+    assert!(
+        observed["appeared"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|l| l.as_str().unwrap().starts_with("Welcome")),
+        "{tapped}"
+    );
     let welcome = format!("Welcome, {typed}");
     assert_eq!(
         page_eval(&sim, "document.querySelector('h1').innerText").await,

@@ -10,6 +10,8 @@ pub(super) async fn act(state: &State, serial: &str, action: UiOperation, args: 
     let step: Option<flow::Action>;
     // A gesture's command lasts its duration on the device: its timeout allows for it.
     let lasts = Duration::from_millis(gesture_ms(action, args.duration_ms));
+    // On a web element the action goes through DevTools, where the device command would run.
+    let mut web_action = None;
     let command = match action {
         UiOperation::Tap | UiOperation::LongPress => {
             let (at, element, aim) = target(state, serial, args).await?;
@@ -25,7 +27,7 @@ pub(super) async fn act(state: &State, serial: &str, action: UiOperation, args: 
             });
             let web = web_target(state, serial, out.target.as_ref());
             if let (UiOperation::Tap, Some((page, selector))) = (action, web) {
-                web::tap(state, serial, &page, &selector).await?;
+                web_action = Some(web::WebAction::Tap { page, selector });
                 String::new()
             } else if action == UiOperation::Tap {
                 format!("input tap {} {}", at[0], at[1])
@@ -135,9 +137,14 @@ pub(super) async fn act(state: &State, serial: &str, action: UiOperation, args: 
                 clear: args.clear.unwrap_or(false),
                 submit: args.submit.unwrap_or(false),
             });
-            if let Some((page, selector)) = &web {
-                let (clear, submit) = (args.clear.unwrap_or(false), args.submit.unwrap_or(false));
-                web::type_text(state, serial, page, selector, text, clear, submit).await?;
+            if let Some((page, selector)) = web {
+                web_action = Some(web::WebAction::Type {
+                    page,
+                    selector,
+                    text: text.to_string(),
+                    clear: args.clear.unwrap_or(false),
+                    submit: args.submit.unwrap_or(false),
+                });
                 String::new()
             } else {
                 if args.clear.unwrap_or(false) {
@@ -168,6 +175,9 @@ pub(super) async fn act(state: &State, serial: &str, action: UiOperation, args: 
     } else {
         None
     };
+    if let Some(web_action) = web_action {
+        web::perform(state, serial, web_action).await?;
+    }
     if !command.is_empty() {
         checked_shell_lasting(state, serial, &command, lasts).await?;
     }

@@ -299,8 +299,36 @@ async fn session(state: &State, serial: &str, page: &WebPage) -> Result<Session,
         .map_err(|e| e.to_string())
 }
 
+/// An action on a web element, done through DevTools.
+pub(super) enum WebAction {
+    Tap {
+        page: WebPage,
+        selector: String,
+    },
+    Type {
+        page: WebPage,
+        selector: String,
+        text: String,
+        clear: bool,
+        submit: bool,
+    },
+}
+
+pub(super) async fn perform(state: &State, serial: &str, action: WebAction) -> Result<(), String> {
+    match action {
+        WebAction::Tap { page, selector } => tap(state, serial, &page, &selector).await,
+        WebAction::Type {
+            page,
+            selector,
+            text,
+            clear,
+            submit,
+        } => type_text(state, serial, &page, &selector, &text, clear, submit).await,
+    }
+}
+
 /// Scrolls the element into view, then presses and releases the mouse at its center.
-pub(super) async fn tap(state: &State, serial: &str, page: &WebPage, selector: &str) -> Result<(), String> {
+async fn tap(state: &State, serial: &str, page: &WebPage, selector: &str) -> Result<(), String> {
     let mut s = session(state, serial, page).await?;
     let [x, y] = center(&mut s, selector).await?;
     for kind in ["mousePressed", "mouseReleased"] {
@@ -317,7 +345,7 @@ pub(super) async fn tap(state: &State, serial: &str, page: &WebPage, selector: &
 /// Focuses the field (emptied first with `clear`), inserts `text` as typed, any script, and
 /// presses Enter with `submit`.
 #[allow(clippy::too_many_arguments)]
-pub(super) async fn type_text(
+async fn type_text(
     state: &State,
     serial: &str,
     page: &WebPage,
