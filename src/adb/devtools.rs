@@ -85,9 +85,11 @@ pub async fn http_get(mut socket: Pipe, path: &str) -> Result<String, AdbError> 
     }
 }
 
-/// The pages (and iframes, workers) a DevTools socket serves.
-pub async fn targets(socket: Pipe) -> Result<Vec<Target>, AdbError> {
-    let body = http_get(socket, "/json/list").await?;
+/// The pages (and iframes, workers) a DevTools socket serves, within `limit`.
+pub async fn targets(socket: Pipe, limit: Duration) -> Result<Vec<Target>, AdbError> {
+    let body = tokio::time::timeout(limit, http_get(socket, "/json/list"))
+        .await
+        .map_err(|_| failed("GET /json/list", format!("no answer within {} ms", limit.as_millis())))??;
     serde_json::from_str(&body).map_err(|e| failed("/json/list", format!("not a list of targets ({e})")))
 }
 

@@ -129,9 +129,12 @@ async fn devtools_over_our_own_adb_streams_on_both_routes() {
             .unwrap();
         assert_eq!(sockets.len(), 1, "{unix}");
         assert_eq!(sockets[0].owner, DevtoolsOwner::WebView { pid });
-        let targets = devtools::targets(adb.local_abstract(&name, &sockets[0].name).await.unwrap())
-            .await
-            .unwrap();
+        let targets = devtools::targets(
+            adb.local_abstract(&name, &sockets[0].name).await.unwrap(),
+            Duration::from_secs(10),
+        )
+        .await
+        .unwrap();
         let page = targets.iter().find(|t| t.kind == "page").expect("a page target");
         assert_eq!(page.title, "Sign in", "{targets:?}");
         let socket = adb.local_abstract(&name, &sockets[0].name).await.unwrap();
@@ -155,9 +158,12 @@ pub async fn page_eval(sim: &SimProcess, expression: &str) -> serde_json::Value 
     let serial = sim.serial();
     let unix = adb.shell(&serial, "cat /proc/net/unix").await.unwrap().stdout_text();
     let socket = devtools_sockets(&unix).pop().expect("a DevTools socket").name;
-    let targets = devtools::targets(adb.local_abstract(&serial, &socket).await.unwrap())
-        .await
-        .unwrap();
+    let targets = devtools::targets(
+        adb.local_abstract(&serial, &socket).await.unwrap(),
+        Duration::from_secs(10),
+    )
+    .await
+    .unwrap();
     let page = targets.iter().find(|t| t.kind == "page").expect("a page");
     let pipe = adb.local_abstract(&serial, &socket).await.unwrap();
     let ws = page.web_socket_debugger_url.as_deref().unwrap();

@@ -271,7 +271,9 @@ async fn page_of(state: &State, serial: &str, package: &str) -> Result<(String, 
         .local_abstract(serial, &socket.name)
         .await
         .map_err(|e| e.to_string())?;
-    let targets = devtools::targets(pipe).await.map_err(|e| e.to_string())?;
+    let targets = devtools::targets(pipe, state.adb.timeout())
+        .await
+        .map_err(|e| e.to_string())?;
     // A WebView says in its description whether it is attached and visible.
     let visible = |t: &&Target| t.kind == "page" && !t.description.contains("\"visible\":false");
     let page = targets
