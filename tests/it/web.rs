@@ -76,7 +76,28 @@ impl Chromium {
     pub fn addr(&self) -> String {
         format!("127.0.0.1:{}", self.port)
     }
+
+    /// Waits until its page has loaded, asking its DevTools port straight (no device involved).
+    pub async fn loaded(&self) {
+        let connect = || async {
+            let socket = tokio::net::TcpStream::connect(self.addr()).await.unwrap();
+            Box::new(socket) as droidmcp::adb::Pipe
+        };
+        let targets = devtools::targets(connect().await, Duration::from_secs(10))
+            .await
+            .unwrap();
+        let page = targets.iter().find(|t| t.kind == "page").expect("a page");
+        let ws = page.web_socket_debugger_url.as_deref().unwrap();
+        let mut session = devtools::Session::open(connect().await, ws, Duration::from_secs(10))
+            .await
+            .unwrap();
+        assert_eq!(session.evaluate(LOADED).await.unwrap(), true);
+    }
 }
+
+/// A page's load, as a promise.
+const LOADED: &str =
+    "new Promise(r => document.readyState === 'complete' ? r(true) : addEventListener('load', () => r(true)))";
 
 impl Drop for Chromium {
     fn drop(&mut self) {
@@ -117,6 +138,7 @@ async fn devtools_over_our_own_adb_streams_on_both_routes() {
         )
         .await
         .unwrap();
+        page_loaded(&sim).await;
         let unix = adb.shell(&name, "cat /proc/net/unix").await.unwrap().stdout_text();
         let sockets = devtools_sockets(&unix);
         let pid: u32 = adb
@@ -173,6 +195,11 @@ pub async fn page_eval(sim: &SimProcess, expression: &str) -> serde_json::Value 
     session.evaluate(expression).await.unwrap()
 }
 
+/// Waits until the page has loaded (Chromium names its DevTools port before that).
+pub async fn page_loaded(sim: &SimProcess) {
+    assert_eq!(page_eval(sim, LOADED).await, true);
+}
+
 /// The web element of `elements` with this type and label.
 fn web_element<'a>(elements: &'a [serde_json::Value], kind: &str, label: &str) -> &'a serde_json::Value {
     elements
@@ -199,6 +226,7 @@ async fn a_web_login_journey_over_mcp() {
         json!({"operation": "launch", "package": "com.netflix.mediaclient"}),
     )
     .await);
+    page_loaded(&sim).await;
     let dump = ok(&call(&client, "ui", json!({"operation": "dump"})).await);
     assert_eq!(dump["web"]["title"], "Sign in", "{dump:#}");
     let elements = dump["elements"].as_array().unwrap();
@@ -315,6 +343,7 @@ async fn a_2000_row_page_is_paged_within_the_budget_and_its_last_rows_tapped() {
         json!({"operation": "launch", "package": "com.netflix.mediaclient"}),
     )
     .await);
+    page_loaded(&sim).await;
     let mut seen = std::collections::BTreeMap::new();
     let (mut offset, mut pages, mut largest) = (0, 0, 0);
     loop {
@@ -365,6 +394,7 @@ async fn a_pages_console_errors_and_failed_requests_are_reported() {
         json!({"operation": "launch", "package": "com.netflix.mediaclient"}),
     )
     .await);
+    page_loaded(&sim).await;
     // The image's request fails and the timer throws as the page loads: wait for both.
     let loaded = "new Promise(r => setTimeout(() => r(document.images[0].complete), 500))";
     assert_eq!(page_eval(&sim, loaded).await, true);
@@ -407,6 +437,7 @@ async fn a_recorded_web_flow_exports_and_replays_in_both_formats() {
         json!({"operation": "launch", "package": "com.netflix.mediaclient"}),
     )
     .await);
+    page_loaded(&sim).await;
     let dump = ok(&call(&client, "ui", json!({"operation": "dump"})).await);
     let elements = dump["elements"].as_array().unwrap();
     let user = web_element(elements, "web:textbox", "User name")["ref"].clone();
@@ -441,6 +472,7 @@ async fn a_recorded_web_flow_exports_and_replays_in_both_formats() {
             return;
         };
         let sim = SimProcess::start(&["--webview-devtools", &chromium.addr()]);
+        chromium.loaded().await;
         let out = Command::new(env!("CARGO_BIN_EXE_droidmcp"))
             .arg("replay")
             .arg(&file)
@@ -480,6 +512,7 @@ async fn a_form_in_an_iframe_is_read_and_acted_on() {
         json!({"operation": "launch", "package": "com.netflix.mediaclient"}),
     )
     .await);
+    page_loaded(&sim).await;
     // The frame's document loads on its own: wait for it before the dump.
     let frame_loaded = "new Promise(r => { const f = document.getElementById('pay'); const done = () => f.contentDocument && f.contentDocument.getElementById('card'); if (done()) r(true); else f.onload = () => r(!!done()); })";
     assert_eq!(page_eval(&sim, frame_loaded).await, true);
