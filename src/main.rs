@@ -211,6 +211,12 @@ struct SimArgs {
     /// ~/.emulator_console_auth_token (made if missing; an empty file turns auth off).
     #[arg(long, value_name = "ADDR")]
     console: Option<SocketAddr>,
+    /// The DevTools server (HOST:PORT, e.g. a headless Chromium's --remote-debugging-port) that
+    /// the WebView of the app showing one (com.netflix.mediaclient in the built-in profile)
+    /// leads to: its process then lists @webview_devtools_remote_<pid>. Without it the WebView
+    /// is not debuggable.
+    #[arg(long, value_name = "ADDR")]
+    webview_devtools: Option<SocketAddr>,
     /// Fault: added latency before every message, in milliseconds.
     #[arg(long)]
     latency_ms: Option<u64>,
@@ -579,6 +585,7 @@ async fn run_sim(args: SimArgs) -> anyhow::Result<()> {
     if let Some(serial) = &args.serial {
         simulator.with_device(|d| d.props.insert("ro.serialno".into(), serial.clone()));
     }
+    simulator.with_device(|d| d.webview_devtools = args.webview_devtools);
     let mut handle = sim::start(simulator, args.listen).await?;
     let console = match args.console {
         Some(listen) => Some(handle.serve_console(listen).await?),

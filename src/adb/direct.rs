@@ -417,6 +417,58 @@ impl Stream {
     pub fn max_payload(&self) -> usize {
         self.conn.inner.max_payload
     }
+
+    fn closed_by_device(&mut self) {
+        self.closed = true;
+    }
+
+    /// The stream as a byte pipe, for a protocol crate that wants `AsyncRead + AsyncWrite` (the
+    /// DevTools WebSocket): a task copies both ways with the stream's own flow control (one WRTE
+    /// in flight, each read acknowledged once passed on). Dropping the pipe closes the stream;
+    /// the device closing it ends the pipe.
+    pub fn into_pipe(mut self) -> tokio::io::DuplexStream {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let (ours, theirs) = tokio::io::duplex(256 * 1024);
+        tokio::spawn(async move {
+            let (mut from_caller, mut to_caller) = tokio::io::split(ours);
+            let mut buf = vec![0u8; self.max_payload()];
+            if let Some(data) = self.pending.take()
+                && (to_caller.write_all(&data).await.is_err()
+                    || self
+                        .send(Message::new(A_OKAY, self.local, self.remote, Vec::new()))
+                        .is_err())
+            {
+                return;
+            }
+            loop {
+                let acked = self.write_acked;
+                tokio::select! {
+                    event = self.events.recv() => match event {
+                        Some(Event::Data(data)) => {
+                            if to_caller.write_all(&data).await.is_err()
+                                || self.send(Message::new(A_OKAY, self.local, self.remote, Vec::new())).is_err()
+                            {
+                                return;
+                            }
+                        }
+                        Some(Event::Okay(_)) => self.write_acked = true,
+                        Some(Event::Closed) => return self.closed_by_device(),
+                        None => return,
+                    },
+                    read = from_caller.read(&mut buf), if acked => match read {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => {
+                            if self.send(Message::new(A_WRTE, self.local, self.remote, buf[..n].to_vec())).is_err() {
+                                return;
+                            }
+                            self.write_acked = false;
+                        }
+                    },
+                }
+            }
+        });
+        theirs
+    }
 }
 
 impl Drop for Stream {

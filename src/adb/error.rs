@@ -58,6 +58,9 @@ pub enum AdbError {
     /// The emulator console's errors, each already saying what to do.
     #[error("{0}")]
     Console(String),
+    /// DevTools (WebView, Chrome) errors, each already saying what to do.
+    #[error("{0}")]
+    DevTools(String),
     #[error("adb key: {0}")]
     Key(String),
     #[error("adb protocol: {0}")]

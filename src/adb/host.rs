@@ -59,7 +59,7 @@ pub async fn query(server: SocketAddr, service: &str) -> Result<String, AdbError
 
 /// Switches the socket to `serial`'s transport and opens `service` there. A FAIL of `closed` means
 /// the server lost the device between the two.
-async fn open_service(server: SocketAddr, serial: &str, service: &str) -> Result<TcpStream, AdbError> {
+pub(super) async fn open_service(server: SocketAddr, serial: &str, service: &str) -> Result<TcpStream, AdbError> {
     let mut stream = connect(server).await?;
     request(&mut stream, &format!("host:transport:{serial}")).await?;
     match request(&mut stream, service).await {

@@ -13,6 +13,7 @@ pub mod adbkey;
 pub mod capture;
 pub mod console;
 mod devices;
+pub mod devtools;
 pub mod direct;
 mod env;
 mod error;
@@ -406,6 +407,26 @@ impl Adb {
     }
 }
 
+/// A byte stream to a device socket, whichever route reached it.
+pub trait PipeIo: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send {}
+impl<T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send> PipeIo for T {}
+pub type Pipe = Box<dyn PipeIo>;
+
+impl Adb {
+    /// Opens the device's abstract socket `name` (`localabstract:NAME`) through our own adb
+    /// stream, no `adb forward`: the DevTools server of a debuggable WebView or of Chrome.
+    pub async fn local_abstract(&self, serial: &str, name: &str) -> Result<Pipe, AdbError> {
+        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c)) {
+            return Err(AdbError::DevTools(format!(
+                "`{}` is not a socket name: use letters, digits, `.`, `_` or `-` (as in webview_devtools_remote_1234)",
+                cut(name)
+            )));
+        }
+        let (source, serial) = self.locate(serial).await?;
+        source.local_abstract(&serial, name, self.timeout).await
+    }
+}
+
 /// `name` if the device is online, else why it cannot be used.
 fn usable(device: &DeviceEntry, name: &str) -> Result<String, AdbError> {
     match device.state.as_str() {
@@ -568,6 +589,15 @@ mod tests {
             e.contains("the adb server dropped the connection during `true` on emulator-5554"),
             "{e}"
         );
+    }
+
+    #[tokio::test]
+    async fn a_socket_name_that_is_not_one_is_refused_before_any_device_is_asked() {
+        let adb = Adb::new(Route::Direct("127.0.0.1:9".parse().unwrap()), Duration::from_secs(1));
+        for bad in ["", "a b", "x;reboot", "../etc", "name\0"] {
+            let e = adb.local_abstract("127.0.0.1:9", bad).await.err().unwrap().to_string();
+            assert!(e.contains("is not a socket name"), "{bad:?}: {e}");
+        }
     }
 
     #[test]

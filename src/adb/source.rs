@@ -283,6 +283,31 @@ impl Source {
         }
     }
 
+    /// A byte stream to the device's abstract socket `name` (`localabstract:NAME`), for DevTools.
+    /// `limit` bounds the opening only; the caller bounds what it does with the stream.
+    pub async fn local_abstract(&self, serial: &str, name: &str, limit: Duration) -> Result<super::Pipe, AdbError> {
+        let service = format!("localabstract:{name}");
+        let what = || format!("opening `{service}` on {serial}");
+        match &self.route {
+            Route::Server(server) => {
+                let stream = self
+                    .bounded(what, limit, host::open_service(*server, serial, &service))
+                    .await?;
+                Ok(Box::new(stream))
+            }
+            Route::Direct(_) => {
+                let conn = self
+                    .connection_for_a_call()
+                    .await
+                    .map_err(|e| e.during(&what(), &self.route))?;
+                let (_, stream) = self
+                    .bounded(what, limit, self.direct_stream(conn, limit, |_| service.clone()))
+                    .await?;
+                Ok(Box::new(stream.into_pipe()))
+            }
+        }
+    }
+
     /// A stream to the direct device for the service `service` names (from the connection's
     /// features), on `conn`, the shared connection; if that proves dead before the stream opened
     /// (a restarted device), nothing ran, so it is opened once more on a new connection.

@@ -15,6 +15,7 @@ pub mod screen_state;
 pub mod ui_elements;
 pub mod ui_refs;
 pub mod uiautomator;
+pub mod unix_sockets;
 
 /// The first `max` chars of `text`, marked with `…` when cut (the whole text stays in the cache).
 pub fn cut(text: &str, max: usize) -> String {

@@ -36,7 +36,8 @@ pub struct Identity {
 /// The identity of one element of `tree`.
 pub fn identity(tree: &UiTree, element: &Element) -> Identity {
     let node = &tree.nodes[element.node];
-    let editable = node.class().ends_with("EditText") || node.flag("password");
+    // A web page's text field (`web:textbox`, tools/ui/web.rs) is one too.
+    let editable = node.class().ends_with("EditText") || node.class() == "web:textbox" || node.flag("password");
     // A field's text is what was typed into it: state. Its hint (a static attribute, where the
     // dump has it) is what it is called.
     let label = if editable {

@@ -67,7 +67,9 @@ impl Recording {
     /// `target` as a step may keep it: for a field that holds a secret, neither its text nor
     /// its label (a "show password" field shows the secret): its resource-id, else its point.
     pub fn guarded(&self, element: &Element, target: Target) -> Target {
-        if !self.is_secret(element) {
+        // A web field's label is its accessible name (its <label>), never its value: the page is
+        // read without a password's value (`tools/ui/web.rs`), so its selector may stay.
+        if !self.is_secret(element) || element.kind.starts_with("web:") {
             return target;
         }
         let selector = match target.selector {

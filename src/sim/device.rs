@@ -83,6 +83,8 @@ pub struct Device {
     /// What each program costs on the phone, and what was spent (sim/costs).
     pub costs: crate::sim::costs::Costs,
     pub spent: crate::sim::costs::Spent,
+    /// The DevTools server the hosted WebView's socket leads to (`sim/webview.rs`), if any.
+    pub webview_devtools: Option<std::net::SocketAddr>,
 }
 
 /// Normalises `pkg/.Act` and `pkg/pkg.Act` to the same fully qualified class.
@@ -139,6 +141,7 @@ impl Device {
             phone: crate::sim::phone::Phone::from_spec(&p.toml.phone).expect("checked when the profile was read"),
             costs: p.toml.costs.clone(),
             spent: Default::default(),
+            webview_devtools: None,
         };
         dev.running = p.toml.processes.clone();
         dev.next_pid = dev.running.values().max().map_or(4000, |&m| m.max(5000) + 100);
@@ -162,6 +165,17 @@ impl Device {
     pub fn screen_mut(&mut self) -> &mut Screen {
         self.generation += 1;
         &mut self.screens[self.current]
+    }
+
+    /// The app whose screen holds a WebView (the first such screen's).
+    pub fn webview_package(&self) -> Option<String> {
+        let hosts = |s: &&Screen| {
+            s.tree
+                .nodes
+                .iter()
+                .any(|n| n.class() == crate::sim::webview::WEBVIEW_CLASS)
+        };
+        self.screens.iter().find(hosts).map(|s| s.package.clone())
     }
 
     pub fn pid_of(&self, package: &str) -> Option<u32> {

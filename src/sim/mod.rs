@@ -20,6 +20,7 @@ pub mod services;
 pub mod shell;
 pub mod sync;
 pub mod transport;
+pub mod webview;
 
 use std::net::SocketAddr;
 use std::path::Path;

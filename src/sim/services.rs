@@ -18,6 +18,9 @@ const SHELL_CLOSE_STDIN: u8 = 4;
 /// Android 6 adbd knows only `shell:`.
 pub fn is_known(sim: &Simulator, name: &str) -> bool {
     let v2 = sim.features.iter().any(|f| f == "shell_v2");
+    if name.starts_with("localabstract:") {
+        return sim.with_device(|d| super::webview::target(d, name).is_some());
+    }
     name == "sync:" || name.starts_with("shell:") || (v2 && name.starts_with("shell,")) || name.starts_with("exec:")
 }
 
@@ -30,6 +33,10 @@ struct ShellMode {
 }
 
 pub async fn run(sim: Arc<Simulator>, name: String, mut io: StreamIo) {
+    if let Some(to) = sim.with_device(|d| super::webview::target(d, &name)) {
+        super::webview::forward(io, to).await;
+        return;
+    }
     if name == "sync:" {
         sync::serve(&sim, &mut io).await;
         return;

@@ -39,3 +39,4 @@ mod sim_adb;
 mod sim_adb_client;
 mod sim_toybox;
 mod two_devices;
+mod web;

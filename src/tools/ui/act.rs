@@ -13,6 +13,8 @@ pub(super) async fn act(state: &State, serial: &str, action: UiOperation, args: 
     let mut reading: Option<Snapshot> = None;
     // A gesture's command lasts its duration on the device: its timeout allows for it.
     let lasts = Duration::from_millis(gesture_ms(action, args.duration_ms));
+    // On a web element the action goes through DevTools, where the device command would run.
+    let mut web_action = None;
     let command = match action {
         UiOperation::Tap | UiOperation::LongPress => {
             let (at, element, aim) = target(state, serial, args).await?;
@@ -27,7 +29,11 @@ pub(super) async fn act(state: &State, serial: &str, action: UiOperation, args: 
                     duration_ms: args.duration_ms,
                 }
             });
-            if action == UiOperation::Tap {
+            let web = web_target(state, serial, out.target.as_ref());
+            if let (UiOperation::Tap, Some((page, selector))) = (action, web) {
+                web_action = Some(web::WebAction::Tap { page, selector });
+                String::new()
+            } else if action == UiOperation::Tap {
                 format!("input tap {} {}", at[0], at[1])
             } else {
                 format!("input swipe {0} {1} {0} {1} {2}", at[0], at[1], lasts.as_millis())
@@ -101,20 +107,23 @@ pub(super) async fn act(state: &State, serial: &str, action: UiOperation, args: 
                     "`text` is {length} chars; type at most {MAX_TYPE_CHARS} per call (split it over several calls)"
                 ));
             }
-            // What `input text` cannot send goes through an input method that takes broadcasts;
-            // control characters go nowhere.
+            // What `input text` cannot send goes through an input method that takes broadcasts
+            // (or, on a web field, DevTools); control characters go nowhere.
             if let Some(c) = text.chars().find(|c| c.is_control()) {
                 return Err(format!(
                     "`text`: cannot type the control character {c:?}; send keys with ui key (ENTER, TAB, DEL)"
                 ));
             }
-            let escaped = input_text(text).ok();
             let mut steps = Vec::new();
             let mut aim = None;
+            let mut web = None;
             if args.reference.is_some() {
                 let (at, element, recorded) = target(state, serial, args).await?;
                 let recorded = state.flows.guarded(serial, element.as_ref(), recorded);
-                steps.push(format!("input tap {} {}", at[0], at[1]));
+                web = web_target(state, serial, element.as_ref());
+                if web.is_none() {
+                    steps.push(format!("input tap {} {}", at[0], at[1]));
+                }
                 out.target = element;
                 aim = Some(recorded);
             }
@@ -124,6 +133,10 @@ pub(super) async fn act(state: &State, serial: &str, action: UiOperation, args: 
             if out.target.is_none() {
                 reading = Some(read_screen(state, serial, true).await?);
             }
+            if web.is_none() && args.reference.is_none() {
+                // A replayed `inputText` after a tap on a web field: the page's focused field.
+                web = web::focused_field(state, serial).await;
+            }
             let screen = reading.as_ref().map(|s| s.elements.as_slice()).unwrap_or_default();
             let field = out.target.as_ref().or_else(|| focused_field(screen));
             step = Some(flow::Action::Type {
@@ -132,30 +145,42 @@ pub(super) async fn act(state: &State, serial: &str, action: UiOperation, args: 
                 clear: args.clear.unwrap_or(false),
                 submit: args.submit.unwrap_or(false),
             });
-            if args.clear.unwrap_or(false) {
-                // The field must have focus before it is read and emptied.
-                if !steps.is_empty() {
-                    checked_shell(state, serial, &steps.join(" && ")).await?;
-                    steps.clear();
-                }
-                clear_field(state, serial, out.target.as_ref().map(|e| e.reference.as_str())).await?;
-            }
-            match &escaped {
-                Some(escaped) if !escaped.is_empty() => steps.push(format!("input text {}", quote(escaped))),
-                Some(_) => {}
-                None => {
-                    // After the focusing tap, before the ENTER.
+            if let Some((page, selector)) = web {
+                // A web field takes any text through DevTools.
+                web_action = Some(web::WebAction::Type {
+                    page,
+                    selector,
+                    text: text.to_string(),
+                    clear: args.clear.unwrap_or(false),
+                    submit: args.submit.unwrap_or(false),
+                });
+                String::new()
+            } else {
+                if args.clear.unwrap_or(false) {
+                    // The field must have focus before it is read and emptied.
                     if !steps.is_empty() {
                         checked_shell(state, serial, &steps.join(" && ")).await?;
                         steps.clear();
                     }
-                    ime::type_by_broadcast(state, serial, text).await?;
+                    clear_field(state, serial, out.target.as_ref().map(|e| e.reference.as_str())).await?;
                 }
+                match input_text(text).ok() {
+                    Some(escaped) if !escaped.is_empty() => steps.push(format!("input text {}", quote(&escaped))),
+                    Some(_) => {}
+                    None => {
+                        // After the focusing tap, before the ENTER.
+                        if !steps.is_empty() {
+                            checked_shell(state, serial, &steps.join(" && ")).await?;
+                            steps.clear();
+                        }
+                        ime::type_by_broadcast(state, serial, text).await?;
+                    }
+                }
+                if args.submit.unwrap_or(false) {
+                    steps.push("input keyevent 66".into());
+                }
+                steps.join(" && ")
             }
-            if args.submit.unwrap_or(false) {
-                steps.push("input keyevent 66".into());
-            }
-            steps.join(" && ")
         }
         UiOperation::Dump | UiOperation::Find | UiOperation::Screenshot | UiOperation::Scroll | UiOperation::Wait => {
             unreachable!("not plain actions")
@@ -173,6 +198,9 @@ pub(super) async fn act(state: &State, serial: &str, action: UiOperation, args: 
         (true, None) if aimed_by_reading => state.screen(serial),
         (true, None) => Some(read_screen(state, serial, false).await?),
     };
+    if let Some(web_action) = web_action {
+        web::perform(state, serial, web_action).await?;
+    }
     if !command.is_empty() {
         checked_shell_lasting(state, serial, &command, lasts).await?;
     }
@@ -198,6 +226,13 @@ fn focused_field(elements: &[Element]) -> Option<&Element> {
     elements
         .iter()
         .find(|e| (e.kind.ends_with("EditText") || flow::is_password(e)) && e.flags.iter().any(|f| f == "focused"))
+}
+
+/// The page and selector of a web element (`web.rs`), from the reading that resolved it.
+fn web_target(state: &State, serial: &str, element: Option<&Element>) -> Option<(web::WebPage, String)> {
+    let snap = state.screen(serial)?;
+    let selector = web::selector_of(&snap, element?)?;
+    Some((snap.web?, selector))
 }
 
 /// DEL key events sent in one command: long fields are emptied over several.

@@ -30,6 +30,7 @@ mod phone;
 mod read;
 mod resolve;
 mod wait;
+mod web;
 
 use act::*;
 use capture::*;
@@ -234,6 +235,9 @@ pub struct UiOutput {
     pub scale: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub observed: Option<Observed>,
+    /// The page in the WebView on the screen (dump, find): its elements are among the others.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub web: Option<web::WebPage>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hint: Option<String>,
 }
@@ -256,6 +260,7 @@ impl Budgeted for UiOutput {
         "image",
         "scale",
         "observed",
+        "web",
     ];
     const BULK_FIELDS: &'static [&'static str] = &["elements", "matches"];
     const KIND: Kind = Kind::Ui;
@@ -284,6 +289,8 @@ pub struct Snapshot {
     pub signature: u64,
     /// Asleep, locked, the keyboard, a system dialog, or ready (`phone.rs` names it).
     pub state: crate::android::screen_state::ScreenState,
+    /// The page of a WebView on the screen, read through DevTools (`web.rs`).
+    pub web: Option<web::WebPage>,
 }
 
 /// The last screenshot's geometry, to map image pixels back to the device.

@@ -36,7 +36,7 @@ pub(super) async fn read_screen(state: &State, serial: &str, remember: bool) -> 
     if crate::android::screen_state::never_idle(&said) {
         return Err(ReadError::NeverIdle(started.elapsed()));
     }
-    let tree = parse_ui_dump(&out.stdout_text()).map_err(|e| {
+    let mut tree = parse_ui_dump(&out.stdout_text()).map_err(|e| {
         ReadError::Failed(format!(
             "could not read the screen: {e}. uiautomator said: {}",
             crate::android::cut(said.trim(), 200)
@@ -71,6 +71,8 @@ pub(super) async fn read_screen(state: &State, serial: &str, remember: bool) -> 
             bottom: a.bottom.max(b.bottom),
         })
         .filter(|w| w.left > 0 || w.top > 0 || w.right < screen[0] as i32 || w.bottom < screen[1] as i32);
+    // A WebView's page joins the tree: its elements get refs like any other.
+    let web = web::merge(state, serial, &mut tree).await;
     let mut els = elements(&tree);
     let keyboard = match &phone {
         ScreenState::Keyboard { frame } => Some(*frame),
@@ -92,6 +94,7 @@ pub(super) async fn read_screen(state: &State, serial: &str, remember: bool) -> 
         window,
         signature: hasher.finish(),
         state: phone,
+        web,
     };
     // The first reading after a recorded step is what the step was seen to do.
     let activity = snapshot.focused.as_ref().map(|f| f.activity.as_str());
@@ -173,6 +176,7 @@ pub(super) async fn dump(state: &State, serial: &str, args: &UiArgs) -> Outcome 
             has_more: Some(end < total),
             next_offset: (end < total).then_some(end),
             cache_id: Some(entry.id.clone()),
+            web: snap.web.clone(),
             hint: Some(hint),
             ..output(UiOperation::Dump, serial)
         },

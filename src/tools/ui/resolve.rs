@@ -108,7 +108,10 @@ pub(super) async fn target(state: &State, serial: &str, args: &UiArgs) -> Result
         return match resolve(&now.elements, reference) {
             Resolved::One(element) => {
                 refuse(&now, Some(element))?;
-                on_screen(element, now.screen)?;
+                // A web element off the screen is scrolled into view by the tap itself.
+                if web::selector_of(&now, element).is_none() {
+                    on_screen(element, now.screen)?;
+                }
                 verified(args, &now, element, &format!("ref {reference}"))?;
                 Ok((element.at, Some(element.clone()), recorded(&now, element)))
             }
