@@ -442,13 +442,17 @@ async fn a_recorded_web_flow_exports_and_replays_in_both_formats() {
     let elements = dump["elements"].as_array().unwrap();
     let user = web_element(elements, "web:textbox", "User name")["ref"].clone();
     let pass = web_element(elements, "web:textbox", "Password")["ref"].clone();
-    let submit = web_element(elements, "web:button", "Submit")["ref"].clone();
     let typed = "王芳 🌸";
     ok(&call(&client, "ui", json!({"operation": "type", "ref": user, "text": typed})).await);
     // A web password field is a password like a native one: never written (issue 33's secrets).
     let secret = "hunter2-密码";
-    ok(&call(&client, "ui", json!({"operation": "type", "ref": pass, "text": secret})).await);
-    ok(&call(&client, "ui", json!({"operation": "tap", "ref": submit})).await);
+    // Submitted with ENTER: Maestro writes it as `pressKey: Enter`, which must reach the page.
+    ok(&call(
+        &client,
+        "ui",
+        json!({"operation": "type", "ref": pass, "text": secret, "submit": true}),
+    )
+    .await);
     let mut files = Vec::new();
     let mut placeholder = String::new();
     for format in ["js", "maestro"] {
@@ -461,7 +465,7 @@ async fn a_recorded_web_flow_exports_and_replays_in_both_formats() {
         let path = PathBuf::from(export["path"].as_str().unwrap());
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(
-            text.contains("User name") && text.contains("Submit") && text.contains(typed),
+            text.contains("User name") && text.contains("Password") && text.contains(typed),
             "{text}"
         );
         assert!(

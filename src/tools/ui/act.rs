@@ -97,7 +97,26 @@ pub(super) async fn act(state: &State, serial: &str, action: UiOperation, args: 
             step = Some(flow::Action::Key {
                 name: name.to_ascii_uppercase(),
             });
-            format!("input keyevent {code}")
+            // ENTER in a web field with focus goes to the page through DevTools, as a replayed
+            // Maestro `pressKey: Enter` after `inputText` meant it (the simulator's WebView gets no
+            // key events; a phone's would).
+            let web = match code {
+                66 => web::focused_field(state, serial).await,
+                _ => None,
+            };
+            match web {
+                Some((page, selector)) => {
+                    web_action = Some(web::WebAction::Type {
+                        page,
+                        selector,
+                        text: String::new(),
+                        clear: false,
+                        submit: true,
+                    });
+                    String::new()
+                }
+                None => format!("input keyevent {code}"),
+            }
         }
         UiOperation::Type => {
             let text = args.text.as_deref().ok_or("type needs `text`")?;
