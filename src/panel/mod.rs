@@ -193,6 +193,7 @@ async fn screen(state: &State, uri: &str, encoded: &str) -> Result<ReadResourceR
     let view = json!({
         "device": serial,
         "focused": snapshot.focused,
+        "state": crate::tools::ui::phone_state(&snapshot),
         "screen": shot.screen,
         "image": shot.image,
         "elements": elements,

@@ -189,6 +189,7 @@ async fn the_screen_resource_holds_refs_boxes_and_a_jpeg_and_the_answers_do_not_
         .unwrap_or_else(|| panic!("no Settings in {view}"));
     assert_eq!(settings["box"], json!([32, 1260, 286, 1560]));
     assert_eq!(view["held"], false);
+    assert_eq!(view["state"], Value::Null, "a phone simply ready names no state");
     println!(
         "a frame: {} elements, JSON {} chars, JPEG {} bytes ({}×{})",
         view["elements"].as_array().unwrap().len(),
@@ -215,6 +216,18 @@ async fn the_screen_resource_holds_refs_boxes_and_a_jpeg_and_the_answers_do_not_
     assert_eq!(steps.len(), 1, "{view}");
     assert_eq!(steps[0]["step"], "tap text \"Settings\"");
     assert!(steps[0]["saw"].as_str().unwrap().contains("Settings"), "{view}");
+
+    // The phone's state is shown with the way forward: asleep once the screen goes off.
+    ok(&call(
+        &apps,
+        "adb-shell",
+        json!({"operation": "run", "command": "input keyevent 223"}),
+    )
+    .await);
+    let (view, _) = screen(&apps).await;
+    assert_eq!(view["state"]["name"], "asleep", "{view}");
+    assert!(view["state"]["next"].as_str().unwrap().contains("wake"), "{view}");
+    ok(&call(&apps, "adb-device", json!({"operation": "wake"})).await);
 
     // A serial is percent-encoded; one no device has is an error that names it.
     let serial = view["device"].as_str().unwrap().replace(':', "%3A");

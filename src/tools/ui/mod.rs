@@ -27,6 +27,7 @@ mod act;
 mod capture;
 mod ime;
 mod phone;
+pub use phone::PhoneState;
 mod read;
 mod resolve;
 mod wait;
@@ -52,6 +53,12 @@ pub async fn look(state: &State, serial: &str) -> Result<(), String> {
 /// What the device panel shows (`crate::panel`): a fresh reading, its refs numbered and
 /// remembered as a dump's, and the screen as base64 JPEG (longest side `max_size`), in the
 /// device's turn so that a frame never races a tap.
+/// How an answer names the phone's state in a reading (asleep, locked, the keyboard, a dialog…)
+/// and the way forward; `None` when the phone is simply ready.
+pub fn phone_state(snapshot: &Snapshot) -> Option<phone::PhoneState> {
+    phone::describe(&snapshot.state, &snapshot.elements)
+}
+
 pub async fn view(state: &State, serial: &str, max_size: u32) -> Result<(Snapshot, Shot, String), String> {
     let _turn = state.device_turn(serial, "the device panel's frame").await?;
     let snapshot = read_screen(state, serial, true).await?;
