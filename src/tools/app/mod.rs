@@ -10,7 +10,8 @@ use rmcp::service::RequestContext;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{State, check_fields, error, operation_name, parse_args};
+use super::command::{self, Command, Deadline, Range};
+use super::{State, error};
 use crate::adb::{AdbError, quote};
 use crate::android::activity::Focus;
 use crate::android::dumpsys_package::{PackageDump, parse_package_dump};
@@ -165,45 +166,158 @@ impl Budgeted for AppOutput {
 /// A failure with the message the model should read.
 type Outcome = Result<AppOutput, String>;
 
-pub async fn run(state: &State, args: JsonObject, ctx: RequestContext<RoleServer>) -> CallToolResult {
-    let given: Vec<String> = args.keys().cloned().collect();
-    let op = operation_name(&args);
-    let args: AppArgs = match parse_args("adb-app", args) {
-        Ok(a) => a,
-        Err(e) => return error(e),
-    };
-    let allowed: &[&str] = match args.operation {
-        AppOperation::List => &["limit", "offset", "filter", "kind", "refresh"],
-        AppOperation::Launch => &["package", "activity"],
-        AppOperation::Install => &["path", "replace", "grantPermissions", "downgrade"],
-        AppOperation::Uninstall => &["package", "keepData"],
-        AppOperation::Info | AppOperation::Stop | AppOperation::ClearData => &["package"],
-    };
-    if let Err(e) = check_fields(&format!("adb-app {op}"), &given, allowed) {
-        return error(e);
+/// One valid adb-app call, built from `AppArgs` by `AppCommand::parse`: the device it names
+/// (if any) and what to do there.
+#[derive(Debug)]
+pub struct AppCommand {
+    pub device: Option<String>,
+    pub action: AppAction,
+}
+
+#[derive(Debug)]
+pub enum AppAction {
+    List {
+        limit: usize,
+        offset: usize,
+        /// Not empty.
+        filter: Option<String>,
+        kind: PackageKind,
+        refresh: bool,
+    },
+    /// A package name in Android's grammar, checked before it gets near a device.
+    Info {
+        package: String,
+    },
+    Launch {
+        package: String,
+        activity: Option<String>,
+    },
+    Stop {
+        package: String,
+    },
+    ClearData {
+        package: String,
+    },
+    Install(Install),
+    Uninstall {
+        package: String,
+        keep_data: bool,
+    },
+}
+
+/// What `install` takes: a local APK and `pm install`'s flags.
+#[derive(Debug)]
+pub struct Install {
+    pub path: String,
+    pub replace: bool,
+    pub grant_permissions: bool,
+    pub downgrade: bool,
+}
+
+const LIMIT: Range = Range::new("limit", 1, MAX_LIMIT).instead(". Page on with offset");
+
+impl Command for AppCommand {
+    fn parse(args: JsonObject) -> Result<AppCommand, String> {
+        let args = command::parse("adb-app", args, |a: &AppArgs| match a.operation {
+            AppOperation::List => &["limit", "offset", "filter", "kind", "refresh"],
+            AppOperation::Launch => &["package", "activity"],
+            AppOperation::Install => &["path", "replace", "grantPermissions", "downgrade"],
+            AppOperation::Uninstall => &["package", "keepData"],
+            AppOperation::Info | AppOperation::Stop | AppOperation::ClearData => &["package"],
+        })?;
+        let package = || valid_package(args.package.as_deref()).map(str::to_string);
+        let action = match args.operation {
+            AppOperation::List => AppAction::List {
+                limit: LIMIT.check_count(args.limit, DEFAULT_LIMIT)?,
+                offset: command::OFFSET.check_count(args.offset, 0)?,
+                filter: args.filter.clone().filter(|f| !f.is_empty()),
+                kind: args.kind.unwrap_or_default(),
+                refresh: args.refresh.unwrap_or(false),
+            },
+            AppOperation::Info => AppAction::Info { package: package()? },
+            AppOperation::Launch => {
+                let package = package()?;
+                if let Some(a) = args.activity.as_deref()
+                    && !valid_activity(a)
+                {
+                    return Err(format!(
+                        "`{}` is not an activity class name: e.g. .MainActivity or com.example.MainActivity",
+                        a.chars().take(80).collect::<String>()
+                    ));
+                }
+                AppAction::Launch {
+                    package,
+                    activity: args.activity.clone(),
+                }
+            }
+            AppOperation::Stop => AppAction::Stop { package: package()? },
+            AppOperation::ClearData => AppAction::ClearData { package: package()? },
+            AppOperation::Install => AppAction::Install(Install {
+                path: args
+                    .path
+                    .clone()
+                    .ok_or("install needs `path`: the absolute path of an APK on this computer")?,
+                replace: args.replace.unwrap_or(true),
+                grant_permissions: args.grant_permissions.unwrap_or(false),
+                downgrade: args.downgrade.unwrap_or(false),
+            }),
+            AppOperation::Uninstall => AppAction::Uninstall {
+                package: package()?,
+                keep_data: args.keep_data.unwrap_or(false),
+            },
+        };
+        Ok(AppCommand {
+            device: args.device,
+            action,
+        })
     }
-    let serial = match state.device(args.device.as_deref()).await {
+
+    /// An install bounds itself by the APK's size.
+    fn deadline(&self) -> Deadline {
+        match self.action {
+            AppAction::Install(_) => Deadline::Own,
+            _ => Deadline::SERVER,
+        }
+    }
+
+    fn runs_long(&self) -> bool {
+        matches!(self.action, AppAction::Install(_))
+    }
+}
+
+/// One call from the wire (a script's): parsed, then applied.
+pub async fn run(state: &State, args: JsonObject, ctx: RequestContext<RoleServer>) -> CallToolResult {
+    match AppCommand::parse(args) {
+        Ok(command) => apply(state, command, ctx).await,
+        Err(e) => error(e),
+    }
+}
+
+pub async fn apply(state: &State, command: AppCommand, ctx: RequestContext<RoleServer>) -> CallToolResult {
+    let serial = match state.device(command.device.as_deref()).await {
         Ok(s) => s,
         Err(e) => return e.into(),
     };
-    let outcome = match args.operation {
-        AppOperation::List => list(state, &serial, &args).await,
-        AppOperation::Install => install(state, &serial, &args, &ctx).await,
-        op => match valid_package(args.package.as_deref()) {
-            Err(e) => Err(e),
-            Ok(package) => match op {
-                AppOperation::Info => info(state, &serial, package).await,
-                AppOperation::Launch => launch(state, &serial, package, args.activity.as_deref()).await,
-                AppOperation::Stop => stop(state, &serial, package).await,
-                AppOperation::ClearData => clear_data(state, &serial, package).await,
-                _ => uninstall(state, &serial, package, args.keep_data.unwrap_or(false)).await,
-            },
-        },
+    let action = &command.action;
+    let outcome = match action {
+        AppAction::List {
+            limit,
+            offset,
+            filter,
+            kind,
+            refresh,
+        } => list(state, &serial, *limit, *offset, filter.as_deref(), *kind, *refresh).await,
+        AppAction::Install(what) => install(state, &serial, what, &ctx).await,
+        AppAction::Info { package } => info(state, &serial, package).await,
+        AppAction::Launch { package, activity } => launch(state, &serial, package, activity.as_deref()).await,
+        AppAction::Stop { package } => stop(state, &serial, package).await,
+        AppAction::ClearData { package } => clear_data(state, &serial, package).await,
+        AppAction::Uninstall { package, keep_data } => uninstall(state, &serial, package, *keep_data).await,
     };
     if outcome.is_ok()
-        && let Some(action) = recorded(&args)
+        && let Some(step) = flow_step(action)
     {
-        state.flows.record(&serial, crate::flow::Step::new(action));
+        state.flows.record(&serial, crate::flow::Step::new(step));
     }
     match outcome {
         Ok(output) => {
@@ -214,16 +328,21 @@ pub async fn run(state: &State, args: JsonObject, ctx: RequestContext<RoleServer
     }
 }
 
-/// What a recorded flow keeps of a call that worked: launch, stop, clear-data and install.
-fn recorded(args: &AppArgs) -> Option<crate::flow::Action> {
+/// The step a recorded flow keeps of a call that worked: launch, stop, clear-data and install.
+fn flow_step(action: &AppAction) -> Option<crate::flow::Action> {
     use crate::flow::Action;
-    let package = args.package.clone().unwrap_or_default();
-    Some(match args.operation {
-        AppOperation::Launch => Action::Launch { package },
-        AppOperation::Stop => Action::Stop { package },
-        AppOperation::ClearData => Action::ClearData { package },
-        AppOperation::Install => Action::Install {
-            path: args.path.clone().unwrap_or_default(),
+    Some(match action {
+        AppAction::Launch { package, .. } => Action::Launch {
+            package: package.clone(),
+        },
+        AppAction::Stop { package } => Action::Stop {
+            package: package.clone(),
+        },
+        AppAction::ClearData { package } => Action::ClearData {
+            package: package.clone(),
+        },
+        AppAction::Install(what) => Action::Install {
+            path: what.path.clone(),
         },
         _ => return None,
     })
@@ -319,17 +438,16 @@ async fn package_names(
     Ok((names, entry.id.clone(), false))
 }
 
-async fn list(state: &State, serial: &str, args: &AppArgs) -> Outcome {
-    let limit = args.limit.unwrap_or(DEFAULT_LIMIT);
-    if !(1..=MAX_LIMIT).contains(&limit) {
-        return Err(format!(
-            "limit must be between 1 and {MAX_LIMIT}; got {limit}. Page on with offset"
-        ));
-    }
-    let offset = usize::try_from(args.offset.unwrap_or(0)).map_err(|_| "offset is too large".to_string())?;
-    let kind = args.kind.unwrap_or_default();
-    let (names, full_id, cached) = package_names(state, serial, kind, args.refresh.unwrap_or(false)).await?;
-    let filter = args.filter.as_deref().filter(|f| !f.is_empty());
+async fn list(
+    state: &State,
+    serial: &str,
+    limit: usize,
+    offset: usize,
+    filter: Option<&str>,
+    kind: PackageKind,
+    refresh: bool,
+) -> Outcome {
+    let (names, full_id, cached) = package_names(state, serial, kind, refresh).await?;
     let (matching, cache_id) = match filter {
         None => (names, full_id),
         Some(f) => {
@@ -352,7 +470,7 @@ async fn list(state: &State, serial: &str, args: &AppArgs) -> Outcome {
             "offset {offset} is past the end: {total} packages match. Use an offset below {total}"
         ));
     }
-    let page: Vec<String> = matching.into_iter().skip(offset).take(limit as usize).collect();
+    let page: Vec<String> = matching.into_iter().skip(offset).take(limit).collect();
     let end = offset + page.len();
     let hint = if total == 0 {
         Some(match (filter, kind) {
@@ -421,14 +539,6 @@ async fn info(state: &State, serial: &str, package: &str) -> Outcome {
 }
 
 async fn launch(state: &State, serial: &str, package: &str, activity: Option<&str>) -> Outcome {
-    if let Some(a) = activity
-        && !valid_activity(a)
-    {
-        return Err(format!(
-            "`{}` is not an activity class name: e.g. .MainActivity or com.example.MainActivity",
-            a.chars().take(80).collect::<String>()
-        ));
-    }
     ensure_installed(state, serial, package).await?;
     let component = match activity {
         Some(a) => format!("{package}/{a}"),
