@@ -1,5 +1,7 @@
-//! One file per MCP tool: parse the arguments, run against the device layer, shape the answer
-//! through the budget. What they share (the device layer, the cache, the selected device) is here.
+//! One file per MCP tool: its wire arguments become a typed command (`command.rs`, one parse for
+//! every tool), which is applied against the device layer, and the answer shaped through the
+//! budget. What they share (the device layer, the cache, the selected device, the poll loop of
+//! every wait in `poll.rs`) is here.
 
 pub mod app;
 pub mod cache;

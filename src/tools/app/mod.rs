@@ -21,10 +21,10 @@ use crate::context::{Data, Kind};
 
 pub const DEFAULT_LIMIT: u64 = 20;
 pub const MAX_LIMIT: u64 = 100;
-/// Largest APK `install` accepts.
 mod install;
 use install::install;
 
+/// Largest APK `install` accepts.
 const MAX_APK_BYTES: u64 = 4 << 30;
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
