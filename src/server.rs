@@ -1,5 +1,11 @@
-//! The MCP server: the tool router, the instructions, and the cache as resources
-//! (`droidmcp://cache/{id}`). Tools live in `tools/`, one file each; this file only wires them.
+//! The MCP server: the tool router (each call's typed command built by `tools::command`, then
+//! applied under `guard`: a task of its own with a deadline, its answer through the budget), the
+//! instructions, the long calls as MCP tasks, and the resources (cache entries, the script API,
+//! skills, and the device panel's through `panel/`). Tools live in `tools/`, one file each.
+//!
+//! Tools take a raw object rather than rmcp's `Parameters<T>` on purpose: a call that cannot be
+//! built must be an `isError` result saying which field to change, not a JSON-RPC error, and the
+//! budget may cut any answer.
 
 use std::sync::Arc;
 
@@ -18,15 +24,19 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, tool, tool_handler, tool_router
 
 use crate::context::budget::{fit_text, page_of, resource_uri};
 use crate::context::schema::{input_schema, output_schema};
-use crate::tools::app::{AppArgs, AppOutput};
-use crate::tools::cache::{CacheArgs, CacheOutput};
-use crate::tools::device::{DeviceArgs, DeviceOutput};
-use crate::tools::flow::{FlowArgs, FlowOutput};
-use crate::tools::logcat::{LogcatArgs, LogcatOutput};
-use crate::tools::script::{ScriptArgs, ScriptOutput};
-use crate::tools::shell::{ShellArgs, ShellOutput};
+use crate::tools::app::{AppArgs, AppCommand, AppOutput};
+use crate::tools::cache::{CacheArgs, CacheCommand, CacheOutput};
+use crate::tools::command::{Command, Deadline, UiRawArgs};
+use crate::tools::device::{DeviceArgs, DeviceCommand, DeviceOutput};
+use crate::tools::flow::{FlowArgs, FlowCommand, FlowOutput};
+use crate::tools::logcat::{LogcatArgs, LogcatCommand, LogcatOutput};
+use crate::tools::script::{ScriptArgs, ScriptCommand, ScriptOutput};
+use crate::tools::shell::{ShellArgs, ShellCommand, ShellOutput};
 use crate::tools::ui::{UiArgs, UiOutput};
 use crate::tools::{self, State};
+
+mod guard;
+use guard::{Call, MAX_ERROR_CHARS, guard};
 
 const INSTRUCTIONS: &str = "droidmcp drives Android devices. Answers are sized for your context: \
 any answer over the budget (default 4000 chars) holds its key fields, a preview and a cacheId. \
@@ -92,9 +102,11 @@ impl DroidMcp {
         Parameters(args): Parameters<JsonObject>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        let state = self.state(&ctx);
-        let call = self.call(&ctx, &args);
-        Ok(guard(call, async move { tools::device::run(&state, args, ctx).await }).await)
+        Ok(self
+            .dispatch::<DeviceCommand, _, _>(ctx, args, |state, c, ctx| async move {
+                tools::device::apply(&state, c, ctx).await
+            })
+            .await)
     }
 
     /// Apps: list (paged); the others act on one package.
@@ -109,9 +121,11 @@ impl DroidMcp {
         Parameters(args): Parameters<JsonObject>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        let state = self.state(&ctx);
-        let call = self.call(&ctx, &args);
-        Ok(guard(call, async move { tools::app::run(&state, args, ctx).await }).await)
+        Ok(self
+            .dispatch::<AppCommand, _, _>(ctx, args, |state, c, ctx| async move {
+                tools::app::apply(&state, c, ctx).await
+            })
+            .await)
     }
 
     /// Log: read (counts, crashes, last lines; filters), clear.
@@ -126,9 +140,13 @@ impl DroidMcp {
         Parameters(args): Parameters<JsonObject>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        let state = self.state(&ctx);
-        let call = self.call(&ctx, &args);
-        Ok(guard(call, async move { tools::logcat::run(&state, args).await }).await)
+        Ok(self
+            .dispatch::<LogcatCommand, _, _>(
+                ctx,
+                args,
+                |state, c, _| async move { tools::logcat::apply(&state, c).await },
+            )
+            .await)
     }
 
     /// Shell command as given: exit code, stdout, stderr (long: head, tail, cacheId).
@@ -143,9 +161,13 @@ impl DroidMcp {
         Parameters(args): Parameters<JsonObject>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        let state = self.state(&ctx);
-        let call = self.call(&ctx, &args);
-        Ok(guard(call, async move { tools::shell::run(&state, args).await }).await)
+        Ok(self
+            .dispatch::<ShellCommand, _, _>(
+                ctx,
+                args,
+                |state, c, _| async move { tools::shell::apply(&state, c).await },
+            )
+            .await)
     }
 
     /// Screen: dump (refs), find, act, scroll, wait, screenshot (JPEG+grid).
@@ -160,9 +182,11 @@ impl DroidMcp {
         Parameters(args): Parameters<JsonObject>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        let state = self.state(&ctx);
-        let call = self.call(&ctx, &args);
-        Ok(guard(call, async move { tools::ui::run(&state, args, ctx).await }).await)
+        Ok(self
+            .dispatch::<UiRawArgs, _, _>(ctx, args, |state, c, ctx| async move {
+                tools::ui::run(&state, c.0, ctx).await
+            })
+            .await)
     }
 
     /// Data behind a cacheId: get (page; filter, prefix), list, stats, clear.
@@ -177,9 +201,9 @@ impl DroidMcp {
         Parameters(args): Parameters<JsonObject>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        let state = self.state(&ctx);
-        let call = self.call(&ctx, &args);
-        Ok(guard(call, async move { tools::cache::run(&state, args) }).await)
+        Ok(self
+            .dispatch::<CacheCommand, _, _>(ctx, args, |state, c, _| async move { tools::cache::apply(&state, c) })
+            .await)
     }
 
     /// Recorded actions as tests: export (js|maestro) for droidmcp replay; reset.
@@ -194,9 +218,13 @@ impl DroidMcp {
         Parameters(args): Parameters<JsonObject>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        let state = self.state(&ctx);
-        let call = self.call(&ctx, &args);
-        Ok(guard(call, async move { tools::flow::run(&state, args).await }).await)
+        Ok(self
+            .dispatch::<FlowCommand, _, _>(
+                ctx,
+                args,
+                |state, c, _| async move { tools::flow::apply(&state, c).await },
+            )
+            .await)
     }
 
     /// Code mode: JS calling these tools in a sandbox; only what it prints returns.
@@ -212,32 +240,39 @@ impl DroidMcp {
         Parameters(args): Parameters<JsonObject>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        let state = self.state(&ctx);
-        let mut call = self.call(&ctx, &args);
-        // The run bounds itself (its timeoutMs); the guard stops it shortly after.
-        call.limit = Some(tools::script::timeout(&args).saturating_add(CALL_GRACE));
-        Ok(guard(call, async move { tools::script::run(state, args, ctx).await }).await)
+        Ok(self
+            .dispatch::<ScriptCommand, _, _>(ctx, args, tools::script::apply)
+            .await)
     }
 }
 
-/// What `guard` needs to know about one call.
-struct Call {
-    cancel: tokio_util::sync::CancellationToken,
-    limit: Option<std::time::Duration>,
-    /// Whether the session's protocol has `resource_link` blocks (2025-06-18 on): an older
-    /// client rejects a whole result that holds one.
-    links: bool,
-    /// The answer's size limit in chars (`--budget`).
-    budget: usize,
-}
-
 impl DroidMcp {
-    fn call(&self, ctx: &RequestContext<RoleServer>, args: &JsonObject) -> Call {
+    /// One tool call: its typed command is built (a call that cannot be built is refused with
+    /// what to change), then applied under the guard, with the deadline the command sets.
+    async fn dispatch<C, F, Fut>(&self, ctx: RequestContext<RoleServer>, args: JsonObject, apply: F) -> CallToolResult
+    where
+        C: Command,
+        F: FnOnce(Arc<State>, C, RequestContext<RoleServer>) -> Fut,
+        Fut: Future<Output = CallToolResult> + Send + 'static,
+    {
+        let state = self.state(&ctx);
+        match C::parse(args) {
+            Ok(command) => {
+                let call = self.call(&ctx, &state, command.deadline());
+                guard(call, apply(state, command, ctx)).await
+            }
+            Err(refused) => {
+                let call = self.call(&ctx, &state, Deadline::SERVER);
+                guard(call, async move { tools::error(refused) }).await
+            }
+        }
+    }
+
+    fn call(&self, ctx: &RequestContext<RoleServer>, state: &State, deadline: Deadline) -> Call {
         let version = ctx.protocol_version();
-        let state = self.state(ctx);
         Call {
             cancel: ctx.ct.clone(),
-            limit: call_limit(&state, args),
+            limit: call_limit(state, deadline),
             links: version.is_none_or(|v| v.to_string().as_str() >= "2025-06-18"),
             budget: state.budget,
         }
@@ -245,21 +280,19 @@ impl DroidMcp {
 }
 
 /// How long a whole call may run: its own `timeoutMs`, else the server's `--timeout-ms`, plus a
-/// grace so that a device command's own timeout, which names the command, fires first. Waits
-/// bound themselves by their `timeoutMs`, and install by the APK's size.
-fn call_limit(state: &State, args: &JsonObject) -> Option<std::time::Duration> {
-    if matches!(args.get("operation").and_then(|o| o.as_str()), Some("wait" | "install")) {
-        return None;
+/// grace so that a device command's own timeout, which names the command, fires first, plus how
+/// long its gesture lasts on the device. Waits bound themselves by their `timeoutMs`, and install
+/// by the APK's size.
+fn call_limit(state: &State, deadline: Deadline) -> Option<std::time::Duration> {
+    match deadline {
+        Deadline::Own => None,
+        Deadline::Within { timeout, gesture } => Some(
+            timeout
+                .unwrap_or(state.adb.timeout())
+                .saturating_add(CALL_GRACE)
+                .saturating_add(gesture),
+        ),
     }
-    let own = args.get("timeoutMs").and_then(|t| t.as_u64());
-    let limit = own.map_or(state.adb.timeout(), std::time::Duration::from_millis);
-    // A long press or a swipe lasts its duration on the device, on top of the usual time.
-    let gesture = tools::ui::gesture_ms_of(args);
-    Some(
-        limit
-            .saturating_add(CALL_GRACE)
-            .saturating_add(std::time::Duration::from_millis(gesture)),
-    )
 }
 
 /// The script API's resources: URI, MIME type, description.
@@ -295,18 +328,24 @@ fn api_resource(uri: &str) -> Option<String> {
 /// See `call_limit`: inside the 500 ms the reliability suite allows past a timeout.
 const CALL_GRACE: std::time::Duration = std::time::Duration::from_millis(300);
 
-/// Whether a call may run long enough to be a task for a client that takes tasks: a script run,
-/// a wait, an install.
+/// Whether a call may run long enough to be a task for a client that takes tasks (a script run,
+/// a wait, an install), as its typed command says; a call that cannot be built is not one.
 fn runs_long(request: &CallToolRequestParams) -> bool {
-    let op = request
-        .arguments
-        .as_ref()
-        .and_then(|a| a.get("operation"))
-        .and_then(|o| o.as_str());
-    matches!(
-        (request.name.as_ref(), op),
-        ("script", Some("run")) | ("adb-device" | "ui", Some("wait")) | ("adb-app", Some("install"))
-    )
+    fn long<C: Command>(args: &Option<JsonObject>) -> bool {
+        C::parse(args.clone().unwrap_or_default()).is_ok_and(|command| command.runs_long())
+    }
+    let args = &request.arguments;
+    match request.name.as_ref() {
+        "adb-device" => long::<DeviceCommand>(args),
+        "adb-app" => long::<AppCommand>(args),
+        "adb-logcat" => long::<LogcatCommand>(args),
+        "adb-shell" => long::<ShellCommand>(args),
+        "ui" => long::<UiRawArgs>(args),
+        "cache" => long::<CacheCommand>(args),
+        "flow" => long::<FlowCommand>(args),
+        "script" => long::<ScriptCommand>(args),
+        _ => false,
+    }
 }
 
 /// How long a finished task's result stays to be polled, and how often to poll.
@@ -503,7 +542,7 @@ impl ServerHandler for DroidMcp {
             return Err(ErrorData::resource_not_found(
                 format!(
                     "{} is not a droidmcp resource; they look like droidmcp://cache/ID, droidmcp://skills/NAME or droidmcp://api/droidmcp.d.ts",
-                    crate::adb::cut(&request.uri)
+                    crate::adb::echoed(&request.uri)
                 ),
                 None,
             ));
@@ -518,115 +557,6 @@ impl ServerHandler for DroidMcp {
         Ok(ReadResourceResult::new(vec![contents]).into())
     }
 }
-
-/// Runs one tool call as a task of its own. The client's cancellation (or the server shutting
-/// down) aborts it, which drops its device streams and so ends the device command at once. A
-/// panic, which would otherwise leave the request unanswered, becomes an `isError` result and
-/// the server goes on serving.
-async fn guard(call: Call, work: impl Future<Output = CallToolResult> + Send + 'static) -> CallToolResult {
-    let result = run_guarded(&call.cancel, call.limit, work).await;
-    let result = if call.links { result } else { without_links(result) };
-    // The one place every answer passes: none leaves larger than the budget (a plain-text
-    // error, which may quote an argument, than MAX_ERROR_CHARS).
-    let limit = if result.is_error == Some(true) && result.structured_content.is_none() {
-        MAX_ERROR_CHARS.min(call.budget)
-    } else {
-        call.budget
-    };
-    crate::context::budget::enforce(result, limit)
-}
-
-async fn run_guarded(
-    cancel: &tokio_util::sync::CancellationToken,
-    limit: Option<std::time::Duration>,
-    call: impl Future<Output = CallToolResult> + Send + 'static,
-) -> CallToolResult {
-    // Time queued (behind another call's long scroll on the device, or its connection to it) is
-    // not the call's own work: the deadline moves by it (each wait has its own bound).
-    let queue = std::sync::Arc::new(crate::adb::queue::Queue::default());
-    let mut task = tokio::spawn(crate::adb::queue::counting(queue.clone(), call));
-    let deadline = async {
-        use std::sync::atomic::Ordering::SeqCst;
-        let Some(limit) = limit else {
-            return std::future::pending().await;
-        };
-        let started = tokio::time::Instant::now();
-        let mut counted = 0;
-        loop {
-            tokio::time::sleep_until(started + limit + std::time::Duration::from_millis(counted)).await;
-            if queue.waiting.load(SeqCst) {
-                // Still in the queue: look again shortly (the wait itself is bounded).
-                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-                continue;
-            }
-            let now = queue.waited_ms.load(SeqCst);
-            if now == counted {
-                break;
-            }
-            counted = now;
-        }
-    };
-    tokio::select! {
-        joined = &mut task => match joined {
-            Ok(result) => result,
-            Err(e) if e.is_panic() => {
-                let what = e.into_panic();
-                let what = what
-                    .downcast_ref::<String>()
-                    .map(String::as_str)
-                    .or_else(|| what.downcast_ref::<&str>().copied())
-                    .unwrap_or("a panic");
-                tracing::error!(what, "a tool call panicked");
-                tools::error(format!(
-                    "internal error: this call failed on a bug in droidmcp ({}); nothing else is affected. Please report it with the arguments you used",
-                    crate::adb::cut(what)
-                ))
-            }
-            Err(_) => tools::error("the call was aborted"),
-        },
-        _ = cancel.cancelled() => {
-            task.abort();
-            tools::error("cancelled by the client; droidmcp closed the call's device streams, which ends their commands")
-        }
-        _ = deadline => {
-            task.abort();
-            let ms = limit.unwrap_or_default().saturating_sub(CALL_GRACE).as_millis();
-            tools::error(format!(
-                "the call ran past its {ms} ms timeout, so it was stopped and its device streams closed, which ends their commands: the device answers slowly or not at all. Check `adb-device health`, or pass a larger timeoutMs"
-            ))
-        }
-    }
-}
-
-/// For a session older than 2025-06-18: the answer's `resource_link` blocks go, and its budget
-/// hint names their URIs instead (with the text twin rewritten to match).
-fn without_links(mut result: CallToolResult) -> CallToolResult {
-    let uris: Vec<String> = result
-        .content
-        .iter()
-        .filter_map(|c| c.as_resource_link().map(|r| r.uri.clone()))
-        .collect();
-    if uris.is_empty() {
-        return result;
-    }
-    result.content.retain(|c| c.as_resource_link().is_none());
-    if let Some(serde_json::Value::Object(answer)) = result.structured_content.as_mut() {
-        if let Some(serde_json::Value::Object(note)) = answer.get_mut("budget") {
-            let hint = note.get("hint").and_then(|h| h.as_str()).unwrap_or_default();
-            let hint = format!("{hint}; resources/read {} returns it whole", uris.join(", "));
-            note.insert("hint".into(), serde_json::Value::String(hint));
-        }
-        let twin = serde_json::Value::Object(answer.clone()).to_string();
-        if let Some(first) = result.content.first_mut().filter(|c| c.as_text().is_some()) {
-            *first = rmcp::model::ContentBlock::text(twin);
-        }
-    }
-    result
-}
-
-/// Error texts are written by us but may quote arguments (serde quotes a wrong value whole): a
-/// plain-text error never outgrows this many chars, whatever it was given.
-const MAX_ERROR_CHARS: usize = 1000;
 
 /// Runs one tool call through the real MCP protocol, in-process over a pipe: what
 /// `droidmcp call` prints is exactly what a client would receive.

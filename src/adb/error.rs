@@ -20,7 +20,7 @@ pub enum AdbError {
     NoDevice,
     #[error("{} devices are online ({}); pass `device` with one of them, or pick a default with adb-device select", .0.len(), .0.join(", "))]
     SeveralDevices(Vec<String>),
-    #[error("no device `{}`; online now: {}{}. adb-device list shows them", cut(serial), if .known.is_empty() { "none".to_string() } else { .known.join(", ") }, silent_note(silent))]
+    #[error("no device `{}`; online now: {}{}. adb-device list shows them", echoed(serial), if .known.is_empty() { "none".to_string() } else { .known.join(", ") }, silent_note(silent))]
     UnknownDevice {
         serial: String,
         known: Vec<String>,
@@ -130,10 +130,13 @@ fn silent_note(silent: &[String]) -> String {
     }
 }
 
-/// A caller's string as errors echo it: at most 80 chars, so no answer outgrows the budget.
-pub fn cut(text: &str) -> String {
-    match text.char_indices().nth(80) {
-        Some((at, _)) => format!("{}… ({} chars)", &text[..at], text.chars().count()),
-        None => text.to_string(),
+/// A caller's string as errors echo it: its first 80 chars (`android::cut`, the one cut) and,
+/// when cut, how long it was, so no answer outgrows the budget.
+pub fn echoed(text: &str) -> String {
+    let head = crate::android::cut(text, 80);
+    if head.len() == text.len() {
+        head
+    } else {
+        format!("{head} ({} chars)", text.chars().count())
     }
 }

@@ -31,7 +31,9 @@ use std::time::Duration;
 pub use capture::ShellOutput;
 pub use devices::{DeviceEntry, Listing, SourceStatus, merge_sources, parse_devices_long};
 pub use env::{env_setting, is_set};
-pub use error::{AdbError, cut};
+/// `echoed`'s old name, still used by tools/ui, flow/ and replay.rs until their own refactors.
+pub use error::echoed as cut;
+pub use error::{AdbError, echoed};
 pub use message::hex;
 pub use quote::quote;
 use source::Source;
@@ -101,7 +103,7 @@ pub fn parse_sources(specs: &[String]) -> Result<Vec<(String, Route)>, String> {
         {
             return Err(format!(
                 "`{}` is not a source name: use up to 40 letters, digits, `.`, `_` or `-` (as in lab1=server:HOST:PORT)",
-                cut(name)
+                echoed(name)
             ));
         }
         let route = Route::parse_direct(rest)?;
@@ -201,8 +203,8 @@ impl Adb {
         let Some(addr) = self.consoles.address(device, server_host) else {
             return Err(AdbError::Console(format!(
                 "`{}` is not an emulator, so it has no emulator console (emulators are named emulator-NNNN). If it is one reached another way, start droidmcp with --emulator-console {}=HOST:PORT",
-                cut(device),
-                cut(device)
+                echoed(device),
+                echoed(device)
             )));
         };
         let reply = self.consoles.send(addr, command, limit).await?;

@@ -288,7 +288,7 @@ pub fn page_of<T: Serialize + Clone>(
             _ => {
                 return Err(format!(
                     "cursor {:?} is not one this list gave (the list has {} items now); list again without a cursor",
-                    crate::adb::cut(c),
+                    crate::adb::echoed(c),
                     items.len()
                 ));
             }

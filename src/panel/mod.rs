@@ -257,7 +257,7 @@ async fn hold(state: &State, args: &JsonObject) -> CallToolResult {
         other => {
             return crate::tools::error(format!(
                 "{TOOL} takes operation \"hold\" or \"release\"; got {}",
-                other.map_or("none".to_string(), |o| format!("{:?}", crate::adb::cut(o)))
+                other.map_or("none".to_string(), |o| format!("{:?}", crate::adb::echoed(o)))
             ));
         }
     };

@@ -1,6 +1,7 @@
-//! Files a script names, kept inside their folder: names are checked before a path is made
-//! from them, and symbolic links are never followed. Files are written 0600; `private_dir`
-//! makes (or checks) a folder only this user can open.
+//! The one home of path confinement: files a script names, kept inside their folder (names are
+//! checked before a path is made from them, and symbolic links are never followed; files are
+//! written 0600; `private_dir` makes or checks a folder only this user can open), the principal's
+//! folder name, and `within`, a whole path (an APK to install) kept under the allowed folders.
 
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
@@ -42,6 +43,14 @@ pub fn checked_path(path: &str) -> Result<Vec<String>, String> {
         return bad("it is too deep");
     }
     Ok(segments.into_iter().map(str::to_string).collect())
+}
+
+/// A path given whole (an APK to install) as it really is, links followed, when that is under
+/// one of `dirs` (each resolved the same way); `None` whether it is elsewhere or does not exist,
+/// so a refusal tells nothing about the host's files.
+pub fn within(path: &Path, dirs: &[std::path::PathBuf]) -> Option<std::path::PathBuf> {
+    let real = std::fs::canonicalize(path).ok()?;
+    dirs.iter().any(|dir| real.starts_with(dir)).then_some(real)
 }
 
 /// Refuses a path that is a symbolic link (which could lead out of the folder).

@@ -7,7 +7,8 @@ use rmcp::model::{CallToolResult, JsonObject};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{State, error, parse_args};
+use super::command::{self, Command, Deadline, Range};
+use super::{State, error};
 use crate::context::budget::{Budgeted, chars, cut_to_fit, resource_uri, respond};
 use crate::context::cache::{Entry, Stats};
 use crate::context::page::{Query, page, unit};
@@ -109,24 +110,87 @@ pub struct EntryInfo {
     pub expires_in_s: u64,
 }
 
+/// One valid cache call, built from `CacheArgs` by `CacheCommand::parse`.
+#[derive(Debug)]
+pub enum CacheCommand {
+    Get(GetPage),
+    List,
+    Stats,
+    Clear,
+}
+
+/// What `get` pages: an entry (or a script run's saved answer), from where, how many.
+#[derive(Debug)]
+pub struct GetPage {
+    pub id: String,
+    pub offset: usize,
+    /// As given (the default depends on the entry's shape).
+    pub limit: Option<usize>,
+    /// Not empty.
+    pub filter: Option<String>,
+    pub prefix: Option<String>,
+}
+
+const LIMIT: Range = Range::new("limit", 1, MAX_LIMIT);
+
+impl Command for CacheCommand {
+    fn parse(args: JsonObject) -> Result<CacheCommand, String> {
+        let args = command::parse("cache", args, |a: &CacheArgs| match a.operation {
+            CacheOperation::Get => &["id", "offset", "limit", "filter", "prefix"],
+            _ => &[],
+        })?;
+        Ok(match args.operation {
+            CacheOperation::Get => {
+                let Some(id) = args.id else {
+                    return Err(
+                        "cache get needs `id`: a cacheId from an earlier answer (cache list shows them)".into(),
+                    );
+                };
+                let limit = match args.limit {
+                    Some(n) => Some(LIMIT.check_count(Some(n), 0)?),
+                    None => None,
+                };
+                CacheCommand::Get(GetPage {
+                    id,
+                    offset: command::OFFSET.check_count(args.offset, 0)?,
+                    limit,
+                    filter: args.filter.filter(|f| !f.is_empty()),
+                    prefix: args.prefix.filter(|p| !p.is_empty()),
+                })
+            }
+            CacheOperation::List => CacheCommand::List,
+            CacheOperation::Stats => CacheCommand::Stats,
+            CacheOperation::Clear => CacheCommand::Clear,
+        })
+    }
+
+    fn deadline(&self) -> Deadline {
+        Deadline::SERVER
+    }
+}
+
+/// One call from the wire (a script's): parsed, then applied.
 pub fn run(state: &State, args: JsonObject) -> CallToolResult {
-    let args: CacheArgs = match parse_args("cache", args) {
-        Ok(a) => a,
-        Err(e) => return error(e),
-    };
-    let output = match args.operation {
-        CacheOperation::Get => return get(state, &args),
-        CacheOperation::List => CacheOutput {
+    match CacheCommand::parse(args) {
+        Ok(command) => apply(state, command),
+        Err(e) => error(e),
+    }
+}
+
+pub fn apply(state: &State, command: CacheCommand) -> CallToolResult {
+    let output = match command {
+        CacheCommand::Get(page) => return get(state, &page),
+        CacheCommand::List => CacheOutput {
             operation: "list".into(),
             entries: Some(state.cache.entries().iter().map(|e| entry_info(e)).collect()),
             ..Default::default()
         },
-        CacheOperation::Stats => CacheOutput {
+        CacheCommand::Stats => CacheOutput {
             operation: "stats".into(),
             stats: Some(state.cache.stats()),
             ..Default::default()
         },
-        CacheOperation::Clear => CacheOutput {
+        CacheCommand::Clear => CacheOutput {
             operation: "clear".into(),
             cleared: Some(state.cache.clear()),
             ..Default::default()
@@ -150,10 +214,8 @@ fn entry_info(e: &Entry) -> EntryInfo {
     }
 }
 
-fn get(state: &State, args: &CacheArgs) -> CallToolResult {
-    let Some(id) = args.id.as_deref() else {
-        return error("cache get needs `id`: a cacheId from an earlier answer (cache list shows them)");
-    };
+fn get(state: &State, args: &GetPage) -> CallToolResult {
+    let id = args.id.as_str();
     let entry = if id.contains('/') {
         match run_result(state, id) {
             Ok(e) => e,
@@ -171,19 +233,11 @@ fn get(state: &State, args: &CacheArgs) -> CallToolResult {
         Data::Text(_) => MAX_LIMIT,
         _ => DEFAULT_LIMIT,
     };
-    let limit = args.limit.unwrap_or(default_limit);
-    if !(1..=MAX_LIMIT).contains(&limit) {
-        return error(format!("limit must be between 1 and {MAX_LIMIT}; got {limit}"));
-    }
-    let offset = args.offset.unwrap_or(0);
-    let Ok(offset) = usize::try_from(offset) else {
-        return error(format!("offset {offset} is too large"));
-    };
     let mut query = Query {
-        offset,
-        limit: limit as usize,
-        filter: args.filter.clone().filter(|f| !f.is_empty()),
-        prefix: args.prefix.clone().filter(|p| !p.is_empty()),
+        offset: args.offset,
+        limit: args.limit.unwrap_or(default_limit as usize),
+        filter: args.filter.clone(),
+        prefix: args.prefix.clone(),
     };
     // Shrink the page until it fits the budget; say so when it had to.
     let requested = query.limit;

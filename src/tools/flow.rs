@@ -8,7 +8,8 @@ use std::path::PathBuf;
 use rmcp::model::{CallToolResult, JsonObject};
 use serde::{Deserialize, Serialize};
 
-use super::{State, check_fields, error, operation_name, parse_args};
+use super::command::{self, Command, Deadline};
+use super::{State, error};
 use crate::context::budget::{Budgeted, respond};
 use crate::context::{Data, Kind};
 use crate::flow::{self, Action};
@@ -87,26 +88,60 @@ impl Budgeted for FlowOutput {
     const KIND: Kind = Kind::Output;
 }
 
-pub async fn run(state: &State, args: JsonObject) -> CallToolResult {
-    let given: Vec<String> = args.keys().cloned().collect();
-    let op = operation_name(&args);
-    let args: FlowArgs = match parse_args("flow", args) {
-        Ok(a) => a,
-        Err(e) => return error(e),
-    };
-    let allowed: &[&str] = match args.operation {
-        FlowOperation::Export => &["format", "name"],
-        FlowOperation::Reset => &[],
-    };
-    if let Err(e) = check_fields(&format!("flow {op}"), &given, allowed) {
-        return error(e);
+/// One valid flow call, built from `FlowArgs` by `FlowCommand::parse`.
+#[derive(Debug)]
+pub struct FlowCommand {
+    pub device: Option<String>,
+    /// `None`: reset the recording.
+    pub export: Option<Export>,
+}
+
+/// What an export writes: the format, and a checked file name (without its extension).
+#[derive(Debug)]
+pub struct Export {
+    pub format: Format,
+    pub name: String,
+}
+
+impl Command for FlowCommand {
+    fn parse(args: JsonObject) -> Result<FlowCommand, String> {
+        let args = command::parse("flow", args, |a: &FlowArgs| match a.operation {
+            FlowOperation::Export => &["format", "name"],
+            FlowOperation::Reset => &[],
+        })?;
+        let export = match args.operation {
+            FlowOperation::Reset => None,
+            FlowOperation::Export => Some(Export {
+                format: args.format.unwrap_or_default(),
+                name: flow::valid_name(args.name.as_deref().unwrap_or("flow"))?.to_string(),
+            }),
+        };
+        Ok(FlowCommand {
+            device: args.device,
+            export,
+        })
     }
-    let serial = match state.device(args.device.as_deref()).await {
+
+    fn deadline(&self) -> Deadline {
+        Deadline::SERVER
+    }
+}
+
+/// One call from the wire (a script's): parsed, then applied.
+pub async fn run(state: &State, args: JsonObject) -> CallToolResult {
+    match FlowCommand::parse(args) {
+        Ok(command) => apply(state, command).await,
+        Err(e) => error(e),
+    }
+}
+
+pub async fn apply(state: &State, command: FlowCommand) -> CallToolResult {
+    let serial = match state.device(command.device.as_deref()).await {
         Ok(s) => s,
         Err(e) => return e.into(),
     };
-    let output = match args.operation {
-        FlowOperation::Reset => {
+    let output = match &command.export {
+        None => {
             let cleared = state.flows.reset(&serial);
             FlowOutput {
                 operation: "reset".into(),
@@ -116,7 +151,7 @@ pub async fn run(state: &State, args: JsonObject) -> CallToolResult {
                 ..Default::default()
             }
         }
-        FlowOperation::Export => match export(state, &serial, &args).await {
+        Some(what) => match export(state, &serial, what).await {
             Ok(output) => output,
             Err(e) => return error(e),
         },
@@ -124,8 +159,8 @@ pub async fn run(state: &State, args: JsonObject) -> CallToolResult {
     respond(&output, state.budget, &state.cache, "flow")
 }
 
-async fn export(state: &State, serial: &str, args: &FlowArgs) -> Result<FlowOutput, String> {
-    let name = flow::valid_name(args.name.as_deref().unwrap_or("flow"))?.to_string();
+async fn export(state: &State, serial: &str, what: &Export) -> Result<FlowOutput, String> {
+    let name = &what.name;
     // The last step's outcome is the screen now, if no reading came after it yet.
     if !state.flows.screen_is_current(serial) {
         let _ = super::ui::look(state, serial).await;
@@ -137,7 +172,7 @@ async fn export(state: &State, serial: &str, args: &FlowArgs) -> Result<FlowOutp
         ));
     }
     let steps: Vec<flow::Step> = recording.steps.iter().cloned().collect();
-    let format = args.format.unwrap_or_default();
+    let format = what.format;
     let ext = match format {
         Format::Js => "js",
         Format::Maestro => "yaml",
@@ -199,7 +234,7 @@ async fn export(state: &State, serial: &str, args: &FlowArgs) -> Result<FlowOutp
     let mut preview: Vec<String> = Vec::new();
     let mut chars = 0;
     for (i, step) in steps.iter().enumerate().take(PREVIEW_STEPS) {
-        let line = crate::adb::cut(&format!("{} {}", i + 1, step.describe()));
+        let line = crate::adb::echoed(&format!("{} {}", i + 1, step.describe()));
         chars += line.chars().count();
         if chars > PREVIEW_CHARS && !preview.is_empty() {
             break;

@@ -6,7 +6,8 @@ use std::collections::{BTreeMap, HashSet};
 use rmcp::model::{CallToolResult, JsonObject};
 use serde::{Deserialize, Serialize};
 
-use super::{State, error, parse_args};
+use super::command::{self, Command, Deadline, Range};
+use super::{State, error};
 use crate::adb::quote;
 use crate::android::crashes::{Crash, collapse_runs, find_crashes, group_repeats, pids_of_package};
 use crate::android::cut;
@@ -138,27 +139,99 @@ impl Budgeted for LogcatOutput {
     const KIND: Kind = Kind::Logcat;
 }
 
-pub async fn run(state: &State, args: JsonObject) -> CallToolResult {
-    let given: Vec<String> = args.keys().cloned().collect();
-    let op = super::operation_name(&args);
-    let args: LogcatArgs = match parse_args("adb-logcat", args) {
-        Ok(a) => a,
-        Err(e) => return error(e),
-    };
-    let allowed: &[&str] = match args.operation {
-        LogcatOperation::Read => &["package", "pid", "level", "tags", "since", "lines", "grep"],
-        LogcatOperation::Clear => &[],
-    };
-    if let Err(e) = super::check_fields(&format!("adb-logcat {op}"), &given, allowed) {
-        return error(e);
+/// One valid adb-logcat call, built from `LogcatArgs` by `LogcatCommand::parse`.
+#[derive(Debug)]
+pub struct LogcatCommand {
+    pub device: Option<String>,
+    /// `None`: clear the log.
+    pub read: Option<LogRead>,
+}
+
+/// What a read looks at: its filters, checked, as given.
+#[derive(Debug)]
+pub struct LogRead {
+    /// A package name in Android's grammar.
+    pub package: Option<String>,
+    pub pid: Option<u32>,
+    pub level: Option<LevelArg>,
+    pub tags: Option<Vec<String>>,
+    /// "last", or a time whose form was checked.
+    pub since: Option<String>,
+    /// At most `MAX_LINES`; `None`: a default read, `DEFAULT_LINES` within `GOAL_CHARS`.
+    pub lines: Option<usize>,
+    pub grep: Option<String>,
+}
+
+const LINES: Range = Range::new("`lines`", 0, MAX_LINES)
+    .min_means(" (the summary alone)")
+    .instead(". cache get pages all of them");
+
+impl Command for LogcatCommand {
+    fn parse(args: JsonObject) -> Result<LogcatCommand, String> {
+        let args = command::parse("adb-logcat", args, |a: &LogcatArgs| match a.operation {
+            LogcatOperation::Read => &["package", "pid", "level", "tags", "since", "lines", "grep"],
+            LogcatOperation::Clear => &[],
+        })?;
+        let read = match args.operation {
+            LogcatOperation::Clear => None,
+            LogcatOperation::Read => {
+                let lines = match args.lines {
+                    Some(n) => Some(LINES.check_count(Some(n), 0)?),
+                    None => None,
+                };
+                if let Some(p) = &args.package
+                    && !is_valid_package_name(p)
+                {
+                    return Err(format!("`{p}` is not a package name (e.g. com.example.app)"));
+                }
+                // Checked before the device is asked (the day of an HH:MM:SS form comes from
+                // the log later).
+                if let Some(t) = args
+                    .since
+                    .as_deref()
+                    .map(str::trim)
+                    .filter(|t| !t.is_empty() && !t.starts_with("last"))
+                {
+                    parse_since(t, None, "2000-01-01")?;
+                }
+                Some(LogRead {
+                    package: args.package,
+                    pid: args.pid,
+                    level: args.level,
+                    tags: args.tags,
+                    since: args.since,
+                    lines,
+                    grep: args.grep,
+                })
+            }
+        };
+        Ok(LogcatCommand {
+            device: args.device,
+            read,
+        })
     }
-    let serial = match state.device(args.device.as_deref()).await {
+
+    fn deadline(&self) -> Deadline {
+        Deadline::SERVER
+    }
+}
+
+/// One call from the wire (a script's): parsed, then applied.
+pub async fn run(state: &State, args: JsonObject) -> CallToolResult {
+    match LogcatCommand::parse(args) {
+        Ok(command) => apply(state, command).await,
+        Err(e) => error(e),
+    }
+}
+
+pub async fn apply(state: &State, command: LogcatCommand) -> CallToolResult {
+    let serial = match state.device(command.device.as_deref()).await {
         Ok(s) => s,
         Err(e) => return e.into(),
     };
-    let outcome = match args.operation {
-        LogcatOperation::Read => read(state, &serial, &args).await,
-        LogcatOperation::Clear => clear(state, &serial).await,
+    let outcome = match &command.read {
+        Some(args) => read(state, &serial, args).await,
+        None => clear(state, &serial).await,
     };
     match outcome {
         Ok(output) => respond(&output, state.budget, &state.cache, &format!("logcat of {serial}")),
@@ -181,29 +254,8 @@ async fn clear(state: &State, serial: &str) -> Result<LogcatOutput, String> {
     })
 }
 
-async fn read(state: &State, serial: &str, args: &LogcatArgs) -> Result<LogcatOutput, String> {
-    if let Some(n) = args.lines
-        && n > MAX_LINES
-    {
-        return Err(format!(
-            "`lines` must be between 0 (the summary alone) and {MAX_LINES}; got {n}. cache get pages all of them"
-        ));
-    }
-    let shown = args.lines.map_or(DEFAULT_LINES, |n| n as usize);
-    if let Some(p) = &args.package
-        && !is_valid_package_name(p)
-    {
-        return Err(format!("`{p}` is not a package name (e.g. com.example.app)"));
-    }
-    // Checked before the device is asked (the day of an HH:MM:SS form comes from the log later).
-    if let Some(t) = args
-        .since
-        .as_deref()
-        .map(str::trim)
-        .filter(|t| !t.is_empty() && !t.starts_with("last"))
-    {
-        parse_since(t, None, "2000-01-01")?;
-    }
+async fn read(state: &State, serial: &str, args: &LogRead) -> Result<LogcatOutput, String> {
+    let shown = args.lines.unwrap_or(DEFAULT_LINES);
     // The device's date comes first, in the same round trip: log lines carry no year.
     let out = state
         .adb

@@ -1,12 +1,16 @@
-//! One file per MCP tool: parse the arguments, run against the device layer, shape the answer
-//! through the budget. What they share (the device layer, the cache, the selected device) is here.
+//! One file per MCP tool: its wire arguments become a typed command (`command.rs`, one parse for
+//! every tool), which is applied against the device layer, and the answer shaped through the
+//! budget. What they share (the device layer, the cache, the selected device, the poll loop of
+//! every wait in `poll.rs`) is here.
 
 pub mod app;
 pub mod cache;
+pub mod command;
 pub mod device;
 pub mod flow;
 pub mod holds;
 pub mod logcat;
+pub mod poll;
 pub mod script;
 pub mod shell;
 pub mod ui;
@@ -14,11 +18,14 @@ pub mod ui;
 use std::collections::HashMap;
 use std::sync::{Mutex, RwLock};
 
-use rmcp::model::{CallToolResult, ContentBlock, JsonObject};
-use serde::de::DeserializeOwned;
+use rmcp::model::{CallToolResult, ContentBlock};
 
 use crate::adb::{Adb, AdbError};
 use crate::context::Cache;
+
+/// The shared parse under the names `ui` and the panel still call it by (until ui has a typed
+/// command of its own, `command::parse` is the way in for a tool).
+pub use command::{check_fields, parse_args};
 
 /// The principal of stdio and of an HTTP server that takes no token.
 pub const LOCAL_PRINCIPAL: &str = "local";
@@ -304,75 +311,9 @@ impl State {
     }
 }
 
-/// How long a polling wait sleeps before its next look: `pause`, cut to what is left before
-/// `timeout`; `None` once the time is up. Waits then look once more at the deadline rather than
-/// give up a pause early, and report the time they really waited.
-pub fn next_pause(
-    started: std::time::Instant,
-    timeout: std::time::Duration,
-    pause: std::time::Duration,
-) -> Option<std::time::Duration> {
-    let left = timeout.checked_sub(started.elapsed())?;
-    (!left.is_zero()).then(|| pause.min(left))
-}
-
-/// What is left of a wait's time, at least `floor` (each look gets a fair chance to finish).
-pub fn time_left(
-    started: std::time::Instant,
-    timeout: std::time::Duration,
-    floor: std::time::Duration,
-) -> std::time::Duration {
-    timeout.saturating_sub(started.elapsed()).max(floor)
-}
-
 /// A tool-level error: `isError: true` with a message that says what to do. The server goes on.
 pub fn error(message: impl Into<String>) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(message.into())])
-}
-
-/// Reads a tool's arguments into its typed form. Bad arguments become a tool error with serde's
-/// precise message (unknown operation, missing field, wrong type), not a JSON-RPC error, which
-/// clients tend to show as an opaque failure.
-/// Refuses a field that the operation does not take, instead of ignoring it: a tool's arguments
-/// are one flat object (one compact schema in tools/list), so serde alone cannot tell.
-/// `operation` and `device` go with every operation.
-pub fn check_fields(what: &str, given: &[String], allowed: &[&str]) -> Result<(), String> {
-    match given
-        .iter()
-        .find(|f| !matches!(f.as_str(), "operation" | "device") && !allowed.contains(&f.as_str()))
-    {
-        None => Ok(()),
-        Some(stray) if allowed.is_empty() => Err(format!(
-            "`{}` does not apply to {what}; it takes no other field",
-            crate::adb::cut(stray)
-        )),
-        Some(stray) => Err(format!(
-            "`{}` does not apply to {what}; it takes {}",
-            crate::adb::cut(stray),
-            allowed.join(", ")
-        )),
-    }
-}
-
-/// The `operation` as given (for messages; valid once `parse_args` accepted it).
-pub fn operation_name(args: &JsonObject) -> String {
-    args.get("operation")
-        .and_then(|o| o.as_str())
-        .unwrap_or_default()
-        .to_string()
-}
-
-/// Arguments into the tool's struct; an error names the field it is about (`limit: invalid
-/// type: string "x", expected u64`), which serde alone does not.
-pub fn parse_args<T: DeserializeOwned>(tool: &str, args: JsonObject) -> Result<T, String> {
-    serde_path_to_error::deserialize(serde_json::Value::Object(args)).map_err(|e| {
-        let field = e.path().to_string();
-        let what = e.into_inner();
-        match field.as_str() {
-            "." | "" => format!("invalid arguments for {tool}: {what}. tools/list shows its input schema"),
-            _ => format!("invalid arguments for {tool}: `{field}`: {what}. tools/list shows its input schema"),
-        }
-    })
 }
 
 impl From<AdbError> for CallToolResult {

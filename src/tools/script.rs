@@ -12,7 +12,8 @@ use rmcp::service::RequestContext;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{State, error, parse_args};
+use super::command::{self, Command, Deadline, Range};
+use super::{State, error};
 use crate::context::Kind;
 use crate::context::budget::{Budgeted, respond, unbudgeted};
 use crate::script::api::Namespace;
@@ -240,39 +241,112 @@ fn full_data(result: CallToolResult) -> Result<Value, String> {
     }
 }
 
-/// How long the server lets a `script` call run: its own `timeoutMs`, else the default.
-pub fn timeout(args: &JsonObject) -> Duration {
-    let ms = args
-        .get("timeoutMs")
-        .and_then(Value::as_u64)
-        .unwrap_or(DEFAULT_TIMEOUT_MS);
-    Duration::from_millis(ms.min(MAX_TIMEOUT_MS))
+/// One valid script call, built from `ScriptArgs` by `ScriptCommand::parse`.
+#[derive(Debug)]
+pub enum ScriptCommand {
+    Run(RunScript),
+    List,
+    /// A run's id.
+    Clear(String),
 }
 
+/// What a run runs, with what, for how long.
+#[derive(Debug)]
+pub struct RunScript {
+    pub source: Source,
+    /// An object: the script reads it as `args`.
+    pub args: Value,
+    pub timeout: Duration,
+}
+
+#[derive(Debug)]
+pub enum Source {
+    Code(String),
+    /// A saved skill's name.
+    Skill(String),
+}
+
+const TIMEOUT: Range = Range::new("timeoutMs", 1, MAX_TIMEOUT_MS);
+
+impl Command for ScriptCommand {
+    fn parse(args: JsonObject) -> Result<ScriptCommand, String> {
+        let args = command::parse("script", args, |a: &ScriptArgs| match a.operation {
+            ScriptOperation::Run => &["code", "skill", "args", "timeoutMs"],
+            ScriptOperation::List => &[],
+            ScriptOperation::Clear => &["id"],
+        })?;
+        Ok(match args.operation {
+            ScriptOperation::Run => {
+                let timeout = TIMEOUT.check_ms(args.timeout_ms, DEFAULT_TIMEOUT_MS)?;
+                let source = match (args.code, args.skill) {
+                    (Some(code), None) => Source::Code(code),
+                    (None, Some(skill)) => Source::Skill(skill),
+                    _ => {
+                        return Err(
+                            "script run takes `code` (JavaScript) or `skill` (a saved skill's name), one of them"
+                                .into(),
+                        );
+                    }
+                };
+                let script_args = args.args.unwrap_or_else(|| Value::Object(Default::default()));
+                if !script_args.is_object() {
+                    return Err(
+                        "`args` is an object, e.g. {\"package\": \"com.android.settings\"}; the script reads it as `args`"
+                            .into(),
+                    );
+                }
+                ScriptCommand::Run(RunScript {
+                    source,
+                    args: script_args,
+                    timeout,
+                })
+            }
+            ScriptOperation::List => ScriptCommand::List,
+            ScriptOperation::Clear => match args.id {
+                Some(id) => ScriptCommand::Clear(id),
+                None => return Err("script clear needs `id`: a runId (script list shows them)".into()),
+            },
+        })
+    }
+
+    /// A run bounds itself by its timeoutMs; the guard stops it shortly after.
+    fn deadline(&self) -> Deadline {
+        match self {
+            ScriptCommand::Run(run) => Deadline::within(run.timeout),
+            _ => Deadline::within(Duration::from_millis(DEFAULT_TIMEOUT_MS)),
+        }
+    }
+
+    fn runs_long(&self) -> bool {
+        matches!(self, ScriptCommand::Run(_))
+    }
+}
+
+/// One call from the wire: parsed, then applied.
 pub async fn run(state: Arc<State>, args: JsonObject, ctx: RequestContext<RoleServer>) -> CallToolResult {
-    let args: ScriptArgs = match parse_args("script", args) {
-        Ok(a) => a,
-        Err(e) => return error(e),
-    };
-    let output = match args.operation {
-        ScriptOperation::Run => return run_script(state, args, ctx).await,
-        ScriptOperation::List => ScriptOutput {
+    match ScriptCommand::parse(args) {
+        Ok(command) => apply(state, command, ctx).await,
+        Err(e) => error(e),
+    }
+}
+
+pub async fn apply(state: Arc<State>, command: ScriptCommand, ctx: RequestContext<RoleServer>) -> CallToolResult {
+    let output = match command {
+        ScriptCommand::Run(run) => return run_script(state, run, ctx).await,
+        ScriptCommand::List => ScriptOutput {
             operation: "list".into(),
             folder: state.runs.folder().ok().map(|f| f.display().to_string()),
             runs: Some(state.runs.list()),
             skills: Some(state.runs.skills()),
             ..Default::default()
         },
-        ScriptOperation::Clear => {
-            let Some(id) = args.id.as_deref() else {
-                return error("script clear needs `id`: a runId (script list shows them)");
-            };
-            if let Err(e) = state.runs.clear(id) {
+        ScriptCommand::Clear(id) => {
+            if let Err(e) = state.runs.clear(&id) {
                 return error(e);
             }
             ScriptOutput {
                 operation: "clear".into(),
-                cleared: Some(id.to_string()),
+                cleared: Some(id),
                 ..Default::default()
             }
         }
@@ -280,20 +354,13 @@ pub async fn run(state: Arc<State>, args: JsonObject, ctx: RequestContext<RoleSe
     respond(&output, state.budget, &state.cache, "script listing")
 }
 
-async fn run_script(state: Arc<State>, args: ScriptArgs, ctx: RequestContext<RoleServer>) -> CallToolResult {
-    let timeout_ms = args.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS);
-    if timeout_ms == 0 || timeout_ms > MAX_TIMEOUT_MS {
-        return error(format!(
-            "timeoutMs must be between 1 and {MAX_TIMEOUT_MS}; got {timeout_ms}"
-        ));
-    }
-    let code = match (args.code, args.skill.as_deref()) {
-        (Some(code), None) => code,
-        (None, Some(skill)) => match state.runs.skill(skill) {
+async fn run_script(state: Arc<State>, what: RunScript, ctx: RequestContext<RoleServer>) -> CallToolResult {
+    let code = match what.source {
+        Source::Code(code) => code,
+        Source::Skill(skill) => match state.runs.skill(&skill) {
             Ok(code) => code,
             Err(e) => return error(e),
         },
-        _ => return error("script run takes `code` (JavaScript) or `skill` (a saved skill's name), one of them"),
     };
     let size = code.chars().count();
     if code.trim().is_empty() || size > MAX_CODE_CHARS {
@@ -301,12 +368,7 @@ async fn run_script(state: Arc<State>, args: ScriptArgs, ctx: RequestContext<Rol
             "`code` must be a script of 1 to {MAX_CODE_CHARS} chars; got {size}"
         ));
     }
-    let script_args = args.args.unwrap_or_else(|| Value::Object(Default::default()));
-    if !script_args.is_object() {
-        return error(
-            "`args` is an object, e.g. {\"package\": \"com.android.settings\"}; the script reads it as `args`",
-        );
-    }
+    let script_args = what.args;
     // Held by the run's thread until the script has really stopped.
     let slot = match state.runs.slot() {
         Ok(slot) => slot,
@@ -317,7 +379,7 @@ async fn run_script(state: Arc<State>, args: ScriptArgs, ctx: RequestContext<Rol
         Err(e) => return error(e),
     };
     let limits = Limits {
-        timeout: Duration::from_millis(timeout_ms),
+        timeout: what.timeout,
         max_calls: state.runs.limits().max_calls,
         ..Limits::default()
     };

@@ -7,7 +7,8 @@ use std::time::Duration;
 use rmcp::model::{CallToolResult, JsonObject};
 use serde::{Deserialize, Serialize};
 
-use super::{State, error, parse_args};
+use super::command::{self, Command, Deadline, Range};
+use super::{State, error};
 use crate::adb::AdbError;
 use crate::context::budget::{Budgeted, chars, escaped_chars, respond};
 use crate::context::{Data, Kind};
@@ -106,35 +107,73 @@ impl DenyList {
     }
 }
 
-pub async fn run(state: &State, args: JsonObject) -> CallToolResult {
-    let args: ShellArgs = match parse_args("adb-shell", args) {
-        Ok(a) => a,
-        Err(e) => return error(e),
-    };
-    let ShellOperation::Run = args.operation;
-    let Some(command) = args.command.as_deref().filter(|c| !c.trim().is_empty()) else {
-        return error("run needs `command`, e.g. \"ls /sdcard\"");
-    };
-    let timeout = args.timeout_ms.unwrap_or(state.adb.timeout().as_millis() as u64);
-    if !(1..=MAX_TIMEOUT_MS).contains(&timeout) {
-        return error(format!(
-            "timeoutMs must be between 1 and {MAX_TIMEOUT_MS}; got {timeout}"
-        ));
+/// One valid adb-shell call (`run`), built from `ShellArgs` by `ShellCommand::parse`.
+#[derive(Debug)]
+pub struct ShellCommand {
+    pub device: Option<String>,
+    /// Not blank.
+    pub command: String,
+    /// Its own timeoutMs, else the server's `--timeout-ms`.
+    pub timeout: Option<Duration>,
+}
+
+const TIMEOUT: Range = Range::new("timeoutMs", 1, MAX_TIMEOUT_MS);
+
+impl Command for ShellCommand {
+    fn parse(args: JsonObject) -> Result<ShellCommand, String> {
+        let args = command::parse("adb-shell", args, |a: &ShellArgs| match a.operation {
+            ShellOperation::Run => &["command", "timeoutMs"],
+        })?;
+        let Some(command) = args.command.filter(|c| !c.trim().is_empty()) else {
+            return Err("run needs `command`, e.g. \"ls /sdcard\"".into());
+        };
+        let timeout = match args.timeout_ms {
+            Some(ms) => Some(TIMEOUT.check_ms(Some(ms), 0)?),
+            None => None,
+        };
+        Ok(ShellCommand {
+            device: args.device,
+            command,
+            timeout,
+        })
     }
+
+    fn deadline(&self) -> Deadline {
+        Deadline::Within {
+            timeout: self.timeout,
+            gesture: Duration::ZERO,
+        }
+    }
+}
+
+/// One call from the wire (a script's): parsed, then applied.
+pub async fn run(state: &State, args: JsonObject) -> CallToolResult {
+    match ShellCommand::parse(args) {
+        Ok(command) => apply(state, command).await,
+        Err(e) => error(e),
+    }
+}
+
+pub async fn apply(
+    state: &State,
+    ShellCommand {
+        device,
+        command,
+        timeout,
+    }: ShellCommand,
+) -> CallToolResult {
+    let command = command.as_str();
+    let timeout = timeout.unwrap_or(state.adb.timeout());
     if let Some(rule) = state.shell_deny.refuses(command) {
         return error(format!(
             "refused: the command matches the deny-list rule `{rule}` (droidmcp --shell-deny sets the rules; they are a guard against slips, not a sandbox)"
         ));
     }
-    let serial = match state.device(args.device.as_deref()).await {
+    let serial = match state.device(device.as_deref()).await {
         Ok(s) => s,
         Err(e) => return e.into(),
     };
-    let out = match state
-        .adb
-        .shell_with_timeout(&serial, command, Duration::from_millis(timeout))
-        .await
-    {
+    let out = match state.adb.shell_with_timeout(&serial, command, timeout).await {
         Ok(out) => out,
         Err(AdbError::Timeout { after, .. }) => {
             return error(format!(

@@ -567,3 +567,51 @@ async fn resource_uris_outside_the_cache_are_refused() {
         assert!(message.chars().count() < 1000, "{uri}: {message}");
     }
 }
+
+#[tokio::test]
+async fn a_field_the_operation_does_not_take_is_refused_by_cache_and_script_too_not_ignored() {
+    let home = tempfile::tempdir().unwrap();
+    let client = mcp_server(&["--sim"], &[], home.path()).await;
+    ok(&call(&client, "adb-device", json!({"operation": "properties"})).await);
+    let cases = [
+        (
+            "cache",
+            json!({"operation": "list", "limit": 1}),
+            "`limit` does not apply to cache list; it takes no other field",
+        ),
+        (
+            "cache",
+            json!({"operation": "stats", "filter": "props"}),
+            "`filter` does not apply to cache stats",
+        ),
+        (
+            "cache",
+            json!({"operation": "clear", "id": "props-x"}),
+            "`id` does not apply to cache clear",
+        ),
+        (
+            "script",
+            json!({"operation": "list", "timeoutMs": 1000}),
+            "`timeoutMs` does not apply to script list",
+        ),
+        (
+            "script",
+            json!({"operation": "clear", "id": "x", "code": "1"}),
+            "`code` does not apply to script clear; it takes id",
+        ),
+    ];
+    for (tool, args, expected) in &cases {
+        let message = err(&call(&client, tool, args.clone()).await);
+        assert!(
+            message.contains(expected),
+            "{tool} {args}: {message:?} should say {expected:?}"
+        );
+    }
+    // The refused clear cleared nothing.
+    let listing = ok(&call(&client, "cache", json!({"operation": "list"})).await);
+    assert_eq!(listing["entries"].as_array().map(Vec::len), Some(1), "{listing}");
+    println!(
+        "{} fields an operation does not take, each refused by name",
+        cases.len()
+    );
+}

@@ -20,6 +20,7 @@ mod fault_matrix;
 mod flow;
 mod flow_secrets;
 mod flow_verify;
+mod house;
 mod http;
 mod install_anywhere;
 mod isolation;

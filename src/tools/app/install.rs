@@ -23,20 +23,11 @@ fn confined(state: &State, path: &std::path::Path) -> Result<std::path::PathBuf,
             }
         )
     };
-    let real = std::fs::canonicalize(path).map_err(|_| refused())?;
-    if state.install_dirs.iter().any(|dir| real.starts_with(dir)) {
-        Ok(real)
-    } else {
-        Err(refused())
-    }
+    crate::script::confine::within(path, &state.install_dirs).ok_or_else(refused)
 }
 
-pub(super) async fn install(state: &State, serial: &str, args: &AppArgs, ctx: &RequestContext<RoleServer>) -> Outcome {
-    let path = args
-        .path
-        .as_deref()
-        .ok_or("install needs `path`: the absolute path of an APK on this computer")?;
-    let path = std::path::Path::new(path);
+pub(super) async fn install(state: &State, serial: &str, args: &Install, ctx: &RequestContext<RoleServer>) -> Outcome {
+    let path = std::path::Path::new(&args.path);
     if !path.is_absolute() {
         return Err(format!(
             "`path` {} is not an absolute path; the server's working directory is not yours, so give the whole path",
@@ -63,13 +54,13 @@ pub(super) async fn install(state: &State, serial: &str, args: &AppArgs, ctx: &R
 
     let before = installed_paths(state, serial).await?;
     let mut flags = String::new();
-    if args.replace.unwrap_or(true) {
+    if args.replace {
         flags.push_str(" -r");
     }
-    if args.grant_permissions.unwrap_or(false) {
+    if args.grant_permissions {
         flags.push_str(" -g");
     }
-    if args.downgrade.unwrap_or(false) {
+    if args.downgrade {
         flags.push_str(" -d");
     }
     let total = meta.len();
@@ -149,5 +140,5 @@ pub(super) async fn installed_paths(state: &State, serial: &str) -> Result<HashS
 
 /// A path as an error quotes it: cut, as it may be anything a caller sent.
 fn shown(path: &std::path::Path) -> String {
-    crate::adb::cut(&path.display().to_string())
+    crate::adb::echoed(&path.display().to_string())
 }

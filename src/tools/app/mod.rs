@@ -10,7 +10,8 @@ use rmcp::service::RequestContext;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{State, check_fields, error, operation_name, parse_args};
+use super::command::Command;
+use super::{State, error};
 use crate::adb::{AdbError, quote};
 use crate::android::activity::Focus;
 use crate::android::dumpsys_package::{PackageDump, parse_package_dump};
@@ -20,10 +21,12 @@ use crate::context::{Data, Kind};
 
 pub const DEFAULT_LIMIT: u64 = 20;
 pub const MAX_LIMIT: u64 = 100;
-/// Largest APK `install` accepts.
+mod command;
 mod install;
+pub use command::{AppAction, AppCommand, Install};
 use install::install;
 
+/// Largest APK `install` accepts.
 const MAX_APK_BYTES: u64 = 4 << 30;
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -165,45 +168,39 @@ impl Budgeted for AppOutput {
 /// A failure with the message the model should read.
 type Outcome = Result<AppOutput, String>;
 
+/// One call from the wire (a script's): parsed, then applied.
 pub async fn run(state: &State, args: JsonObject, ctx: RequestContext<RoleServer>) -> CallToolResult {
-    let given: Vec<String> = args.keys().cloned().collect();
-    let op = operation_name(&args);
-    let args: AppArgs = match parse_args("adb-app", args) {
-        Ok(a) => a,
-        Err(e) => return error(e),
-    };
-    let allowed: &[&str] = match args.operation {
-        AppOperation::List => &["limit", "offset", "filter", "kind", "refresh"],
-        AppOperation::Launch => &["package", "activity"],
-        AppOperation::Install => &["path", "replace", "grantPermissions", "downgrade"],
-        AppOperation::Uninstall => &["package", "keepData"],
-        AppOperation::Info | AppOperation::Stop | AppOperation::ClearData => &["package"],
-    };
-    if let Err(e) = check_fields(&format!("adb-app {op}"), &given, allowed) {
-        return error(e);
+    match AppCommand::parse(args) {
+        Ok(command) => apply(state, command, ctx).await,
+        Err(e) => error(e),
     }
-    let serial = match state.device(args.device.as_deref()).await {
+}
+
+pub async fn apply(state: &State, command: AppCommand, ctx: RequestContext<RoleServer>) -> CallToolResult {
+    let serial = match state.device(command.device.as_deref()).await {
         Ok(s) => s,
         Err(e) => return e.into(),
     };
-    let outcome = match args.operation {
-        AppOperation::List => list(state, &serial, &args).await,
-        AppOperation::Install => install(state, &serial, &args, &ctx).await,
-        op => match valid_package(args.package.as_deref()) {
-            Err(e) => Err(e),
-            Ok(package) => match op {
-                AppOperation::Info => info(state, &serial, package).await,
-                AppOperation::Launch => launch(state, &serial, package, args.activity.as_deref()).await,
-                AppOperation::Stop => stop(state, &serial, package).await,
-                AppOperation::ClearData => clear_data(state, &serial, package).await,
-                _ => uninstall(state, &serial, package, args.keep_data.unwrap_or(false)).await,
-            },
-        },
+    let action = &command.action;
+    let outcome = match action {
+        AppAction::List {
+            limit,
+            offset,
+            filter,
+            kind,
+            refresh,
+        } => list(state, &serial, *limit, *offset, filter.as_deref(), *kind, *refresh).await,
+        AppAction::Install(what) => install(state, &serial, what, &ctx).await,
+        AppAction::Info { package } => info(state, &serial, package).await,
+        AppAction::Launch { package, activity } => launch(state, &serial, package, activity.as_deref()).await,
+        AppAction::Stop { package } => stop(state, &serial, package).await,
+        AppAction::ClearData { package } => clear_data(state, &serial, package).await,
+        AppAction::Uninstall { package, keep_data } => uninstall(state, &serial, package, *keep_data).await,
     };
     if outcome.is_ok()
-        && let Some(action) = recorded(&args)
+        && let Some(step) = flow_step(action)
     {
-        state.flows.record(&serial, crate::flow::Step::new(action));
+        state.flows.record(&serial, crate::flow::Step::new(step));
     }
     match outcome {
         Ok(output) => {
@@ -214,16 +211,21 @@ pub async fn run(state: &State, args: JsonObject, ctx: RequestContext<RoleServer
     }
 }
 
-/// What a recorded flow keeps of a call that worked: launch, stop, clear-data and install.
-fn recorded(args: &AppArgs) -> Option<crate::flow::Action> {
+/// The step a recorded flow keeps of a call that worked: launch, stop, clear-data and install.
+fn flow_step(action: &AppAction) -> Option<crate::flow::Action> {
     use crate::flow::Action;
-    let package = args.package.clone().unwrap_or_default();
-    Some(match args.operation {
-        AppOperation::Launch => Action::Launch { package },
-        AppOperation::Stop => Action::Stop { package },
-        AppOperation::ClearData => Action::ClearData { package },
-        AppOperation::Install => Action::Install {
-            path: args.path.clone().unwrap_or_default(),
+    Some(match action {
+        AppAction::Launch { package, .. } => Action::Launch {
+            package: package.clone(),
+        },
+        AppAction::Stop { package } => Action::Stop {
+            package: package.clone(),
+        },
+        AppAction::ClearData { package } => Action::ClearData {
+            package: package.clone(),
+        },
+        AppAction::Install(what) => Action::Install {
+            path: what.path.clone(),
         },
         _ => return None,
     })
@@ -231,33 +233,6 @@ fn recorded(args: &AppArgs) -> Option<crate::flow::Action> {
 
 fn adb_error(e: AdbError) -> String {
     e.to_string()
-}
-
-/// A package name must follow Android's grammar before it gets anywhere near a device.
-fn valid_package(package: Option<&str>) -> Result<&str, String> {
-    let package = package.ok_or("this operation needs `package`, e.g. com.android.settings")?;
-    if is_valid_package_name(package) {
-        Ok(package)
-    } else {
-        Err(format!(
-            "`{}` is not a package name: segments of letters, digits and _, starting with a letter, joined by dots (e.g. com.example.app)",
-            package.chars().take(80).collect::<String>()
-        ))
-    }
-}
-
-/// A class name for `launch`: `.Main` or `com.example.Main` (`$` for inner classes).
-fn valid_activity(activity: &str) -> bool {
-    let body = activity.strip_prefix('.').unwrap_or(activity);
-    !body.is_empty()
-        && body.len() <= 255
-        && body.split('.').all(|s| {
-            let mut chars = s.chars();
-            chars
-                .next()
-                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_' || c == '$')
-                && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
-        })
 }
 
 fn output(operation: &str, serial: &str) -> AppOutput {
@@ -319,17 +294,16 @@ async fn package_names(
     Ok((names, entry.id.clone(), false))
 }
 
-async fn list(state: &State, serial: &str, args: &AppArgs) -> Outcome {
-    let limit = args.limit.unwrap_or(DEFAULT_LIMIT);
-    if !(1..=MAX_LIMIT).contains(&limit) {
-        return Err(format!(
-            "limit must be between 1 and {MAX_LIMIT}; got {limit}. Page on with offset"
-        ));
-    }
-    let offset = usize::try_from(args.offset.unwrap_or(0)).map_err(|_| "offset is too large".to_string())?;
-    let kind = args.kind.unwrap_or_default();
-    let (names, full_id, cached) = package_names(state, serial, kind, args.refresh.unwrap_or(false)).await?;
-    let filter = args.filter.as_deref().filter(|f| !f.is_empty());
+async fn list(
+    state: &State,
+    serial: &str,
+    limit: usize,
+    offset: usize,
+    filter: Option<&str>,
+    kind: PackageKind,
+    refresh: bool,
+) -> Outcome {
+    let (names, full_id, cached) = package_names(state, serial, kind, refresh).await?;
     let (matching, cache_id) = match filter {
         None => (names, full_id),
         Some(f) => {
@@ -352,7 +326,7 @@ async fn list(state: &State, serial: &str, args: &AppArgs) -> Outcome {
             "offset {offset} is past the end: {total} packages match. Use an offset below {total}"
         ));
     }
-    let page: Vec<String> = matching.into_iter().skip(offset).take(limit as usize).collect();
+    let page: Vec<String> = matching.into_iter().skip(offset).take(limit).collect();
     let end = offset + page.len();
     let hint = if total == 0 {
         Some(match (filter, kind) {
@@ -421,14 +395,6 @@ async fn info(state: &State, serial: &str, package: &str) -> Outcome {
 }
 
 async fn launch(state: &State, serial: &str, package: &str, activity: Option<&str>) -> Outcome {
-    if let Some(a) = activity
-        && !valid_activity(a)
-    {
-        return Err(format!(
-            "`{}` is not an activity class name: e.g. .MainActivity or com.example.MainActivity",
-            a.chars().take(80).collect::<String>()
-        ));
-    }
     ensure_installed(state, serial, package).await?;
     let component = match activity {
         Some(a) => format!("{package}/{a}"),
@@ -552,10 +518,10 @@ mod tests {
 
     #[test]
     fn activity_names_are_checked_before_they_reach_a_shell() {
-        assert!(valid_activity(".MainActivity"));
-        assert!(valid_activity("com.example.ui.Main$Inner"));
+        assert!(command::valid_activity(".MainActivity"));
+        assert!(command::valid_activity("com.example.ui.Main$Inner"));
         for bad in ["", ".", "a b", "Main;reboot", "$(id)", "..Main", "com..Main"] {
-            assert!(!valid_activity(bad), "{bad}");
+            assert!(!command::valid_activity(bad), "{bad}");
         }
     }
 }

@@ -59,7 +59,7 @@ pub fn check_command(command: &str, allow_admin: bool) -> Result<(), String> {
     if starting(&words, DEVICE_STATE).is_none() && !allow_admin {
         return Err(format!(
             "`{}` is not a console command that only reads or sets device state ({DEVICE_STATE_NAMES}), so it is refused: it may stop, reset or crash the emulator, or reach past the device; start droidmcp with --allow-emulator-admin to allow it",
-            crate::adb::cut(command)
+            crate::adb::echoed(command)
         ));
     }
     Ok(())
@@ -115,7 +115,7 @@ pub async fn run(state: &State, device: Option<&str>, command: Option<&str>) -> 
     if let Some(why) = reply.refused {
         return Err(format!(
             "the emulator console at {addr} refused `{}`: {why}. `help` (or `help power`, …) lists what it takes",
-            crate::adb::cut(command)
+            crate::adb::echoed(command)
         ));
     }
     if changes_the_device(command) {

@@ -13,7 +13,9 @@ use rmcp::model::{CallToolResult, JsonObject};
 use rmcp::service::RequestContext;
 use serde::{Deserialize, Serialize};
 
-use super::{State, error, parse_args};
+use super::command::{self, Command, Deadline, Range};
+use super::poll::{Look, Pace, Polled, poll};
+use super::{State, error};
 use crate::adb::{AdbError, DeviceEntry, Listing, SourceStatus};
 use crate::android::device_state::{Battery, parse_battery, parse_wm_size};
 use crate::android::getprop::{PropertySummary, parse_getprop, summarize};
@@ -123,54 +125,116 @@ pub struct Screen {
     pub height: u32,
 }
 
-const MAX_WAIT_MS: u64 = 600_000;
+/// One valid adb-device call, built from `DeviceArgs` by `DeviceCommand::parse`.
+#[derive(Debug)]
+pub enum DeviceCommand {
+    List,
+    Select {
+        device: Option<String>,
+    },
+    Properties {
+        device: Option<String>,
+    },
+    Wait {
+        device: Option<String>,
+        timeout: Duration,
+    },
+    Health {
+        device: Option<String>,
+    },
+    Emulator {
+        device: Option<String>,
+        command: Option<String>,
+    },
+    Wake {
+        device: Option<String>,
+    },
+    Unlock {
+        device: Option<String>,
+        pin_env: Option<String>,
+    },
+}
 
-pub async fn run(state: &State, args: JsonObject, ctx: RequestContext<RoleServer>) -> CallToolResult {
-    let given: Vec<String> = args.keys().cloned().collect();
-    let op = super::operation_name(&args);
-    let args: DeviceArgs = match parse_args("adb-device", args) {
-        Ok(a) => a,
-        Err(e) => return error(e),
-    };
-    // Only wait takes timeoutMs; the others run within the server's --timeout-ms.
-    let allowed: &[&str] = match args.operation {
-        DeviceOperation::Wait => &["timeoutMs"],
-        DeviceOperation::Emulator => &["command"],
-        DeviceOperation::Unlock => &["pinEnv"],
-        _ => &[],
-    };
-    if let Err(e) = super::check_fields(&format!("adb-device {op}"), &given, allowed) {
-        return error(e);
-    }
-    if matches!(args.operation, DeviceOperation::List) && args.device.is_some() {
-        return error("`device` does not apply to adb-device list: it lists every device");
-    }
-    let result = match args.operation {
-        DeviceOperation::List => list(state).await,
-        DeviceOperation::Select => select(state, args.device.as_deref()).await,
-        DeviceOperation::Properties => properties(state, args.device.as_deref()).await,
-        DeviceOperation::Wait => {
-            let timeout = args.timeout_ms.unwrap_or(60_000);
-            if timeout == 0 || timeout > MAX_WAIT_MS {
-                return error(format!("timeoutMs must be between 1 and {MAX_WAIT_MS}; got {timeout}"));
+/// Only wait takes timeoutMs; the others run within the server's --timeout-ms.
+const WAIT_TIMEOUT: Range = Range::new("timeoutMs", 1, 600_000);
+const DEFAULT_WAIT_MS: u64 = 60_000;
+
+impl Command for DeviceCommand {
+    fn parse(args: JsonObject) -> Result<DeviceCommand, String> {
+        let args = command::parse("adb-device", args, |a: &DeviceArgs| match a.operation {
+            DeviceOperation::Wait => &["timeoutMs"],
+            DeviceOperation::Emulator => &["command"],
+            DeviceOperation::Unlock => &["pinEnv"],
+            _ => &[],
+        })?;
+        let device = args.device;
+        Ok(match args.operation {
+            DeviceOperation::List if device.is_some() => {
+                return Err("`device` does not apply to adb-device list: it lists every device".into());
             }
-            wait(state, args.device.as_deref(), Duration::from_millis(timeout), ctx).await
+            DeviceOperation::List => DeviceCommand::List,
+            DeviceOperation::Select => DeviceCommand::Select { device },
+            DeviceOperation::Properties => DeviceCommand::Properties { device },
+            DeviceOperation::Wait => DeviceCommand::Wait {
+                device,
+                timeout: WAIT_TIMEOUT.check_ms(args.timeout_ms, DEFAULT_WAIT_MS)?,
+            },
+            DeviceOperation::Health => DeviceCommand::Health { device },
+            DeviceOperation::Emulator => DeviceCommand::Emulator {
+                device,
+                command: args.command,
+            },
+            DeviceOperation::Wake => DeviceCommand::Wake { device },
+            DeviceOperation::Unlock => DeviceCommand::Unlock {
+                device,
+                pin_env: args.pin_env,
+            },
+        })
+    }
+
+    fn deadline(&self) -> Deadline {
+        match self {
+            DeviceCommand::Wait { .. } => Deadline::Own,
+            _ => Deadline::SERVER,
         }
-        DeviceOperation::Health => Ok(health(state, args.device.as_deref()).await),
-        DeviceOperation::Emulator => {
-            match emulator::run(state, args.device.as_deref(), args.command.as_deref()).await {
+    }
+
+    fn runs_long(&self) -> bool {
+        matches!(self, DeviceCommand::Wait { .. })
+    }
+}
+
+/// One call from the wire (a script's): parsed, then applied.
+pub async fn run(state: &State, args: JsonObject, ctx: RequestContext<RoleServer>) -> CallToolResult {
+    match DeviceCommand::parse(args) {
+        Ok(command) => apply(state, command, ctx).await,
+        Err(e) => error(e),
+    }
+}
+
+pub async fn apply(state: &State, command: DeviceCommand, ctx: RequestContext<RoleServer>) -> CallToolResult {
+    let result = match command {
+        DeviceCommand::List => list(state).await,
+        DeviceCommand::Select { device } => select(state, device.as_deref()).await,
+        DeviceCommand::Properties { device } => properties(state, device.as_deref()).await,
+        DeviceCommand::Wait { device, timeout } => wait(state, device.as_deref(), timeout, ctx).await,
+        DeviceCommand::Health { device } => Ok(health(state, device.as_deref()).await),
+        DeviceCommand::Emulator { device, command } => {
+            match emulator::run(state, device.as_deref(), command.as_deref()).await {
                 Ok(output) => Ok(output),
                 Err(e) => return error(e),
             }
         }
-        DeviceOperation::Wake => match screen::wake(state, args.device.as_deref()).await {
+        DeviceCommand::Wake { device } => match screen::wake(state, device.as_deref()).await {
             Ok(output) => Ok(output),
             Err(e) => return error(e),
         },
-        DeviceOperation::Unlock => match screen::unlock(state, args.device.as_deref(), args.pin_env.as_deref()).await {
-            Ok(output) => Ok(output),
-            Err(e) => return error(e),
-        },
+        DeviceCommand::Unlock { device, pin_env } => {
+            match screen::unlock(state, device.as_deref(), pin_env.as_deref()).await {
+                Ok(output) => Ok(output),
+                Err(e) => return error(e),
+            }
+        }
     };
     match result {
         Ok(output) => {
@@ -264,65 +328,53 @@ async fn wait(
     ctx: RequestContext<RoleServer>,
 ) -> Result<DeviceOutput, AdbError> {
     let started = Instant::now();
-    let progress_token = ctx.meta.get_progress_token();
-    let mut step = 0u32;
-    let mut last_problem;
-    loop {
-        step += 1;
-        // Each look is bounded by what is left of the wait, so it ends within one look's time.
-        let look = super::time_left(started, timeout, Duration::from_millis(200));
-        let resolved = match tokio::time::timeout(look, state.device(device)).await {
+    let pace = Pace {
+        timeout,
+        floor: Duration::from_millis(200),
+        pause: |check| Duration::from_millis((200 * u64::from(check)).min(2000)),
+        look_name: "check",
+    };
+    let polled = poll(&ctx, state.budget, pace, move |_, bound| async move {
+        let resolved = match tokio::time::timeout(bound, state.device(device)).await {
             Ok(resolved) => resolved,
             Err(_) => Err(AdbError::Timeout {
                 what: "finding the device".into(),
-                after: look,
+                after: bound,
             }),
         };
-        let stage = match resolved {
-            Ok(serial) => {
-                let probe = state
-                    .adb
-                    .shell_with_timeout(&serial, "getprop sys.boot_completed", look.min(Duration::from_secs(5)))
-                    .await;
-                match probe {
-                    Ok(out) if out.stdout_text().trim() == "1" => {
-                        return Ok(DeviceOutput {
-                            operation: "wait".into(),
-                            device: Some(serial),
-                            boot_completed: Some(true),
-                            waited_ms: Some(started.elapsed().as_millis() as u64),
-                            ..Default::default()
-                        });
-                    }
-                    Ok(_) => "online, still booting".to_string(),
-                    Err(e) => e.to_string(),
-                }
-            }
-            Err(e) => e.to_string(),
+        let serial = match resolved {
+            Ok(serial) => serial,
+            Err(e) => return Look::NotYet(e.to_string()),
         };
-        last_problem = stage.clone();
-        if let Some(token) = &progress_token {
-            let elapsed = started.elapsed().as_millis() as f64;
-            let message = format!("check {step}: {stage}");
-            let total = Some(timeout.as_millis() as f64);
-            let note = crate::context::budget::progress(token.clone(), elapsed, total, &message, state.budget);
-            let _ = ctx.peer.notify_progress(note).await;
+        let probe = state
+            .adb
+            .shell_with_timeout(&serial, "getprop sys.boot_completed", bound.min(Duration::from_secs(5)))
+            .await;
+        match probe {
+            Ok(out) if out.stdout_text().trim() == "1" => Look::Found(serial),
+            Ok(_) => Look::NotYet("online, still booting".to_string()),
+            Err(e) => Look::<_, AdbError>::NotYet(e.to_string()),
         }
-        let pause = Duration::from_millis((200 * u64::from(step)).min(2000));
-        let Some(pause) = super::next_pause(started, timeout, pause) else {
-            break;
-        };
-        tokio::select! {
-            _ = tokio::time::sleep(pause) => {}
-            _ = ctx.ct.cancelled() => {
-                return Err(AdbError::WaitedOut { what: "wait cancelled by the client".into(), after: started.elapsed() });
-            }
-        }
-    }
-    Err(AdbError::WaitedOut {
-        what: format!("waiting for the device to boot ({step} checks; last: {last_problem})"),
-        after: started.elapsed(),
     })
+    .await;
+    match polled {
+        Polled::Found(serial) => Ok(DeviceOutput {
+            operation: "wait".into(),
+            device: Some(serial),
+            boot_completed: Some(true),
+            waited_ms: Some(started.elapsed().as_millis() as u64),
+            ..Default::default()
+        }),
+        Polled::Failed(e) => Err(e),
+        Polled::TimedOut { looks, last } => Err(AdbError::WaitedOut {
+            what: format!("waiting for the device to boot ({looks} checks; last: {last})"),
+            after: started.elapsed(),
+        }),
+        Polled::Cancelled => Err(AdbError::WaitedOut {
+            what: "wait cancelled by the client".into(),
+            after: started.elapsed(),
+        }),
+    }
 }
 
 /// One shell round trip gathers boot state, screen size and battery.
@@ -351,7 +403,7 @@ async fn health(state: &State, device: Option<&str>) -> DeviceOutput {
             health.problems.push(e.to_string());
             return DeviceOutput {
                 operation: "health".into(),
-                device: device.map(crate::adb::cut),
+                device: device.map(crate::adb::echoed),
                 health: Some(health),
                 ..Default::default()
             };

@@ -1,6 +1,7 @@
 //! Waiting for an element to appear or go, polling until the deadline, with progress.
 
 use super::*;
+use crate::tools::poll::{Look, Pace, Polled, poll};
 
 pub(super) const DEFAULT_WAIT_MS: u64 = 10_000;
 pub(super) const MAX_WAIT_MS: u64 = 120_000;
@@ -15,69 +16,69 @@ pub(super) async fn wait(state: &State, serial: &str, args: &UiArgs, ctx: &Reque
     }
     let gone = args.gone.unwrap_or(false);
     let started = std::time::Instant::now();
-    let token = ctx.meta.get_progress_token();
-    let mut pause = Duration::from_millis(200);
-    let mut polls = 0;
-    let mut last = None;
-    let limit = Duration::from_millis(timeout);
-    loop {
-        polls += 1;
-        // Each look is bounded by what is left, so the wait ends within one look of its time.
-        let look = crate::tools::time_left(started, limit, Duration::from_millis(200));
-        let snap = match tokio::time::timeout(look, read_screen(state, serial, true)).await {
-            Ok(snap) => snap?,
-            Err(_) => break,
+    let pace = Pace {
+        timeout: Duration::from_millis(timeout),
+        floor: Duration::from_millis(200),
+        pause: |n| {
+            (1..n).fold(Duration::from_millis(200), |p, _| {
+                (p * 3 / 2).min(Duration::from_secs(2))
+            })
+        },
+        look_name: "poll",
+    };
+    let (matcher, value) = (&matcher, &value);
+    // The phone's state at the last look, for the way forward when the wait runs out.
+    let last = std::sync::Mutex::new(None);
+    let last = &last;
+    let polled = poll(ctx, state.budget, pace, move |polls, bound| async move {
+        let snap = match tokio::time::timeout(bound, read_screen(state, serial, true)).await {
+            Ok(Ok(snap)) => snap,
+            Ok(Err(e)) => return Look::Failed(e.into()),
+            Err(_) => return Look::TimeUp,
         };
-        let found = find(&snap.tree, &snap.elements, field, &matcher, screen_bounds(&snap));
-        last = describe(&snap.state, &snap.elements);
-        if found.is_empty() == gone {
-            let exact = matches!(matcher, Matcher::Exact(_));
-            if let Some(selector) = recorded_query(field, exact, &value, found.first().map(|f| (&snap, &f.element))) {
-                let timeout_ms = args.timeout_ms;
-                let step = crate::flow::Action::Wait {
-                    selector,
-                    gone,
-                    timeout_ms,
-                };
-                state.flows.record(serial, crate::flow::Step::new(step));
-            }
-            let mut out = output(UiOperation::Wait, serial);
-            out.target = found.into_iter().next().map(|f| f.element);
-            out.state = describe(&snap.state, &snap.elements);
-            out.focused = snap.focused;
-            out.count = Some(polls);
-            out.hint = Some(format!("after {} ms", started.elapsed().as_millis()));
-            return Ok((out, None));
+        let found = find(&snap.tree, &snap.elements, field, matcher, screen_bounds(&snap));
+        *last.lock().unwrap_or_else(|p| p.into_inner()) = describe(&snap.state, &snap.elements);
+        if found.is_empty() != gone {
+            let saw = if gone { "still there" } else { "not yet" };
+            return Look::NotYet(format!("{:?} {saw}", crate::adb::cut(value)));
         }
-        if let Some(token) = &token {
-            let message = format!(
-                "poll {polls}: {:?} {}",
-                crate::adb::cut(&value),
-                if gone { "still there" } else { "not yet" }
-            );
-            let elapsed = started.elapsed().as_millis() as f64;
-            let note =
-                crate::context::budget::progress(token.clone(), elapsed, Some(timeout as f64), &message, state.budget);
-            let _ = ctx.peer.notify_progress(note).await;
+        let exact = matches!(matcher, Matcher::Exact(_));
+        if let Some(selector) = recorded_query(field, exact, value, found.first().map(|f| (&snap, &f.element))) {
+            let timeout_ms = args.timeout_ms;
+            let step = crate::flow::Action::Wait {
+                selector,
+                gone,
+                timeout_ms,
+            };
+            state.flows.record(serial, crate::flow::Step::new(step));
         }
-        let Some(sleep) = crate::tools::next_pause(started, limit, pause) else {
-            break;
-        };
-        tokio::select! {
-            _ = tokio::time::sleep(sleep) => {}
-            _ = ctx.ct.cancelled() => return Err("wait cancelled by the client".into()),
-        }
-        pause = (pause * 3 / 2).min(Duration::from_secs(2));
-    }
+        let mut out = output(UiOperation::Wait, serial);
+        out.target = found.into_iter().next().map(|f| f.element);
+        out.state = describe(&snap.state, &snap.elements);
+        out.focused = snap.focused;
+        out.count = Some(polls as usize);
+        out.hint = Some(format!("after {} ms", started.elapsed().as_millis()));
+        Look::Found(out)
+    })
+    .await;
+    let polls = match polled {
+        Polled::Found(out) => return Ok((out, None)),
+        Polled::Failed(e) => return Err(e),
+        Polled::Cancelled => return Err("wait cancelled by the client".into()),
+        Polled::TimedOut { looks, .. } => looks,
+    };
     Err(format!(
         "{:?} {} after {} ms ({polls} looks); {}",
-        crate::adb::cut(&value),
+        crate::adb::cut(value),
         if gone {
             "is still on the screen"
         } else {
             "did not appear"
         },
         started.elapsed().as_millis(),
-        last.map_or("ui dump shows what is there".to_string(), |s| s.next)
+        last.lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+            .map_or("ui dump shows what is there".to_string(), |s| s.next)
     ))
 }

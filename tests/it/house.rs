@@ -1,0 +1,157 @@
+//! One mechanism per concern: each concern below has one home in `src/`, and this test fails
+//! when a second copy of it appears anywhere else (found by the text a copy cannot do without).
+//! When it fails, call the one in its home instead of writing another.
+
+use crate::common::*;
+
+/// A concern, how a copy of it shows (every marker on one file), its one home, and the files
+/// that still hold an older copy until their own refactor (allowed, not required).
+struct Mechanism {
+    concern: &'static str,
+    markers: &'static [&'static str],
+    home: &'static str,
+    pending: &'static [&'static str],
+}
+
+/// tools/ui keeps its own argument checks until ui has a typed command (issue 38).
+const UI_PENDING_CHECKS: &[&str] = &[
+    "tools/ui/mod.rs",
+    "tools/ui/resolve.rs",
+    "tools/ui/wait.rs",
+    "tools/ui/read.rs",
+    "tools/ui/capture.rs",
+];
+
+const MECHANISMS: &[Mechanism] = &[
+    Mechanism {
+        concern: "cutting a string to a length (the one cut)",
+        markers: &["fn cut("],
+        home: "android/mod.rs",
+        pending: &[],
+    },
+    Mechanism {
+        concern: "shrinking a JSON value to a char limit",
+        markers: &["fn shrink("],
+        home: "context/shrink.rs",
+        pending: &[],
+    },
+    Mechanism {
+        concern: "a second JSON shrinker under the old name",
+        markers: &["fn cut_value("],
+        home: "",
+        pending: &[],
+    },
+    Mechanism {
+        concern: "a principal's folder name",
+        markers: &["fn principal_folder("],
+        home: "script/confine.rs",
+        pending: &[],
+    },
+    Mechanism {
+        concern: "path confinement: refusing a symbolic link",
+        markers: &["is_symlink()"],
+        home: "script/confine.rs",
+        pending: &[],
+    },
+    Mechanism {
+        concern: "path confinement: a whole path kept under allowed folders",
+        markers: &["canonicalize(", "starts_with(dir"],
+        home: "script/confine.rs",
+        pending: &[],
+    },
+    Mechanism {
+        concern: "a poll loop (sleeps between looks, reports progress)",
+        markers: &["tokio::time::sleep", "get_progress_token"],
+        home: "tools/poll.rs",
+        pending: &[],
+    },
+    Mechanism {
+        concern: "refusing a field the operation does not take",
+        markers: &["fn check_fields("],
+        home: "tools/command.rs",
+        pending: &["tools/ui/mod.rs"],
+    },
+    Mechanism {
+        concern: "reading a tool's arguments into its wire struct",
+        markers: &["fn parse_args"],
+        home: "tools/command.rs",
+        pending: &[],
+    },
+    Mechanism {
+        concern: "a range check of a number on the wire",
+        markers: &["must be between"],
+        home: "tools/command.rs",
+        pending: UI_PENDING_CHECKS,
+    },
+];
+
+/// Every `.rs` file under a folder, as (path relative to it, code without comments).
+fn sources(root: &std::path::Path, dir: &std::path::Path, found: &mut Vec<(String, String)>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            sources(root, &path, found);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            let rel = path.strip_prefix(root).unwrap().to_string_lossy().into_owned();
+            let code = std::fs::read_to_string(&path)
+                .unwrap()
+                .lines()
+                .map(|line| line.split("//").next().unwrap_or_default())
+                .collect::<Vec<_>>()
+                .join("\n");
+            found.push((rel, code));
+        }
+    }
+}
+
+#[test]
+fn each_concern_has_one_home_and_no_second_copy() {
+    let src = repo_dir().join("src");
+    let mut files = Vec::new();
+    sources(&src, &src, &mut files);
+    // The simulator is the device side: it sleeps and cuts as a device does, on its own.
+    files.retain(|(rel, _)| !rel.starts_with("sim/"));
+    let mut copies = Vec::new();
+    for m in MECHANISMS {
+        let holders: Vec<&str> = files
+            .iter()
+            .filter(|(_, code)| m.markers.iter().all(|marker| code.contains(marker)))
+            .map(|(rel, _)| rel.as_str())
+            .collect();
+        let stray: Vec<&str> = holders
+            .iter()
+            .copied()
+            .filter(|rel| *rel != m.home && !m.pending.contains(rel))
+            .collect();
+        println!(
+            "{}: {:?} in {}; home {}; {}",
+            m.concern,
+            m.markers,
+            if holders.is_empty() {
+                "no file".to_string()
+            } else {
+                holders.join(", ")
+            },
+            if m.home.is_empty() { "none (gone)" } else { m.home },
+            if stray.is_empty() {
+                "no second copy".to_string()
+            } else {
+                format!("second copies: {}", stray.join(", "))
+            }
+        );
+        if !m.home.is_empty() && !holders.contains(&m.home) {
+            copies.push(format!(
+                "{}: its home src/{} no longer holds it; update MECHANISMS (and docs/ARCHITECTURE.md)",
+                m.concern, m.home
+            ));
+        }
+        for rel in stray {
+            copies.push(format!(
+                "src/{rel} has a second copy of {} ({:?}): use the one in src/{}",
+                m.concern, m.markers, m.home
+            ));
+        }
+    }
+    println!("{} mechanisms over {} files", MECHANISMS.len(), files.len());
+    assert!(copies.is_empty(), "{}", copies.join("\n"));
+}
