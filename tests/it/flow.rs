@@ -248,7 +248,7 @@ fn a_selector_that_no_longer_matches_heals_by_its_label_unless_strict() {
     let flow = dir.path().join("renamed.yaml");
     std::fs::write(
         &flow,
-        "appId: com.android.settings\n---\n- launchApp\n- tapOn:\n    id: \"com.android.settings:id/renamed_row\"\n    label: \"Network & internet\"\n- assertVisible: \"Airplane mode\"\n",
+        "appId: com.android.settings\n---\n- launchApp\n- tapOn:\n    id: \"com.android.settings:id/renamed_row\"\n    text: \"Network & internet\"\n- assertVisible: \"Airplane mode\"\n",
     )
     .unwrap();
     let out = replay(&flow, home.path(), &["--step-timeout-ms", "600"]);

@@ -1,4 +1,4 @@
-//! The selectors of a Maestro flow: what `tapOn` points at (with the `label` a replay checks),
+//! The selectors of a Maestro flow: what `tapOn` points at (an id with the text it shows),
 //! a command's selector, Maestro's `text` as a pattern or a literal, and points.
 
 use saphyr::MarkedYamlOwned;
@@ -6,14 +6,34 @@ use saphyr::MarkedYamlOwned;
 use super::super::{Selector, Target};
 use super::yaml::{at, field, only_keys, scalar, string};
 
-/// What `tapOn` and `longPressOn` point at: a selector, and the `label` of the element (as
-/// `flow export` writes it): a replay acts only on an element with that label, and heals by it.
-/// Without one, the selector keeps Maestro's meaning (whatever has that id, or shows that text).
+/// What `tapOn` and `longPressOn` point at. `label` only names the step in Maestro's report, so
+/// it is a caption here too. A selector with both `id` and a literal `text` (as `flow export`
+/// writes a recorded element) means what Maestro says, the element with that id showing that
+/// text: it is found by its id and acted on only when it shows the text (`verify`), else refused
+/// naming both.
 pub(super) fn target(node: &MarkedYamlOwned) -> Result<Target, String> {
-    let label = field(node, "label").map(|l| string(l, "label")).transpose()?;
-    let mut target = Target::bare(selector_in(node, &["id", "text", "point", "label", "optional"])?);
-    target.label = label;
-    Ok(target)
+    if let Some(label) = field(node, "label") {
+        string(label, "label")?;
+    }
+    let allowed = ["id", "text", "point", "label", "optional"];
+    if let (Some(id), Some(text)) = (field(node, "id"), field(node, "text")) {
+        only_keys(node, &allowed)?;
+        if field(node, "point").is_some() {
+            return Err(at(node, "a selector takes id and text, or point, not both"));
+        }
+        let id = string(id, "id")?;
+        return match text_selector(text, &string(text, "text")?)? {
+            Selector::Text(shown) => Ok(Target {
+                label: Some(shown),
+                ..Target::bare(Selector::ResourceId(id))
+            }),
+            _ => Err(at(
+                text,
+                "a text pattern beside an id is not replayed: give the id with a literal text (metacharacters escaped), or the pattern alone",
+            )),
+        };
+    }
+    Ok(Target::bare(selector_in(node, &allowed)?))
 }
 
 pub(super) fn selector(node: &MarkedYamlOwned) -> Result<Selector, String> {
