@@ -32,6 +32,10 @@ pub struct Options {
     /// A value the recording left out (a password, typed as ${NAME}): NAME=VALUE, repeatable.
     #[arg(long = "env", value_name = "NAME=VALUE", value_parser = parse_env)]
     pub env: Vec<(String, String)>,
+    /// Read the flows (a Maestro flow with its subflows) without a device: print what would run
+    /// and every command refused (file, line, why); exit 1 when one is.
+    #[arg(long, conflicts_with_all = ["junit", "strict", "env", "sim", "adb"])]
+    pub check: bool,
     /// How long each step waits for its element and its outcome, in ms.
     #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(100..=120_000))]
     pub step_timeout_ms: u64,
@@ -121,6 +125,57 @@ pub async fn run(state: Arc<State>, options: &Options) -> anyhow::Result<Vec<Rep
         std::fs::write(path, junit(&reports)).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
     }
     Ok(reports)
+}
+
+/// `droidmcp replay --check`: each flow read without a device (a Maestro flow with its subflows,
+/// going on past a refused command), its steps printed as they would run and each refusal as
+/// `refused FILE line N: why`; whether none was refused.
+pub fn check(options: &Options) -> bool {
+    let mut refused_total = 0;
+    for file in &options.files {
+        let ext = file.extension().and_then(|e| e.to_str()).unwrap_or_default();
+        let (steps, refused) = match ext {
+            "yaml" | "yml" => {
+                let checked = crate::flow::maestro::check_file(file);
+                (
+                    checked.steps.iter().map(crate::flow::Step::describe).collect(),
+                    checked.refused,
+                )
+            }
+            "js" => match std::fs::read_to_string(file) {
+                Ok(code) => (step_names(&code), Vec::new()),
+                Err(e) => (Vec::new(), vec![format!("cannot read {}: {e}", file.display())]),
+            },
+            _ => (
+                Vec::new(),
+                vec![format!(
+                    "{}: a flow is a .js file (flow export {{format: \"js\"}}) or a Maestro .yaml file",
+                    file.display()
+                )],
+            ),
+        };
+        for (i, step) in steps.iter().enumerate() {
+            println!("would   {} {step}", i + 1);
+        }
+        for why in &refused {
+            println!("refused {why}");
+        }
+        println!(
+            "{}: {} steps would run, {} refused",
+            file.display(),
+            steps.len(),
+            refused.len()
+        );
+        refused_total += usize::from(!refused.is_empty());
+    }
+    if options.files.len() > 1 {
+        println!(
+            "{} flows: {} read, {refused_total} with refusals",
+            options.files.len(),
+            options.files.len() - refused_total
+        );
+    }
+    refused_total == 0
 }
 
 /// A flow file's name and the script that replays it.

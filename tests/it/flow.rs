@@ -519,7 +519,7 @@ fn a_maestro_command_droidmcp_does_not_replay_is_refused_with_its_line() {
     assert!(!String::from_utf8_lossy(&out.stdout).contains("ok      1 launch"));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("line 4: `runScript` is not a command droidmcp replays"),
+        stderr.contains("line 4: `runScript` is not replayed yet (JavaScript through the code-mode sandbox)"),
         "{stderr}"
     );
 }

@@ -37,16 +37,67 @@ pub fn parse_file(path: &Path) -> Result<(Option<String>, Vec<Step>), String> {
     Ok((reader.name, steps))
 }
 
+/// A flow file read without a device (`droidmcp replay --check`): its name, the steps that
+/// would run, and every command refused (`FILE line N: why`), not only the first.
+#[derive(Debug, Default)]
+pub struct Checked {
+    pub name: Option<String>,
+    pub steps: Vec<Step>,
+    pub refused: Vec<String>,
+}
+
+/// Reads `path` (and its subflows) as `parse_file` does, but goes on past a refused command,
+/// so a CI job's lint step lists them all.
+pub fn check_file(path: &Path) -> Checked {
+    let mut reader = Reader {
+        refused: Some(Vec::new()),
+        ..Reader::default()
+    };
+    let mut steps = Vec::new();
+    let unread = reader.file(path, None, &mut steps).err();
+    let mut refused: Vec<String> = Vec::new();
+    // A subflow run twice is refused once.
+    for r in reader.refused.unwrap_or_default().into_iter().chain(unread) {
+        if !refused.contains(&r) {
+            refused.push(r);
+        }
+    }
+    Checked {
+        name: reader.name,
+        steps,
+        refused,
+    }
+}
+
 /// The files being read, outermost first (to find a `runFlow`'s file and to refuse a loop), the
-/// condition of the `runFlow {when}` block being read, and the outermost flow's name.
+/// condition of the `runFlow {when}` block being read, the outermost flow's name, and when
+/// checking (`check_file`), the refusals so far.
 #[derive(Default)]
 struct Reader {
     files: Vec<PathBuf>,
     when: Option<When>,
     name: Option<String>,
+    refused: Option<Vec<String>>,
 }
 
 impl Reader {
+    /// A refusal: kept, naming the file being read, when checking (reading goes on); else the
+    /// error that ends the reading.
+    fn refuse(&mut self, error: String) -> Result<(), String> {
+        let file = self.files.last().map(|f| f.display().to_string());
+        match (&mut self.refused, file) {
+            (Some(refused), Some(file)) if error.starts_with("line ") => {
+                refused.push(format!("{file} {error}"));
+                Ok(())
+            }
+            (Some(refused), _) => {
+                refused.push(error);
+                Ok(())
+            }
+            (None, _) => Err(error),
+        }
+    }
+
     fn file(&mut self, path: &Path, from: Option<&MarkedYamlOwned>, steps: &mut Vec<Step>) -> Result<(), String> {
         let named = |message: String| match from {
             Some(node) => at(node, &message),
@@ -106,7 +157,7 @@ impl Reader {
                     // Tags choose which flows a Maestro run takes; a replay runs the files it is
                     // given, as `maestro test FILE` does.
                     Some("tags") => {}
-                    _ => return Err(at(key, "this header key is not supported (appId, name, tags are)")),
+                    _ => self.refuse(at(key, "this header key is not supported (appId, name, tags are)"))?,
                 }
             }
         }
@@ -126,7 +177,9 @@ impl Reader {
             _ => return Err(at(commands, "the commands are a list (- launchApp, - tapOn: …)")),
         };
         for item in list {
-            self.command(item, app_id, steps)?;
+            if let Err(e) = self.command(item, app_id, steps) {
+                self.refuse(e)?;
+            }
             if steps.len() > MAX_STEPS {
                 return Err(at(
                     item,
@@ -342,15 +395,7 @@ impl Reader {
                     None => self.block(arg, item, app_id, steps),
                 };
             }
-            _ => {
-                return Err(at(
-                    item,
-                    &format!(
-                        "`{}` is not a command droidmcp replays (launchApp, stopApp, clearState, tapOn, longPressOn, inputText, eraseText, pressKey, back, swipe, scroll, scrollUntilVisible, extendedWaitUntil, assertVisible, assertNotVisible, setLocation, repeat, runFlow)",
-                        crate::adb::cut(&name)
-                    ),
-                ));
-            }
+            _ => return Err(at(item, &super::compat::refusal(&name))),
         };
         let mut step = Step::new(action);
         step.optional = optional;

@@ -1,0 +1,156 @@
+//! `droidmcp replay --check`: Maestro flows read without a device, every refusal listed with its
+//! file, line and why; the flows of `tests/flows/maestro/` read, but for what the compatibility
+//! table says cannot run in a replay; that table is docs/flows.md's; and the login flow there
+//! replays on the simulator (an id with its text, a `label` as a caption, a subflow, a dialog
+//! under `when`).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use droidmcp::flow::maestro::compat::{self, Status};
+
+use crate::common::*;
+
+fn corpus() -> PathBuf {
+    repo_dir().join("tests/flows/maestro")
+}
+
+/// The corpus's top-level flows (subflows are read through them).
+fn flows() -> Vec<PathBuf> {
+    let mut flows: Vec<PathBuf> = std::fs::read_dir(corpus())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
+        .collect();
+    flows.sort();
+    flows
+}
+
+fn droidmcp(args: &[&str], files: &[PathBuf]) -> Output {
+    let out = Command::new(env!("CARGO_BIN_EXE_droidmcp"))
+        .args(args)
+        .args(files)
+        .env_remove("ANDROID_SERIAL")
+        .output()
+        .expect("droidmcp runs");
+    println!(
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// Issue 35 item 2: every flow of our corpus is read without a device; the only refusals are
+/// commands the table marks `refused` (the AI ones), each with its file and line.
+#[test]
+fn every_flow_of_the_corpus_reads_but_for_documented_refusals() {
+    let files = flows();
+    assert!(files.len() >= 3, "{files:?}");
+    let out = droidmcp(&["replay", "--check"], &files);
+    let said = String::from_utf8_lossy(&out.stdout);
+    let refused: Vec<&str> = said.lines().filter(|l| l.starts_with("refused ")).collect();
+    assert!(!refused.is_empty(), "the AI flow is refused: {said}");
+    for line in &refused {
+        let command = line
+            .split('`')
+            .nth(1)
+            .unwrap_or_else(|| panic!("names a command: {line}"));
+        assert_eq!(compat::row(command).map(|(s, _)| s), Some(Status::Refused), "{line}");
+        assert!(line.contains("ai-review.yaml line "), "{line}");
+    }
+    assert_eq!(refused.len(), 2, "{said}");
+    // The other flows read whole, subflows spelled out.
+    for file in files.iter().filter(|f| !f.ends_with("ai-review.yaml")) {
+        let summary = format!("{}: ", file.display());
+        let line = said.lines().find(|l| l.starts_with(&summary)).unwrap();
+        assert!(line.ends_with(", 0 refused"), "{line}");
+    }
+    assert!(said.contains("would   1 launch org.droidmcp.demo.login"), "{said}");
+    assert!(said.contains(&format!(
+        "{} flows: {} read, 1 with refusals",
+        files.len(),
+        files.len() - 1
+    )));
+    assert_eq!(out.status.code(), Some(1));
+}
+
+/// `--check` goes on past a refused command: each is listed with its file (a subflow's own) and
+/// line; a clean flow exits 0; and what `--check` would not use (a device, a report) is refused.
+#[test]
+fn check_lists_every_refusal_with_its_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("sub.yaml"),
+        "appId: a.b\n---\n- back\n- travel:\n    points: [\"52.3,4.8\"]\n",
+    )
+    .unwrap();
+    let flow = dir.path().join("flow.yaml");
+    std::fs::write(
+        &flow,
+        "appId: a.b\nonFlowEnd: []\n---\n- launchApp\n- frobnicate\n- runFlow: sub.yaml\n- assertWithAI:\n    assertion: fine\n- back\n",
+    )
+    .unwrap();
+    let out = droidmcp(&["replay", "--check"], std::slice::from_ref(&flow));
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1));
+    let real = |p: &Path| p.canonicalize().unwrap().display().to_string();
+    let (flow_path, sub_path) = (real(&flow), real(&dir.path().join("sub.yaml")));
+    for expected in [
+        format!("refused {flow_path} line 2: this header key is not supported"),
+        format!("refused {flow_path} line 5: `frobnicate` is not a Maestro command"),
+        format!("refused {sub_path} line 4: `travel` is not replayed yet"),
+        format!("refused {flow_path} line 7: `assertWithAI` is refused: an AI model judges the screen"),
+    ] {
+        assert!(said.contains(&expected), "{expected}\n{said}");
+    }
+    assert!(
+        said.contains("would   2 key BACK") && said.contains("would   3 key BACK"),
+        "{said}"
+    );
+    assert!(said.contains(": 3 steps would run, 4 refused"), "{said}");
+    let clean = dir.path().join("clean.yaml");
+    std::fs::write(&clean, "appId: a.b\n---\n- launchApp\n").unwrap();
+    assert!(
+        droidmcp(&["replay", "--check"], std::slice::from_ref(&clean))
+            .status
+            .success()
+    );
+    let both = droidmcp(&["replay", "--check", "--junit", "r.xml"], &[clean]);
+    assert_eq!(both.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&both.stderr).contains("cannot be used with"));
+}
+
+/// The compatibility table in docs/flows.md is the one the reader refuses by.
+#[test]
+fn the_docs_compatibility_table_is_the_code_s() {
+    let doc = std::fs::read_to_string(repo_dir().join("docs/flows.md")).unwrap();
+    let (begin, end) = ("<!-- maestro-compat: begin -->\n", "<!-- maestro-compat: end -->");
+    let start = doc.find(begin).expect("the begin marker") + begin.len();
+    let stop = doc.find(end).expect("the end marker");
+    assert_eq!(
+        &doc[start..stop],
+        compat::table(),
+        "regenerate the table from compat::table()"
+    );
+}
+
+/// The corpus's login flow replays on the simulator: a subflow, a `label` that is only a caption,
+/// `eraseText: N`, an `extendedWaitUntil`, a dialog block skipped when it does not show, and a
+/// tap by an id with its text.
+#[test]
+fn the_corpus_login_flow_replays_on_the_simulator() {
+    let home = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_droidmcp"))
+        .arg("replay")
+        .arg(corpus().join("login.yaml"))
+        .args(["--step-timeout-ms", "2000", "--sim"])
+        .env("HOME", home.path())
+        .env_remove("ANDROID_SERIAL")
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    println!("{said}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{said}");
+    assert!(said.contains("Sign in and out: "), "{said}");
+}
