@@ -101,6 +101,7 @@ fn action() -> impl Strategy<Value = Action> {
         (direction(), proptest::option::of(50u32..=10_000))
             .prop_map(|(direction, duration_ms)| Action::SwipeToward { direction, duration_ms }),
         (1u32..=1000).prop_map(|chars| Action::Erase { chars }),
+        proptest::option::of(1u64..60_000).prop_map(|timeout_ms| Action::Settle { timeout_ms }),
         (direction(), proptest::option::of(selector()))
             .prop_map(|(direction, until)| Action::Scroll { direction, until }),
         (selector(), any::<bool>(), proptest::option::of(1u64..60_000)).prop_map(|(selector, gone, timeout_ms)| {
@@ -437,6 +438,32 @@ fn maestro_options_are_honoured_or_refused_with_their_line() {
         erased.contains(r#"for (let i = 0; i < 3; i++) await ui.key({ name: "DEL" });"#),
         "{erased}"
     );
+    // Issue 35: the options and commands public suites use most, read as Maestro runs them.
+    let read = |flow: &str| -> Vec<String> {
+        maestro::parse(flow)
+            .unwrap_or_else(|e| panic!("{flow}: {e}"))
+            .iter()
+            .map(Step::describe)
+            .collect()
+    };
+    assert_eq!(
+        read(
+            "appId: a.b\njsEngine: graaljs\n---\n- launchApp:\n    clearState: true\n    stopApp: true\n    clearKeychain: true\n    label: Fresh start\n- waitForAnimationToEnd\n- waitForAnimationToEnd:\n    timeout: 5000\n- hideKeyboard\n- clearKeychain\n- repeat:\n    times: 1\n    label: once\n    commands:\n      - back\n- runFlow:\n    label: setup\n    commands:\n      - launchApp:\n          stopApp: false\n"
+        ),
+        [
+            "clear data of a.b",
+            "stop a.b",
+            "launch a.b",
+            "wait for the screen to settle",
+            "wait for the screen to settle, at most 5000 ms",
+            "key BACK",
+            "key BACK",
+            "launch a.b",
+        ]
+    );
+    assert!(
+        script("- waitForAnimationToEnd:\n    timeout: 700\n").contains("await Promise.race([settle(), sleep(700)]);")
+    );
     let refused = |flow: &str| maestro::parse(&format!("appId: a.b\n---\n{flow}")).unwrap_err();
     for (flow, error) in [
         (
@@ -472,12 +499,12 @@ fn maestro_options_are_honoured_or_refused_with_their_line() {
             "line 4: `speed` is not supported here (optional are)",
         ),
         (
-            "- repeat:\n    times: 2\n    label: twice\n    commands:\n      - back\n",
-            "line 5: label names a repeat or runFlow in Maestro's report",
+            "- launchApp:\n    clearState: yes please\n",
+            "line 4: clearState is true or false",
         ),
         (
-            "- runFlow:\n    label: setup\n    commands:\n      - back\n",
-            "line 4: label names a repeat or runFlow in Maestro's report",
+            "- launchApp:\n    permissions:\n      all: allow\n",
+            "line 4: `permissions` is not supported here",
         ),
     ] {
         let said = refused(flow);

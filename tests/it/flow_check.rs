@@ -154,3 +154,67 @@ fn the_corpus_login_flow_replays_on_the_simulator() {
     assert!(out.status.success(), "{said}");
     assert!(said.contains("Sign in and out: "), "{said}");
 }
+
+/// Issue 35: the commands and options public suites use most have their effect on the device:
+/// `launchApp {clearState, stopApp}` clears the app's data and stops it before launching (in
+/// Maestro's order), `waitForAnimationToEnd` waits for the screen (a reading), `hideKeyboard` is
+/// the BACK Maestro sends on Android, and a `label` on a command is only its caption.
+#[test]
+fn launch_options_wait_for_animation_and_hide_keyboard_reach_the_device() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let flow = dir.path().join("fresh.yaml");
+    std::fs::write(
+        &flow,
+        "appId: org.droidmcp.demo.login\njsEngine: graaljs\n---\n- launchApp:\n    clearState: true\n    stopApp: true\n    clearKeychain: true\n    label: A fresh start\n- waitForAnimationToEnd:\n    timeout: 3000\n- tapOn:\n    id: \"org.droidmcp.demo.login:id/username\"\n- inputText: \"ada\"\n- hideKeyboard\n",
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_droidmcp"))
+        .arg("replay")
+        .arg(&flow)
+        .args(["--step-timeout-ms", "2000", "--sim"])
+        .env("HOME", home.path())
+        .env("RUST_LOG", "droidmcp=debug")
+        .env_remove("ANDROID_SERIAL")
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    println!("{said}");
+    assert!(out.status.success(), "{said}");
+    let log = String::from_utf8_lossy(&out.stderr);
+    let commands: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("droidmcp::adb::source"))
+        .filter_map(|l| {
+            [
+                "pm clear",
+                "am force-stop",
+                "am start",
+                "uiautomator dump",
+                "input keyevent",
+            ]
+            .into_iter()
+            .find(|c| l.contains(c))
+        })
+        .collect();
+    println!("{commands:?}");
+    let at = |c: &str| {
+        commands
+            .iter()
+            .position(|x| *x == c)
+            .unwrap_or_else(|| panic!("{c}: {commands:?}"))
+    };
+    assert!(
+        at("pm clear") < at("am force-stop") && at("am force-stop") < at("am start"),
+        "{commands:?}"
+    );
+    // The settle is a reading after the launch; the BACK is the last key sent.
+    assert_eq!(commands[at("am start") + 1], "uiautomator dump", "{commands:?}");
+    assert!(said.contains("ok      7 key BACK"), "{said}");
+    assert!(commands.contains(&"input keyevent"), "{commands:?}");
+    assert!(
+        said.contains("wait for the screen to settle, at most 3000 ms"),
+        "{said}"
+    );
+    assert!(said.contains("7 steps, 7 passed"), "{said}");
+}

@@ -28,12 +28,12 @@ pub const COMMANDS: &[(&str, Status, &str)] = &[
     (
         "launchApp",
         Status::Replayed,
-        "appId; clearState, stopApp, permissions, arguments not yet",
+        "appId, clearState, stopApp (when given), clearKeychain; permissions, arguments not yet",
     ),
     ("stopApp", Status::Replayed, "the header's appId, or the one given"),
     ("killApp", Status::NotYet, "am force-stop, as stopApp"),
     ("clearState", Status::Replayed, "pm clear"),
-    ("clearKeychain", Status::NotYet, "iOS only: a no-op on Android"),
+    ("clearKeychain", Status::Replayed, "iOS only: nothing to do on Android"),
     (
         "tapOn",
         Status::Replayed,
@@ -50,7 +50,7 @@ pub const COMMANDS: &[(&str, Status, &str)] = &[
     ("copyTextFrom", Status::NotYet, ""),
     ("pasteText", Status::NotYet, ""),
     ("setClipboard", Status::NotYet, ""),
-    ("hideKeyboard", Status::NotYet, "BACK on Android"),
+    ("hideKeyboard", Status::Replayed, "BACK, as Maestro sends on Android"),
     (
         "pressKey",
         Status::Replayed,
@@ -70,8 +70,8 @@ pub const COMMANDS: &[(&str, Status, &str)] = &[
     ("extendedWaitUntil", Status::Replayed, "visible or notVisible, timeout"),
     (
         "waitForAnimationToEnd",
-        Status::NotYet,
-        "a replay waits for the screen to settle",
+        Status::Replayed,
+        "a screen reading (it waits until the app is idle), at most timeout",
     ),
     ("takeScreenshot", Status::NotYet, ""),
     ("startRecording", Status::NotYet, "the device's screenrecord"),

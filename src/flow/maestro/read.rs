@@ -157,7 +157,15 @@ impl Reader {
                     // Tags choose which flows a Maestro run takes; a replay runs the files it is
                     // given, as `maestro test FILE` does.
                     Some("tags") => {}
-                    _ => self.refuse(at(key, "this header key is not supported (appId, name, tags are)"))?,
+                    // Maestro's JavaScript engine (GraalJS or Rhino); a replay's is QuickJS, the
+                    // code-mode sandbox's, whichever is named.
+                    Some("jsEngine") => {
+                        string(value, "jsEngine")?;
+                    }
+                    _ => self.refuse(at(
+                        key,
+                        "this header key is not supported (appId, name, tags, jsEngine are)",
+                    ))?,
                 }
             }
         }
@@ -221,14 +229,59 @@ impl Reader {
         };
         let action = match name.as_str() {
             "launchApp" => {
-                let package = match arg.filter(|a| a.data.as_mapping().is_some()) {
-                    Some(map) => {
-                        only_keys(map, &["appId", "optional"])?;
-                        app(field(map, "appId"))?
-                    }
-                    None => app(arg)?,
+                let Some(map) = arg.filter(|a| a.data.as_mapping().is_some()) else {
+                    let mut step = Step::new(Action::Launch { package: app(arg)? });
+                    step.optional = optional;
+                    step.when = self.when.clone();
+                    steps.push(step);
+                    return Ok(());
                 };
+                only_keys(map, &["appId", "optional", "clearState", "stopApp", "clearKeychain"])?;
+                let package = app(field(map, "appId"))?;
+                // As Maestro orders them: the data cleared, the app stopped, then launched
+                // (clearKeychain is iOS's; Android has none to clear).
+                for (option, action) in [
+                    (
+                        "clearState",
+                        Action::ClearData {
+                            package: package.clone(),
+                        },
+                    ),
+                    (
+                        "stopApp",
+                        Action::Stop {
+                            package: package.clone(),
+                        },
+                    ),
+                ] {
+                    if flag(map, option)? {
+                        let mut step = Step::new(action);
+                        step.optional = optional;
+                        step.when = self.when.clone();
+                        steps.push(step);
+                    }
+                }
+                flag(map, "clearKeychain")?;
                 Action::Launch { package }
+            }
+            "clearKeychain" => {
+                no_argument(arg)?;
+                return Ok(());
+            }
+            "hideKeyboard" => {
+                // What Maestro sends on Android to hide it.
+                no_argument(arg)?;
+                Action::Key { name: "BACK".into() }
+            }
+            "waitForAnimationToEnd" => {
+                let timeout_ms = match arg.filter(|a| !a.data.is_null()) {
+                    Some(map) => {
+                        only_keys(map, &["timeout", "optional"])?;
+                        field(map, "timeout").map(|t| number(t, "timeout")).transpose()?
+                    }
+                    None => None,
+                };
+                Action::Settle { timeout_ms }
             }
             "stopApp" => Action::Stop { package: app(arg)? },
             "clearState" => Action::ClearData { package: app(arg)? },
@@ -354,7 +407,6 @@ impl Reader {
             }
             "repeat" => {
                 let map = required(arg, item, &name)?;
-                refuse_label(map)?;
                 only_keys(map, &["times", "commands", "while"])?;
                 if let Some(condition) = key(map, "while") {
                     return Err(at(
@@ -382,7 +434,6 @@ impl Reader {
                 if let Some(file) = scalar(arg) {
                     return self.run_file(&file, item, steps);
                 }
-                refuse_label(arg)?;
                 only_keys(arg, &["file", "commands", "env", "when"])?;
                 if let Some(env) = key(arg, "env") {
                     return Err(at(
@@ -486,22 +537,22 @@ impl Reader {
     }
 }
 
+/// A `true`/`false` option (absent: false).
+fn flag(map: &MarkedYamlOwned, name: &str) -> Result<bool, String> {
+    match field(map, name) {
+        None => Ok(false),
+        Some(value) => match scalar(value).as_deref() {
+            Some("true") => Ok(true),
+            Some("false") => Ok(false),
+            _ => Err(at(value, &format!("{name} is true or false"))),
+        },
+    }
+}
+
 /// A command that takes no argument (`- back`) may still say `optional: true`; nothing else.
 fn no_argument(arg: Option<&MarkedYamlOwned>) -> Result<(), String> {
     match arg.filter(|a| !a.data.is_null()) {
         Some(arg) => only_keys(arg, &["optional"]),
-        None => Ok(()),
-    }
-}
-
-/// Maestro names a `repeat` or `runFlow` in its report by `label`; a replay reports each step
-/// instead, so the name would go nowhere.
-fn refuse_label(map: &MarkedYamlOwned) -> Result<(), String> {
-    match key(map, "label") {
-        Some(label) => Err(at(
-            label,
-            "label names a repeat or runFlow in Maestro's report; a replay reports each of its steps: remove it",
-        )),
         None => Ok(()),
     }
 }

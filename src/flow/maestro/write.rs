@@ -179,6 +179,10 @@ fn commands(step: &Step, app_id: &str) -> Vec<String> {
             ),
         }],
         Action::Check => Vec::new(),
+        Action::Settle { timeout_ms: None } => vec!["- waitForAnimationToEnd\n".into()],
+        Action::Settle { timeout_ms: Some(ms) } => {
+            vec![format!("- waitForAnimationToEnd:\n    timeout: {ms}\n")]
+        }
     }
 }
 
