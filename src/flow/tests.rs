@@ -292,11 +292,25 @@ fn a_maestro_flow_written_by_hand_reads_as_steps() {
         let refused = maestro::parse(&format!("appId: a.b\n---\n{flow}")).unwrap_err();
         assert!(refused.contains(error), "{refused}");
     }
-    let unreadable = maestro::parse("appId: a.b\n---\n- tapOn: \"Sign (in\"\n").unwrap_err();
+    // A text that is no valid regex is that very text, as Maestro matches it (`toRegexSafe`); one
+    // Java reads but Rust does not is refused, and so is a `${…}` (not evaluated yet).
+    let literal = maestro::parse("appId: a.b\n---\n- tapOn: \"Sign (in\"\n- tapOn: \"+234 801\"\n").unwrap();
+    let described: Vec<String> = literal.iter().map(Step::describe).collect();
+    assert_eq!(described, ["tap text \"Sign (in\"", "tap text \"+234 801\""]);
+    let unreadable = maestro::parse("appId: a.b\n---\n- tapOn: \"(?=Sign)\"\n").unwrap_err();
     assert!(
-        unreadable.starts_with("line 3: text \"Sign (in\" is not a valid regex"),
+        unreadable.starts_with("line 3: text \"(?=Sign)\" is not a valid regex"),
         "{unreadable}"
     );
+    let unresolved = maestro::parse("appId: a.b\n---\n- tapOn: \"${NAME}\"\n").unwrap_err();
+    assert!(
+        unresolved.contains("a ${…} in a selector is not replayed yet"),
+        "{unresolved}"
+    );
+    // onFlowStart runs first.
+    let started = maestro::parse("appId: a.b\nonFlowStart:\n  - launchApp\n---\n- back\n").unwrap();
+    let described: Vec<String> = started.iter().map(Step::describe).collect();
+    assert_eq!(described, ["launch a.b", "key BACK"]);
     let refused = maestro::parse("appId: a.b\n---\n- launchApp\n- tapOn:\n    text: x\n    index: 2\n").unwrap_err();
     assert_eq!(
         refused,

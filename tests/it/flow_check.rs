@@ -97,7 +97,7 @@ fn check_lists_every_refusal_with_its_file_and_line() {
     let real = |p: &Path| p.canonicalize().unwrap().display().to_string();
     let (flow_path, sub_path) = (real(&flow), real(&dir.path().join("sub.yaml")));
     for expected in [
-        format!("refused {flow_path} line 2: this header key is not supported"),
+        format!("refused {flow_path} line 2: onFlowEnd is no Maestro header key (Maestro ignores it)"),
         format!("refused {flow_path} line 5: `frobnicate` is not a Maestro command"),
         format!("refused {sub_path} line 4: `travel` is not replayed yet"),
         format!("refused {flow_path} line 7: `assertWithAI` is refused: an AI model judges the screen"),

@@ -144,6 +144,7 @@ impl Reader {
             }
         };
         let mut app_id = None;
+        let mut on_start = None;
         if let Some(header) = header {
             let YamlDataOwned::Mapping(map) = &header.data else {
                 return Err(at(header, "the header is a mapping with appId"));
@@ -162,12 +163,22 @@ impl Reader {
                     Some("jsEngine") => {
                         string(value, "jsEngine")?;
                     }
+                    // Runs before the flow's commands; when it fails they do not run, as
+                    // Maestro does.
+                    Some("onFlowStart") => on_start = Some(value),
+                    Some("onFlowEnd") => self.refuse(at(
+                        key,
+                        "onFlowEnd is no Maestro header key (Maestro ignores it): onFlowComplete is, or remove it",
+                    ))?,
                     _ => self.refuse(at(
                         key,
-                        "this header key is not supported (appId, name, tags, jsEngine are)",
+                        "this header key is not supported yet (appId, name, tags, jsEngine, onFlowStart are)",
                     ))?,
                 }
             }
+        }
+        if let Some(start) = on_start {
+            self.commands(start, app_id.as_deref(), steps)?;
         }
         self.commands(commands, app_id.as_deref(), steps)
     }

@@ -83,9 +83,24 @@ fn text_selector(node: &MarkedYamlOwned, pattern: &str) -> Result<Selector, Stri
             Some(next) if super::write::REGEX_SPECIAL.contains(next) => literal.push(next),
             // A metacharacter, or a class such as `\d`: a pattern.
             _ => {
-                crate::android::ui_elements::Matcher::regex(&crate::flow::whole_text_regex(pattern))
-                    .map_err(|e| at(node, &format!("text {pattern:?} is {e}")))?;
-                return Ok(Selector::Pattern(pattern.to_string()));
+                if pattern.contains("${") {
+                    return Err(at(
+                        node,
+                        &format!(
+                            "text {pattern:?}: a ${{…}} in a selector is not replayed yet (Maestro evaluates it first)"
+                        ),
+                    ));
+                }
+                return match crate::android::ui_elements::Matcher::regex(&crate::flow::whole_text_regex(pattern)) {
+                    Ok(_) => Ok(Selector::Pattern(pattern.to_string())),
+                    // Maestro matches a text that is no valid regex as that very text (its
+                    // `toRegexSafe`); one Java reads but Rust does not (look-around,
+                    // back-references, too big) is refused.
+                    Err(e) if e.contains("not supported") || e.contains("size limit") => {
+                        Err(at(node, &format!("text {pattern:?} is {e}")))
+                    }
+                    Err(_) => Ok(Selector::Text(pattern.to_string())),
+                };
             }
         }
     }
