@@ -314,7 +314,7 @@ fn a_maestro_flow_written_by_hand_reads_as_steps() {
     let refused = maestro::parse("appId: a.b\n---\n- launchApp\n- tapOn:\n    text: x\n    index: 2\n").unwrap_err();
     assert_eq!(
         refused,
-        "line 6: `index` is not supported here (id, text, point, label, optional are)"
+        "line 6: `index` is not supported here (id, text, point, label, optional, retryTapIfNoChange are)"
     );
     assert!(
         maestro::parse("- launchApp\n")
@@ -474,6 +474,17 @@ fn maestro_options_are_honoured_or_refused_with_their_line() {
             "key BACK",
             "launch a.b",
         ]
+    );
+    assert_eq!(
+        read(
+            "appId: a.b\n---\n- inputText:\n    text: ada\n    label: Name\n- pressKey:\n    key: Enter\n- tapOn:\n    text: Go\n    retryTapIfNoChange: false\n"
+        ),
+        ["type \"ada\"", "key ENTER", "tap text \"Go\""]
+    );
+    assert!(
+        maestro::parse("appId: a.b\n---\n- tapOn:\n    text: Go\n    retryTapIfNoChange: true\n")
+            .unwrap_err()
+            .starts_with("line 5: retryTapIfNoChange: true is not replayed yet")
     );
     assert!(
         script("- waitForAnimationToEnd:\n    timeout: 700\n").contains("await Promise.race([settle(), sleep(700)]);")

@@ -309,7 +309,7 @@ impl Reader {
             }
             "inputText" => Action::Type {
                 target: None,
-                text: string(required(arg, item, &name)?, &name)?,
+                text: string(scalar_or_field(required(arg, item, &name)?, "text")?, &name)?,
                 clear: false,
                 submit: false,
             },
@@ -319,7 +319,7 @@ impl Reader {
                 Action::Key { name: "BACK".into() }
             }
             "pressKey" => {
-                let key = required(arg, item, &name)?;
+                let key = scalar_or_field(required(arg, item, &name)?, "key")?;
                 let ours = our_key(&string(key, &name)?);
                 // Checked here, so a key the device cannot be sent fails with its line.
                 if crate::android::keys::key_code(&ours).is_none() {
@@ -546,6 +546,17 @@ impl Reader {
         }
         self.file(Path::new(file), Some(item), steps)
     }
+}
+
+/// A command's one value, given alone (`inputText: ada`) or as its mapping's `name`
+/// (`inputText: {text: ada}`; nothing else there but `label` and, where the caller reads it,
+/// `optional`).
+fn scalar_or_field<'a>(arg: &'a MarkedYamlOwned, name: &str) -> Result<&'a MarkedYamlOwned, String> {
+    if arg.data.as_mapping().is_none() {
+        return Ok(arg);
+    }
+    only_keys(arg, &[name, "optional"])?;
+    field(arg, name).ok_or_else(|| at(arg, &format!("takes {name}")))
 }
 
 /// A `true`/`false` option (absent: false).
