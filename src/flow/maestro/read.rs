@@ -170,10 +170,16 @@ impl Reader {
                         key,
                         "onFlowEnd is no Maestro header key (Maestro ignores it): onFlowComplete is, or remove it",
                     ))?,
-                    _ => self.refuse(at(
-                        key,
-                        "this header key is not supported yet (appId, name, tags, jsEngine, onFlowStart are)",
-                    ))?,
+                    other => {
+                        let why = match other {
+                            Some("env") => {
+                                "`env` in the header is not replayed yet (nor its ${…}): pass the values with --env NAME=VALUE"
+                            }
+                            Some("onFlowComplete") => "`onFlowComplete` (run even after a failure) is not replayed yet",
+                            _ => "this header key is not read (appId, name, tags, jsEngine, onFlowStart are)",
+                        };
+                        self.refuse(at(key, why))?
+                    }
                 }
             }
         }
