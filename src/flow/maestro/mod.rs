@@ -1,5 +1,6 @@
 //! A flow as a Maestro flow (`write`), and a Maestro flow read back into steps (`read`).
 
+mod args;
 pub mod compat;
 mod read;
 mod selectors;
