@@ -218,3 +218,62 @@ fn launch_options_wait_for_animation_and_hide_keyboard_reach_the_device() {
     );
     assert!(said.contains("7 steps, 7 passed"), "{said}");
 }
+
+/// Issue 35 item 5: `--junit-format maestro` writes the report as Maestro does (one testsuite
+/// "Test Suite", a testcase per flow with its status), and a failed flow's failure still names
+/// its failing step, what the screen showed and the screenshot saved beside the report.
+#[test]
+fn the_maestro_junit_report_is_a_testcase_per_flow_with_the_failure_s_screen() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let pass = dir.path().join("pass.yaml");
+    std::fs::write(
+        &pass,
+        "appId: com.android.settings\nname: Opens\n---\n- launchApp\n- assertVisible: \"Network & internet\"\n",
+    )
+    .unwrap();
+    let fail = dir.path().join("fail.yaml");
+    std::fs::write(
+        &fail,
+        "appId: com.android.settings\n---\n- launchApp\n- tapOn: \"Nowhere to be seen\"\n- back\n",
+    )
+    .unwrap();
+    let report = dir.path().join("report.xml");
+    let out = Command::new(env!("CARGO_BIN_EXE_droidmcp"))
+        .arg("replay")
+        .args([&pass, &fail])
+        .arg("--junit")
+        .arg(&report)
+        .args(["--junit-format", "maestro", "--step-timeout-ms", "600", "--sim"])
+        .env("HOME", home.path())
+        .env_remove("ANDROID_SERIAL")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let xml = std::fs::read_to_string(&report).unwrap();
+    println!("{xml}");
+    assert!(xml.starts_with("<?xml version='1.0' encoding='UTF-8'?>\n<testsuites>\n  <testsuite name=\"Test Suite\" tests=\"2\" failures=\"1\" time=\""), "{xml}");
+    assert!(
+        xml.contains("<testcase id=\"Opens\" name=\"Opens\" classname=\"Opens\" time=\"0\" status=\"SUCCESS\"/>"),
+        "{xml}"
+    );
+    assert!(
+        xml.contains("<testcase id=\"fail\" name=\"fail\" classname=\"fail\" time=\""),
+        "{xml}"
+    );
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    let failure = doc
+        .descendants()
+        .find(|n| n.has_tag_name("failure"))
+        .unwrap()
+        .text()
+        .unwrap();
+    assert!(
+        failure.starts_with("step 2 tap text \"Nowhere to be seen\": "),
+        "{failure}"
+    );
+    assert!(failure.contains("The screen shows com.android.settings"), "{failure}");
+    let shot = failure.rsplit("Screenshot: ").next().unwrap();
+    assert!(Path::new(shot).exists(), "{shot}");
+    assert_eq!(doc.descendants().filter(|n| n.has_tag_name("testcase")).count(), 2);
+}
