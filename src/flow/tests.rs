@@ -481,6 +481,23 @@ fn maestro_options_are_honoured_or_refused_with_their_line() {
         ),
         ["type \"ada\"", "key ENTER", "tap text \"Go\""]
     );
+    // Maestro's random inputs, in its shapes.
+    let typed: Vec<String> = maestro::parse(
+        "appId: a.b\n---\n- inputRandomText\n- inputRandomNumber:\n    length: 12\n- inputRandomEmail\n- inputRandomPersonName\n- inputRandomText:\n    length: 0\n",
+    )
+    .unwrap()
+    .into_iter()
+    .map(|s| match s.action {
+        Action::Type { text, .. } => text,
+        other => panic!("{other:?}"),
+    })
+    .collect();
+    let shape = |pattern: &str, text: &str| regex::Regex::new(pattern).unwrap().is_match(text);
+    assert!(shape("^[A-Za-z0-9]{8}$", &typed[0]), "{typed:?}");
+    assert!(shape("^[1-9][0-9]{11}$", &typed[1]), "{typed:?}");
+    assert!(shape("^[a-z]+_[a-z]+_[0-9]{4}@[a-z]+\\.com$", &typed[2]), "{typed:?}");
+    assert!(shape("^[A-Z][a-z]+ [A-Z][a-z]+$", &typed[3]), "{typed:?}");
+    assert!(shape("^[A-Za-z0-9]{8}$", &typed[4]), "{typed:?}");
     assert!(
         maestro::parse("appId: a.b\n---\n- tapOn:\n    text: Go\n    retryTapIfNoChange: true\n")
             .unwrap_err()

@@ -157,8 +157,9 @@ fn the_corpus_login_flow_replays_on_the_simulator() {
 
 /// Issue 35: the commands and options public suites use most have their effect on the device:
 /// `launchApp {clearState, stopApp}` clears the app's data and stops it before launching (in
-/// Maestro's order), `waitForAnimationToEnd` waits for the screen (a reading), `hideKeyboard` is
-/// the BACK Maestro sends on Android, and a `label` on a command is only its caption.
+/// Maestro's order), `waitForAnimationToEnd` waits for the screen (a reading), `inputRandomEmail`
+/// types an address of Maestro's shape, `hideKeyboard` is the BACK Maestro sends on Android, and
+/// a `label` on a command is only its caption.
 #[test]
 fn launch_options_wait_for_animation_and_hide_keyboard_reach_the_device() {
     let home = tempfile::tempdir().unwrap();
@@ -166,7 +167,7 @@ fn launch_options_wait_for_animation_and_hide_keyboard_reach_the_device() {
     let flow = dir.path().join("fresh.yaml");
     std::fs::write(
         &flow,
-        "appId: org.droidmcp.demo.login\njsEngine: graaljs\n---\n- launchApp:\n    clearState: true\n    stopApp: true\n    clearKeychain: true\n    label: A fresh start\n- waitForAnimationToEnd:\n    timeout: 3000\n- tapOn:\n    id: \"org.droidmcp.demo.login:id/username\"\n- inputText: \"ada\"\n- hideKeyboard\n",
+        "appId: org.droidmcp.demo.login\njsEngine: graaljs\n---\n- launchApp:\n    clearState: true\n    stopApp: true\n    clearKeychain: true\n    label: A fresh start\n- waitForAnimationToEnd:\n    timeout: 3000\n- tapOn:\n    id: \"org.droidmcp.demo.login:id/username\"\n- inputText: \"ada\"\n- eraseText\n- inputRandomEmail\n- assertVisible: \"[a-z]+_[a-z]+_\\\\d{4}@[a-z]+\\\\.com\"\n- hideKeyboard\n",
     )
     .unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_droidmcp"))
@@ -210,13 +211,13 @@ fn launch_options_wait_for_animation_and_hide_keyboard_reach_the_device() {
     );
     // The settle is a reading after the launch; the BACK is the last key sent.
     assert_eq!(commands[at("am start") + 1], "uiautomator dump", "{commands:?}");
-    assert!(said.contains("ok      7 key BACK"), "{said}");
+    assert!(said.contains("ok      9 key BACK"), "{said}");
     assert!(commands.contains(&"input keyevent"), "{commands:?}");
     assert!(
         said.contains("wait for the screen to settle, at most 3000 ms"),
         "{said}"
     );
-    assert!(said.contains("7 steps, 7 passed"), "{said}");
+    assert!(said.contains("9 steps, 9 passed"), "{said}");
 }
 
 /// Issue 35 item 5: `--junit-format maestro` writes the report as Maestro does (one testsuite

@@ -124,3 +124,65 @@ pub(super) fn our_key(name: &str) -> String {
         _ => name.to_string(),
     }
 }
+
+/// What Maestro's `inputRandomText` / `Number` / `Email` / `PersonName` type: drawn as the flow
+/// is read (a replay reads its flow each run), in Maestro's shapes: `length` letters and digits
+/// (8 by default), digits not starting with 0, `first_last_NNNN@domain`, "First Last".
+pub(super) fn random_input(command: &str, arg: Option<&MarkedYamlOwned>) -> Result<String, String> {
+    use rand::Rng;
+    const FIRST: [&str; 10] = [
+        "Ada", "Grace", "Alan", "Linus", "Margaret", "Dennis", "Barbara", "Ken", "Radia", "Donald",
+    ];
+    const LAST: [&str; 10] = [
+        "Lovelace", "Hopper", "Turing", "Torvalds", "Hamilton", "Ritchie", "Liskov", "Thompson", "Perlman", "Knuth",
+    ];
+    const DOMAINS: [&str; 6] = [
+        "gmail.com",
+        "yahoo.com",
+        "hotmail.com",
+        "aol.com",
+        "msn.com",
+        "outlook.com",
+    ];
+    let takes_length = matches!(command, "inputRandomText" | "inputRandomNumber");
+    let length = match arg.filter(|a| !a.data.is_null()) {
+        Some(map) if takes_length => {
+            only_keys(map, &["length", "optional"])?;
+            match field(map, "length") {
+                Some(n) => match scalar(n).and_then(|s| s.parse::<i64>().ok()) {
+                    // Maestro takes 0 or less as its default.
+                    Some(n) if n <= 0 => 8,
+                    Some(n @ 1..=1000) => n as usize,
+                    _ => return Err(at(n, "length is a number of characters, up to 1000")),
+                },
+                None => 8,
+            }
+        }
+        Some(map) => {
+            only_keys(map, &["optional"])?;
+            8
+        }
+        None => 8,
+    };
+    let mut rng = rand::rng();
+    let mut pick = |list: &[&str]| list[rng.random_range(0..list.len())].to_string();
+    Ok(match command {
+        "inputRandomText" => rand::rng()
+            .sample_iter(rand::distr::Alphanumeric)
+            .take(length)
+            .map(char::from)
+            .collect(),
+        "inputRandomNumber" => {
+            let mut rng = rand::rng();
+            (0..length)
+                .map(|i| char::from(b'0' + rng.random_range(u8::from(i == 0)..10)))
+                .collect()
+        }
+        "inputRandomEmail" => {
+            let (first, last, domain) = (pick(&FIRST), pick(&LAST), pick(&DOMAINS));
+            let number: u32 = rand::rng().random_range(1000..10_000);
+            format!("{first}_{last}_{number}@{domain}").to_lowercase()
+        }
+        _ => format!("{} {}", pick(&FIRST), pick(&LAST)),
+    })
+}

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use saphyr::{LoadableYamlNode, MarkedYamlOwned, YamlDataOwned};
 
-use super::args::{direction, erase, flag, no_argument, our_key, scalar_or_field, swipe};
+use super::args::{direction, erase, flag, no_argument, our_key, random_input, scalar_or_field, swipe};
 use super::selectors::{command_selector, selector, target};
 use super::yaml::{at, field, key, number, only_keys, required, scalar, string};
 
@@ -319,6 +319,12 @@ impl Reader {
                 submit: false,
             },
             "eraseText" => erase(arg)?,
+            "inputRandomText" | "inputRandomNumber" | "inputRandomEmail" | "inputRandomPersonName" => Action::Type {
+                target: None,
+                text: random_input(&name, arg)?,
+                clear: false,
+                submit: false,
+            },
             "back" => {
                 no_argument(arg)?;
                 Action::Key { name: "BACK".into() }
