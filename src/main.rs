@@ -518,6 +518,13 @@ async fn call(args: CallArgs) -> anyhow::Result<()> {
 }
 
 async fn replay(args: ReplayArgs) -> anyhow::Result<()> {
+    // The lint step: no device, no server.
+    if args.options.check {
+        if !droidmcp::replay::check(&args.options) {
+            std::process::exit(1);
+        }
+        return Ok(());
+    }
     let mut serve = args.serve;
     // A flow of many steps is one script run: its calls are bounded by the run's time instead.
     serve.script_max_calls = serve.script_max_calls.max(1_000_000);

@@ -15,6 +15,9 @@ use serde_json::{Value, json};
 use crate::server::{DroidMcp, call_once};
 use crate::tools::State;
 
+mod junit;
+pub use junit::{junit, junit_maestro};
+
 #[derive(Debug, Clone, clap::Args)]
 pub struct Options {
     /// The flows, run in order on one device: .js flows (as `flow export` writes them, or any
@@ -25,6 +28,10 @@ pub struct Options {
     /// step's screenshot goes beside it.
     #[arg(long, value_name = "PATH")]
     pub junit: Option<PathBuf>,
+    /// The report's shape: `steps` (a testsuite per flow, a testcase per step) or `maestro`
+    /// (as `maestro test --format junit` writes it: one testsuite, a testcase per flow).
+    #[arg(long, value_enum, default_value_t = JunitFormat::Steps, requires = "junit")]
+    pub junit_format: JunitFormat,
     /// A step healed by its label (its selector no longer matched) fails instead of passing with
     /// a warning.
     #[arg(long)]
@@ -32,9 +39,19 @@ pub struct Options {
     /// A value the recording left out (a password, typed as ${NAME}): NAME=VALUE, repeatable.
     #[arg(long = "env", value_name = "NAME=VALUE", value_parser = parse_env)]
     pub env: Vec<(String, String)>,
+    /// Read the flows (a Maestro flow with its subflows) without a device: print what would run
+    /// and every command refused (file, line, why); exit 1 when one is.
+    #[arg(long, conflicts_with_all = ["junit", "strict", "env", "sim", "adb"])]
+    pub check: bool,
     /// How long each step waits for its element and its outcome, in ms.
     #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(100..=120_000))]
     pub step_timeout_ms: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum JunitFormat {
+    Steps,
+    Maestro,
 }
 
 /// The longest replay: a script run's time limit.
@@ -118,9 +135,64 @@ pub async fn run(state: Arc<State>, options: &Options) -> anyhow::Result<Vec<Rep
         );
     }
     if let Some(path) = &options.junit {
-        std::fs::write(path, junit(&reports)).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+        let xml = match options.junit_format {
+            JunitFormat::Steps => junit(&reports),
+            JunitFormat::Maestro => junit_maestro(&reports),
+        };
+        std::fs::write(path, xml).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
     }
     Ok(reports)
+}
+
+/// `droidmcp replay --check`: each flow read without a device (a Maestro flow with its subflows,
+/// going on past a refused command), its steps printed as they would run and each refusal as
+/// `refused FILE line N: why`; whether none was refused.
+pub fn check(options: &Options) -> bool {
+    let mut refused_total = 0;
+    for file in &options.files {
+        let ext = file.extension().and_then(|e| e.to_str()).unwrap_or_default();
+        let (steps, refused) = match ext {
+            "yaml" | "yml" => {
+                let checked = crate::flow::maestro::check_file(file);
+                (
+                    checked.steps.iter().map(crate::flow::Step::describe).collect(),
+                    checked.refused,
+                )
+            }
+            "js" => match std::fs::read_to_string(file) {
+                Ok(code) => (step_names(&code), Vec::new()),
+                Err(e) => (Vec::new(), vec![format!("cannot read {}: {e}", file.display())]),
+            },
+            _ => (
+                Vec::new(),
+                vec![format!(
+                    "{}: a flow is a .js file (flow export {{format: \"js\"}}) or a Maestro .yaml file",
+                    file.display()
+                )],
+            ),
+        };
+        for (i, step) in steps.iter().enumerate() {
+            println!("would   {} {step}", i + 1);
+        }
+        for why in &refused {
+            println!("refused {why}");
+        }
+        println!(
+            "{}: {} steps would run, {} refused",
+            file.display(),
+            steps.len(),
+            refused.len()
+        );
+        refused_total += usize::from(!refused.is_empty());
+    }
+    if options.files.len() > 1 {
+        println!(
+            "{} flows: {} read, {refused_total} with refusals",
+            options.files.len(),
+            options.files.len() - refused_total
+        );
+    }
+    refused_total == 0
 }
 
 /// A flow file's name and the script that replays it.
@@ -351,96 +423,6 @@ fn print(report: &Report) {
     );
 }
 
-/// JUnit XML: a testsuite per flow, a testcase per step (a failure names the step, its selector
-/// and what the screen showed; a skipped step after it is `<skipped/>`).
-pub fn junit(reports: &[Report]) -> String {
-    let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n");
-    for report in reports {
-        suite(&mut out, report);
-    }
-    out.push_str("</testsuites>\n");
-    out
-}
-
-fn suite(out: &mut String, report: &Report) {
-    let failures = report.failed() + usize::from(report.run_error.is_some());
-    let skipped = report.skipped();
-    let tests = report.steps.len() + usize::from(report.run_error.is_some());
-    out.push_str(&format!(
-        "<testsuite name=\"{}\" tests=\"{tests}\" failures=\"{failures}\" errors=\"0\" skipped=\"{skipped}\" time=\"{:.3}\">\n",
-        xml(&report.name),
-        report.ms as f64 / 1000.0
-    ));
-    let class = xml(&format!("droidmcp.flow.{}", report.name));
-    let shot = report
-        .screenshot
-        .as_ref()
-        .map(|p| format!("\nScreenshot: {}", p.display()))
-        .unwrap_or_default();
-    for (name, result) in &report.steps {
-        let time = result.as_ref().map_or(0.0, |r| r.ms as f64 / 1000.0);
-        out.push_str(&format!(
-            "  <testcase classname=\"{class}\" name=\"{}\" time=\"{time:.3}\"",
-            xml(name)
-        ));
-        match result {
-            None => out.push_str(">\n    <skipped message=\"an earlier step failed\"/>\n  </testcase>\n"),
-            Some(r) => {
-                let failure = report.failure(r);
-                if failure.is_none() && r.warnings.is_empty() {
-                    out.push_str("/>\n");
-                    continue;
-                }
-                out.push_str(">\n");
-                if let Some(e) = failure {
-                    out.push_str(&format!(
-                        "    <failure message=\"{}\">step {}: {}{}</failure>\n",
-                        xml(&crate::adb::cut(&e)),
-                        xml(name),
-                        xml(&e),
-                        xml(&shot)
-                    ));
-                }
-                if !r.warnings.is_empty() {
-                    out.push_str(&format!(
-                        "    <system-out>{}</system-out>\n",
-                        xml(&r.warnings.join("\n"))
-                    ));
-                }
-                out.push_str("  </testcase>\n");
-            }
-        }
-    }
-    if let Some(e) = &report.run_error {
-        out.push_str(&format!(
-            "  <testcase classname=\"{class}\" name=\"the run\" time=\"0\">\n    <failure message=\"{}\">{}{}</failure>\n  </testcase>\n",
-            xml(&crate::adb::cut(e)),
-            xml(e),
-            xml(&shot)
-        ));
-    }
-    out.push_str("</testsuite>\n");
-}
-
-/// Text for XML content or an attribute: the five escapes, and no control characters (XML 1.0
-/// allows none but tab and line ends).
-fn xml(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            '\t' | '\n' | '\r' => out.push(c),
-            c if c.is_control() => out.push(' '),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
@@ -462,28 +444,5 @@ mod tests {
         prop_assert!(!code.contains(['\r', '\u{2028}', '\u{2029}']), "a raw line terminator");
     }
 
-    /// A JUnit report parses as XML, and each testcase is named as its step, whatever the step's
-    /// name and error hold (control characters become spaces: XML 1.0 cannot carry them).
-    #[test]
-    fn the_junit_report_is_xml_naming_each_step(
-        names in proptest::collection::vec(any::<String>(), 1..5),
-        error in any::<String>(),
-    ) {
-        let steps = names.iter().enumerate().map(|(i, n)| {
-            let result = StepResult { name: n.clone(), ok: i != 0, ms: 5, warnings: vec![error.clone()], error: (i == 0).then(|| error.clone()) };
-            (n.clone(), Some(result))
-        }).collect();
-        let report = Report { name: "generated".into(), steps, ..Default::default() };
-        let xml = junit(&[report]);
-        let doc = roxmltree::Document::parse(&xml).map_err(|e| TestCaseError::fail(format!("{e}\n{xml}")))?;
-        let cases: Vec<String> = doc.descendants().filter(|n| n.has_tag_name("testcase")).map(|n| n.attribute("name").unwrap_or_default().to_string()).collect();
-        let expected: Vec<String> = names.iter().map(|n| n.chars().map(|c| if c.is_control() { ' ' } else { c }).collect::<String>().replace('\r', " ")).collect();
-        prop_assert_eq!(cases.len(), expected.len());
-        for (case, want) in cases.iter().zip(&expected) {
-            // XML normalizes whitespace in attributes (tab, line ends become spaces).
-            let norm = |s: &str| s.replace(['\t', '\n', '\r'], " ");
-            prop_assert_eq!(norm(case), norm(want));
-        }
-    }
     }
 }

@@ -153,7 +153,9 @@ pub fn render(steps: &[Step], header: &[String]) -> String {
         for line in body(step) {
             out.push_str(&format!("  {line}\n"));
         }
-        if step.expect == Default::default() && !matches!(step.action, Action::Wait { .. } | Action::Check) {
+        if step.expect == Default::default()
+            && !matches!(step.action, Action::Wait { .. } | Action::Check | Action::Settle { .. })
+        {
             out.push_str("  await settle();\n");
         } else if step.expect != Default::default() {
             let visible: Vec<String> = step.expect.visible.iter().map(selector).collect();
@@ -243,6 +245,11 @@ fn body(step: &Step) -> Vec<String> {
         )],
         Action::Emulator { command } => vec![format!("await device.emulator({{ command: {} }});", lit(command))],
         Action::Check => Vec::new(),
+        // A reading waits until the app is idle; Maestro goes on after its timeout either way.
+        Action::Settle { timeout_ms } => vec![format!(
+            "await Promise.race([settle(), sleep({})]);",
+            timeout_ms.unwrap_or(15_000)
+        )],
     }
 }
 

@@ -154,6 +154,11 @@ pub enum Action {
     },
     /// Only what must be on the screen (a Maestro `assertVisible` with no action before it).
     Check,
+    /// Waits for the screen to settle (a reading waits until the app is idle), at most
+    /// `timeout_ms` (Maestro's `waitForAnimationToEnd`, 15 s by default), and goes on either way.
+    Settle {
+        timeout_ms: Option<u64>,
+    },
     /// One emulator console line that sets what the device senses (`power capacity 17`,
     /// `geo fix LON LAT`, `sms send …`). Maestro's `setLocation` is a `geo fix`.
     Emulator {
@@ -272,6 +277,8 @@ impl Step {
                 selector, gone: true, ..
             } => format!("wait until {} is gone", selector.describe()),
             Action::Emulator { command } => format!("emulator {command:?}"),
+            Action::Settle { timeout_ms: None } => "wait for the screen to settle".into(),
+            Action::Settle { timeout_ms: Some(ms) } => format!("wait for the screen to settle, at most {ms} ms"),
             Action::Check => {
                 let shown: Vec<String> = self.expect.visible.iter().map(Selector::describe).collect();
                 format!("check {}", shown.join(", "))

@@ -101,6 +101,7 @@ fn action() -> impl Strategy<Value = Action> {
         (direction(), proptest::option::of(50u32..=10_000))
             .prop_map(|(direction, duration_ms)| Action::SwipeToward { direction, duration_ms }),
         (1u32..=1000).prop_map(|chars| Action::Erase { chars }),
+        proptest::option::of(1u64..60_000).prop_map(|timeout_ms| Action::Settle { timeout_ms }),
         (direction(), proptest::option::of(selector()))
             .prop_map(|(direction, until)| Action::Scroll { direction, until }),
         (selector(), any::<bool>(), proptest::option::of(1u64..60_000)).prop_map(|(selector, gone, timeout_ms)| {
@@ -291,15 +292,29 @@ fn a_maestro_flow_written_by_hand_reads_as_steps() {
         let refused = maestro::parse(&format!("appId: a.b\n---\n{flow}")).unwrap_err();
         assert!(refused.contains(error), "{refused}");
     }
-    let unreadable = maestro::parse("appId: a.b\n---\n- tapOn: \"Sign (in\"\n").unwrap_err();
+    // A text that is no valid regex is that very text, as Maestro matches it (`toRegexSafe`); one
+    // Java reads but Rust does not is refused, and so is a `${…}` (not evaluated yet).
+    let literal = maestro::parse("appId: a.b\n---\n- tapOn: \"Sign (in\"\n- tapOn: \"+234 801\"\n").unwrap();
+    let described: Vec<String> = literal.iter().map(Step::describe).collect();
+    assert_eq!(described, ["tap text \"Sign (in\"", "tap text \"+234 801\""]);
+    let unreadable = maestro::parse("appId: a.b\n---\n- tapOn: \"(?=Sign)\"\n").unwrap_err();
     assert!(
-        unreadable.starts_with("line 3: text \"Sign (in\" is not a valid regex"),
+        unreadable.starts_with("line 3: text \"(?=Sign)\" is not a valid regex"),
         "{unreadable}"
     );
+    let unresolved = maestro::parse("appId: a.b\n---\n- tapOn: \"${NAME}\"\n").unwrap_err();
+    assert!(
+        unresolved.contains("a ${…} in a selector is not replayed yet"),
+        "{unresolved}"
+    );
+    // onFlowStart runs first.
+    let started = maestro::parse("appId: a.b\nonFlowStart:\n  - launchApp\n---\n- back\n").unwrap();
+    let described: Vec<String> = started.iter().map(Step::describe).collect();
+    assert_eq!(described, ["launch a.b", "key BACK"]);
     let refused = maestro::parse("appId: a.b\n---\n- launchApp\n- tapOn:\n    text: x\n    index: 2\n").unwrap_err();
     assert_eq!(
         refused,
-        "line 6: `index` is not supported here (id, text, point, label, optional are)"
+        "line 6: `index` is not supported here (id, text, point, label, optional, retryTapIfNoChange are)"
     );
     assert!(
         maestro::parse("- launchApp\n")
@@ -437,6 +452,60 @@ fn maestro_options_are_honoured_or_refused_with_their_line() {
         erased.contains(r#"for (let i = 0; i < 3; i++) await ui.key({ name: "DEL" });"#),
         "{erased}"
     );
+    // Issue 35: the options and commands public suites use most, read as Maestro runs them.
+    let read = |flow: &str| -> Vec<String> {
+        maestro::parse(flow)
+            .unwrap_or_else(|e| panic!("{flow}: {e}"))
+            .iter()
+            .map(Step::describe)
+            .collect()
+    };
+    assert_eq!(
+        read(
+            "appId: a.b\njsEngine: graaljs\n---\n- launchApp:\n    clearState: true\n    stopApp: true\n    clearKeychain: true\n    label: Fresh start\n- waitForAnimationToEnd\n- waitForAnimationToEnd:\n    timeout: 5000\n- hideKeyboard\n- clearKeychain\n- repeat:\n    times: 1\n    label: once\n    commands:\n      - back\n- runFlow:\n    label: setup\n    commands:\n      - launchApp:\n          stopApp: false\n"
+        ),
+        [
+            "clear data of a.b",
+            "stop a.b",
+            "launch a.b",
+            "wait for the screen to settle",
+            "wait for the screen to settle, at most 5000 ms",
+            "key BACK",
+            "key BACK",
+            "launch a.b",
+        ]
+    );
+    assert_eq!(
+        read(
+            "appId: a.b\n---\n- inputText:\n    text: ada\n    label: Name\n- pressKey:\n    key: Enter\n- tapOn:\n    text: Go\n    retryTapIfNoChange: false\n"
+        ),
+        ["type \"ada\"", "key ENTER", "tap text \"Go\""]
+    );
+    // Maestro's random inputs, in its shapes.
+    let typed: Vec<String> = maestro::parse(
+        "appId: a.b\n---\n- inputRandomText\n- inputRandomNumber:\n    length: 12\n- inputRandomEmail\n- inputRandomPersonName\n- inputRandomText:\n    length: 0\n",
+    )
+    .unwrap()
+    .into_iter()
+    .map(|s| match s.action {
+        Action::Type { text, .. } => text,
+        other => panic!("{other:?}"),
+    })
+    .collect();
+    let shape = |pattern: &str, text: &str| regex::Regex::new(pattern).unwrap().is_match(text);
+    assert!(shape("^[A-Za-z0-9]{8}$", &typed[0]), "{typed:?}");
+    assert!(shape("^[1-9][0-9]{11}$", &typed[1]), "{typed:?}");
+    assert!(shape("^[a-z]+_[a-z]+_[0-9]{4}@[a-z]+\\.com$", &typed[2]), "{typed:?}");
+    assert!(shape("^[A-Z][a-z]+ [A-Z][a-z]+$", &typed[3]), "{typed:?}");
+    assert!(shape("^[A-Za-z0-9]{8}$", &typed[4]), "{typed:?}");
+    assert!(
+        maestro::parse("appId: a.b\n---\n- tapOn:\n    text: Go\n    retryTapIfNoChange: true\n")
+            .unwrap_err()
+            .starts_with("line 5: retryTapIfNoChange: true is not replayed yet")
+    );
+    assert!(
+        script("- waitForAnimationToEnd:\n    timeout: 700\n").contains("await Promise.race([settle(), sleep(700)]);")
+    );
     let refused = |flow: &str| maestro::parse(&format!("appId: a.b\n---\n{flow}")).unwrap_err();
     for (flow, error) in [
         (
@@ -472,12 +541,12 @@ fn maestro_options_are_honoured_or_refused_with_their_line() {
             "line 4: `speed` is not supported here (optional are)",
         ),
         (
-            "- repeat:\n    times: 2\n    label: twice\n    commands:\n      - back\n",
-            "line 5: label names a repeat or runFlow in Maestro's report",
+            "- launchApp:\n    clearState: yes please\n",
+            "line 4: clearState is true or false",
         ),
         (
-            "- runFlow:\n    label: setup\n    commands:\n      - back\n",
-            "line 4: label names a repeat or runFlow in Maestro's report",
+            "- launchApp:\n    permissions:\n      all: allow\n",
+            "line 4: `permissions` is not supported here",
         ),
     ] {
         let said = refused(flow);

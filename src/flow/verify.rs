@@ -221,8 +221,9 @@ mod tests {
     /// A screen recorded, then the next one where its ids and places belong to other labels (the
     /// labels shuffled, one slot maybe gone): a replayed tap never acts on an element with another
     /// label, whether the flow is the script, the Maestro export, or a Maestro flow written by hand
-    /// with a label; one written with a text acts on an element showing it, one with an id alone
-    /// keeps Maestro's meaning (whatever has that id), and healing never moves to another label.
+    /// with an id and its text; one written with a text acts on an element showing it, one with an
+    /// id alone (or an id and a `label`, Maestro's caption) keeps Maestro's meaning (whatever has
+    /// that id), and healing never moves to another label.
     #[test]
     fn a_replayed_tap_never_acts_on_an_element_with_another_label() {
         let (pairs, taps, acts) = (AtomicUsize::new(0), AtomicUsize::new(0), AtomicUsize::new(0));
@@ -269,10 +270,12 @@ mod tests {
                     through_maestro(&recorded),
                     by_hand(&[("text", &label)]),
                 ];
+                // By hand, an id and the text it shows (Maestro: both must hold).
                 if !id.is_empty() {
-                    written.push(by_hand(&[("id", id), ("label", &label)]));
+                    written.push(by_hand(&[("id", id), ("text", &label)]));
                 }
-                for target in &written {
+                for (i, target) in written.iter().enumerate() {
+                    let by_hand = i == 2;
                     taps.fetch_add(1, Ordering::Relaxed);
                     let Some(acted) = acted_on(&b, &b_els, target) else {
                         continue;
@@ -280,24 +283,36 @@ mod tests {
                     acts.fetch_add(1, Ordering::Relaxed);
                     match (&target.selector, &target.label) {
                         // Maestro's text, by hand: an element that shows it.
-                        (Selector::Text(text), None) => prop_assert!(
+                        (Selector::Text(text), None) if by_hand => prop_assert!(
                             texts_within(&b, acted.node).contains(text),
                             "{target:?} acted on {acted:?}"
                         ),
+                        // The Maestro export of a text (no id to pair it with): as Maestro reads
+                        // it, an element showing that text (its own, a child's, or its label).
+                        (Selector::Text(text), None) => prop_assert!(
+                            texts_within(&b, acted.node).contains(text) || acted.label == *text,
+                            "{target:?} acted on {acted:?}"
+                        ),
+                        // A point in a Maestro flow: whatever is under it, as Maestro taps it (it
+                        // has no field for the element; the script export checks it).
+                        (Selector::Point(at), None) => prop_assert!(acted.bounds.contains(at[0], at[1])),
                         _ => prop_assert_eq!(name(&b, acted), label.clone(), "{:?} acted on {:?}", target, acted),
                     }
                 }
-                // By hand, an id alone: whatever has that id, as Maestro taps it.
-                if !id.is_empty()
-                    && let Some(acted) = acted_on(&b, &b_els, &by_hand(&[("id", id)]))
-                {
-                    prop_assert_eq!(b.nodes[acted.node].resource_id(), id);
+                // By hand, an id alone, or with a `label` (only a caption in Maestro's report):
+                // whatever has that id, as Maestro taps it.
+                for fields in [vec![("id", id)], vec![("id", id), ("label", "Tap the button")]] {
+                    if !id.is_empty()
+                        && let Some(acted) = acted_on(&b, &b_els, &by_hand(&fields))
+                    {
+                        prop_assert_eq!(b.nodes[acted.node].resource_id(), id);
+                    }
                 }
             }
             Ok(())
         });
         eprintln!(
-            "{} cases (screen pairs), {} replayed taps: {} acted, each on its recorded label, {} refused",
+            "{} cases (screen pairs), {} replayed taps: {} acted (on its recorded label, or as Maestro reads a text or point), {} refused",
             pairs.load(Ordering::Relaxed),
             taps.load(Ordering::Relaxed),
             acts.load(Ordering::Relaxed),

@@ -248,7 +248,7 @@ fn a_selector_that_no_longer_matches_heals_by_its_label_unless_strict() {
     let flow = dir.path().join("renamed.yaml");
     std::fs::write(
         &flow,
-        "appId: com.android.settings\n---\n- launchApp\n- tapOn:\n    id: \"com.android.settings:id/renamed_row\"\n    label: \"Network & internet\"\n- assertVisible: \"Airplane mode\"\n",
+        "appId: com.android.settings\n---\n- launchApp\n- tapOn:\n    id: \"com.android.settings:id/renamed_row\"\n    text: \"Network & internet\"\n- assertVisible: \"Airplane mode\"\n",
     )
     .unwrap();
     let out = replay(&flow, home.path(), &["--step-timeout-ms", "600"]);
@@ -519,7 +519,7 @@ fn a_maestro_command_droidmcp_does_not_replay_is_refused_with_its_line() {
     assert!(!String::from_utf8_lossy(&out.stdout).contains("ok      1 launch"));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("line 4: `runScript` is not a command droidmcp replays"),
+        stderr.contains("line 4: `runScript` is not replayed yet (JavaScript through the code-mode sandbox)"),
         "{stderr}"
     );
 }

@@ -109,8 +109,9 @@ fn refused_untouched(out: &Output) -> String {
     failed
 }
 
-/// Issue 33 item 2: a step recorded as `id: android:id/button1` with the label "OK", replayed on
-/// a dialog whose button1 is "Delete everything", is refused before the tap, naming both.
+/// Issue 33 item 2: a step recorded as `id: android:id/button1` showing "OK" (`text`, as Maestro
+/// says an element with both), replayed on a dialog whose button1 is "Delete everything", is
+/// refused before the tap, naming both.
 #[test]
 fn a_recorded_ok_is_not_tapped_where_its_id_now_deletes_everything() {
     let home = tempfile::tempdir().unwrap();
@@ -119,7 +120,7 @@ fn a_recorded_ok_is_not_tapped_where_its_id_now_deletes_everything() {
     let flow = dir.path().join("finish.yaml");
     std::fs::write(
         &flow,
-        "appId: com.android.settings\n---\n- tapOn:\n    id: \"android:id/button1\"\n    label: \"OK\"\n- assertVisible: \"All set\"\n",
+        "appId: com.android.settings\n---\n- tapOn:\n    id: \"android:id/button1\"\n    text: \"OK\"\n- assertVisible: \"All set\"\n",
     )
     .unwrap();
     // Where it was recorded, it passes.
@@ -182,8 +183,9 @@ async fn a_recorded_dialog_button_keeps_its_label_and_taps_nothing_else_in_both_
     )
     .await);
     let yaml = std::fs::read_to_string(maestro["path"].as_str().unwrap()).unwrap();
+    // Found by its text (the framework id names no button alone); `label` is Maestro's caption.
     assert!(
-        yaml.contains("- tapOn:\n    text: \"OK\"\n    label: \"OK\"\n"),
+        yaml.contains("- tapOn:\n    text: \"OK\"\n") && !yaml.contains("label:"),
         "{yaml}"
     );
     client.cancel().await.unwrap();
@@ -198,6 +200,62 @@ async fn a_recorded_dialog_button_keeps_its_label_and_taps_nothing_else_in_both_
         let out = replay(Path::new(flow), home.path(), Some(&wipe), &["--step-timeout-ms", "800"]);
         refused_untouched(&out);
     }
+}
+
+/// Issue 35: `label` on a Maestro command is only its caption in Maestro's report, so a
+/// hand-written `tapOn {id, label: "Tap the OK button"}` taps whatever has that id, as Maestro
+/// does (it was taken for the element's expected label and refused); and a recorded element with
+/// an app id is exported as `id` and the `text` it shows, which a replay checks before acting.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_label_is_a_caption_and_an_exported_id_carries_its_text() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let confirm = profile(dir.path(), "confirm");
+    let flow = dir.path().join("caption.yaml");
+    std::fs::write(
+        &flow,
+        "appId: com.android.settings\n---\n- tapOn:\n    id: \"android:id/button1\"\n    label: \"Tap the OK button\"\n- assertVisible: \"All set\"\n",
+    )
+    .unwrap();
+    let out = replay(&flow, home.path(), Some(&confirm), &["--step-timeout-ms", "1500"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+    // Recorded over MCP: the login demo's button has an app id; the export names it by its id
+    // and the text it showed, and replays.
+    let workspace = tempfile::tempdir().unwrap();
+    let client = mcp_server(
+        &["--sim", "--workspace", workspace.path().to_str().unwrap()],
+        &[],
+        home.path(),
+    )
+    .await;
+    ok(&call(
+        &client,
+        "adb-app",
+        json!({"operation": "launch", "package": "org.droidmcp.demo.login"}),
+    )
+    .await);
+    ok(&call(
+        &client,
+        "ui",
+        json!({"operation": "tap", "resourceId": "org.droidmcp.demo.login:id/login_button"}),
+    )
+    .await);
+    let maestro = ok(&call(
+        &client,
+        "flow",
+        json!({"operation": "export", "name": "signin", "format": "maestro"}),
+    )
+    .await);
+    client.cancel().await.unwrap();
+    let path = maestro["path"].as_str().unwrap();
+    let yaml = std::fs::read_to_string(path).unwrap();
+    assert!(
+        yaml.contains("- tapOn:\n    id: \"org.droidmcp.demo.login:id/login_button\"\n    text: \"LOG IN\"\n")
+            && !yaml.contains("label:"),
+        "{yaml}"
+    );
+    let out = replay(Path::new(path), home.path(), None, &["--step-timeout-ms", "1500"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
 }
 
 /// Issue 33 item 9: `eraseText: N` deletes N characters (it emptied the field), a direction

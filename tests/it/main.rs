@@ -18,6 +18,7 @@ mod e2e_device;
 mod emulator_console;
 mod fault_matrix;
 mod flow;
+mod flow_check;
 mod flow_secrets;
 mod flow_verify;
 mod house;

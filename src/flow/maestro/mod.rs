@@ -1,9 +1,11 @@
 //! A flow as a Maestro flow (`write`), and a Maestro flow read back into steps (`read`).
 
+mod args;
+pub mod compat;
 mod read;
 mod selectors;
 mod write;
 mod yaml;
 
-pub use read::{parse, parse_file};
+pub use read::{Checked, check_file, parse, parse_file};
 pub use write::{location, render};

@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 
 use saphyr::{LoadableYamlNode, MarkedYamlOwned, YamlDataOwned};
 
-use super::selectors::{command_selector, selector, spot, target};
+use super::args::{direction, erase, flag, no_argument, our_key, random_input, scalar_or_field, swipe};
+use super::selectors::{command_selector, selector, target};
 use super::yaml::{at, field, key, number, only_keys, required, scalar, string};
 
 use super::super::{Action, Expect, Selector, Step, When, same_block};
@@ -15,8 +16,6 @@ use super::super::{Action, Expect, Selector, Step, When, same_block};
 /// spelled out: a typo (`times: 1000000`) or a loop of files fails at once, with its line.
 const MAX_DEPTH: usize = 8;
 const MAX_STEPS: usize = 5000;
-/// Characters an `eraseText: N` deletes at most (one DEL each).
-const MAX_ERASE: u32 = 1000;
 
 /// A Maestro flow read into steps. `assertVisible` after a command is that step's expectation;
 /// before any, a `Check` step. `repeat {times}` and inline `runFlow {commands}` are spelled out;
@@ -37,16 +36,67 @@ pub fn parse_file(path: &Path) -> Result<(Option<String>, Vec<Step>), String> {
     Ok((reader.name, steps))
 }
 
+/// A flow file read without a device (`droidmcp replay --check`): its name, the steps that
+/// would run, and every command refused (`FILE line N: why`), not only the first.
+#[derive(Debug, Default)]
+pub struct Checked {
+    pub name: Option<String>,
+    pub steps: Vec<Step>,
+    pub refused: Vec<String>,
+}
+
+/// Reads `path` (and its subflows) as `parse_file` does, but goes on past a refused command,
+/// so a CI job's lint step lists them all.
+pub fn check_file(path: &Path) -> Checked {
+    let mut reader = Reader {
+        refused: Some(Vec::new()),
+        ..Reader::default()
+    };
+    let mut steps = Vec::new();
+    let unread = reader.file(path, None, &mut steps).err();
+    let mut refused: Vec<String> = Vec::new();
+    // A subflow run twice is refused once.
+    for r in reader.refused.unwrap_or_default().into_iter().chain(unread) {
+        if !refused.contains(&r) {
+            refused.push(r);
+        }
+    }
+    Checked {
+        name: reader.name,
+        steps,
+        refused,
+    }
+}
+
 /// The files being read, outermost first (to find a `runFlow`'s file and to refuse a loop), the
-/// condition of the `runFlow {when}` block being read, and the outermost flow's name.
+/// condition of the `runFlow {when}` block being read, the outermost flow's name, and when
+/// checking (`check_file`), the refusals so far.
 #[derive(Default)]
 struct Reader {
     files: Vec<PathBuf>,
     when: Option<When>,
     name: Option<String>,
+    refused: Option<Vec<String>>,
 }
 
 impl Reader {
+    /// A refusal: kept, naming the file being read, when checking (reading goes on); else the
+    /// error that ends the reading.
+    fn refuse(&mut self, error: String) -> Result<(), String> {
+        let file = self.files.last().map(|f| f.display().to_string());
+        match (&mut self.refused, file) {
+            (Some(refused), Some(file)) if error.starts_with("line ") => {
+                refused.push(format!("{file} {error}"));
+                Ok(())
+            }
+            (Some(refused), _) => {
+                refused.push(error);
+                Ok(())
+            }
+            (None, _) => Err(error),
+        }
+    }
+
     fn file(&mut self, path: &Path, from: Option<&MarkedYamlOwned>, steps: &mut Vec<Step>) -> Result<(), String> {
         let named = |message: String| match from {
             Some(node) => at(node, &message),
@@ -93,6 +143,7 @@ impl Reader {
             }
         };
         let mut app_id = None;
+        let mut on_start = None;
         if let Some(header) = header {
             let YamlDataOwned::Mapping(map) = &header.data else {
                 return Err(at(header, "the header is a mapping with appId"));
@@ -106,9 +157,33 @@ impl Reader {
                     // Tags choose which flows a Maestro run takes; a replay runs the files it is
                     // given, as `maestro test FILE` does.
                     Some("tags") => {}
-                    _ => return Err(at(key, "this header key is not supported (appId, name, tags are)")),
+                    // Maestro's JavaScript engine (GraalJS or Rhino); a replay's is QuickJS, the
+                    // code-mode sandbox's, whichever is named.
+                    Some("jsEngine") => {
+                        string(value, "jsEngine")?;
+                    }
+                    // Runs before the flow's commands; when it fails they do not run, as
+                    // Maestro does.
+                    Some("onFlowStart") => on_start = Some(value),
+                    Some("onFlowEnd") => self.refuse(at(
+                        key,
+                        "onFlowEnd is no Maestro header key (Maestro ignores it): onFlowComplete is, or remove it",
+                    ))?,
+                    other => {
+                        let why = match other {
+                            Some("env") => {
+                                "`env` in the header is not replayed yet (nor its ${…}): pass the values with --env NAME=VALUE"
+                            }
+                            Some("onFlowComplete") => "`onFlowComplete` (run even after a failure) is not replayed yet",
+                            _ => "this header key is not read (appId, name, tags, jsEngine, onFlowStart are)",
+                        };
+                        self.refuse(at(key, why))?
+                    }
                 }
             }
+        }
+        if let Some(start) = on_start {
+            self.commands(start, app_id.as_deref(), steps)?;
         }
         self.commands(commands, app_id.as_deref(), steps)
     }
@@ -126,7 +201,9 @@ impl Reader {
             _ => return Err(at(commands, "the commands are a list (- launchApp, - tapOn: …)")),
         };
         for item in list {
-            self.command(item, app_id, steps)?;
+            if let Err(e) = self.command(item, app_id, steps) {
+                self.refuse(e)?;
+            }
             if steps.len() > MAX_STEPS {
                 return Err(at(
                     item,
@@ -168,14 +245,59 @@ impl Reader {
         };
         let action = match name.as_str() {
             "launchApp" => {
-                let package = match arg.filter(|a| a.data.as_mapping().is_some()) {
-                    Some(map) => {
-                        only_keys(map, &["appId", "optional"])?;
-                        app(field(map, "appId"))?
-                    }
-                    None => app(arg)?,
+                let Some(map) = arg.filter(|a| a.data.as_mapping().is_some()) else {
+                    let mut step = Step::new(Action::Launch { package: app(arg)? });
+                    step.optional = optional;
+                    step.when = self.when.clone();
+                    steps.push(step);
+                    return Ok(());
                 };
+                only_keys(map, &["appId", "optional", "clearState", "stopApp", "clearKeychain"])?;
+                let package = app(field(map, "appId"))?;
+                // As Maestro orders them: the data cleared, the app stopped, then launched
+                // (clearKeychain is iOS's; Android has none to clear).
+                for (option, action) in [
+                    (
+                        "clearState",
+                        Action::ClearData {
+                            package: package.clone(),
+                        },
+                    ),
+                    (
+                        "stopApp",
+                        Action::Stop {
+                            package: package.clone(),
+                        },
+                    ),
+                ] {
+                    if flag(map, option)? {
+                        let mut step = Step::new(action);
+                        step.optional = optional;
+                        step.when = self.when.clone();
+                        steps.push(step);
+                    }
+                }
+                flag(map, "clearKeychain")?;
                 Action::Launch { package }
+            }
+            "clearKeychain" => {
+                no_argument(arg)?;
+                return Ok(());
+            }
+            "hideKeyboard" => {
+                // What Maestro sends on Android to hide it.
+                no_argument(arg)?;
+                Action::Key { name: "BACK".into() }
+            }
+            "waitForAnimationToEnd" => {
+                let timeout_ms = match arg.filter(|a| !a.data.is_null()) {
+                    Some(map) => {
+                        only_keys(map, &["timeout", "optional"])?;
+                        field(map, "timeout").map(|t| number(t, "timeout")).transpose()?
+                    }
+                    None => None,
+                };
+                Action::Settle { timeout_ms }
             }
             "stopApp" => Action::Stop { package: app(arg)? },
             "clearState" => Action::ClearData { package: app(arg)? },
@@ -192,17 +314,23 @@ impl Reader {
             }
             "inputText" => Action::Type {
                 target: None,
-                text: string(required(arg, item, &name)?, &name)?,
+                text: string(scalar_or_field(required(arg, item, &name)?, "text")?, &name)?,
                 clear: false,
                 submit: false,
             },
             "eraseText" => erase(arg)?,
+            "inputRandomText" | "inputRandomNumber" | "inputRandomEmail" | "inputRandomPersonName" => Action::Type {
+                target: None,
+                text: random_input(&name, arg)?,
+                clear: false,
+                submit: false,
+            },
             "back" => {
                 no_argument(arg)?;
                 Action::Key { name: "BACK".into() }
             }
             "pressKey" => {
-                let key = required(arg, item, &name)?;
+                let key = scalar_or_field(required(arg, item, &name)?, "key")?;
                 let ours = our_key(&string(key, &name)?);
                 // Checked here, so a key the device cannot be sent fails with its line.
                 if crate::android::keys::key_code(&ours).is_none() {
@@ -301,7 +429,6 @@ impl Reader {
             }
             "repeat" => {
                 let map = required(arg, item, &name)?;
-                refuse_label(map)?;
                 only_keys(map, &["times", "commands", "while"])?;
                 if let Some(condition) = key(map, "while") {
                     return Err(at(
@@ -329,7 +456,6 @@ impl Reader {
                 if let Some(file) = scalar(arg) {
                     return self.run_file(&file, item, steps);
                 }
-                refuse_label(arg)?;
                 only_keys(arg, &["file", "commands", "env", "when"])?;
                 if let Some(env) = key(arg, "env") {
                     return Err(at(
@@ -342,15 +468,7 @@ impl Reader {
                     None => self.block(arg, item, app_id, steps),
                 };
             }
-            _ => {
-                return Err(at(
-                    item,
-                    &format!(
-                        "`{}` is not a command droidmcp replays (launchApp, stopApp, clearState, tapOn, longPressOn, inputText, eraseText, pressKey, back, swipe, scroll, scrollUntilVisible, extendedWaitUntil, assertVisible, assertNotVisible, setLocation, repeat, runFlow)",
-                        crate::adb::cut(&name)
-                    ),
-                ));
-            }
+            _ => return Err(at(item, &super::compat::refusal(&name))),
         };
         let mut step = Step::new(action);
         step.optional = optional;
@@ -438,108 +556,5 @@ impl Reader {
             ));
         }
         self.file(Path::new(file), Some(item), steps)
-    }
-}
-
-/// A command that takes no argument (`- back`) may still say `optional: true`; nothing else.
-fn no_argument(arg: Option<&MarkedYamlOwned>) -> Result<(), String> {
-    match arg.filter(|a| !a.data.is_null()) {
-        Some(arg) => only_keys(arg, &["optional"]),
-        None => Ok(()),
-    }
-}
-
-/// Maestro names a `repeat` or `runFlow` in its report by `label`; a replay reports each step
-/// instead, so the name would go nowhere.
-fn refuse_label(map: &MarkedYamlOwned) -> Result<(), String> {
-    match key(map, "label") {
-        Some(label) => Err(at(
-            label,
-            "label names a repeat or runFlow in Maestro's report; a replay reports each of its steps: remove it",
-        )),
-        None => Ok(()),
-    }
-}
-
-/// `eraseText` empties the focused field; `eraseText: N` (or `{charactersToErase: N}`) deletes N
-/// characters, as Maestro does.
-fn erase(arg: Option<&MarkedYamlOwned>) -> Result<Action, String> {
-    let count = match arg.filter(|a| !a.data.is_null()) {
-        None => None,
-        Some(map) if map.data.as_mapping().is_some() => {
-            only_keys(map, &["charactersToErase", "optional"])?;
-            field(map, "charactersToErase")
-        }
-        Some(count) => Some(count),
-    };
-    let Some(count) = count else {
-        return Ok(Action::Type {
-            target: None,
-            text: String::new(),
-            clear: true,
-            submit: false,
-        });
-    };
-    match scalar(count).and_then(|c| c.parse::<u32>().ok()) {
-        Some(chars @ 1..=MAX_ERASE) => Ok(Action::Erase { chars }),
-        _ => Err(at(
-            count,
-            &format!("eraseText takes a number of characters, 1 to {MAX_ERASE} (none empties the field)"),
-        )),
-    }
-}
-
-fn swipe(arg: &MarkedYamlOwned) -> Result<Action, String> {
-    only_keys(arg, &["start", "end", "duration", "direction", "optional"])?;
-    // A swipe lasts what `ui swipe` can ask the device for; Maestro's default is its own.
-    let duration_ms = match field(arg, "duration") {
-        Some(d) => match number(d, "duration")? {
-            ms @ 50..=10_000 => Some(ms as u32),
-            _ => return Err(at(d, "duration is 50 to 10000 ms")),
-        },
-        None => None,
-    };
-    if let Some(d) = field(arg, "direction") {
-        if let Some(point) = key(arg, "start").or(key(arg, "end")) {
-            return Err(at(point, "swipe takes direction, or start and end, not both"));
-        }
-        return Ok(Action::SwipeToward {
-            direction: direction(d)?,
-            duration_ms,
-        });
-    }
-    let (Some(start), Some(end)) = (field(arg, "start"), field(arg, "end")) else {
-        return Err(at(
-            arg,
-            "swipe takes start and end (\"x, y\" in pixels or \"x%, y%\" of the screen), or direction",
-        ));
-    };
-    match (spot(start)?, spot(end)?) {
-        (Selector::Point(from), Selector::Point(to)) => Ok(Action::Swipe { from, to, duration_ms }),
-        (Selector::Percent(from), Selector::Percent(to)) => Ok(Action::SwipePercent { from, to, duration_ms }),
-        _ => Err(at(arg, "start and end are both pixels or both percentages")),
-    }
-}
-
-fn direction(node: &MarkedYamlOwned) -> Result<String, String> {
-    let d = string(node, "direction")?.to_ascii_lowercase();
-    match d.as_str() {
-        "up" | "down" | "left" | "right" => Ok(d),
-        _ => Err(at(node, "direction is UP, DOWN, LEFT or RIGHT")),
-    }
-}
-
-/// Maestro's key names as ours.
-fn our_key(name: &str) -> String {
-    match name.to_ascii_lowercase().as_str() {
-        "home" => "HOME".into(),
-        "back" => "BACK".into(),
-        "enter" => "ENTER".into(),
-        "backspace" => "DEL".into(),
-        "tab" => "TAB".into(),
-        "volume up" => "VOLUME_UP".into(),
-        "volume down" => "VOLUME_DOWN".into(),
-        "power" | "lock" => "POWER".into(),
-        _ => name.to_string(),
     }
 }

@@ -1,4 +1,4 @@
-//! The selectors of a Maestro flow: what `tapOn` points at (with the `label` a replay checks),
+//! The selectors of a Maestro flow: what `tapOn` points at (an id with the text it shows),
 //! a command's selector, Maestro's `text` as a pattern or a literal, and points.
 
 use saphyr::MarkedYamlOwned;
@@ -6,14 +6,44 @@ use saphyr::MarkedYamlOwned;
 use super::super::{Selector, Target};
 use super::yaml::{at, field, only_keys, scalar, string};
 
-/// What `tapOn` and `longPressOn` point at: a selector, and the `label` of the element (as
-/// `flow export` writes it): a replay acts only on an element with that label, and heals by it.
-/// Without one, the selector keeps Maestro's meaning (whatever has that id, or shows that text).
+/// What `tapOn` and `longPressOn` point at. `label` only names the step in Maestro's report, so
+/// it is a caption here too. A selector with both `id` and a literal `text` (as `flow export`
+/// writes a recorded element) means what Maestro says, the element with that id showing that
+/// text: it is found by its id and acted on only when it shows the text (`verify`), else refused
+/// naming both.
 pub(super) fn target(node: &MarkedYamlOwned) -> Result<Target, String> {
-    let label = field(node, "label").map(|l| string(l, "label")).transpose()?;
-    let mut target = Target::bare(selector_in(node, &["id", "text", "point", "label", "optional"])?);
-    target.label = label;
-    Ok(target)
+    if let Some(label) = field(node, "label") {
+        string(label, "label")?;
+    }
+    // Maestro taps again when the screen did not change (its default); a replay taps once, which
+    // is what `retryTapIfNoChange: false` asks for.
+    if let Some(retry) = field(node, "retryTapIfNoChange")
+        && scalar(retry).as_deref() != Some("false")
+    {
+        return Err(at(
+            retry,
+            "retryTapIfNoChange: true is not replayed yet (a replay taps once): write false, or remove it",
+        ));
+    }
+    let allowed = ["id", "text", "point", "label", "optional", "retryTapIfNoChange"];
+    if let (Some(id), Some(text)) = (field(node, "id"), field(node, "text")) {
+        only_keys(node, &allowed)?;
+        if field(node, "point").is_some() {
+            return Err(at(node, "a selector takes id and text, or point, not both"));
+        }
+        let id = string(id, "id")?;
+        return match text_selector(text, &string(text, "text")?)? {
+            Selector::Text(shown) => Ok(Target {
+                label: Some(shown),
+                ..Target::bare(Selector::ResourceId(id))
+            }),
+            _ => Err(at(
+                text,
+                "a text pattern beside an id is not replayed: give the id with a literal text (metacharacters escaped), or the pattern alone",
+            )),
+        };
+    }
+    Ok(Target::bare(selector_in(node, &allowed)?))
 }
 
 pub(super) fn selector(node: &MarkedYamlOwned) -> Result<Selector, String> {
@@ -63,9 +93,24 @@ fn text_selector(node: &MarkedYamlOwned, pattern: &str) -> Result<Selector, Stri
             Some(next) if super::write::REGEX_SPECIAL.contains(next) => literal.push(next),
             // A metacharacter, or a class such as `\d`: a pattern.
             _ => {
-                crate::android::ui_elements::Matcher::regex(&crate::flow::whole_text_regex(pattern))
-                    .map_err(|e| at(node, &format!("text {pattern:?} is {e}")))?;
-                return Ok(Selector::Pattern(pattern.to_string()));
+                if pattern.contains("${") {
+                    return Err(at(
+                        node,
+                        &format!(
+                            "text {pattern:?}: a ${{…}} in a selector is not replayed yet (Maestro evaluates it first)"
+                        ),
+                    ));
+                }
+                return match crate::android::ui_elements::Matcher::regex(&crate::flow::whole_text_regex(pattern)) {
+                    Ok(_) => Ok(Selector::Pattern(pattern.to_string())),
+                    // Maestro matches a text that is no valid regex as that very text (its
+                    // `toRegexSafe`); one Java reads but Rust does not (look-around,
+                    // back-references, too big) is refused.
+                    Err(e) if e.contains("not supported") || e.contains("size limit") => {
+                        Err(at(node, &format!("text {pattern:?} is {e}")))
+                    }
+                    Err(_) => Ok(Selector::Text(pattern.to_string())),
+                };
             }
         }
     }

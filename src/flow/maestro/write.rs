@@ -179,6 +179,10 @@ fn commands(step: &Step, app_id: &str) -> Vec<String> {
             ),
         }],
         Action::Check => Vec::new(),
+        Action::Settle { timeout_ms: None } => vec!["- waitForAnimationToEnd\n".into()],
+        Action::Settle { timeout_ms: Some(ms) } => {
+            vec![format!("- waitForAnimationToEnd:\n    timeout: {ms}\n")]
+        }
     }
 }
 
@@ -245,13 +249,19 @@ fn escaped(text: &str) -> String {
     out
 }
 
-/// A target's selector, and its label (Maestro's `label` names a command in its reports; a
-/// replay acts only on an element with that label, and heals by it), even where the selector is
-/// that very text: a text may also be found inside another element.
+/// A target's selector, and where it is an id, the recorded label as the text that element
+/// shows: Maestro finds only an element that has both (`label` is only a report's caption), and a
+/// replay acts only on the element with that id when it shows the label. An editable field's
+/// text is what was typed, and a switch's ON/OFF its state: neither names it, so they keep the id
+/// alone.
 fn target_fields(t: &Target) -> String {
     let mut out = selector_fields(&t.selector, "    ");
-    if let Some(label) = &t.label {
-        out.push_str(&format!("    label: {}\n", quoted(label)));
+    let editable = t.class.as_deref().is_some_and(|c| c.ends_with("EditText"));
+    if let (Selector::ResourceId(_), Some(label)) = (&t.selector, &t.label)
+        && !editable
+        && !matches!(label.trim().to_lowercase().as_str(), "on" | "off")
+    {
+        out.push_str(&format!("    text: {}\n", quoted(&escaped(label))));
     }
     out
 }

@@ -29,12 +29,18 @@ pub(super) fn key<'a>(node: &'a MarkedYamlOwned, key: &str) -> Option<&'a Marked
     entry(node, key).map(|(k, _)| k)
 }
 
+/// Refuses any key but `allowed` and `label`, which every Maestro command and condition takes as
+/// its caption in Maestro's report (a replay names each step itself).
 pub(super) fn only_keys(node: &MarkedYamlOwned, allowed: &[&str]) -> Result<(), String> {
     let Some(map) = node.data.as_mapping() else {
         return Err(at(node, &format!("expected a mapping with {}", allowed.join(", "))));
     };
-    for (key, _) in map {
+    for (key, value) in map {
         let name = scalar(key).unwrap_or_default();
+        if name == "label" {
+            string(value, "label")?;
+            continue;
+        }
         if !allowed.contains(&name.as_str()) {
             return Err(at(
                 key,

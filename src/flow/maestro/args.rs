@@ -1,0 +1,188 @@
+//! The arguments of single Maestro commands (a swipe's points, a key's name, an erase's count,
+//! an option's true or false), read from saphyr's nodes, each error naming its line.
+
+use saphyr::MarkedYamlOwned;
+
+use super::selectors::spot;
+use super::yaml::{at, field, key, number, only_keys, scalar, string};
+
+use super::super::{Action, Selector};
+
+/// Characters an `eraseText: N` deletes at most (one DEL each).
+const MAX_ERASE: u32 = 1000;
+
+/// A command's one value, given alone (`inputText: ada`) or as its mapping's `name`
+/// (`inputText: {text: ada}`; nothing else there but `label` and, where the caller reads it,
+/// `optional`).
+pub(super) fn scalar_or_field<'a>(arg: &'a MarkedYamlOwned, name: &str) -> Result<&'a MarkedYamlOwned, String> {
+    if arg.data.as_mapping().is_none() {
+        return Ok(arg);
+    }
+    only_keys(arg, &[name, "optional"])?;
+    field(arg, name).ok_or_else(|| at(arg, &format!("takes {name}")))
+}
+
+/// A `true`/`false` option (absent: false).
+pub(super) fn flag(map: &MarkedYamlOwned, name: &str) -> Result<bool, String> {
+    match field(map, name) {
+        None => Ok(false),
+        Some(value) => match scalar(value).as_deref() {
+            Some("true") => Ok(true),
+            Some("false") => Ok(false),
+            _ => Err(at(value, &format!("{name} is true or false"))),
+        },
+    }
+}
+
+/// A command that takes no argument (`- back`) may still say `optional: true`; nothing else.
+pub(super) fn no_argument(arg: Option<&MarkedYamlOwned>) -> Result<(), String> {
+    match arg.filter(|a| !a.data.is_null()) {
+        Some(arg) => only_keys(arg, &["optional"]),
+        None => Ok(()),
+    }
+}
+
+/// `eraseText` empties the focused field; `eraseText: N` (or `{charactersToErase: N}`) deletes N
+/// characters, as Maestro does.
+pub(super) fn erase(arg: Option<&MarkedYamlOwned>) -> Result<Action, String> {
+    let count = match arg.filter(|a| !a.data.is_null()) {
+        None => None,
+        Some(map) if map.data.as_mapping().is_some() => {
+            only_keys(map, &["charactersToErase", "optional"])?;
+            field(map, "charactersToErase")
+        }
+        Some(count) => Some(count),
+    };
+    let Some(count) = count else {
+        return Ok(Action::Type {
+            target: None,
+            text: String::new(),
+            clear: true,
+            submit: false,
+        });
+    };
+    match scalar(count).and_then(|c| c.parse::<u32>().ok()) {
+        Some(chars @ 1..=MAX_ERASE) => Ok(Action::Erase { chars }),
+        _ => Err(at(
+            count,
+            &format!("eraseText takes a number of characters, 1 to {MAX_ERASE} (none empties the field)"),
+        )),
+    }
+}
+
+pub(super) fn swipe(arg: &MarkedYamlOwned) -> Result<Action, String> {
+    only_keys(arg, &["start", "end", "duration", "direction", "optional"])?;
+    // A swipe lasts what `ui swipe` can ask the device for; Maestro's default is its own.
+    let duration_ms = match field(arg, "duration") {
+        Some(d) => match number(d, "duration")? {
+            ms @ 50..=10_000 => Some(ms as u32),
+            _ => return Err(at(d, "duration is 50 to 10000 ms")),
+        },
+        None => None,
+    };
+    if let Some(d) = field(arg, "direction") {
+        if let Some(point) = key(arg, "start").or(key(arg, "end")) {
+            return Err(at(point, "swipe takes direction, or start and end, not both"));
+        }
+        return Ok(Action::SwipeToward {
+            direction: direction(d)?,
+            duration_ms,
+        });
+    }
+    let (Some(start), Some(end)) = (field(arg, "start"), field(arg, "end")) else {
+        return Err(at(
+            arg,
+            "swipe takes start and end (\"x, y\" in pixels or \"x%, y%\" of the screen), or direction",
+        ));
+    };
+    match (spot(start)?, spot(end)?) {
+        (Selector::Point(from), Selector::Point(to)) => Ok(Action::Swipe { from, to, duration_ms }),
+        (Selector::Percent(from), Selector::Percent(to)) => Ok(Action::SwipePercent { from, to, duration_ms }),
+        _ => Err(at(arg, "start and end are both pixels or both percentages")),
+    }
+}
+
+pub(super) fn direction(node: &MarkedYamlOwned) -> Result<String, String> {
+    let d = string(node, "direction")?.to_ascii_lowercase();
+    match d.as_str() {
+        "up" | "down" | "left" | "right" => Ok(d),
+        _ => Err(at(node, "direction is UP, DOWN, LEFT or RIGHT")),
+    }
+}
+
+/// Maestro's key names as ours.
+pub(super) fn our_key(name: &str) -> String {
+    match name.to_ascii_lowercase().as_str() {
+        "home" => "HOME".into(),
+        "back" => "BACK".into(),
+        "enter" => "ENTER".into(),
+        "backspace" => "DEL".into(),
+        "tab" => "TAB".into(),
+        "volume up" => "VOLUME_UP".into(),
+        "volume down" => "VOLUME_DOWN".into(),
+        "power" | "lock" => "POWER".into(),
+        _ => name.to_string(),
+    }
+}
+
+/// What Maestro's `inputRandomText` / `Number` / `Email` / `PersonName` type: drawn as the flow
+/// is read (a replay reads its flow each run), in Maestro's shapes: `length` letters and digits
+/// (8 by default), digits not starting with 0, `first_last_NNNN@domain`, "First Last".
+pub(super) fn random_input(command: &str, arg: Option<&MarkedYamlOwned>) -> Result<String, String> {
+    use rand::Rng;
+    const FIRST: [&str; 10] = [
+        "Ada", "Grace", "Alan", "Linus", "Margaret", "Dennis", "Barbara", "Ken", "Radia", "Donald",
+    ];
+    const LAST: [&str; 10] = [
+        "Lovelace", "Hopper", "Turing", "Torvalds", "Hamilton", "Ritchie", "Liskov", "Thompson", "Perlman", "Knuth",
+    ];
+    const DOMAINS: [&str; 6] = [
+        "gmail.com",
+        "yahoo.com",
+        "hotmail.com",
+        "aol.com",
+        "msn.com",
+        "outlook.com",
+    ];
+    let takes_length = matches!(command, "inputRandomText" | "inputRandomNumber");
+    let length = match arg.filter(|a| !a.data.is_null()) {
+        Some(map) if takes_length => {
+            only_keys(map, &["length", "optional"])?;
+            match field(map, "length") {
+                Some(n) => match scalar(n).and_then(|s| s.parse::<i64>().ok()) {
+                    // Maestro takes 0 or less as its default.
+                    Some(n) if n <= 0 => 8,
+                    Some(n @ 1..=1000) => n as usize,
+                    _ => return Err(at(n, "length is a number of characters, up to 1000")),
+                },
+                None => 8,
+            }
+        }
+        Some(map) => {
+            only_keys(map, &["optional"])?;
+            8
+        }
+        None => 8,
+    };
+    let mut rng = rand::rng();
+    let mut pick = |list: &[&str]| list[rng.random_range(0..list.len())].to_string();
+    Ok(match command {
+        "inputRandomText" => rand::rng()
+            .sample_iter(rand::distr::Alphanumeric)
+            .take(length)
+            .map(char::from)
+            .collect(),
+        "inputRandomNumber" => {
+            let mut rng = rand::rng();
+            (0..length)
+                .map(|i| char::from(b'0' + rng.random_range(u8::from(i == 0)..10)))
+                .collect()
+        }
+        "inputRandomEmail" => {
+            let (first, last, domain) = (pick(&FIRST), pick(&LAST), pick(&DOMAINS));
+            let number: u32 = rand::rng().random_range(1000..10_000);
+            format!("{first}_{last}_{number}@{domain}").to_lowercase()
+        }
+        _ => format!("{} {}", pick(&FIRST), pick(&LAST)),
+    })
+}
