@@ -253,10 +253,8 @@ async fn export(state: &State, serial: &str, what: &Export) -> Result<FlowOutput
         dropped: (recording.dropped > 0).then_some(recording.dropped),
         cache_id: Some(entry.id.clone()),
         preview: Some(preview),
-        hint: Some(format!(
-            "droidmcp replay {} replays it; cache get {{id: cacheId}} shows the file",
-            path.display()
-        )),
+        // The path is in `path` already: the hint does not spend it twice.
+        hint: Some("`droidmcp replay PATH` replays it; cache get {id: cacheId} shows the file".into()),
     })
 }
 

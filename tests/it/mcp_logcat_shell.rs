@@ -368,12 +368,14 @@ async fn the_workspace_holds_big_entries_as_files_named_by_id() {
     let client = mcp_server(&["--sim", "--workspace", workspace.to_str().unwrap()], &[], home.path()).await;
     let props = ok(&call(&client, "adb-device", json!({"operation": "properties"})).await);
     let file = Path::new(props["file"].as_str().expect("properties name their file"));
+    // Over HTTP each principal writes to a folder of its own (`local` without tokens).
+    let folder = match over_http() {
+        true => workspace.canonicalize().unwrap().join("principals").join("local"),
+        false => workspace.canonicalize().unwrap(),
+    };
     assert_eq!(
         file,
-        workspace
-            .canonicalize()
-            .unwrap()
-            .join(format!("{}.json", props["cacheId"].as_str().unwrap()))
+        folder.join(format!("{}.json", props["cacheId"].as_str().unwrap()))
     );
     let map: serde_json::Map<String, Value> = serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
     assert_eq!(map.len() as u64, props["propertyCount"].as_u64().unwrap());
@@ -390,7 +392,7 @@ async fn the_workspace_holds_big_entries_as_files_named_by_id() {
     // A small answer makes no file.
     let small = ok(&call(&client, "adb-shell", json!({"operation": "run", "command": "echo hi"})).await);
     assert!(small.get("stdoutFile").is_none());
-    assert_eq!(std::fs::read_dir(&workspace).unwrap().count(), 2);
+    assert_eq!(std::fs::read_dir(&folder).unwrap().count(), 2);
     client.cancel().await.unwrap();
 }
 
