@@ -54,19 +54,6 @@ fn profile(dir: &Path, home: &str) -> PathBuf {
     folder
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
-}
-
 /// `droidmcp replay FILE ARGS --sim PROFILE` in a fresh process, logging each device command
 /// (`RUST_LOG=droidmcp=debug`, on stderr).
 fn replay(file: &Path, home: &Path, profile: Option<&Path>, args: &[&str]) -> Output {

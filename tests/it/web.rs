@@ -110,6 +110,39 @@ pub fn page_path(name: &str) -> PathBuf {
     repo_dir().join("tests/it/web_pages").join(name)
 }
 
+/// A page in the simulator's WebView: a headless Chromium serving it, the simulator in front of
+/// it, a server on the simulator's direct route (with `extra` arguments), and the app that shows
+/// the page launched, the page loaded. `None` where Chromium is missing (a skip; CI fails).
+struct Rig {
+    _chromium: Chromium,
+    sim: SimProcess,
+    home: tempfile::TempDir,
+    client: McpClient,
+}
+
+async fn open_page(page: &str, extra: &[&str]) -> Option<Rig> {
+    let chromium = Chromium::start(page)?;
+    let sim = SimProcess::start(&["--webview-devtools", &chromium.addr()]);
+    let home = tempfile::tempdir().unwrap();
+    let target = format!("tcp:{}", sim.addr);
+    let mut args = vec!["--adb", target.as_str()];
+    args.extend_from_slice(extra);
+    let client = mcp_server(&args, &[], home.path()).await;
+    ok(&call(
+        &client,
+        "adb-app",
+        json!({"operation": "launch", "package": "com.netflix.mediaclient"}),
+    )
+    .await);
+    page_loaded(&sim).await;
+    Some(Rig {
+        _chromium: chromium,
+        sim,
+        home,
+        client,
+    })
+}
+
 /// The simulator's WebView socket, found as droidmcp finds one, reached over both routes (our
 /// own adbd connection, and Debian's adb server): `/json/list` names the page, and its
 /// WebSocket evaluates in it. Before the app runs there is no socket, and opening one is refused.
@@ -213,21 +246,11 @@ fn web_element<'a>(elements: &'a [serde_json::Value], kind: &str, label: &str) -
 /// back through DevTools); tapping Submit by ref changes the page; `wait` sees the web text.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_web_login_journey_over_mcp() {
-    let Some(chromium) = Chromium::start("login.html") else {
+    let Some(rig) = open_page("login.html", &[]).await else {
         return;
     };
-    let sim = SimProcess::start(&["--webview-devtools", &chromium.addr()]);
-    let home = tempfile::tempdir().unwrap();
-    let target = format!("tcp:{}", sim.addr);
-    let client = mcp_server(&["--adb", &target], &[], home.path()).await;
-    ok(&call(
-        &client,
-        "adb-app",
-        json!({"operation": "launch", "package": "com.netflix.mediaclient"}),
-    )
-    .await);
-    page_loaded(&sim).await;
-    let dump = ok(&call(&client, "ui", json!({"operation": "dump"})).await);
+    let (sim, client) = (&rig.sim, &rig.client);
+    let dump = ok(&call(client, "ui", json!({"operation": "dump"})).await);
     assert_eq!(dump["web"]["title"], "Sign in", "{dump:#}");
     let elements = dump["elements"].as_array().unwrap();
     assert!(
@@ -252,19 +275,19 @@ async fn a_web_login_journey_over_mcp() {
     let typed = "李雷 🚀 Ünïcödé";
     let user_ref = user["ref"].as_str().unwrap();
     ok(&call(
-        &client,
+        client,
         "ui",
         json!({"operation": "type", "ref": user_ref, "text": typed}),
     )
     .await);
-    assert_eq!(page_eval(&sim, "document.getElementById('user').value").await, typed);
+    assert_eq!(page_eval(sim, "document.getElementById('user').value").await, typed);
     // The field now shows what was typed and keeps its ref: its name, not its text, is its identity.
-    let again = ok(&call(&client, "ui", json!({"operation": "dump", "filter": "李雷"})).await);
+    let again = ok(&call(client, "ui", json!({"operation": "dump", "filter": "李雷"})).await);
     assert_eq!(again["elements"][0]["ref"], user_ref, "{again}");
     assert_eq!(again["elements"][0]["label"], typed, "{again}");
     let submit_ref = submit["ref"].as_str().unwrap();
     let tapped = ok(&call(
-        &client,
+        client,
         "ui",
         json!({"operation": "tap", "ref": submit_ref, "observe": true}),
     )
@@ -291,11 +314,11 @@ async fn a_web_login_journey_over_mcp() {
     );
     let welcome = format!("Welcome, {typed}");
     assert_eq!(
-        page_eval(&sim, "document.querySelector('h1').innerText").await,
+        page_eval(sim, "document.querySelector('h1').innerText").await,
         welcome.as_str()
     );
     let waited = ok(&call(
-        &client,
+        client,
         "ui",
         json!({"operation": "wait", "text": "Welcome", "timeoutMs": 5000}),
     )
@@ -330,24 +353,14 @@ async fn a_webview_that_is_not_debuggable_is_said_as_such() {
 /// every row once, and a row far below the fold is tapped by ref (scrolled into view first).
 #[tokio::test(flavor = "multi_thread")]
 async fn a_2000_row_page_is_paged_within_the_budget_and_its_last_rows_tapped() {
-    let Some(chromium) = Chromium::start("long_list.html") else {
+    let Some(rig) = open_page("long_list.html", &[]).await else {
         return;
     };
-    let sim = SimProcess::start(&["--webview-devtools", &chromium.addr()]);
-    let home = tempfile::tempdir().unwrap();
-    let target = format!("tcp:{}", sim.addr);
-    let client = mcp_server(&["--adb", &target], &[], home.path()).await;
-    ok(&call(
-        &client,
-        "adb-app",
-        json!({"operation": "launch", "package": "com.netflix.mediaclient"}),
-    )
-    .await);
-    page_loaded(&sim).await;
+    let (sim, client) = (&rig.sim, &rig.client);
     let mut seen = std::collections::BTreeMap::new();
     let (mut offset, mut pages, mut largest) = (0, 0, 0);
     loop {
-        let result = call(&client, "ui", json!({"operation": "dump", "offset": offset})).await;
+        let result = call(client, "ui", json!({"operation": "dump", "offset": offset})).await;
         largest = largest.max(response_chars(&result));
         assert!(
             response_chars(&result) <= 4000,
@@ -361,7 +374,7 @@ async fn a_2000_row_page_is_paged_within_the_budget_and_its_last_rows_tapped() {
             if e["type"] == "web:listitem" {
                 *seen.entry(e["label"].as_str().unwrap().to_string()).or_insert(0) += 1;
                 if e["label"] == "Item 1999" {
-                    let tapped = ok(&call(&client, "ui", json!({"operation": "tap", "ref": e["ref"]})).await);
+                    let tapped = ok(&call(client, "ui", json!({"operation": "tap", "ref": e["ref"]})).await);
                     assert_eq!(tapped["target"]["label"], "Item 1999");
                 }
             }
@@ -374,31 +387,21 @@ async fn a_2000_row_page_is_paged_within_the_budget_and_its_last_rows_tapped() {
     eprintln!("2000 rows: {pages} dump pages, the largest {largest} chars");
     assert_eq!(seen.len(), 2000, "every row once");
     assert!(seen.values().all(|n| *n == 1));
-    assert_eq!(page_eval(&sim, "document.title").await, "tapped Item 1999");
+    assert_eq!(page_eval(sim, "document.title").await, "tapped Item 1999");
 }
 
 /// The page's console errors, uncaught exceptions and failed requests are summarised in the dump
 /// (counts, the first three) with a cacheId that `cache get` serves with all of them.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_pages_console_errors_and_failed_requests_are_reported() {
-    let Some(chromium) = Chromium::start("errors.html") else {
+    let Some(rig) = open_page("errors.html", &[]).await else {
         return;
     };
-    let sim = SimProcess::start(&["--webview-devtools", &chromium.addr()]);
-    let home = tempfile::tempdir().unwrap();
-    let target = format!("tcp:{}", sim.addr);
-    let client = mcp_server(&["--adb", &target], &[], home.path()).await;
-    ok(&call(
-        &client,
-        "adb-app",
-        json!({"operation": "launch", "package": "com.netflix.mediaclient"}),
-    )
-    .await);
-    page_loaded(&sim).await;
+    let (sim, client) = (&rig.sim, &rig.client);
     // The image's request fails and the timer throws as the page loads: wait for both.
     let loaded = "new Promise(r => setTimeout(() => r(document.images[0].complete), 500))";
-    assert_eq!(page_eval(&sim, loaded).await, true);
-    let dump = ok(&call(&client, "ui", json!({"operation": "dump"})).await);
+    assert_eq!(page_eval(sim, loaded).await, true);
+    let dump = ok(&call(client, "ui", json!({"operation": "dump"})).await);
     let console = &dump["web"]["console"];
     eprintln!("console: {console}");
     assert_eq!(
@@ -410,7 +413,7 @@ async fn a_pages_console_errors_and_failed_requests_are_reported() {
     assert_eq!(first.len(), 3);
     assert_eq!(first[0], "console.error: analytics failed 1");
     let id = console["cacheId"].as_str().expect("a cacheId for the rest");
-    let all = ok(&call(&client, "cache", json!({"operation": "get", "id": id, "limit": 20})).await);
+    let all = ok(&call(client, "cache", json!({"operation": "get", "id": id, "limit": 20})).await);
     let text = all.to_string();
     assert!(text.contains("uncaught: Error: boom in a timer"), "{text}");
     assert!(text.contains("request failed: http://127.0.0.1:9/logo.png"), "{text}");
@@ -422,33 +425,23 @@ async fn a_pages_console_errors_and_failed_requests_are_reported() {
 /// Chinese and emoji name lands in the field and Submit changes the page.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_recorded_web_flow_exports_and_replays_in_both_formats() {
-    let Some(chromium) = Chromium::start("login.html") else {
+    let workspace = tempfile::tempdir().unwrap();
+    let ws = workspace.path().to_str().unwrap();
+    let Some(rig) = open_page("login.html", &["--workspace", ws]).await else {
         return;
     };
-    let sim = SimProcess::start(&["--webview-devtools", &chromium.addr()]);
-    let home = tempfile::tempdir().unwrap();
-    let workspace = tempfile::tempdir().unwrap();
-    let target = format!("tcp:{}", sim.addr);
-    let ws = workspace.path().to_str().unwrap();
-    let client = mcp_server(&["--adb", &target, "--workspace", ws], &[], home.path()).await;
-    ok(&call(
-        &client,
-        "adb-app",
-        json!({"operation": "launch", "package": "com.netflix.mediaclient"}),
-    )
-    .await);
-    page_loaded(&sim).await;
-    let dump = ok(&call(&client, "ui", json!({"operation": "dump"})).await);
+    let client = &rig.client;
+    let dump = ok(&call(client, "ui", json!({"operation": "dump"})).await);
     let elements = dump["elements"].as_array().unwrap();
     let user = web_element(elements, "web:textbox", "User name")["ref"].clone();
     let pass = web_element(elements, "web:textbox", "Password")["ref"].clone();
     let typed = "王芳 🌸";
-    ok(&call(&client, "ui", json!({"operation": "type", "ref": user, "text": typed})).await);
+    ok(&call(client, "ui", json!({"operation": "type", "ref": user, "text": typed})).await);
     // A web password field is a password like a native one: never written (issue 33's secrets).
     let secret = "hunter2-密码";
     // Submitted with ENTER: Maestro writes it as `pressKey: Enter`, which must reach the page.
     ok(&call(
-        &client,
+        client,
         "ui",
         json!({"operation": "type", "ref": pass, "text": secret, "submit": true}),
     )
@@ -457,7 +450,7 @@ async fn a_recorded_web_flow_exports_and_replays_in_both_formats() {
     let mut placeholder = String::new();
     for format in ["js", "maestro"] {
         let export = ok(&call(
-            &client,
+            client,
             "flow",
             json!({"operation": "export", "format": format, "name": "web"}),
         )
@@ -481,6 +474,8 @@ async fn a_recorded_web_flow_exports_and_replays_in_both_formats() {
         placeholder = name.to_string();
         files.push(path);
     }
+    // The recording's server and page end here; each replay gets a fresh page and device.
+    let Rig { home, client, .. } = rig;
     drop(client);
     for file in files {
         // A fresh page and a fresh device: the selectors must find the elements again.
@@ -516,24 +511,14 @@ async fn a_recorded_web_flow_exports_and_replays_in_both_formats() {
 /// box on the screen; typing by ref and tapping by ref act inside the frame.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_form_in_an_iframe_is_read_and_acted_on() {
-    let Some(chromium) = Chromium::start("iframe_form.html") else {
+    let Some(rig) = open_page("iframe_form.html", &[]).await else {
         return;
     };
-    let sim = SimProcess::start(&["--webview-devtools", &chromium.addr()]);
-    let home = tempfile::tempdir().unwrap();
-    let target = format!("tcp:{}", sim.addr);
-    let client = mcp_server(&["--adb", &target], &[], home.path()).await;
-    ok(&call(
-        &client,
-        "adb-app",
-        json!({"operation": "launch", "package": "com.netflix.mediaclient"}),
-    )
-    .await);
-    page_loaded(&sim).await;
+    let (sim, client) = (&rig.sim, &rig.client);
     // The frame's document loads on its own: wait for it before the dump.
     let frame_loaded = "new Promise(r => { const f = document.getElementById('pay'); const done = () => f.contentDocument && f.contentDocument.getElementById('card'); if (done()) r(true); else f.onload = () => r(!!done()); })";
-    assert_eq!(page_eval(&sim, frame_loaded).await, true);
-    let dump = ok(&call(&client, "ui", json!({"operation": "dump"})).await);
+    assert_eq!(page_eval(sim, frame_loaded).await, true);
+    let dump = ok(&call(client, "ui", json!({"operation": "dump"})).await);
     let elements = dump["elements"].as_array().unwrap();
     let card = web_element(elements, "web:textbox", "Card holder");
     let pay = web_element(elements, "web:button", "Pay");
@@ -546,11 +531,11 @@ async fn a_form_in_an_iframe_is_read_and_acted_on() {
         "{card} vs heading at {heading_y}"
     );
     ok(&call(
-        &client,
+        client,
         "ui",
         json!({"operation": "type", "ref": card["ref"], "text": "Zoë 张"}),
     )
     .await);
-    ok(&call(&client, "ui", json!({"operation": "tap", "ref": pay["ref"]})).await);
-    assert_eq!(page_eval(&sim, "document.title").await, "paid by Zoë 张");
+    ok(&call(client, "ui", json!({"operation": "tap", "ref": pay["ref"]})).await);
+    assert_eq!(page_eval(sim, "document.title").await, "paid by Zoë 张");
 }
