@@ -23,8 +23,14 @@ async fn ui(client: &McpClient, args: Value) -> rmcp::model::CallToolResult {
 #[tokio::test]
 async fn locked_and_asleep_are_named_and_wake_and_unlock_open_the_phone() {
     let home = tempfile::tempdir().unwrap();
-    let client = mcp_server(&["--sim"], &[("PHONE_PIN", "1234"), ("NOT_A_PIN", "12ab")], home.path()).await;
-    shell(&client, "locksettings set-pin 1234").await;
+    // A long PIN, so that finding it in an answer means it leaked, not that a port held it.
+    let client = mcp_server(
+        &["--sim"],
+        &[("PHONE_PIN", "582046193715"), ("NOT_A_PIN", "12ab")],
+        home.path(),
+    )
+    .await;
+    shell(&client, "locksettings set-pin 582046193715").await;
     // POWER: the screen goes off, and a phone with a PIN locks.
     ok(&ui(&client, json!({"operation": "key", "name": "POWER"})).await);
 
@@ -85,7 +91,7 @@ async fn locked_and_asleep_are_named_and_wake_and_unlock_open_the_phone() {
     )
     .await;
     let text = format!("{:?}", opened.content);
-    assert!(!text.contains("1234"), "the PIN is never answered: {text}");
+    assert!(!text.contains("582046193715"), "the PIN is never answered: {text}");
     assert_eq!(ok(&opened)["locked"], false);
     let dump = ok(&ui(&client, json!({"operation": "dump"})).await);
     assert!(dump.get("state").is_none(), "ready: {dump}");
@@ -334,9 +340,12 @@ async fn any_language_is_typed_through_adbkeyboard_and_its_absence_names_it() {
 /// The server's own log, at debug (every device command), shows `<PIN>`, never the PIN.
 #[test]
 fn the_pin_never_reaches_the_servers_log() {
+    const PIN: &str = "846209571362";
     let home = tempfile::tempdir().unwrap();
     let profile = tempfile::tempdir().unwrap();
-    profile_with(profile.path(), "lock = \"1357\"");
+    // Twelve digits: a short PIN such as 1357 turns up by chance in a log line's timestamp
+    // (33.135706Z), which once failed this test with no leak at all.
+    profile_with(profile.path(), &format!("lock = \"{PIN}\""));
     let out = Command::new(env!("CARGO_BIN_EXE_droidmcp"))
         .args([
             "call",
@@ -346,7 +355,7 @@ fn the_pin_never_reaches_the_servers_log() {
         ])
         .arg(profile.path())
         .env("HOME", home.path())
-        .env("PHONE_PIN", "1357")
+        .env("PHONE_PIN", PIN)
         .env("RUST_LOG", "droidmcp::adb=debug")
         .env_remove("ANDROID_SERIAL")
         .output()
@@ -364,5 +373,5 @@ fn the_pin_never_reaches_the_servers_log() {
         stderr.contains("input text <PIN>"),
         "the debug log shows the command: {stderr}"
     );
-    assert!(!stderr.contains("1357") && !stdout.contains("1357"), "{stderr}");
+    assert!(!stderr.contains(PIN) && !stdout.contains(PIN), "{stderr}");
 }
