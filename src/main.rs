@@ -7,6 +7,8 @@ use std::time::Duration;
 use std::sync::Arc;
 
 use clap::{Parser, Subcommand};
+
+mod call;
 use droidmcp::adb::{Adb, Route, parse_sources};
 use droidmcp::context::cache::Limits;
 use droidmcp::context::workspace::Workspace;
@@ -509,7 +511,7 @@ async fn call(args: CallArgs) -> anyhow::Result<()> {
     if args.raw {
         println!("{}", serde_json::to_string_pretty(&result)?);
     } else {
-        println!("{}", call_summary(&result, &args.tool)?);
+        println!("{}", call::summary(&result, &args.tool)?);
     }
     if failed {
         std::process::exit(1);
@@ -535,53 +537,6 @@ async fn replay(args: ReplayArgs) -> anyhow::Result<()> {
         std::process::exit(1);
     }
     Ok(())
-}
-
-/// One compact JSON line: the tool's structured result (else its text), `{"isError": true,
-/// "message": …}` for an error, and each image written to a file named under `imageFiles`.
-fn call_summary(result: &rmcp::model::CallToolResult, tool: &str) -> anyhow::Result<String> {
-    use rmcp::model::ContentBlock;
-    let mut texts = Vec::new();
-    let mut image_files = Vec::new();
-    for block in &result.content {
-        match block {
-            ContentBlock::Text(t) => texts.push(t.text.as_str()),
-            ContentBlock::Image(image) => {
-                use base64::Engine;
-                let bytes = base64::engine::general_purpose::STANDARD.decode(&image.data)?;
-                let ext = image
-                    .mime_type
-                    .rsplit('/')
-                    .next()
-                    .unwrap_or("bin")
-                    .replace("jpeg", "jpg");
-                let path = std::env::temp_dir().join(format!("droidmcp-{tool}-{}.{ext}", ulid::Ulid::generate()));
-                std::fs::write(&path, bytes).map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))?;
-                image_files.push(path.display().to_string());
-            }
-            _ => {}
-        }
-    }
-    let mut out = if result.is_error == Some(true) {
-        match &result.structured_content {
-            // A failed run with a record of its own (a script's output and error) keeps it.
-            Some(serde_json::Value::Object(record)) => {
-                let mut record = record.clone();
-                record.insert("isError".into(), true.into());
-                serde_json::Value::Object(record)
-            }
-            _ => serde_json::json!({ "isError": true, "message": texts.join("\n") }),
-        }
-    } else if let Some(structured) = &result.structured_content {
-        structured.clone()
-    } else {
-        let text = texts.join("\n");
-        serde_json::from_str(&text).unwrap_or(serde_json::json!({ "text": text }))
-    };
-    if let (Some(map), false) = (out.as_object_mut(), image_files.is_empty()) {
-        map.insert("imageFiles".into(), image_files.into());
-    }
-    Ok(serde_json::to_string(&out)?)
 }
 
 async fn run_sim(args: SimArgs) -> anyhow::Result<()> {

@@ -82,7 +82,7 @@ fn readme_is_short_and_its_two_commands_work_as_written() {
 /// and lower ones, never a higher one. The simulator stands beside them and may use only what the
 /// map names; nothing but the command line uses it.
 const LAYERS: &[&[&str]] = &[
-    &["replay"],
+    &["replay", "call"],
     &["stdio", "http", "jsonrpc"],
     &["server", "panel"],
     &["principals"],
