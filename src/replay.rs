@@ -15,6 +15,7 @@ use serde_json::{Value, json};
 use crate::server::{DroidMcp, call_once};
 use crate::tools::State;
 
+mod files;
 mod junit;
 pub use junit::{junit, junit_maestro};
 
@@ -257,6 +258,9 @@ async fn run_one(state: &Arc<State>, options: &Options, name: String, code: Stri
     for name in names.iter().skip(results.len()) {
         report.steps.push((name.clone(), None));
     }
+    // What the flow made on the device (takeScreenshot), pulled beside the report.
+    let run = answer.get("runId").and_then(Value::as_str).unwrap_or_default();
+    let (pulled, unpulled) = files::pull(state, run, options.junit.as_deref()).await;
     let failed_step = results.iter().any(|r| r.error.is_some());
     if answer.get("ok") != Some(&Value::Bool(true)) && !failed_step {
         report.run_error = Some(
@@ -288,7 +292,13 @@ async fn run_one(state: &Arc<State>, options: &Options, name: String, code: Stri
         }
         report.screenshot = shot;
     }
+    if !unpulled.is_empty() && report.run_error.is_none() {
+        report.run_error = Some(format!("files the flow made were not pulled: {}", unpulled.join("; ")));
+    }
     print(&report);
+    for path in pulled {
+        println!("file    {}", path.display());
+    }
     Ok(report)
 }
 

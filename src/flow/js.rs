@@ -138,6 +138,7 @@ pub fn render(steps: &[Step], header: &[String]) -> String {
     }
     out.push('\n');
     out.push_str(PRELUDE);
+    out.push_str(super::commands::PRELUDE);
     for (i, step) in steps.iter().enumerate() {
         let name = format!("{} {}", i + 1, step.describe());
         out.push('\n');
@@ -245,6 +246,7 @@ fn body(step: &Step) -> Vec<String> {
         )],
         Action::Emulator { command } => vec![format!("await device.emulator({{ command: {} }});", lit(command))],
         Action::Check => Vec::new(),
+        Action::Command(command) => command.body(selector, recorded),
         // A reading waits until the app is idle; Maestro goes on after its timeout either way.
         Action::Settle { timeout_ms } => vec![format!(
             "await Promise.race([settle(), sleep({})]);",

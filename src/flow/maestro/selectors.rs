@@ -15,17 +15,7 @@ pub(super) fn target(node: &MarkedYamlOwned) -> Result<Target, String> {
     if let Some(label) = field(node, "label") {
         string(label, "label")?;
     }
-    // Maestro taps again when the screen did not change (its default); a replay taps once, which
-    // is what `retryTapIfNoChange: false` asks for.
-    if let Some(retry) = field(node, "retryTapIfNoChange")
-        && scalar(retry).as_deref() != Some("false")
-    {
-        return Err(at(
-            retry,
-            "retryTapIfNoChange: true is not replayed yet (a replay taps once): write false, or remove it",
-        ));
-    }
-    let allowed = ["id", "text", "point", "label", "optional", "retryTapIfNoChange"];
+    let allowed = ["id", "text", "point", "label", "optional"];
     if let (Some(id), Some(text)) = (field(node, "id"), field(node, "text")) {
         only_keys(node, &allowed)?;
         if field(node, "point").is_some() {

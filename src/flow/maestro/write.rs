@@ -179,6 +179,7 @@ fn commands(step: &Step, app_id: &str) -> Vec<String> {
             ),
         }],
         Action::Check => Vec::new(),
+        Action::Command(command) => vec![super::commands::write(command)],
         Action::Settle { timeout_ms: None } => vec!["- waitForAnimationToEnd\n".into()],
         Action::Settle { timeout_ms: Some(ms) } => {
             vec![format!("- waitForAnimationToEnd:\n    timeout: {ms}\n")]
@@ -220,7 +221,7 @@ fn finger_for_scroll(direction: &str) -> &'static str {
 
 /// A selector's fields, one per line at `indent`. Maestro matches `text` as a regular
 /// expression: a label is written escaped so it matches itself.
-fn selector_fields(s: &Selector, indent: &str) -> String {
+pub(super) fn selector_fields(s: &Selector, indent: &str) -> String {
     match s {
         Selector::ResourceId(v) => format!("{indent}id: {}\n", quoted(v)),
         Selector::Text(v) => format!("{indent}text: {}\n", quoted(&escaped(v))),
@@ -254,7 +255,7 @@ fn escaped(text: &str) -> String {
 /// replay acts only on the element with that id when it shows the label. An editable field's
 /// text is what was typed, and a switch's ON/OFF its state: neither names it, so they keep the id
 /// alone.
-fn target_fields(t: &Target) -> String {
+pub(super) fn target_fields(t: &Target) -> String {
     let mut out = selector_fields(&t.selector, "    ");
     let editable = t.class.as_deref().is_some_and(|c| c.ends_with("EditText"));
     if let (Selector::ResourceId(_), Some(label)) = (&t.selector, &t.label)

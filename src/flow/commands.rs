@@ -1,0 +1,488 @@
+//! Maestro's device commands that a recording never makes (scrolling until an element shows
+//! with Maestro's options, screenshots, a swipe from an element, taps with their options, app
+//! permissions, a launch with arguments, links), as steps: what each says in a report, and the
+//! script lines that replay it through the tools an assistant uses (`ui`, `adb-app`,
+//! `adb-shell`). Every value that reaches a device shell is quoted here with `adb::quote`, as
+//! the script is written; values read from the device at replay are used only when they have
+//! the grammar of what they name.
+
+use crate::adb::quote;
+
+use super::{Selector, Target, quoted as lit};
+
+/// The host file a `takeScreenshot` or a recording is pulled to, and the device file it is
+/// made in first; the replay pulls each (`src/replay/files.rs`) after the run.
+pub const FILES_FILE: &str = "flow-files.json";
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Command {
+    /// Maestro's `scrollUntilVisible`: looks for the element, and swipes from the screen's
+    /// centre against `direction` (the content moves that way) until it shows, at most
+    /// `timeout_ms`; each swipe lasts what `speed` (0 to 100) makes of it, as Maestro computes.
+    /// `center`: then swipes it towards the middle, at most 4 times.
+    ScrollUntil {
+        selector: Selector,
+        direction: String,
+        timeout_ms: u64,
+        speed: u32,
+        center: bool,
+    },
+    /// Maestro's `takeScreenshot`: the screen as `NAME.png`, beside the report.
+    Screenshot { name: String },
+    /// Maestro's `swipe {from, direction}`: the finger starts on the element and moves
+    /// `direction` to a tenth of the screen from its edge.
+    SwipeFrom {
+        selector: Selector,
+        direction: String,
+        duration_ms: u32,
+    },
+    /// `tapOn` / `doubleTapOn` / `longPressOn` with Maestro's options: `repeat` presses `delay_ms`
+    /// apart (the first checked as a plain tap is, the rest at its point, as Maestro repeats a
+    /// tap), once more when `retry` and the screen did not change, then a wait of at most
+    /// `settle_ms` for the screen to settle.
+    Tap {
+        target: Target,
+        long: bool,
+        repeat: u32,
+        delay_ms: u32,
+        retry: bool,
+        settle_ms: Option<u64>,
+    },
+    /// `launchApp {permissions}` and `setPermissions`: each name (Maestro's short names spelt
+    /// out, `all` for every permission the app requests) granted (`pm grant`) or revoked.
+    Permissions { package: String, set: Vec<(String, bool)> },
+    /// `launchApp {arguments}`: the launcher activity started with the arguments as intent
+    /// extras, typed as the flow wrote them.
+    LaunchWith {
+        package: String,
+        arguments: Vec<(String, Extra)>,
+    },
+    /// `openLink`: `am start -a android.intent.action.VIEW -d LINK`, in `package` when
+    /// `autoVerify` names the app, in the browser when `browser`.
+    OpenLink {
+        link: String,
+        package: Option<String>,
+        browser: bool,
+    },
+}
+
+/// An intent extra as `am start` takes it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Extra {
+    Text(String),
+    Flag(bool),
+    Int(i64),
+    Float(f64),
+}
+
+impl Eq for Extra {}
+
+impl Extra {
+    /// `--es KEY 'VALUE'`, quoted.
+    fn am(&self, key: &str) -> String {
+        match self {
+            Extra::Text(v) => format!("--es {} {}", quote(key), quote(v)),
+            Extra::Flag(v) => format!("--ez {} {v}", quote(key)),
+            Extra::Int(v) => format!("--ei {} {v}", quote(key)),
+            Extra::Float(v) => format!("--ef {} {v}", quote(key)),
+        }
+    }
+}
+
+/// Maestro's short permission names on Android (its AndroidDriver, 1.39), spelt out; any other
+/// name is a permission's own.
+pub fn permission_names(name: &str) -> Vec<String> {
+    let list: &[&str] = match name {
+        "location" => &["ACCESS_FINE_LOCATION", "ACCESS_COARSE_LOCATION"],
+        "camera" => &["CAMERA"],
+        "contacts" => &["READ_CONTACTS", "WRITE_CONTACTS"],
+        "phone" => &["CALL_PHONE", "ANSWER_PHONE_CALLS"],
+        "microphone" => &["RECORD_AUDIO"],
+        "bluetooth" => &["BLUETOOTH_CONNECT", "BLUETOOTH_SCAN"],
+        "storage" => &["WRITE_EXTERNAL_STORAGE", "READ_EXTERNAL_STORAGE"],
+        "notifications" => &["POST_NOTIFICATIONS"],
+        "medialibrary" => &[
+            "WRITE_EXTERNAL_STORAGE",
+            "READ_EXTERNAL_STORAGE",
+            "READ_MEDIA_AUDIO",
+            "READ_MEDIA_IMAGES",
+            "READ_MEDIA_VIDEO",
+        ],
+        "calendar" => &["WRITE_CALENDAR", "READ_CALENDAR"],
+        "sms" => &["READ_SMS", "RECEIVE_SMS", "SEND_SMS"],
+        other => return vec![other.to_string()],
+    };
+    list.iter().map(|p| format!("android.permission.{p}")).collect()
+}
+
+impl Command {
+    pub fn describe(&self) -> String {
+        match self {
+            Command::ScrollUntil {
+                selector,
+                direction,
+                timeout_ms,
+                center,
+                ..
+            } => format!(
+                "scroll {direction} until {} shows{}, at most {timeout_ms} ms",
+                selector.describe(),
+                if *center { " centred" } else { "" }
+            ),
+            Command::Screenshot { name } => format!("screenshot {name}.png"),
+            Command::SwipeFrom {
+                selector, direction, ..
+            } => {
+                format!("swipe {direction} from {}", selector.describe())
+            }
+            Command::Tap {
+                target,
+                long,
+                repeat,
+                retry,
+                ..
+            } => {
+                let verb = match (long, repeat) {
+                    (true, _) => "long-press".to_string(),
+                    (false, 1) => "tap".to_string(),
+                    (false, 2) => "double-tap".to_string(),
+                    (false, n) => format!("tap {n} times"),
+                };
+                let again = if *retry { ", again if nothing changed" } else { "" };
+                format!("{verb} {}{again}", target.selector.describe())
+            }
+            Command::Permissions { package, set } => {
+                let each: Vec<String> = set
+                    .iter()
+                    .map(|(name, allow)| format!("{name} {}", if *allow { "allowed" } else { "denied" }))
+                    .collect();
+                format!("permissions of {package}: {}", each.join(", "))
+            }
+            Command::LaunchWith { package, arguments } => {
+                let keys: Vec<&str> = arguments.iter().map(|(k, _)| k.as_str()).collect();
+                format!("launch {package} with arguments {}", keys.join(", "))
+            }
+            Command::OpenLink { link, package, browser } => match (package, browser) {
+                (Some(p), _) => format!("open link {link:?} in {p}"),
+                (None, true) => format!("open link {link:?} in the browser"),
+                (None, false) => format!("open link {link:?}"),
+            },
+        }
+    }
+
+    pub fn fragile(&self) -> bool {
+        match self {
+            Command::Tap { target, .. } => target.selector.fragile(),
+            Command::SwipeFrom { selector, .. } => selector.fragile(),
+            _ => false,
+        }
+    }
+
+    /// The script lines that replay it (`js::render` puts them in the step's body), given how
+    /// `js` writes a selector and what a target recorded.
+    pub fn body(&self, selector: impl Fn(&Selector) -> String, recorded: impl Fn(&Target) -> String) -> Vec<String> {
+        match self {
+            Command::ScrollUntil {
+                selector: s,
+                direction,
+                timeout_ms,
+                speed,
+                center,
+            } => {
+                // Maestro's swipe time for a speed: 1000 × (100 − speed) / 100 + 1 ms.
+                let swipe_ms = 1000 * (100 - (*speed).min(100)) / 100 + 1;
+                vec![format!(
+                    "await scrollUntil({}, {}, {timeout_ms}, {swipe_ms}, {center}, w);",
+                    selector(s),
+                    lit(direction)
+                )]
+            }
+            Command::Screenshot { name } => vec![format!(
+                "await pullLater({}, {}, \"screencap -p \");",
+                lit(&device_file(name, "png")),
+                lit(&format!("{name}.png"))
+            )],
+            Command::SwipeFrom {
+                selector: s,
+                direction,
+                duration_ms,
+            } => vec![format!(
+                "await swipeFrom({}, {}, {duration_ms});",
+                selector(s),
+                lit(direction)
+            )],
+            Command::Tap {
+                target,
+                long,
+                repeat,
+                delay_ms,
+                retry,
+                settle_ms,
+            } => vec![format!(
+                "await tapWith(await target({}, {}, w), {{ long: {long}, repeat: {repeat}, delayMs: {delay_ms}, retry: {retry}, settleMs: {} }}, w);",
+                selector(&target.selector),
+                recorded(target),
+                settle_ms.map_or("null".into(), |ms| ms.to_string())
+            )],
+            Command::Permissions { package, set } => {
+                let each: Vec<String> = set
+                    .iter()
+                    .map(|(name, allow)| {
+                        let names: Vec<String> = match name.as_str() {
+                            "all" => vec!["null".into()],
+                            _ => permission_names(name).iter().map(|p| lit(&quote(p))).collect(),
+                        };
+                        format!("[[{}], {allow}]", names.join(", "))
+                    })
+                    .collect();
+                vec![format!(
+                    "await permissions({}, {}, [{}], w);",
+                    lit(package),
+                    lit(&quote(package)),
+                    each.join(", ")
+                )]
+            }
+            Command::LaunchWith { package, arguments } => {
+                let extras: Vec<String> = arguments.iter().map(|(k, v)| v.am(k)).collect();
+                vec![format!(
+                    "await launchWith({}, {});",
+                    lit(package),
+                    lit(&extras.join(" "))
+                )]
+            }
+            Command::OpenLink { link, package, browser } => {
+                let mut command = format!("am start -a android.intent.action.VIEW -d {}", quote(link));
+                if *browser {
+                    command.push_str(" -c android.intent.category.BROWSABLE");
+                }
+                if let Some(p) = package {
+                    command.push_str(&format!(" -p {}", quote(p)));
+                }
+                vec![format!("await shellChecked({});", lit(&command))]
+            }
+        }
+    }
+}
+
+/// Where a file is made on the device before the replay pulls it: the name flattened, in the
+/// folder every app and adb may write.
+pub fn device_file(name: &str, extension: &str) -> String {
+    let flat: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("/data/local/tmp/droidmcp-{flat}.{extension}")
+}
+
+/// The script's helpers for these commands, after `js`'s own prelude.
+pub const PRELUDE: &str = r#"
+// Files the replay pulls beside its report after the run (takeScreenshot).
+const files = [];
+async function pullLater(devicePath, name, program) {
+  const made = await shellChecked(program + quoted(devicePath));
+  files.push({ device: made.device, path: devicePath, name });
+  await workspace.write("flow-files.json", files);
+}
+
+// A path this script wrote itself, quoted for the device's shell (it holds no quote).
+function quoted(path) {
+  if (!/^[A-Za-z0-9_.\/-]+$/.test(path)) throw new Error(`not a device path: ${path}`);
+  return `'${path}'`;
+}
+
+// A device command the script wrote (its values quoted as it was written); fails with its
+// error output.
+async function shellChecked(command) {
+  const done = await shell.run({ command });
+  if (done.exitCode !== 0 && done.exitCode !== null) {
+    throw new Error(`${command.split(" ")[0]} failed (exit ${done.exitCode}): ${(done.stderr || done.stdout).trim()}`);
+  }
+  if (/^Error|Exception occurred/m.test(done.stderr + done.stdout)) {
+    throw new Error((done.stderr + done.stdout).trim());
+  }
+  return done;
+}
+
+// Where the element shows now, or null: looked for half a second, and on the screen.
+async function shownAt(selector, [w, h]) {
+  try {
+    const found = await ui.wait({ match: "exact", ...selector, timeoutMs: 500 });
+    const [x, y] = found.target.at;
+    return x >= 0 && y >= 0 && x < w && y < h ? [x, y] : null;
+  } catch (e) {
+    if (String((e && e.message) || e).includes("did not appear")) return null;
+    throw e;
+  }
+}
+
+// A finger from `from` moving `direction` to a tenth of the screen from that edge (Maestro's
+// swipe on Android).
+function towards([x, y], direction, [w, h]) {
+  const to = { up: [x, Math.round(h * 0.1)], down: [x, Math.round(h * 0.9)],
+    left: [Math.round(w * 0.1), y], right: [Math.round(w * 0.9), y] }[direction];
+  return { from: [x, y], to };
+}
+
+// Maestro's scrollUntilVisible: look, swipe from the centre against the direction the content
+// moves, until the element shows or the time is up; centred, at most 4 swipes more.
+async function scrollUntil(selector, direction, timeoutMs, swipeMs, centre, warnings) {
+  const screen = (await ui.dump({ limit: 1 })).screen;
+  const finger = { down: "up", up: "down", left: "right", right: "left" }[direction];
+  const middle = [Math.round(screen[0] / 2), Math.round(screen[1] / 2)];
+  const started = Date.now();
+  let swipes = 0;
+  for (;;) {
+    const at = await shownAt(selector, screen);
+    if (at !== null) {
+      if (centre) await centred(selector, at, direction, screen, middle, swipeMs);
+      if (swipes > 0) warnings.push(`shown after ${swipes} swipes`);
+      return;
+    }
+    if (Date.now() - started >= timeoutMs) {
+      throw new Error(`${JSON.stringify(selector)} did not show after ${swipes} swipes (${timeoutMs} ms)`);
+    }
+    await ui.swipe({ ...towards(middle, finger, screen), durationMs: Math.max(50, swipeMs) });
+    swipes++;
+  }
+}
+
+// Swipes the element towards the middle of the screen until it is within a tenth of it.
+async function centred(selector, at, direction, screen, middle, swipeMs) {
+  const axis = direction === "up" || direction === "down" ? 1 : 0;
+  for (let i = 0; i < 4 && at !== null && Math.abs(at[axis] - middle[axis]) > screen[axis] / 10; i++) {
+    const to = axis === 1 ? [at[0], middle[1]] : [middle[0], at[1]];
+    await ui.swipe({ from: at, to, durationMs: Math.max(50, swipeMs) });
+    at = await shownAt(selector, screen);
+  }
+}
+
+// Maestro's swipe from an element: the finger starts on it.
+async function swipeFrom(selector, direction, durationMs) {
+  const found = await ui.wait({ match: "exact", ...selector, timeoutMs: TIMEOUT });
+  const screen = (await ui.dump({ limit: 1 })).screen;
+  await ui.swipe({ ...towards(found.target.at, direction, screen), durationMs });
+}
+
+// A tap with Maestro's options: the first checked as any replayed tap (`recorded`), the
+// repeats at its point `delayMs` apart; once more when nothing changed and `retry`.
+async function tapWith(aim, o, warnings) {
+  const act = o.long ? ui.longPress : ui.tap;
+  const first = await act({ ...aim, observe: o.retry });
+  const [x, y] = first.at.map(Math.round);
+  for (let i = 1; i < o.repeat; i++) {
+    await sleep(o.delayMs);
+    await shellChecked(`input tap ${x} ${y}`);
+  }
+  if (o.retry && first.observed && !first.observed.changed) {
+    warnings.push("tapped again: the screen did not change");
+    await act({ ...aim });
+  }
+  if (o.settleMs !== null) await Promise.race([settle(), sleep(o.settleMs)]);
+}
+
+// Grants (pm grant) or revokes each permission; `null` is every permission the app requests.
+// What the device refuses (a permission the app does not request, one not granted at run
+// time) is a warning, as Maestro goes on past it.
+async function permissions(pkg, quotedPkg, set, warnings) {
+  const refused = [];
+  for (const [names, allow] of set) {
+    let list = names;
+    if (names[0] === null) {
+      const dump = (await shell.run({ command: `dumpsys package ${quotedPkg}` })).stdout;
+      const requested = dump.split("requested permissions:")[1] || "";
+      list = requested.split("\n").slice(1).map((l) => l.trim()).filter((l) => /^[A-Za-z0-9_.]+$/.test(l))
+        .map((p) => `'${p}'`);
+    }
+    for (const p of list) {
+      const done = await shell.run({ command: `pm ${allow ? "grant" : "revoke"} ${quotedPkg} ${p}` });
+      if (done.exitCode !== 0) refused.push(p.replace(/'/g, ""));
+    }
+  }
+  if (refused.length) warnings.push(`the device did not change ${refused.join(", ")}`);
+}
+
+// The app's launcher activity started with the flow's arguments as intent extras.
+async function launchWith(pkg, extras) {
+  const activity = (await app.info({ package: pkg })).info.launcherActivity;
+  if (!activity || !/^[A-Za-z0-9_.$]+\/[A-Za-z0-9_.$]+$/.test(activity)) {
+    throw new Error(`${pkg} has no launcher activity to start with arguments`);
+  }
+  await shellChecked(`am start -n '${activity}' ${extras}`);
+  await settle();
+}
+"#;
+
+/// Generated commands, for the formats' round trips (`flow::tests`), from the selectors and
+/// targets those tests generate.
+#[cfg(test)]
+pub(crate) fn generated(
+    selector: proptest::strategy::BoxedStrategy<Selector>,
+    target: proptest::strategy::BoxedStrategy<Target>,
+) -> proptest::strategy::BoxedStrategy<Command> {
+    use proptest::prelude::*;
+    let text = super::tests::text;
+    let direction = || prop_oneof![Just("up"), Just("down"), Just("left"), Just("right")].prop_map(str::to_string);
+    let extra = prop_oneof![
+        text().prop_map(Extra::Text),
+        any::<bool>().prop_map(Extra::Flag),
+        any::<i64>().prop_map(Extra::Int),
+        (-1000.0f64..1000.0).prop_map(Extra::Float),
+    ];
+    prop_oneof![
+        (selector.clone(), direction(), 0u64..600_000, 0u32..=100, any::<bool>()).prop_map(
+            |(selector, direction, timeout_ms, speed, center)| Command::ScrollUntil {
+                selector,
+                direction,
+                timeout_ms,
+                speed,
+                center
+            }
+        ),
+        "[a-z0-9_]{1,12}(/[a-z0-9_ -]{1,8})?".prop_map(|name| Command::Screenshot { name }),
+        (selector, direction(), 50u32..10_000).prop_map(|(selector, direction, duration_ms)| Command::SwipeFrom {
+            selector,
+            direction,
+            duration_ms
+        }),
+        (
+            target,
+            any::<bool>(),
+            1u32..=100,
+            0u32..=10_000,
+            any::<bool>(),
+            proptest::option::of(0u64..=30_000)
+        )
+            .prop_map(|(target, long, repeat, delay_ms, retry, settle_ms)| Command::Tap {
+                target,
+                long,
+                repeat: if long { 1 } else { repeat },
+                delay_ms,
+                retry,
+                settle_ms
+            }),
+        (text(), proptest::collection::btree_map(text(), any::<bool>(), 1..4)).prop_map(|(package, set)| {
+            Command::Permissions {
+                package,
+                set: set.into_iter().collect(),
+            }
+        }),
+        (text(), proptest::collection::btree_map(text(), extra, 1..4)).prop_map(|(package, arguments)| {
+            Command::LaunchWith {
+                package,
+                arguments: arguments.into_iter().collect(),
+            }
+        }),
+        (text(), any::<bool>()).prop_map(|(link, browser)| Command::OpenLink {
+            link,
+            package: None,
+            browser
+        }),
+    ]
+    .boxed()
+}

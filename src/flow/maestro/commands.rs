@@ -1,0 +1,410 @@
+//! Maestro's device commands and their options (`flow::commands::Command`), read from a flow
+//! and written back: `scrollUntilVisible` with its options, `takeScreenshot`, a tap's options
+//! (`repeat`, `delay`, `retryTapIfNoChange`, `waitToSettleTimeoutMs`, and `doubleTapOn`),
+//! `launchApp`'s `permissions` and `arguments`, `setPermissions` and `openLink`. Defaults are
+//! Maestro 1.39's (`/work/maestro-corpus/SEMANTICS.md` notes where each comes from).
+
+use saphyr::{MarkedYamlOwned, ScalarOwned, YamlDataOwned};
+
+use super::args::{direction, flag};
+use super::selectors::{selector, target};
+use super::write::{selector_fields, target_fields};
+use super::yaml::{at, field, key, only_keys, scalar, string};
+
+use super::super::commands::{Command, Extra};
+use super::super::{Action, quoted};
+
+/// Maestro's `scrollUntilVisible` timeout when none is given, and its swipe speed.
+const SCROLL_TIMEOUT_MS: u64 = 20_000;
+const SCROLL_SPEED: u32 = 40;
+/// The longest wait a flow may ask for (a typo such as `timeout: 2000000` fails at once).
+const MAX_WAIT_MS: u64 = 600_000;
+/// Maestro caps a tap's `waitToSettleTimeoutMs` here.
+const MAX_SETTLE_MS: u64 = 30_000;
+/// Presses one tap may repeat at most, and the longest pause between two.
+const MAX_REPEAT: u32 = 100;
+const MAX_DELAY_MS: u32 = 10_000;
+
+/// The options a tap command takes beside its selector (the selector keys are `selectors.rs`'s).
+const TAP_OPTIONS: [&str; 5] = [
+    "repeat",
+    "delay",
+    "retryTapIfNoChange",
+    "waitToSettleTimeoutMs",
+    "waitUntilVisible",
+];
+
+/// A number of ms as Maestro writes it: digits, `_` between them allowed (`"10_000"`).
+fn ms(node: &MarkedYamlOwned, what: &str, max: u64) -> Result<u64, String> {
+    scalar(node)
+        .map(|s| s.trim().replace('_', ""))
+        .and_then(|s| s.parse::<u64>().ok())
+        .filter(|n| *n <= max)
+        .ok_or_else(|| at(node, &format!("{what} is a number of ms, up to {max}")))
+}
+
+/// `scrollUntilVisible`: with none of Maestro's options, the scroll `ui scroll` makes (at most 8
+/// swipes, or to the end of the list); with any, Maestro's loop (`Command::ScrollUntil`).
+pub(super) fn scroll_until(map: &MarkedYamlOwned) -> Result<Action, String> {
+    only_keys(
+        map,
+        &[
+            "element",
+            "direction",
+            "timeout",
+            "speed",
+            "visibilityPercentage",
+            "centerElement",
+            "optional",
+        ],
+    )?;
+    let element = field(map, "element").ok_or_else(|| at(map, "scrollUntilVisible needs element"))?;
+    let selector = selector(element)?;
+    let direction = match field(map, "direction") {
+        Some(d) => direction(d)?,
+        None => "down".into(),
+    };
+    let options = ["timeout", "speed", "visibilityPercentage", "centerElement"];
+    if options.iter().all(|o| field(map, o).is_none()) {
+        return Ok(Action::Scroll {
+            direction,
+            until: Some(selector),
+        });
+    }
+    let timeout_ms = match field(map, "timeout") {
+        Some(t) => ms(t, "timeout", MAX_WAIT_MS)?,
+        None => SCROLL_TIMEOUT_MS,
+    };
+    let percent = |name: &str, default: u32| -> Result<u32, String> {
+        match field(map, name) {
+            None => Ok(default),
+            Some(n) => scalar(n)
+                .and_then(|s| s.trim().parse::<u32>().ok())
+                .filter(|n| *n <= 100)
+                .ok_or_else(|| at(n, &format!("{name} is 0 to 100"))),
+        }
+    };
+    let speed = percent("speed", SCROLL_SPEED)?;
+    // Read and checked; an element counts as shown when its centre is on the screen, which is
+    // what Maestro's own check comes to for any value below 100 (its integer division).
+    percent("visibilityPercentage", 100)?;
+    Ok(Action::Command(Command::ScrollUntil {
+        selector,
+        direction,
+        timeout_ms,
+        speed,
+        center: flag(map, "centerElement")?,
+    }))
+}
+
+/// `takeScreenshot: NAME` (or `{path: NAME}`): NAME.png beside the report, as Maestro appends
+/// `.png` to the path it is given. A relative path of plain names: it lands beside the report.
+pub(super) fn screenshot(arg: &MarkedYamlOwned) -> Result<Action, String> {
+    let node = match arg.data.as_mapping() {
+        Some(_) => {
+            only_keys(arg, &["path", "optional"])?;
+            field(arg, "path").ok_or_else(|| at(arg, "takeScreenshot takes path"))?
+        }
+        None => arg,
+    };
+    let name = string(node, "takeScreenshot")?;
+    let name = name.strip_suffix(".png").unwrap_or(&name).to_string();
+    let plain = |part: &str| {
+        !part.is_empty()
+            && part != ".."
+            && part != "."
+            && part
+                .chars()
+                .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.' | ' '))
+    };
+    if name.len() > 200 || !name.split('/').all(plain) {
+        return Err(at(
+            node,
+            &format!(
+                "takeScreenshot {:?} is not a file name beside the report: letters, digits, - _ . and spaces, / between folders, no ..",
+                crate::adb::cut(&name)
+            ),
+        ));
+    }
+    Ok(Action::Command(Command::Screenshot { name }))
+}
+
+/// `swipe {from: SELECTOR, direction}`: the finger starts on the element (Maestro's default
+/// duration, 400 ms).
+pub(super) fn swipe_from(arg: &MarkedYamlOwned, duration_ms: Option<u32>) -> Result<Action, String> {
+    let from = field(arg, "from").expect("called with from");
+    if let Some(point) = key(arg, "start").or(key(arg, "end")) {
+        return Err(at(point, "swipe takes from and direction, or start and end, not both"));
+    }
+    let d = field(arg, "direction").ok_or_else(|| at(arg, "swipe from an element needs direction"))?;
+    Ok(Action::Command(Command::SwipeFrom {
+        selector: selector(from)?,
+        direction: direction(d)?,
+        duration_ms: duration_ms.unwrap_or(400),
+    }))
+}
+
+/// `tapOn`, `doubleTapOn`, `longPressOn`: a plain tap or long press when no option is given (as
+/// `flow export` writes them), else `Command::Tap` with Maestro's options: `repeat` (1; 2 for
+/// `doubleTapOn`), `delay` between presses (100 ms), `retryTapIfNoChange` (a replay taps once
+/// unless it is true), `waitToSettleTimeoutMs` (at most 30 s).
+pub(super) fn tap(name: &str, arg: &MarkedYamlOwned) -> Result<Action, String> {
+    let long = name == "longPressOn";
+    let retry = flag(arg, "retryTapIfNoChange")?;
+    // Maestro waits for the element whether or not this is set: so does a replay's tap.
+    flag(arg, "waitUntilVisible")?;
+    let target = target(&without(arg, &TAP_OPTIONS))?;
+    let timed = ["repeat", "delay", "waitToSettleTimeoutMs"];
+    if name != "doubleTapOn" && !retry && timed.iter().all(|o| field(arg, o).is_none()) {
+        return Ok(match long {
+            true => Action::LongPress {
+                target,
+                duration_ms: None,
+            },
+            false => Action::Tap { target },
+        });
+    }
+    let mut repeat = if name == "doubleTapOn" { 2 } else { 1 };
+    if let Some(n) = field(arg, "repeat") {
+        // Maestro takes 0 or less as one press.
+        repeat = match scalar(n).and_then(|s| s.trim().parse::<i64>().ok()) {
+            Some(n) if n <= 0 => 1,
+            Some(n) if n <= i64::from(MAX_REPEAT) => n as u32,
+            _ => return Err(at(n, &format!("repeat is a number of presses, up to {MAX_REPEAT}"))),
+        };
+    }
+    if long && repeat > 1 {
+        return Err(at(arg, "longPressOn takes no repeat: one long press"));
+    }
+    let delay_ms = match field(arg, "delay") {
+        Some(d) => ms(d, "delay", u64::from(MAX_DELAY_MS))? as u32,
+        None => 100,
+    };
+    let settle_ms = match field(arg, "waitToSettleTimeoutMs") {
+        Some(t) => Some(ms(t, "waitToSettleTimeoutMs", u64::MAX)?.min(MAX_SETTLE_MS)),
+        None => None,
+    };
+    Ok(Action::Command(Command::Tap {
+        target,
+        long,
+        repeat,
+        delay_ms,
+        retry,
+        settle_ms,
+    }))
+}
+
+/// The mapping without `keys` (the command's options), for the selector reader.
+fn without(node: &MarkedYamlOwned, keys: &[&str]) -> MarkedYamlOwned {
+    let mut node = node.clone();
+    if let YamlDataOwned::Mapping(map) = &mut node.data {
+        map.retain(|k, _| !scalar(k).is_some_and(|k| keys.contains(&k.as_str())));
+    }
+    node
+}
+
+/// `launchApp {permissions}`, `setPermissions {appId, permissions}`: each name `allow` (grant)
+/// or `deny` / `unset` (revoke), as Maestro does on Android.
+pub(super) fn permissions(map: &MarkedYamlOwned, package: &str) -> Result<Option<Action>, String> {
+    let Some(node) = field(map, "permissions") else {
+        return Ok(None);
+    };
+    let Some(entries) = node.data.as_mapping() else {
+        return Err(at(node, "permissions is a mapping: NAME: allow | deny | unset"));
+    };
+    let mut set = Vec::new();
+    for (name, value) in entries {
+        let name = string(name, "a permission")?;
+        let allow = match scalar(value).as_deref() {
+            Some("allow") => true,
+            Some("deny" | "unset") => false,
+            _ => return Err(at(value, &format!("{name} is allow, deny or unset"))),
+        };
+        set.push((name, allow));
+    }
+    Ok(Some(Action::Command(Command::Permissions {
+        package: package.to_string(),
+        set,
+    })))
+}
+
+/// `launchApp {arguments}`: each value an intent extra of its YAML type (text, true/false,
+/// whole number, number).
+pub(super) fn arguments(map: &MarkedYamlOwned) -> Result<Option<Vec<(String, Extra)>>, String> {
+    let Some(node) = field(map, "arguments") else {
+        return Ok(None);
+    };
+    let Some(entries) = node.data.as_mapping() else {
+        return Err(at(node, "arguments is a mapping: NAME: VALUE"));
+    };
+    let mut out = Vec::new();
+    for (name, value) in entries {
+        let extra = match &value.data {
+            YamlDataOwned::Value(ScalarOwned::Boolean(b)) => Extra::Flag(*b),
+            YamlDataOwned::Value(ScalarOwned::Integer(i)) => Extra::Int(*i),
+            YamlDataOwned::Value(ScalarOwned::FloatingPoint(f)) => Extra::Float(f.into_inner()),
+            _ => Extra::Text(string(value, "an argument")?),
+        };
+        out.push((string(name, "an argument's name")?, extra));
+    }
+    Ok(Some(out))
+}
+
+/// `openLink: LINK` or `{link, autoVerify, browser}`.
+pub(super) fn open_link(arg: &MarkedYamlOwned, app_id: Option<&str>) -> Result<Action, String> {
+    let (link, verify, browser) = match arg.data.as_mapping() {
+        Some(_) => {
+            only_keys(arg, &["link", "autoVerify", "browser", "optional"])?;
+            let link = field(arg, "link").ok_or_else(|| at(arg, "openLink takes link"))?;
+            (link, flag(arg, "autoVerify")?, flag(arg, "browser")?)
+        }
+        None => (arg, false, false),
+    };
+    let package = match verify {
+        true => Some(
+            app_id
+                .ok_or_else(|| {
+                    at(
+                        arg,
+                        "autoVerify opens the link in the flow's app: give appId in the header",
+                    )
+                })?
+                .to_string(),
+        ),
+        false => None,
+    };
+    Ok(Action::Command(Command::OpenLink {
+        link: string(link, "link")?,
+        package,
+        browser,
+    }))
+}
+
+/// A command as a Maestro flow writes it.
+pub(super) fn write(command: &Command) -> String {
+    match command {
+        Command::ScrollUntil {
+            selector,
+            direction,
+            timeout_ms,
+            speed,
+            center,
+        } => format!(
+            "- scrollUntilVisible:\n    element:\n{}    direction: {}\n    timeout: {timeout_ms}\n    speed: {speed}\n    centerElement: {center}\n",
+            selector_fields(selector, "      "),
+            direction.to_uppercase()
+        ),
+        Command::Screenshot { name } => format!("- takeScreenshot: {}\n", quoted(name)),
+        Command::SwipeFrom {
+            selector,
+            direction,
+            duration_ms,
+        } => format!(
+            "- swipe:\n    from:\n{}    direction: {}\n    duration: {duration_ms}\n",
+            selector_fields(selector, "      "),
+            direction.to_uppercase()
+        ),
+        Command::Tap {
+            target,
+            long,
+            repeat,
+            delay_ms,
+            retry,
+            settle_ms,
+        } => {
+            let name = if *long { "longPressOn" } else { "tapOn" };
+            let mut out = format!("- {name}:\n{}", target_fields(target));
+            if !*long {
+                out.push_str(&format!("    repeat: {repeat}\n    delay: {delay_ms}\n"));
+            }
+            out.push_str(&format!("    retryTapIfNoChange: {retry}\n"));
+            if let Some(ms) = settle_ms {
+                out.push_str(&format!("    waitToSettleTimeoutMs: {ms}\n"));
+            }
+            out
+        }
+        Command::Permissions { package, set } => {
+            let each: String = set
+                .iter()
+                .map(|(name, allow)| format!("        {}: {}\n", quoted(name), if *allow { "allow" } else { "deny" }))
+                .collect();
+            format!(
+                "- setPermissions:\n    appId: {}\n    permissions:\n{each}",
+                quoted(package)
+            )
+        }
+        Command::LaunchWith { package, arguments } => {
+            let each: String = arguments
+                .iter()
+                .map(|(k, v)| {
+                    let value = match v {
+                        Extra::Text(t) => quoted(t),
+                        Extra::Flag(b) => b.to_string(),
+                        Extra::Int(i) => i.to_string(),
+                        Extra::Float(f) => format!("{f:?}"),
+                    };
+                    format!("        {}: {value}\n", quoted(k))
+                })
+                .collect();
+            format!("- launchApp:\n    appId: {}\n    arguments:\n{each}", quoted(package))
+        }
+        Command::OpenLink { link, package, browser } => format!(
+            "- openLink:\n    link: {}\n    autoVerify: {}\n    browser: {browser}\n",
+            quoted(link),
+            package.is_some()
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use proptest::prelude::*;
+    use proptest::test_runner::TestRunner;
+
+    use super::super::super::tests::{selector, target, text};
+    use super::super::super::{Step, commands};
+    use super::super::{parse, render};
+    use super::*;
+
+    /// Generated device commands, written as a Maestro flow, read back as the same commands (a
+    /// content-desc becomes a text, and a long press or tap whose options are all the defaults
+    /// reads as a plain one: both fixpoints after one round).
+    #[test]
+    fn generated_commands_read_back_as_written() {
+        let cases = AtomicUsize::new(0);
+        let strategy = (
+            proptest::collection::vec(commands::generated(selector().boxed(), target().boxed()), 1..6),
+            text(),
+        );
+        let result = TestRunner::default().run(&strategy, |(generated, app)| {
+            cases.fetch_add(1, Ordering::Relaxed);
+            let steps: Vec<Step> = generated
+                .iter()
+                .cloned()
+                .map(|c| Step::new(Action::Command(c)))
+                .collect();
+            let written = render(&steps, &[], &app);
+            let read = parse(&written).map_err(|e| TestCaseError::fail(format!("{e}\n{written}")))?;
+            prop_assert_eq!(read.len(), steps.len(), "{}", written);
+            let again = parse(&render(&read, &[], &app)).map_err(TestCaseError::fail)?;
+            prop_assert_eq!(&read, &again);
+            for (step, command) in read.iter().zip(&generated) {
+                let kept = matches!(
+                    (&step.action, command),
+                    (Action::Command(Command::OpenLink { link: a, .. }), Command::OpenLink { link: b, .. }) if a == b
+                ) || matches!(
+                    (&step.action, command),
+                    (Action::Command(Command::Screenshot { name: a }), Command::Screenshot { name: b }) if a == b
+                ) || !matches!(command, Command::OpenLink { .. } | Command::Screenshot { .. });
+                prop_assert!(kept, "{:?} read as {:?}", command, step.action);
+            }
+            Ok(())
+        });
+        eprintln!("{} cases", cases.load(Ordering::Relaxed));
+        if let Err(e) = result {
+            panic!("{e}");
+        }
+    }
+}

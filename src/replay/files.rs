@@ -1,0 +1,88 @@
+//! The files a replayed flow made on the device (Maestro's `takeScreenshot`), pulled after the
+//! run to where Maestro writes them: beside the report (the `--junit` file's folder, else the
+//! current folder), under the name the flow gave. The script lists them in the run's
+//! `flow-files.json` (`flow::commands`); each is read with `exec:cat`, checked, written, and
+//! removed from the device.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::adb::quote;
+use crate::tools::State;
+
+/// One file the script made: the device that holds it, its path there, its name beside the
+/// report.
+#[derive(Debug, Deserialize)]
+struct Made {
+    device: String,
+    path: String,
+    name: String,
+}
+
+/// Pulls every file the run `run` listed; returns the host paths written, and a line per file
+/// that could not be (the run's report prints them).
+pub async fn pull(state: &State, run: &str, report: Option<&Path>) -> (Vec<PathBuf>, Vec<String>) {
+    let Ok(folder) = state.runs.folder() else {
+        return (Vec::new(), Vec::new());
+    };
+    let listed = folder.join("runs").join(run).join(crate::flow::commands::FILES_FILE);
+    let made: Vec<Made> = std::fs::read_to_string(listed)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or_default();
+    let beside = match report.and_then(Path::parent) {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let (mut written, mut failed) = (Vec::new(), Vec::new());
+    for file in made {
+        match pull_one(state, &file, &beside).await {
+            Ok(path) => written.push(path),
+            Err(e) => failed.push(format!("{}: {e}", file.name)),
+        }
+    }
+    (written, failed)
+}
+
+async fn pull_one(state: &State, file: &Made, beside: &Path) -> Result<PathBuf, String> {
+    // The script wrote the name (checked as the flow was read); checked again, as it came back
+    // through a file: a plain relative path, no `..`.
+    let relative = Path::new(&file.name);
+    if relative.is_absolute()
+        || relative
+            .components()
+            .any(|c| !matches!(c, std::path::Component::Normal(_)))
+    {
+        return Err("not a plain relative name".into());
+    }
+    let bytes = state
+        .adb
+        .exec(
+            &file.device,
+            &format!("cat {}", quote(&file.path)),
+            None,
+            state.adb.timeout(),
+            &|_| {},
+        )
+        .await
+        .map_err(|e| format!("cannot read {} on the device: {e}", file.path))?;
+    if file.name.ends_with(".png") && !bytes.starts_with(b"\x89PNG") {
+        return Err(format!(
+            "{} on the device is not a PNG: {}",
+            file.path,
+            crate::adb::cut(&String::from_utf8_lossy(&bytes[..bytes.len().min(200)]))
+        ));
+    }
+    let path = beside.join(relative);
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| format!("cannot make {}: {e}", parent.display()))?;
+    }
+    std::fs::write(&path, bytes).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    // The device keeps no copy, as Maestro leaves none there.
+    let _ = state
+        .adb
+        .shell(&file.device, &format!("rm -f {}", quote(&file.path)))
+        .await;
+    Ok(path)
+}

@@ -1,0 +1,331 @@
+//! Maestro's Android commands and their options (issue 35), each replayed by `droidmcp replay`
+//! on a simulated device: scrollUntilVisible with Maestro's options, takeScreenshot beside the
+//! report, a swipe from an element, every Maestro key name, launchApp's permissions and
+//! arguments, a tap's options, openLink. What a command sets on the device is read back from
+//! the same simulator (`droidmcp call adb-shell`), and a value holding a shell quote runs
+//! nothing.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use crate::common::*;
+
+/// `droidmcp replay FLOW ARGS`, against `device` (a running simulator) or a fresh one (`--sim`),
+/// with each device command logged (`RUST_LOG=droidmcp=debug`, on stderr).
+fn replay(flow: &Path, device: Option<&SimProcess>, args: &[&str]) -> Output {
+    let home = tempfile::tempdir().unwrap();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_droidmcp"));
+    command.arg("replay").arg(flow).args(args);
+    match device {
+        Some(sim) => command.arg("--adb").arg(format!("tcp:{}", sim.addr)),
+        None => command.arg("--sim"),
+    };
+    let out = command
+        .env("HOME", home.path())
+        .env("RUST_LOG", "droidmcp=debug")
+        .env_remove("ANDROID_SERIAL")
+        .output()
+        .expect("droidmcp replay runs");
+    println!(
+        "replay {}: {}\n{}",
+        flow.display(),
+        out.status,
+        String::from_utf8_lossy(&out.stdout)
+    );
+    out
+}
+
+/// A shell command's stdout on the simulator, as an assistant runs it.
+fn shell(sim: &SimProcess, command: &str) -> String {
+    let home = tempfile::tempdir().unwrap();
+    let args = serde_json::json!({"operation": "run", "command": command}).to_string();
+    let out = Command::new(env!("CARGO_BIN_EXE_droidmcp"))
+        .args(["call", "adb-shell", &args, "--adb", &format!("tcp:{}", sim.addr)])
+        .env("HOME", home.path())
+        .env_remove("ANDROID_SERIAL")
+        .output()
+        .expect("droidmcp call runs");
+    let answer: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON line");
+    answer["stdout"].as_str().unwrap_or_default().to_string()
+}
+
+fn flow(dir: &Path, name: &str, text: &str) -> std::path::PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The shell commands the replay sent to the device, from its debug log.
+fn sent(out: &Output) -> Vec<String> {
+    String::from_utf8_lossy(&out.stderr)
+        .lines()
+        .filter(|l| l.contains("droidmcp::adb::source: shell"))
+        .filter_map(|l| l.split_once("command=\""))
+        .map(|(_, c)| c.trim_end_matches('"').replace("\\\"", "\"").replace("\\\\", "\\"))
+        .collect()
+}
+
+/// scrollUntilVisible with Maestro's options (timeout, speed, visibilityPercentage,
+/// centerElement) swipes until the element shows, each swipe as long as Maestro makes it for the
+/// speed; one that never shows fails when its timeout is up, naming the swipes.
+#[test]
+fn scroll_until_visible_swipes_with_maestros_options_until_the_element_shows() {
+    let dir = tempfile::tempdir().unwrap();
+    let found = flow(
+        dir.path(),
+        "scroll.yaml",
+        "appId: com.google.android.contacts\n---\n- launchApp\n- scrollUntilVisible:\n    element: \"Zhang Wei\"\n    direction: DOWN\n    timeout: 8000\n    speed: 60\n    visibilityPercentage: 50\n    centerElement: true\n- tapOn: \"Zhang Wei\"\n",
+    );
+    let out = replay(&found, None, &[]);
+    let said = stdout(&out);
+    assert!(out.status.success(), "{said}");
+    assert!(
+        said.contains("scroll down until text \"Zhang Wei\" shows centred, at most 8000 ms"),
+        "{said}"
+    );
+    // Speed 60: 1000 × 40 / 100 + 1 = 401 ms, the finger moving up from the screen's middle.
+    let swipes: Vec<String> = sent(&out)
+        .into_iter()
+        .filter(|c| c.starts_with("input swipe"))
+        .collect();
+    assert_eq!(
+        swipes.first().map(String::as_str),
+        Some("input swipe 540 1200 540 240 401"),
+        "{swipes:?}"
+    );
+
+    let never = flow(
+        dir.path(),
+        "never.yaml",
+        "appId: com.google.android.contacts\n---\n- launchApp\n- scrollUntilVisible:\n    element: \"Nobody Here\"\n    timeout: 1500\n",
+    );
+    let out = replay(&never, None, &["--step-timeout-ms", "1500"]);
+    let said = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("did not show after") && said.contains("(1500 ms)"),
+        "{said}"
+    );
+}
+
+/// takeScreenshot: NAME.png lands beside the JUnit report (in its own folder when NAME has one),
+/// a PNG of the whole screen, and the device keeps no copy.
+#[test]
+fn take_screenshot_writes_the_png_beside_the_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let sim = SimProcess::start(&[]);
+    let shots = flow(
+        dir.path(),
+        "shots.yaml",
+        "appId: com.android.settings\n---\n- launchApp\n- takeScreenshot: settings_home\n- takeScreenshot:\n    path: shots/settings again.png\n",
+    );
+    let report = dir.path().join("out/report.xml");
+    let out = replay(&shots, Some(&sim), &["--junit", report.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stdout(&out));
+    for name in ["out/settings_home.png", "out/shots/settings again.png"] {
+        let png = std::fs::read(dir.path().join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let image = image::load_from_memory(&png).expect("a PNG");
+        assert_eq!((image.width(), image.height()), (1080, 2400), "{name}");
+    }
+    assert!(
+        !shell(&sim, "ls /data/local/tmp").contains("droidmcp-"),
+        "left on the device"
+    );
+}
+
+/// swipe {from, direction}: the finger starts on the element and goes a tenth of the screen
+/// from the edge; the contacts list moves to its second page.
+#[test]
+fn a_swipe_from_an_element_starts_on_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let swipe = flow(
+        dir.path(),
+        "swipe.yaml",
+        "appId: com.google.android.contacts\n---\n- launchApp\n- swipe:\n    from:\n      text: \"Alan Turing\"\n    direction: UP\n    duration: 300\n- assertVisible: \"Zhang Wei\"\n",
+    );
+    let out = replay(&swipe, None, &[]);
+    assert!(out.status.success(), "{}", stdout(&out));
+    let swipes: Vec<String> = sent(&out)
+        .into_iter()
+        .filter(|c| c.starts_with("input swipe"))
+        .collect();
+    let [only] = swipes.as_slice() else {
+        panic!("{swipes:?}")
+    };
+    let words: Vec<&str> = only.split_whitespace().collect();
+    assert_eq!(
+        &words[5..],
+        ["240", "300"],
+        "up to a tenth of the height, 300 ms: {only}"
+    );
+    assert_eq!(words[2], words[4], "straight up: {only}");
+}
+
+/// Every key name Maestro documents reaches the device as its Android key code.
+#[test]
+fn every_maestro_key_name_is_sent_as_its_key_code() {
+    let keys = [
+        ("Enter", 66),
+        ("Backspace", 67),
+        ("Back", 4),
+        ("Home", 3),
+        ("Lock", 26),
+        ("Volume Up", 24),
+        ("Volume Down", 25),
+        ("Remote Dpad Up", 19),
+        ("Remote Dpad Down", 20),
+        ("Remote Dpad Left", 21),
+        ("Remote Dpad Right", 22),
+        ("Remote Dpad Center", 23),
+        ("Remote Media Play Pause", 85),
+        ("Remote Media Stop", 86),
+        ("Remote Media Next", 87),
+        ("Remote Media Previous", 88),
+        ("Remote Media Rewind", 89),
+        ("Remote Media Fast Forward", 90),
+        ("Escape", 111),
+        ("Power", 26),
+        ("Tab", 61),
+        ("Remote System Navigation Up", 280),
+        ("Remote System Navigation Down", 281),
+        ("Remote Button A", 96),
+        ("Remote Button B", 97),
+        ("Remote Menu", 82),
+        ("TV Input", 178),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = String::from("appId: com.android.settings\n---\n");
+    for (name, _) in keys {
+        // Maestro matches the names ignoring case.
+        text.push_str(&format!("- pressKey: {}\n", name.to_lowercase()));
+    }
+    let out = replay(&flow(dir.path(), "keys.yaml", &text), None, &[]);
+    assert!(out.status.success(), "{}", stdout(&out));
+    let codes: Vec<String> = sent(&out)
+        .into_iter()
+        .filter_map(|c| c.strip_prefix("input keyevent ").map(str::to_string))
+        .collect();
+    let expected: Vec<String> = keys.iter().map(|(_, code)| code.to_string()).collect();
+    assert_eq!(codes, expected);
+}
+
+/// launchApp's permissions are granted and revoked as Maestro names them, and its arguments
+/// reach the launch as typed intent extras; a quote in an argument runs nothing.
+#[test]
+fn launch_app_permissions_and_arguments_reach_the_device_quoted() {
+    let dir = tempfile::tempdir().unwrap();
+    let sim = SimProcess::start(&[]);
+    let granted = |perm: &str| {
+        let dump = shell(&sim, "dumpsys package org.wikipedia");
+        dump.lines()
+            .find(|l| {
+                l.trim_start()
+                    .starts_with(&format!("android.permission.{perm}: granted="))
+            })
+            .map(|l| l.contains("granted=true"))
+    };
+    assert_eq!(granted("CAMERA"), Some(false), "a user app starts without it");
+    let launch = flow(
+        dir.path(),
+        "launch.yaml",
+        "appId: org.wikipedia\n---\n- launchApp:\n    clearState: true\n    permissions:\n      camera: allow\n      notifications: allow\n      contacts: deny\n    arguments:\n      isE2E: true\n      retries: 3\n      user: \"ada'; touch /data/local/tmp/pwned #\"\n- assertVisible: \"Wikipedia\"\n",
+    );
+    let out = replay(&launch, Some(&sim), &[]);
+    let said = stdout(&out);
+    assert!(out.status.success(), "{said}");
+    assert!(
+        said.contains("permissions of org.wikipedia: camera allowed, notifications allowed, contacts denied"),
+        "{said}"
+    );
+    assert_eq!(granted("CAMERA"), Some(true));
+    assert_eq!(granted("POST_NOTIFICATIONS"), Some(true));
+    assert_eq!(granted("READ_CONTACTS"), Some(false));
+    // WRITE_CONTACTS (contacts is both) is not requested by the app: a warning, not a failure.
+    assert!(
+        said.contains("the device did not change android.permission.WRITE_CONTACTS"),
+        "{said}"
+    );
+    let started = sent(&out)
+        .into_iter()
+        .find(|c| c.starts_with("am start -n"))
+        .expect("am start");
+    assert!(
+        started.ends_with(r#"--ez 'isE2E' true --ei 'retries' 3 --es 'user' 'ada'\''; touch /data/local/tmp/pwned #'"#),
+        "{started}"
+    );
+    assert!(
+        !shell(&sim, "ls /data/local/tmp").contains("pwned"),
+        "a quote ran a command"
+    );
+
+    let all = flow(
+        dir.path(),
+        "all.yaml",
+        "appId: org.wikipedia\n---\n- setPermissions:\n    permissions:\n      all: deny\n",
+    );
+    assert!(replay(&all, Some(&sim), &[]).status.success());
+    assert_eq!(granted("CAMERA"), Some(false));
+    assert_eq!(granted("POST_NOTIFICATIONS"), Some(false));
+}
+
+/// A tap's options: doubleTapOn and repeat press N times at the element's point, delay apart;
+/// retryTapIfNoChange: true taps once more only when the screen did not change.
+#[test]
+fn tap_options_repeat_and_retry_as_maestro_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let taps = flow(
+        dir.path(),
+        "taps.yaml",
+        "appId: com.google.android.contacts\n---\n- launchApp\n- doubleTapOn: \"Ada Lovelace\"\n- tapOn:\n    text: \"Alan Turing\"\n    repeat: 3\n    delay: 50\n    waitToSettleTimeoutMs: 500\n- tapOn:\n    text: \"Anita Borg\"\n    retryTapIfNoChange: true\n",
+    );
+    let out = replay(&taps, None, &[]);
+    let said = stdout(&out);
+    assert!(out.status.success(), "{said}");
+    // Presses per point: each element's taps land on its centre.
+    let mut per_point = std::collections::BTreeMap::new();
+    for tap in sent(&out).into_iter().filter(|c| c.starts_with("input tap")) {
+        *per_point.entry(tap).or_insert(0) += 1;
+    }
+    let mut counts: Vec<i32> = per_point.values().copied().collect();
+    counts.sort();
+    // Ada twice; Alan 3 times; Anita Borg's tap changes nothing on this list: tapped again.
+    assert_eq!(counts, [2, 2, 3], "{per_point:?}");
+    assert!(
+        said.contains("tap text \"Anita Borg\", again if nothing changed")
+            && said.contains("tapped again: the screen did not change"),
+        "{said}"
+    );
+    assert!(
+        said.contains("double-tap text \"Ada Lovelace\"") && said.contains("tap 3 times text \"Alan Turing\""),
+        "{said}"
+    );
+}
+
+/// openLink opens the browser with a VIEW intent (autoVerify: the flow's app); a quote in the
+/// link runs nothing.
+#[test]
+fn open_link_sends_a_view_intent_and_a_quote_in_it_runs_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let sim = SimProcess::start(&[]);
+    let link = flow(
+        dir.path(),
+        "link.yaml",
+        "appId: org.wikipedia\n---\n- openLink: \"https://example.com/'; touch /data/local/tmp/pwned #\"\n- assertVisible: \"Chrome\"\n- openLink:\n    link: \"https://en.wikipedia.org/wiki/Ada\"\n    autoVerify: true\n- assertVisible: \"Wikipedia\"\n",
+    );
+    let out = replay(&link, Some(&sim), &[]);
+    assert!(out.status.success(), "{}", stdout(&out));
+    assert!(
+        !shell(&sim, "ls /data/local/tmp").contains("pwned"),
+        "a quote ran a command"
+    );
+    let log = shell(&sim, "logcat -d -b system -s ActivityTaskManager");
+    assert!(
+        log.contains("START u0 {act=android.intent.action.VIEW dat=https://example.com/... flg=0x10000000}")
+            && log.contains("dat=https://en.wikipedia.org/... flg=0x10000000 pkg=org.wikipedia}"),
+        "{log}"
+    );
+}
