@@ -57,6 +57,25 @@ pub enum Command {
         package: String,
         arguments: Vec<(String, Extra)>,
     },
+    /// `copyTextFrom`: the element's text (else its hint, else its content-desc, Maestro's order)
+    /// into the script's `maestro.copiedText`.
+    CopyText { selector: Selector },
+    /// `pasteText`: types `maestro.copiedText` (nothing when none was copied, as Maestro).
+    Paste,
+    /// `setClipboard`: `maestro.copiedText`, which `pasteText` types.
+    SetClipboard { text: String },
+    /// `killApp`: `am kill`, the death of its process the system causes (Maestro's).
+    Kill { package: String },
+    /// A command with nothing to do on Android (`clearKeychain`), said in its step line.
+    Nothing { said: String },
+    /// `setAirplaneMode` (Some) or `toggleAirplaneMode` (None): `cmd connectivity airplane-mode`.
+    Airplane { on: Option<bool> },
+    /// `travel`: the emulator console's `geo fix` at each point in turn, waiting between two the
+    /// time the distance takes at `speed` m/s.
+    Travel {
+        points: Vec<(String, String)>,
+        speed: String,
+    },
     /// `openLink`: `am start -a android.intent.action.VIEW -d LINK`, in `package` when
     /// `autoVerify` names the app, in the browser when `browser`.
     OpenLink {
@@ -162,6 +181,17 @@ impl Command {
                 let keys: Vec<&str> = arguments.iter().map(|(k, _)| k.as_str()).collect();
                 format!("launch {package} with arguments {}", keys.join(", "))
             }
+            Command::CopyText { selector } => format!("copy the text of {}", selector.describe()),
+            Command::Paste => "paste the copied text".into(),
+            Command::SetClipboard { text } => format!("copy {text:?}"),
+            Command::Kill { package } => format!("kill {package} (am kill)"),
+            Command::Nothing { said } => said.clone(),
+            Command::Airplane { on: Some(true) } => "airplane mode on".into(),
+            Command::Airplane { on: Some(false) } => "airplane mode off".into(),
+            Command::Airplane { on: None } => "airplane mode toggled".into(),
+            Command::Travel { points, speed } => {
+                format!("travel through {} points at {speed} m/s", points.len())
+            }
             Command::OpenLink { link, package, browser } => match (package, browser) {
                 (Some(p), _) => format!("open link {link:?} in {p}"),
                 (None, true) => format!("open link {link:?} in the browser"),
@@ -249,6 +279,24 @@ impl Command {
                     lit(package),
                     lit(&extras.join(" "))
                 )]
+            }
+            Command::CopyText { selector: s } => vec![format!("await copyTextFrom({});", selector(s))],
+            Command::Paste => {
+                vec!["if (maestro.copiedText != null) await ui.type({ text: String(maestro.copiedText) });".into()]
+            }
+            Command::SetClipboard { text } => vec![format!("maestro.copiedText = {};", lit(text))],
+            Command::Kill { package } => vec![format!(
+                "await shellChecked({});",
+                lit(&format!("am kill {}", quote(package)))
+            )],
+            Command::Nothing { .. } => Vec::new(),
+            Command::Airplane { on } => vec![format!(
+                "await airplane({});",
+                on.map_or("null".into(), |on| on.to_string())
+            )],
+            Command::Travel { points, speed } => {
+                let each: Vec<String> = points.iter().map(|(lat, lon)| format!("[{lat}, {lon}]")).collect();
+                vec![format!("await travel([{}], {speed});", each.join(", "))]
             }
             Command::OpenLink { link, package, browser } => {
                 let mut command = format!("am start -a android.intent.action.VIEW -d {}", quote(link));
@@ -407,6 +455,57 @@ async function permissions(pkg, quotedPkg, set, warnings) {
   if (refused.length) warnings.push(`the device did not change ${refused.join(", ")}`);
 }
 
+// Maestro's own object in a flow's scripts: what copyTextFrom copied, the platform.
+globalThis.maestro = globalThis.maestro || { copiedText: null, platform: "android" };
+
+// copyTextFrom: the found element's whole text, else its hint, else its content-desc, read from
+// the screen's nodes (a listed label is cut at 60 characters): the deepest node the selector
+// matches, at the element's point when several do (Maestro takes the deepest match).
+async function copyTextFrom(selector) {
+  const found = await ui.wait({ match: "exact", ...selector, timeoutMs: TIMEOUT });
+  const [x, y] = found.target.at;
+  const dump = await ui.dump({ limit: 1 });
+  const value = selector.text ?? selector.resourceId ?? selector.contentDesc;
+  const literal = selector.match === "regex" ? null : value;
+  const nodes = (await cache.get({ id: dump.cacheId, ...(literal ? { filter: literal } : {}), limit: 500 })).items || [];
+  const pattern = literal ? null : new RegExp(value.replace(/^\(\?s\)/, ""), "si");
+  const is = (v) => typeof v === "string" && v !== "" && (pattern ? pattern.test(v) : v === literal);
+  const matches = (n) => "resourceId" in selector
+    ? is(n["resource-id"]) || is(String(n["resource-id"]).split("/").pop())
+    : is(n.text) || is(n["content-desc"]) || ("text" in selector && is(n.hint));
+  const within = (n) => {
+    const [l, t, r, b] = (String(n.bounds).match(/-?\d+/g) || []).map(Number);
+    return x >= l && x <= r && y >= t && y <= b;
+  };
+  const all = nodes.filter(matches);
+  const node = all.filter(within).pop() || all.pop();
+  const text = node && (node.text || node.hint || node["content-desc"]);
+  if (!text) throw new Error(`${JSON.stringify(selector)} shows no text to copy`);
+  maestro.copiedText = text;
+}
+
+// Airplane mode on, off, or (null) the other way from now (Android 11+'s cmd connectivity).
+async function airplane(on) {
+  if (on === null) {
+    on = (await shellChecked("cmd connectivity airplane-mode")).stdout.trim() !== "enabled";
+  }
+  await shellChecked(`cmd connectivity airplane-mode ${on ? "enable" : "disable"}`);
+}
+
+// travel: each point set through the emulator console in turn, after the time the distance
+// from the last takes at `speed` m/s (a real phone has no console: the step says so).
+async function travel(points, speed) {
+  const rad = (d) => (d * Math.PI) / 180;
+  for (let i = 0; i < points.length; i++) {
+    if (i > 0) {
+      const [[a, b], [c, d]] = [points[i - 1], points[i]];
+      const h = Math.sin(rad(c - a) / 2) ** 2 + Math.cos(rad(a)) * Math.cos(rad(c)) * Math.sin(rad(d - b) / 2) ** 2;
+      await sleep((2 * 6371000 * Math.asin(Math.sqrt(h)) / speed) * 1000);
+    }
+    await device.emulator({ command: `geo fix ${points[i][1]} ${points[i][0]}` });
+  }
+}
+
 // The app's launcher activity started with the flow's arguments as intent extras.
 async function launchWith(pkg, extras) {
   const activity = (await app.info({ package: pkg })).info.launcherActivity;
@@ -445,10 +544,12 @@ pub(crate) fn generated(
             }
         ),
         "[a-z0-9_]{1,12}(/[a-z0-9_ -]{1,8})?".prop_map(|name| Command::Screenshot { name }),
-        (selector, direction(), 50u32..10_000).prop_map(|(selector, direction, duration_ms)| Command::SwipeFrom {
-            selector,
-            direction,
-            duration_ms
+        (selector.clone(), direction(), 50u32..10_000).prop_map(|(selector, direction, duration_ms)| {
+            Command::SwipeFrom {
+                selector,
+                direction,
+                duration_ms,
+            }
         }),
         (
             target,
@@ -478,6 +579,22 @@ pub(crate) fn generated(
                 arguments: arguments.into_iter().collect(),
             }
         }),
+        selector.clone().prop_map(|selector| Command::CopyText { selector }),
+        Just(Command::Paste),
+        text().prop_map(|text| Command::SetClipboard { text }),
+        text().prop_map(|package| Command::Kill { package }),
+        Just(Command::Nothing {
+            said: "clearKeychain: nothing to do on Android (the keychain is iOS's)".into()
+        }),
+        proptest::option::of(any::<bool>()).prop_map(|on| Command::Airplane { on }),
+        (
+            proptest::collection::vec((-90.0f64..=90.0, -180.0f64..=180.0), 2..5),
+            0.5f64..1000.0
+        )
+            .prop_map(|(points, speed)| Command::Travel {
+                points: points.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect(),
+                speed: speed.to_string(),
+            }),
         (text(), any::<bool>()).prop_map(|(link, browser)| Command::OpenLink {
             link,
             package: None,

@@ -472,6 +472,7 @@ fn maestro_options_are_honoured_or_refused_with_their_line() {
             "wait for the screen to settle",
             "wait for the screen to settle, at most 5000 ms",
             "key BACK",
+            "clearKeychain: nothing to do on Android (the keychain is iOS's)",
             "key BACK",
             "launch a.b",
         ]

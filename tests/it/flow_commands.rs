@@ -329,3 +329,83 @@ fn open_link_sends_a_view_intent_and_a_quote_in_it_runs_nothing() {
         "{log}"
     );
 }
+
+/// A Maestro flow as the script `droidmcp replay` runs for it, with `checks` (JavaScript reading
+/// the device back) after its steps: replayed on a fresh simulator, whose state ends with it.
+fn replay_checked(dir: &Path, yaml: &str, checks: &str) -> Output {
+    let flow = flow(dir, "flow.yaml", yaml);
+    let steps = droidmcp::flow::maestro::parse(yaml).expect("the flow reads");
+    let mut script = droidmcp::flow::js::render(&steps, &[format!("from {}", flow.display())]);
+    script.push_str(checks);
+    let js = dir.join("flow.js");
+    std::fs::write(&js, script).unwrap();
+    replay(&js, None, &[])
+}
+
+/// copyTextFrom puts the element's whole text in `maestro.copiedText`, pasteText types it into
+/// the focused field; setClipboard sets what pasteText types.
+#[test]
+fn copy_text_from_and_paste_text_type_what_was_copied() {
+    let check = |yaml: &str, pasted: &str| {
+        let dir = tempfile::tempdir().unwrap();
+        let checks = format!(
+            "if (maestro.copiedText !== {pasted:?}) throw new Error('copied ' + maestro.copiedText);\nconst dump = await shell.run({{ command: 'uiautomator dump /dev/tty' }});\nif (!dump.stdout.includes({:?})) throw new Error('not pasted: ' + dump.stdout);\n",
+            format!("text=\"{pasted}\" resource-id=\"org.droidmcp.demo.login:id/username\"")
+        );
+        let out = replay_checked(dir.path(), yaml, &checks);
+        let said = stdout(&out);
+        assert!(out.status.success(), "{said}{}", String::from_utf8_lossy(&out.stderr));
+        said
+    };
+    let tap_field = "- tapOn:\n    id: \"org.droidmcp.demo.login:id/username\"\n";
+    let said = check(
+        &format!(
+            "appId: org.droidmcp.demo.login\n---\n- launchApp\n- copyTextFrom:\n    id: \"org.droidmcp.demo.login:id/forgot\"\n{tap_field}- pasteText\n"
+        ),
+        "Forgot password?",
+    );
+    assert!(
+        said.contains("copy the text of resourceId \"org.droidmcp.demo.login:id/forgot\""),
+        "{said}"
+    );
+    check(
+        &format!(
+            "appId: org.droidmcp.demo.login\n---\n- launchApp\n- setClipboard: \"clipboard-0123456789\"\n{tap_field}- pasteText\n"
+        ),
+        "clipboard-0123456789",
+    );
+}
+
+/// Airplane mode set and toggled through `cmd connectivity`, killApp's `am kill`, travel's
+/// points through the emulator console, clearKeychain said to do nothing: each read back.
+#[test]
+fn airplane_mode_kill_app_and_travel_change_the_device() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = replay_checked(
+        dir.path(),
+        "appId: com.google.android.contacts\n---\n- launchApp\n- setAirplaneMode: enabled\n- clearKeychain\n- killApp\n- travel:\n    points:\n      - \"52.36, 4.88\"\n      - \"52.3601, 4.8801\"\n    speed: 50\n",
+        r#"
+const on = (await shell.run({ command: "settings get global airplane_mode_on" })).stdout.trim();
+if (on !== "1") throw new Error("airplane mode " + on);
+await step("toggle", async (w) => { await airplane(null); });
+const off = (await shell.run({ command: "cmd connectivity airplane-mode" })).stdout.trim();
+if (off !== "disabled") throw new Error("toggled to " + off);
+const pid = (await shell.run({ command: "pidof com.google.android.contacts" })).stdout.trim();
+if (pid !== "") throw new Error("still running as " + pid);
+const where = (await shell.run({ command: "dumpsys location" })).stdout;
+if (!where.includes("52.360100,4.880100")) throw new Error("location " + where);
+"#,
+    );
+    let said = stdout(&out);
+    assert!(out.status.success(), "{said}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        said.contains("ok      3 clearKeychain: nothing to do on Android (the keychain is iOS's)"),
+        "{said}"
+    );
+    assert!(
+        said.contains("airplane mode on") && said.contains("kill com.google.android.contacts (am kill)"),
+        "{said}"
+    );
+    let killed: Vec<String> = sent(&out).into_iter().filter(|c| c.starts_with("am kill")).collect();
+    assert_eq!(killed, ["am kill 'com.google.android.contacts'"]);
+}

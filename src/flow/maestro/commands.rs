@@ -280,6 +280,57 @@ pub(super) fn open_link(arg: &MarkedYamlOwned, app_id: Option<&str>) -> Result<A
     }))
 }
 
+/// `setAirplaneMode: enabled | disabled` (or `{value}`).
+pub(super) fn airplane(arg: &MarkedYamlOwned) -> Result<Action, String> {
+    let node = match arg.data.as_mapping() {
+        Some(_) => {
+            only_keys(arg, &["value", "optional"])?;
+            field(arg, "value").ok_or_else(|| at(arg, "setAirplaneMode takes value"))?
+        }
+        None => arg,
+    };
+    let on = match scalar(node).map(|v| v.to_ascii_lowercase()).as_deref() {
+        Some("enabled" | "enable" | "true") => true,
+        Some("disabled" | "disable" | "false") => false,
+        _ => return Err(at(node, "setAirplaneMode is enabled or disabled")),
+    };
+    Ok(Action::Command(Command::Airplane { on: Some(on) }))
+}
+
+/// `travel {points: ["LAT, LON", …], speed}`: one point or more, `speed` in m/s (Maestro's
+/// default 4.0).
+pub(super) fn travel(map: &MarkedYamlOwned) -> Result<Action, String> {
+    only_keys(map, &["points", "speed", "optional"])?;
+    let list = field(map, "points")
+        .and_then(|p| p.data.as_sequence())
+        .ok_or_else(|| at(map, "travel takes points: a list of \"latitude, longitude\""))?;
+    let mut points = Vec::new();
+    for point in list {
+        let text = string(point, "a point")?;
+        let parts: Vec<Option<f64>> = text.split(',').map(|p| p.trim().parse::<f64>().ok()).collect();
+        match parts.as_slice() {
+            [Some(lat), Some(lon)] if lat.abs() <= 90.0 && lon.abs() <= 180.0 => {
+                points.push((lat.to_string(), lon.to_string()))
+            }
+            _ => return Err(at(point, "a point is \"latitude, longitude\" in degrees")),
+        }
+    }
+    if points.is_empty() {
+        return Err(at(map, "travel goes through one point at least"));
+    }
+    let speed = match field(map, "speed") {
+        Some(n) => scalar(n)
+            .and_then(|s| s.trim().parse::<f64>().ok())
+            .filter(|v| *v > 0.0 && *v <= 1000.0)
+            .ok_or_else(|| at(n, "speed is in m/s, above 0, up to 1000"))?,
+        None => 4.0,
+    };
+    Ok(Action::Command(Command::Travel {
+        points,
+        speed: speed.to_string(),
+    }))
+}
+
 /// A command as a Maestro flow writes it.
 pub(super) fn write(command: &Command) -> String {
     match command {
@@ -347,6 +398,22 @@ pub(super) fn write(command: &Command) -> String {
                 })
                 .collect();
             format!("- launchApp:\n    appId: {}\n    arguments:\n{each}", quoted(package))
+        }
+        Command::CopyText { selector } => format!("- copyTextFrom:\n{}", selector_fields(selector, "    ")),
+        Command::Paste => "- pasteText\n".into(),
+        Command::SetClipboard { text } => format!("- setClipboard: {}\n", quoted(text)),
+        Command::Kill { package } => format!("- killApp: {}\n", quoted(package)),
+        Command::Nothing { .. } => "- clearKeychain\n".into(),
+        Command::Airplane { on: Some(on) } => {
+            format!("- setAirplaneMode: {}\n", if *on { "enabled" } else { "disabled" })
+        }
+        Command::Airplane { on: None } => "- toggleAirplaneMode\n".into(),
+        Command::Travel { points, speed } => {
+            let each: String = points
+                .iter()
+                .map(|(lat, lon)| format!("      - \"{lat}, {lon}\"\n"))
+                .collect();
+            format!("- travel:\n    points:\n{each}    speed: {speed}\n")
         }
         Command::OpenLink { link, package, browser } => format!(
             "- openLink:\n    link: {}\n    autoVerify: {}\n    browser: {browser}\n",

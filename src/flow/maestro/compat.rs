@@ -31,9 +31,17 @@ pub const COMMANDS: &[(&str, Status, &str)] = &[
         "appId, clearState, stopApp (when given), clearKeychain; permissions (pm grant / revoke, Maestro's short names spelt out, all: every permission the app requests; what the device refuses is a warning); arguments as intent extras of their YAML type (am start -n the launcher activity --es / --ez / --ei / --ef)",
     ),
     ("stopApp", Status::Replayed, "the header's appId, or the one given"),
-    ("killApp", Status::NotYet, "am force-stop, as stopApp"),
+    (
+        "killApp",
+        Status::Replayed,
+        "am kill, the process death the system causes (Maestro's); the header's appId, or the one given",
+    ),
     ("clearState", Status::Replayed, "pm clear"),
-    ("clearKeychain", Status::Replayed, "iOS only: nothing to do on Android"),
+    (
+        "clearKeychain",
+        Status::Replayed,
+        "iOS only: nothing to do on Android, which its step line says",
+    ),
     (
         "tapOn",
         Status::Replayed,
@@ -59,9 +67,21 @@ pub const COMMANDS: &[(&str, Status, &str)] = &[
     ),
     ("inputRandomText", Status::Replayed, "length letters and digits (8)"),
     ("eraseText", Status::Replayed, "N characters, or the whole field"),
-    ("copyTextFrom", Status::NotYet, ""),
-    ("pasteText", Status::NotYet, ""),
-    ("setClipboard", Status::NotYet, ""),
+    (
+        "copyTextFrom",
+        Status::Replayed,
+        "the element's whole text, else its hint, else its content-desc, into the script's maestro.copiedText",
+    ),
+    (
+        "pasteText",
+        Status::Replayed,
+        "types maestro.copiedText into the focused field (nothing when none was copied)",
+    ),
+    (
+        "setClipboard",
+        Status::Replayed,
+        "sets maestro.copiedText, which pasteText types",
+    ),
     ("hideKeyboard", Status::Replayed, "BACK, as Maestro sends on Android"),
     (
         "pressKey",
@@ -102,11 +122,23 @@ pub const COMMANDS: &[(&str, Status, &str)] = &[
         "am start -a android.intent.action.VIEW -d LINK; autoVerify: in the flow's app (-p appId); browser: -c BROWSABLE",
     ),
     ("setLocation", Status::Replayed, "the emulator console's geo fix"),
-    ("travel", Status::NotYet, ""),
+    (
+        "travel",
+        Status::Replayed,
+        "points, speed (4 m/s): the emulator console's geo fix at each point in turn, after the time the distance takes; a real phone has no console, so the step fails saying so",
+    ),
     ("setPermissions", Status::Replayed, "as launchApp's permissions"),
     ("addMedia", Status::NotYet, ""),
-    ("setAirplaneMode", Status::NotYet, ""),
-    ("toggleAirplaneMode", Status::NotYet, ""),
+    (
+        "setAirplaneMode",
+        Status::Replayed,
+        "cmd connectivity airplane-mode enable | disable (Android 11 and later)",
+    ),
+    (
+        "toggleAirplaneMode",
+        Status::Replayed,
+        "the other way from what cmd connectivity airplane-mode says",
+    ),
     ("setOrientation", Status::NotYet, ""),
     (
         "runFlow",

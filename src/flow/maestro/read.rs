@@ -10,6 +10,7 @@ use super::args::{erase, flag, no_argument, our_key, random_input, scalar_or_fie
 use super::selectors::{command_selector, selector};
 use super::yaml::{at, field, key, number, only_keys, required, scalar, string};
 
+use super::super::commands::Command;
 use super::super::{Action, Expect, Selector, Step, When, same_block};
 
 /// Flow files a `runFlow` may nest, and steps a flow may grow to once `repeat` and `runFlow` are
@@ -297,16 +298,33 @@ impl Reader {
                 }
                 flag(map, "clearKeychain")?;
                 match super::commands::arguments(map)? {
-                    Some(arguments) => {
-                        Action::Command(crate::flow::commands::Command::LaunchWith { package, arguments })
-                    }
+                    Some(arguments) => Action::Command(Command::LaunchWith { package, arguments }),
                     None => Action::Launch { package },
                 }
             }
             "clearKeychain" => {
                 no_argument(arg)?;
-                return Ok(());
+                Action::Command(Command::Nothing {
+                    said: "clearKeychain: nothing to do on Android (the keychain is iOS's)".into(),
+                })
             }
+            "copyTextFrom" => Action::Command(Command::CopyText {
+                selector: command_selector(required(arg, item, &name)?)?,
+            }),
+            "pasteText" => {
+                no_argument(arg)?;
+                Action::Command(Command::Paste)
+            }
+            "setClipboard" => Action::Command(Command::SetClipboard {
+                text: string(scalar_or_field(required(arg, item, &name)?, "text")?, &name)?,
+            }),
+            "killApp" => Action::Command(Command::Kill { package: app(arg)? }),
+            "setAirplaneMode" => super::commands::airplane(required(arg, item, &name)?)?,
+            "toggleAirplaneMode" => {
+                no_argument(arg)?;
+                Action::Command(Command::Airplane { on: None })
+            }
+            "travel" => super::commands::travel(required(arg, item, &name)?)?,
             "hideKeyboard" => {
                 // What Maestro sends on Android to hide it.
                 no_argument(arg)?;

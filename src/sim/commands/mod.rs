@@ -50,6 +50,7 @@ async fn answer(sim: &Arc<Simulator>, program: &str, args: &[&str], stdin: Vec<u
         "cmd" => match args.first() {
             Some(&"package") => sim.with_device(|d| pm::pm(d, &args[1..], &stdin)),
             Some(&"window") => sim.with_device(|d| input::wm(d, &args[1..])),
+            Some(&"connectivity") => sim.with_device(|d| props::connectivity(d, &args[1..])),
             Some(service) => Output::err(20, format!("cmd: Can't find service: {service}\n")),
             None => Output::err(20, "cmd: No service specified; use -l to list all running services.\n"),
         },
