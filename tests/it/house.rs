@@ -105,6 +105,12 @@ const MECHANISMS: &[Mechanism] = &[
         pending: &[],
     },
     Mechanism {
+        concern: "flow::Target::recorded, which records nothing: checks()",
+        markers: &["pub fn recorded(&self)"],
+        home: "",
+        pending: &[],
+    },
+    Mechanism {
         concern: "a reading with a remember flag: read_screen and read_current",
         markers: &["remember: bool"],
         home: "",
