@@ -198,16 +198,10 @@ pub(super) async fn act(state: &State, serial: &str, action: &UiAction) -> Outco
     // that made it), and before the action: the stored one may predate actions that read nothing.
     // A tap or long press aimed by ref or text has just read the screen, and nothing ran since:
     // that reading is the "before" (as typing's own reading is).
-    let aimed_by_reading = matches!(
-        action,
-        UiAction::Tap {
-            target: Target::Ref(_) | Target::Query(_),
-            ..
-        } | UiAction::LongPress {
-            target: Target::Ref(_) | Target::Query(_),
-            ..
-        }
-    );
+    let aimed_by_reading = match action {
+        UiAction::Tap { target, .. } | UiAction::LongPress { target, .. } => target.reads_screen(),
+        _ => false,
+    };
     let before = match (observe, reading) {
         (false, _) => None,
         (true, Some(reading)) => Some(reading),

@@ -5,8 +5,9 @@
 //! the rest are handed it and check only what needs the device (a ref still on the screen, a
 //! point on it).
 //!
-//! A new way to aim (a `Target` variant) is built in `target` below and resolved in
-//! `resolve.rs::target`; nothing else matches on `Target`.
+//! A new way to aim (a `Target` variant) is built in `target` below (its wire field in `UiArgs`
+//! and `fields_of`, mod.rs) and resolved in `resolve.rs::resolve_target`; `Target::reads_screen`
+//! says whether resolving it reads the screen. Nothing else matches on `Target`.
 
 use super::*;
 use crate::android::ui_refs::parse_ref;
@@ -84,6 +85,17 @@ pub enum Target {
     Point { x: i32, y: i32, space: Space },
     /// A cell of the tap grid (1 to `grid::CELLS`) and where in it.
     Grid { cell: u32, position: Position },
+}
+
+impl Target {
+    /// Whether resolving it reads the screen (always, not only to verify a recorded element):
+    /// that reading is an `observe`'s "before".
+    pub fn reads_screen(&self) -> bool {
+        match self {
+            Target::Ref(_) | Target::Query(_) => true,
+            Target::Point { .. } | Target::Grid { .. } => false,
+        }
+    }
 }
 
 /// What to look for: one field, its matcher, and the value as given (for messages and the
