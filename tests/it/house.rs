@@ -93,6 +93,12 @@ const MECHANISMS: &[Mechanism] = &[
         pending: &[],
     },
     Mechanism {
+        concern: "the text field with input focus in a reading (act.rs's focused_field; a web page's is web.rs's, over DevTools)",
+        markers: &["f == \"focused\""],
+        home: "tools/ui/act.rs",
+        pending: &[],
+    },
+    Mechanism {
         concern: "one Direction for the finger (swipe) and the content (scroll): FingerDirection, ContentDirection",
         markers: &["enum Direction"],
         home: "",
