@@ -124,7 +124,9 @@ pub async fn run(state: Arc<State>, options: &Options) -> anyhow::Result<Vec<Rep
         .map(|f| script_of(f))
         .collect::<anyhow::Result<Vec<_>>>()?;
     let mut reports = Vec::new();
-    for (name, code) in flows {
+    for (name, code, media) in flows {
+        // What addMedia adds goes to the device first (a script cannot push a host file).
+        files::push(&state, &media).await?;
         reports.push(run_one(&state, options, name, code).await?);
     }
     if reports.len() > 1 {
@@ -196,17 +198,18 @@ pub fn check(options: &Options) -> bool {
     refused_total == 0
 }
 
-/// A flow file's name and the script that replays it.
-fn script_of(file: &Path) -> anyhow::Result<(String, String)> {
+/// A flow file's name, the script that replays it, and the host files its addMedia steps push.
+fn script_of(file: &Path) -> anyhow::Result<(String, String, Vec<crate::flow::commands::Media>)> {
     let text = std::fs::read_to_string(file).map_err(|e| anyhow::anyhow!("cannot read {}: {e}", file.display()))?;
     let ext = file.extension().and_then(|e| e.to_str()).unwrap_or_default();
-    let mut named = None;
+    let (mut named, mut media) = (None, Vec::new());
     let code = match ext {
         "js" => text,
         "yaml" | "yml" => {
             // Read again by path, so a `runFlow: FILE` finds FILE beside it.
             let (name, steps) = crate::flow::maestro::parse_file(file).map_err(|e| anyhow::anyhow!("{e}"))?;
             named = name;
+            media = crate::flow::commands::media(&steps);
             crate::flow::js::render(&steps, &[format!("from {}", file.display())])
         }
         _ => anyhow::bail!(
@@ -220,7 +223,7 @@ fn script_of(file: &Path) -> anyhow::Result<(String, String)> {
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_else(|| "flow".into())
     });
-    Ok((name, code))
+    Ok((name, code, media))
 }
 
 async fn run_one(state: &Arc<State>, options: &Options, name: String, code: String) -> anyhow::Result<Report> {

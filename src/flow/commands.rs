@@ -76,6 +76,10 @@ pub enum Command {
         points: Vec<(String, String)>,
         speed: String,
     },
+    /// `addMedia`: each file (a host path, found beside the flow) in the device's shared
+    /// Pictures (or Movies) folder, pushed before the run (`src/replay/files.rs`), and made known
+    /// to the media store here, as Maestro does on Android (a media scan of the file).
+    AddMedia { files: Vec<String> },
     /// `openLink`: `am start -a android.intent.action.VIEW -d LINK`, in `package` when
     /// `autoVerify` names the app, in the browser when `browser`.
     OpenLink {
@@ -181,6 +185,10 @@ impl Command {
                 let keys: Vec<&str> = arguments.iter().map(|(k, _)| k.as_str()).collect();
                 format!("launch {package} with arguments {}", keys.join(", "))
             }
+            Command::AddMedia { files } => {
+                let names: Vec<String> = files.iter().map(|f| media_path(f)).collect();
+                format!("add media {}", names.join(", "))
+            }
             Command::CopyText { selector } => format!("copy the text of {}", selector.describe()),
             Command::Paste => "paste the copied text".into(),
             Command::SetClipboard { text } => format!("copy {text:?}"),
@@ -280,6 +288,16 @@ impl Command {
                     lit(&extras.join(" "))
                 )]
             }
+            Command::AddMedia { files } => files
+                .iter()
+                .map(|f| {
+                    let scan = format!(
+                        "am broadcast -a android.intent.action.MEDIA_SCANNER_SCAN_FILE -d {}",
+                        quote(&format!("file://{}", media_path(f)))
+                    );
+                    format!("await shellChecked({});", lit(&scan))
+                })
+                .collect(),
             Command::CopyText { selector: s } => vec![format!("await copyTextFrom({});", selector(s))],
             Command::Paste => {
                 vec!["if (maestro.copiedText != null) await ui.type({ text: String(maestro.copiedText) });".into()]
@@ -310,6 +328,35 @@ impl Command {
             }
         }
     }
+}
+
+/// Where `addMedia` puts a host file on the device: a video in the shared Movies folder, anything
+/// else in Pictures, under its own file name.
+pub fn media_path(host: &str) -> String {
+    let name = std::path::Path::new(host)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let video = [".mp4", ".mov", ".3gp", ".webm", ".mkv"]
+        .iter()
+        .any(|e| name.to_ascii_lowercase().ends_with(e));
+    format!("/sdcard/{}/{name}", if video { "Movies" } else { "Pictures" })
+}
+
+/// A host file `addMedia` pushes, and where it goes on the device.
+pub type Media = (String, String);
+
+/// The host files a flow's `addMedia` steps push, and where each goes on the device.
+pub fn media(steps: &[super::Step]) -> Vec<Media> {
+    steps
+        .iter()
+        .filter_map(|s| match &s.action {
+            super::Action::Command(Command::AddMedia { files }) => Some(files),
+            _ => None,
+        })
+        .flatten()
+        .map(|f| (f.clone(), media_path(f)))
+        .collect()
 }
 
 /// Where a file is made on the device before the replay pulls it: the name flattened, in the

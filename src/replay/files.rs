@@ -1,8 +1,9 @@
-//! The files a replayed flow made on the device (Maestro's `takeScreenshot`), pulled after the
-//! run to where Maestro writes them: beside the report (the `--junit` file's folder, else the
-//! current folder), under the name the flow gave. The script lists them in the run's
-//! `flow-files.json` (`flow::commands`); each is read with `exec:cat`, checked, written, and
-//! removed from the device.
+//! Files between the host and the device around a replayed flow's run: what its `addMedia`
+//! steps add, pushed before the run (a script cannot push a host file), and what it made on the
+//! device (Maestro's `takeScreenshot`), pulled after the run to where Maestro writes them:
+//! beside the report (the `--junit` file's folder, else the current folder), under the name the
+//! flow gave. The script lists those in the run's `flow-files.json` (`flow::commands`); each is
+//! read with `exec:cat`, checked, written, and removed from the device.
 
 use std::path::{Path, PathBuf};
 
@@ -18,6 +19,46 @@ struct Made {
     device: String,
     path: String,
     name: String,
+}
+
+/// Pushes each host file to its place on the device (`flow::commands::media`): its bytes from
+/// the stream into the file, its folder made first.
+pub async fn push(state: &State, media: &[crate::flow::commands::Media]) -> anyhow::Result<()> {
+    if media.is_empty() {
+        return Ok(());
+    }
+    let serial = state.device(None).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+    for (host, device) in media {
+        let folder = device.rsplit_once('/').map_or("/sdcard", |(f, _)| f);
+        state
+            .adb
+            .shell(&serial, &format!("mkdir -p {}", quote(folder)))
+            .await
+            .map_err(|e| anyhow::anyhow!("addMedia: cannot make {folder}: {e}"))?;
+        // `head -c SIZE` ends once the file has come: exec's stream has no end-of-input of its own.
+        let size = std::fs::metadata(host)
+            .map_err(|e| anyhow::anyhow!("addMedia: cannot read {host}: {e}"))?
+            .len();
+        let command = format!("head -c {size} > {}", quote(device));
+        let said = state
+            .adb
+            .exec(
+                &serial,
+                &command,
+                Some(Path::new(host)),
+                state.adb.timeout() * 4,
+                &|_| {},
+            )
+            .await
+            .map_err(|e| anyhow::anyhow!("addMedia: cannot push {host} to {device}: {e}"))?;
+        if !said.is_empty() {
+            anyhow::bail!(
+                "addMedia: cannot push {host} to {device}: {}",
+                crate::adb::cut(&String::from_utf8_lossy(&said))
+            );
+        }
+    }
+    Ok(())
 }
 
 /// Pulls every file the run `run` listed; returns the host paths written, and a line per file

@@ -409,3 +409,63 @@ if (!where.includes("52.360100,4.880100")) throw new Error("location " + where);
     let killed: Vec<String> = sent(&out).into_iter().filter(|c| c.starts_with("am kill")).collect();
     assert_eq!(killed, ["am kill 'com.google.android.contacts'"]);
 }
+
+/// addMedia pushes each file beside the flow to the device's Pictures folder before the run and
+/// scans it into the media store; a quote in a file's name runs nothing.
+#[test]
+fn add_media_pushes_the_files_and_scans_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let sim = SimProcess::start(&[]);
+    let mut png = Vec::new();
+    image::RgbaImage::from_pixel(64, 48, image::Rgba([200, 40, 90, 255]))
+        .write_to(&mut std::io::Cursor::new(&mut png), image::ImageFormat::Png)
+        .unwrap();
+    let odd = "it's; touch pwned #.png";
+    std::fs::write(dir.path().join("cat.png"), &png).unwrap();
+    std::fs::write(dir.path().join(odd), &png).unwrap();
+    let media = flow(
+        dir.path(),
+        "media.yaml",
+        &format!("appId: com.android.settings\n---\n- addMedia:\n    - cat.png\n    - \"{odd}\"\n"),
+    );
+    let out = replay(&media, Some(&sim), &[]);
+    let said = stdout(&out);
+    assert!(out.status.success(), "{said}");
+    assert!(
+        said.contains("add media /sdcard/Pictures/cat.png, /sdcard/Pictures/it's; touch pwned #.png"),
+        "{said}"
+    );
+    for name in ["cat.png", odd] {
+        let size = shell(
+            &sim,
+            &format!("wc -c < '/sdcard/Pictures/{}'", name.replace('\'', "'\\''")),
+        );
+        assert_eq!(size.trim(), png.len().to_string(), "{name}");
+    }
+    let scans: Vec<String> = sent(&out)
+        .into_iter()
+        .filter(|c| c.contains("MEDIA_SCANNER_SCAN_FILE"))
+        .collect();
+    assert_eq!(scans.len(), 2, "{scans:?}");
+    assert!(
+        scans[1].ends_with(r#"-d 'file:///sdcard/Pictures/it'\''s; touch pwned #.png'"#),
+        "{scans:?}"
+    );
+    assert!(
+        !shell(&sim, "ls / /sdcard /sdcard/Pictures").contains("pwned\n"),
+        "a quote ran a command"
+    );
+
+    let missing = flow(
+        dir.path(),
+        "missing.yaml",
+        "appId: com.android.settings\n---\n- addMedia:\n    - nowhere.png\n",
+    );
+    let out = replay(&missing, Some(&sim), &[]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("line 4: addMedia cannot read nowhere.png"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

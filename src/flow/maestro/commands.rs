@@ -331,6 +331,46 @@ pub(super) fn travel(map: &MarkedYamlOwned) -> Result<Action, String> {
     }))
 }
 
+/// `addMedia: [FILE, …]` (or `{files: […]}`): each an image or a video beside the flow (`base`,
+/// its folder), read now so a missing one fails with its line.
+pub(super) fn add_media(arg: &MarkedYamlOwned, base: Option<&std::path::Path>) -> Result<Action, String> {
+    let list = match arg.data.as_mapping() {
+        Some(_) => {
+            only_keys(arg, &["files", "optional"])?;
+            field(arg, "files").ok_or_else(|| at(arg, "addMedia takes files"))?
+        }
+        None => arg,
+    };
+    let items = list
+        .data
+        .as_sequence()
+        .ok_or_else(|| at(list, "addMedia takes a list of files"))?;
+    let mut files = Vec::new();
+    for item in items {
+        let given = string(item, "a file")?;
+        let path = match base {
+            Some(folder) => folder.join(&given),
+            None => std::path::PathBuf::from(&given),
+        };
+        let known = ["png", "jpg", "jpeg", "gif", "webp", "mp4", "mov", "3gp", "webm", "mkv"];
+        let extension = path.extension().map(|e| e.to_string_lossy().to_ascii_lowercase());
+        if !extension.is_some_and(|e| known.contains(&e.as_str())) {
+            return Err(at(
+                item,
+                &format!("addMedia {given:?} is no image or video ({})", known.join(", ")),
+            ));
+        }
+        let real = path
+            .canonicalize()
+            .map_err(|e| at(item, &format!("addMedia cannot read {given}: {e}")))?;
+        files.push(real.display().to_string());
+    }
+    if files.is_empty() {
+        return Err(at(list, "addMedia takes one file at least"));
+    }
+    Ok(Action::Command(Command::AddMedia { files }))
+}
+
 /// A command as a Maestro flow writes it.
 pub(super) fn write(command: &Command) -> String {
     match command {
@@ -398,6 +438,10 @@ pub(super) fn write(command: &Command) -> String {
                 })
                 .collect();
             format!("- launchApp:\n    appId: {}\n    arguments:\n{each}", quoted(package))
+        }
+        Command::AddMedia { files } => {
+            let each: String = files.iter().map(|f| format!("    - {}\n", quoted(f))).collect();
+            format!("- addMedia:\n{each}")
         }
         Command::CopyText { selector } => format!("- copyTextFrom:\n{}", selector_fields(selector, "    ")),
         Command::Paste => "- pasteText\n".into(),

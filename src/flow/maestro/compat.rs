@@ -128,7 +128,11 @@ pub const COMMANDS: &[(&str, Status, &str)] = &[
         "points, speed (4 m/s): the emulator console's geo fix at each point in turn, after the time the distance takes; a real phone has no console, so the step fails saying so",
     ),
     ("setPermissions", Status::Replayed, "as launchApp's permissions"),
-    ("addMedia", Status::NotYet, ""),
+    (
+        "addMedia",
+        Status::Replayed,
+        "files beside the flow, pushed to the device's Pictures (videos: Movies) before the run, then a media scan of each (am broadcast MEDIA_SCANNER_SCAN_FILE)",
+    ),
     (
         "setAirplaneMode",
         Status::Replayed,
