@@ -29,6 +29,11 @@ pub enum Command {
     },
     /// Maestro's `takeScreenshot`: the screen as `NAME.png`, beside the report.
     Screenshot { name: String },
+    /// Maestro's `startRecording`: the device's screenrecord runs beside the next steps (at most
+    /// its own 180 s) into `NAME.mp4`, which the replay pulls beside the report.
+    StartRecording { name: String },
+    /// `stopRecording`: interrupts screenrecord (it finishes its file on SIGINT).
+    StopRecording,
     /// Maestro's `swipe {from, direction}`: the finger starts on the element and moves
     /// `direction` to a tenth of the screen from its edge.
     SwipeFrom {
@@ -153,6 +158,8 @@ impl Command {
                 if *center { " centred" } else { "" }
             ),
             Command::Screenshot { name } => format!("screenshot {name}.png"),
+            Command::StartRecording { name } => format!("start recording {name}.mp4"),
+            Command::StopRecording => "stop recording".into(),
             Command::SwipeFrom {
                 selector, direction, ..
             } => {
@@ -240,6 +247,12 @@ impl Command {
                 lit(&device_file(name, "png")),
                 lit(&format!("{name}.png"))
             )],
+            Command::StartRecording { name } => vec![format!(
+                "await startRecording({}, {});",
+                lit(&device_file(name, "mp4")),
+                lit(&format!("{name}.mp4"))
+            )],
+            Command::StopRecording => vec!["await stopRecording();".into()],
             Command::SwipeFrom {
                 selector: s,
                 direction,
@@ -402,6 +415,31 @@ async function shellChecked(command) {
     throw new Error((done.stderr + done.stdout).trim());
   }
   return done;
+}
+
+// startRecording: the device's screenrecord, running beside the next steps (its own limit,
+// 180 s) until stopRecording interrupts it; its file is pulled beside the report.
+let recording = null;
+async function startRecording(devicePath, name) {
+  if (recording !== null) throw new Error("a recording is running already: stopRecording first");
+  const run = shell.run({ command: "screenrecord --time-limit 180 " + quoted(devicePath), timeoutMs: 190000 })
+    .then((done) => done, (e) => ({ error: String((e && e.message) || e) }));
+  recording = { run, devicePath, name };
+}
+
+// stopRecording: SIGINT to screenrecord (it may take a moment to start), then its file listed.
+async function stopRecording() {
+  if (recording === null) throw new Error("no recording is running: startRecording first");
+  const { run, devicePath, name } = recording;
+  recording = null;
+  for (let tries = 0; (await shell.run({ command: "pkill -INT screenrecord" })).exitCode !== 0; tries++) {
+    if (tries === 10) throw new Error("screenrecord is not running: it ended or never started");
+    await sleep(200);
+  }
+  const done = await run;
+  if (done.error || done.exitCode !== 0) throw new Error(`screenrecord failed: ${done.error || done.stderr}`);
+  files.push({ device: done.device, path: devicePath, name });
+  await workspace.write("flow-files.json", files);
 }
 
 // Where the element shows now, or null: looked for half a second, and on the screen.
@@ -628,6 +666,8 @@ pub(crate) fn generated(
         }),
         selector.clone().prop_map(|selector| Command::CopyText { selector }),
         Just(Command::Paste),
+        Just(Command::StopRecording),
+        "[a-z0-9_]{1,12}".prop_map(|name| Command::StartRecording { name }),
         text().prop_map(|text| Command::SetClipboard { text }),
         text().prop_map(|package| Command::Kill { package }),
         Just(Command::Nothing {

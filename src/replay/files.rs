@@ -1,6 +1,6 @@
 //! Files between the host and the device around a replayed flow's run: what its `addMedia`
 //! steps add, pushed before the run (a script cannot push a host file), and what it made on the
-//! device (Maestro's `takeScreenshot`), pulled after the run to where Maestro writes them:
+//! device (Maestro's `takeScreenshot`, `startRecording`), pulled after the run to where Maestro writes them:
 //! beside the report (the `--junit` file's folder, else the current folder), under the name the
 //! flow gave. The script lists those in the run's `flow-files.json` (`flow::commands`); each is
 //! read with `exec:cat`, checked, written, and removed from the device.
@@ -108,9 +108,11 @@ async fn pull_one(state: &State, file: &Made, beside: &Path) -> Result<PathBuf, 
         )
         .await
         .map_err(|e| format!("cannot read {} on the device: {e}", file.path))?;
-    if file.name.ends_with(".png") && !bytes.starts_with(b"\x89PNG") {
+    let png = file.name.ends_with(".png") && bytes.starts_with(b"\x89PNG");
+    let mp4 = file.name.ends_with(".mp4") && bytes.get(4..8) == Some(b"ftyp".as_slice());
+    if !png && !mp4 {
         return Err(format!(
-            "{} on the device is not a PNG: {}",
+            "{} on the device is no PNG or MP4: {}",
             file.path,
             crate::adb::cut(&String::from_utf8_lossy(&bytes[..bytes.len().min(200)]))
         ));

@@ -469,3 +469,37 @@ fn add_media_pushes_the_files_and_scans_them() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// startRecording runs the device's screenrecord beside the next steps; stopRecording interrupts
+/// it and its file lands beside the report (the simulator's: an MP4 box of the first and last
+/// screens); stopRecording with none running fails saying so.
+#[test]
+fn a_recording_runs_beside_the_steps_and_lands_beside_the_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let recorded = flow(
+        dir.path(),
+        "recorded.yaml",
+        "appId: com.android.settings\n---\n- launchApp\n- startRecording: clips/network\n- tapOn: \"Network & internet\"\n- stopRecording\n",
+    );
+    let report = dir.path().join("out/report.xml");
+    let out = replay(&recorded, None, &["--junit", report.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stdout(&out));
+    let mp4 = std::fs::read(dir.path().join("out/clips/network.mp4")).expect("pulled beside the report");
+    assert_eq!(&mp4[4..8], b"ftyp");
+    let frames = mp4.windows(8).filter(|w| *w == b"\x89PNG\r\n\x1a\n").count();
+    assert_eq!(frames, 2, "the first and the last screen");
+    assert!(sent(&out).contains(&"pkill -INT screenrecord".to_string()));
+
+    let unstarted = flow(
+        dir.path(),
+        "unstarted.yaml",
+        "appId: com.android.settings\n---\n- stopRecording\n",
+    );
+    let out = replay(&unstarted, None, &[]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stdout(&out).contains("no recording is running: startRecording first"),
+        "{}",
+        stdout(&out)
+    );
+}

@@ -100,15 +100,28 @@ pub(super) fn scroll_until(map: &MarkedYamlOwned) -> Result<Action, String> {
 /// `takeScreenshot: NAME` (or `{path: NAME}`): NAME.png beside the report, as Maestro appends
 /// `.png` to the path it is given. A relative path of plain names: it lands beside the report.
 pub(super) fn screenshot(arg: &MarkedYamlOwned) -> Result<Action, String> {
+    let name = file_name(arg, "takeScreenshot", ".png")?;
+    Ok(Action::Command(Command::Screenshot { name }))
+}
+
+/// `startRecording: NAME` (or `{path: NAME}`): NAME.mp4 beside the report, as takeScreenshot's.
+pub(super) fn recording(arg: &MarkedYamlOwned) -> Result<Action, String> {
+    let name = file_name(arg, "startRecording", ".mp4")?;
+    Ok(Action::Command(Command::StartRecording { name }))
+}
+
+/// The name a command's file takes beside the report (`path`, its `extension` appended as
+/// Maestro appends it): plain names, `/` between folders, no `..`.
+fn file_name(arg: &MarkedYamlOwned, command: &str, extension: &str) -> Result<String, String> {
     let node = match arg.data.as_mapping() {
         Some(_) => {
             only_keys(arg, &["path", "optional"])?;
-            field(arg, "path").ok_or_else(|| at(arg, "takeScreenshot takes path"))?
+            field(arg, "path").ok_or_else(|| at(arg, &format!("{command} takes path")))?
         }
         None => arg,
     };
-    let name = string(node, "takeScreenshot")?;
-    let name = name.strip_suffix(".png").unwrap_or(&name).to_string();
+    let name = string(node, command)?;
+    let name = name.strip_suffix(extension).unwrap_or(&name).to_string();
     let plain = |part: &str| {
         !part.is_empty()
             && part != ".."
@@ -117,16 +130,22 @@ pub(super) fn screenshot(arg: &MarkedYamlOwned) -> Result<Action, String> {
                 .chars()
                 .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.' | ' '))
     };
+    if name.contains("${") {
+        return Err(at(
+            node,
+            &format!("{command} {name:?}: a ${{…}} in a path is not replayed yet (Maestro evaluates it first)"),
+        ));
+    }
     if name.len() > 200 || !name.split('/').all(plain) {
         return Err(at(
             node,
             &format!(
-                "takeScreenshot {:?} is not a file name beside the report: letters, digits, - _ . and spaces, / between folders, no ..",
+                "{command} {:?} is not a file name beside the report: letters, digits, - _ . and spaces, / between folders, no ..",
                 crate::adb::cut(&name)
             ),
         ));
     }
-    Ok(Action::Command(Command::Screenshot { name }))
+    Ok(name)
 }
 
 /// `swipe {from: SELECTOR, direction}`: the finger starts on the element (Maestro's default
@@ -386,6 +405,8 @@ pub(super) fn write(command: &Command) -> String {
             direction.to_uppercase()
         ),
         Command::Screenshot { name } => format!("- takeScreenshot: {}\n", quoted(name)),
+        Command::StartRecording { name } => format!("- startRecording: {}\n", quoted(name)),
+        Command::StopRecording => "- stopRecording\n".into(),
         Command::SwipeFrom {
             selector,
             direction,

@@ -114,8 +114,16 @@ pub const COMMANDS: &[(&str, Status, &str)] = &[
         Status::Replayed,
         "PATH.png beside the JUnit report (else the current folder): screencap on the device, pulled after the run",
     ),
-    ("startRecording", Status::NotYet, "the device's screenrecord"),
-    ("stopRecording", Status::NotYet, ""),
+    (
+        "startRecording",
+        Status::Replayed,
+        "PATH.mp4 beside the report: the device's screenrecord running beside the next steps (at most its 180 s), pulled after the run",
+    ),
+    (
+        "stopRecording",
+        Status::Replayed,
+        "pkill -INT screenrecord, which finishes its file",
+    ),
     (
         "openLink",
         Status::Replayed,

@@ -348,6 +348,11 @@ impl Reader {
             "clearState" => Action::ClearData { package: app(arg)? },
             "tapOn" | "doubleTapOn" | "longPressOn" => super::commands::tap(&name, required(arg, item, &name)?)?,
             "takeScreenshot" => super::commands::screenshot(required(arg, item, &name)?)?,
+            "startRecording" => super::commands::recording(required(arg, item, &name)?)?,
+            "stopRecording" => {
+                no_argument(arg)?;
+                Action::Command(Command::StopRecording)
+            }
             "openLink" => super::commands::open_link(required(arg, item, &name)?, app_id)?,
             "setPermissions" => {
                 let map = required(arg, item, &name)?;
