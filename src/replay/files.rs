@@ -88,14 +88,13 @@ pub async fn pull(state: &State, run: &str, report: Option<&Path>) -> (Vec<PathB
 
 async fn pull_one(state: &State, file: &Made, beside: &Path) -> Result<PathBuf, String> {
     // The script wrote the name (checked as the flow was read); checked again, as it came back
-    // through a file: a plain relative path, no `..`.
+    // through a file: plain names, no `..` (an absolute one is written where it says).
     let relative = Path::new(&file.name);
-    if relative.is_absolute()
-        || relative
-            .components()
-            .any(|c| !matches!(c, std::path::Component::Normal(_)))
+    if relative
+        .components()
+        .any(|c| !matches!(c, std::path::Component::Normal(_) | std::path::Component::RootDir))
     {
-        return Err("not a plain relative name".into());
+        return Err("not a plain file name".into());
     }
     let bytes = state
         .adb

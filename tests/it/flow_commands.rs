@@ -112,8 +112,8 @@ fn scroll_until_visible_swipes_with_maestros_options_until_the_element_shows() {
     );
 }
 
-/// takeScreenshot: NAME.png lands beside the JUnit report (in its own folder when NAME has one),
-/// a PNG of the whole screen, and the device keeps no copy.
+/// takeScreenshot: NAME.png lands beside the JUnit report (in its own folder when NAME has one;
+/// an absolute NAME where it says), a PNG of the whole screen, and the device keeps no copy.
 #[test]
 fn take_screenshot_writes_the_png_beside_the_report() {
     let dir = tempfile::tempdir().unwrap();
@@ -121,12 +121,19 @@ fn take_screenshot_writes_the_png_beside_the_report() {
     let shots = flow(
         dir.path(),
         "shots.yaml",
-        "appId: com.android.settings\n---\n- launchApp\n- takeScreenshot: settings_home\n- takeScreenshot:\n    path: shots/settings again.png\n",
+        &format!(
+            "appId: com.android.settings\n---\n- launchApp\n- takeScreenshot: settings_home\n- takeScreenshot:\n    path: shots/settings again.png\n- takeScreenshot: {}\n",
+            dir.path().join("absolute/home").display()
+        ),
     );
     let report = dir.path().join("out/report.xml");
     let out = replay(&shots, Some(&sim), &["--junit", report.to_str().unwrap()]);
     assert!(out.status.success(), "{}", stdout(&out));
-    for name in ["out/settings_home.png", "out/shots/settings again.png"] {
+    for name in [
+        "out/settings_home.png",
+        "out/shots/settings again.png",
+        "absolute/home.png",
+    ] {
         let png = std::fs::read(dir.path().join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
         let image = image::load_from_memory(&png).expect("a PNG");
         assert_eq!((image.width(), image.height()), (1080, 2400), "{name}");

@@ -110,8 +110,9 @@ pub(super) fn recording(arg: &MarkedYamlOwned) -> Result<Action, String> {
     Ok(Action::Command(Command::StartRecording { name }))
 }
 
-/// The name a command's file takes beside the report (`path`, its `extension` appended as
-/// Maestro appends it): plain names, `/` between folders, no `..`.
+/// The name a command's file takes (`path`, its `extension` appended as Maestro appends it):
+/// plain names, `/` between folders, no `..`; a relative one lands beside the report, an
+/// absolute one where it says, as Maestro writes them.
 fn file_name(arg: &MarkedYamlOwned, command: &str, extension: &str) -> Result<String, String> {
     let node = match arg.data.as_mapping() {
         Some(_) => {
@@ -136,11 +137,13 @@ fn file_name(arg: &MarkedYamlOwned, command: &str, extension: &str) -> Result<St
             &format!("{command} {name:?}: a ${{…}} in a path is not replayed yet (Maestro evaluates it first)"),
         ));
     }
-    if name.len() > 200 || !name.split('/').all(plain) {
+    // An absolute path is written where it says, as Maestro writes it.
+    let relative = name.strip_prefix('/').unwrap_or(&name);
+    if name.len() > 200 || !relative.split('/').all(plain) {
         return Err(at(
             node,
             &format!(
-                "{command} {:?} is not a file name beside the report: letters, digits, - _ . and spaces, / between folders, no ..",
+                "{command} {:?} is not a file name: letters, digits, - _ . and spaces, / between folders, no .. (a relative one lands beside the report)",
                 crate::adb::cut(&name)
             ),
         ));
