@@ -85,6 +85,9 @@ pub enum Command {
     /// Pictures (or Movies) folder, pushed before the run (`src/replay/files.rs`), and made known
     /// to the media store here, as Maestro does on Android (a media scan of the file).
     AddMedia { files: Vec<String> },
+    /// `setOrientation`: auto-rotate off, then the display turned a quarter `turns` times (0
+    /// portrait, 1 landscape left, 2 upside down, 3 landscape right), as Maestro sets it.
+    Orientation { turns: u8 },
     /// `openLink`: `am start -a android.intent.action.VIEW -d LINK`, in `package` when
     /// `autoVerify` names the app, in the browser when `browser`.
     OpenLink {
@@ -196,6 +199,7 @@ impl Command {
                 let names: Vec<String> = files.iter().map(|f| media_path(f)).collect();
                 format!("add media {}", names.join(", "))
             }
+            Command::Orientation { turns } => format!("orientation {}", ORIENTATIONS[usize::from(*turns % 4)]),
             Command::CopyText { selector } => format!("copy the text of {}", selector.describe()),
             Command::Paste => "paste the copied text".into(),
             Command::SetClipboard { text } => format!("copy {text:?}"),
@@ -311,6 +315,13 @@ impl Command {
                     format!("await shellChecked({});", lit(&scan))
                 })
                 .collect(),
+            Command::Orientation { turns } => vec![
+                "await shellChecked(\"settings put system accelerometer_rotation 0\");".into(),
+                format!(
+                    "await shellChecked(\"settings put system user_rotation {}\");",
+                    turns % 4
+                ),
+            ],
             Command::CopyText { selector: s } => vec![format!("await copyTextFrom({});", selector(s))],
             Command::Paste => {
                 vec!["if (maestro.copiedText != null) await ui.type({ text: String(maestro.copiedText) });".into()]
@@ -342,6 +353,9 @@ impl Command {
         }
     }
 }
+
+/// Maestro's orientations by the quarter turns Android's `user_rotation` counts.
+pub const ORIENTATIONS: [&str; 4] = ["PORTRAIT", "LANDSCAPE_LEFT", "UPSIDE_DOWN", "LANDSCAPE_RIGHT"];
 
 /// Where `addMedia` puts a host file on the device: a video in the shared Movies folder, anything
 /// else in Pictures, under its own file name.
@@ -666,6 +680,7 @@ pub(crate) fn generated(
         }),
         selector.clone().prop_map(|selector| Command::CopyText { selector }),
         Just(Command::Paste),
+        (0u8..4).prop_map(|turns| Command::Orientation { turns }),
         Just(Command::StopRecording),
         "[a-z0-9_]{1,12}".prop_map(|name| Command::StartRecording { name }),
         text().prop_map(|text| Command::SetClipboard { text }),

@@ -82,7 +82,7 @@ fn check_lists_every_refusal_with_its_file_and_line() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
         dir.path().join("sub.yaml"),
-        "appId: a.b\n---\n- back\n- setOrientation: LANDSCAPE\n",
+        "appId: a.b\n---\n- back\n- extractTextWithAI:\n    query: the total\n",
     )
     .unwrap();
     let flow = dir.path().join("flow.yaml");
@@ -99,7 +99,7 @@ fn check_lists_every_refusal_with_its_file_and_line() {
     for expected in [
         format!("refused {flow_path} line 2: onFlowEnd is no Maestro header key (Maestro ignores it)"),
         format!("refused {flow_path} line 5: `frobnicate` is not a Maestro command"),
-        format!("refused {sub_path} line 4: `setOrientation` is not replayed yet"),
+        format!("refused {sub_path} line 4: `extractTextWithAI` is refused: an AI model reads the screen"),
         format!("refused {flow_path} line 7: `assertWithAI` is refused: an AI model judges the screen"),
     ] {
         assert!(said.contains(&expected), "{expected}\n{said}");

@@ -510,3 +510,23 @@ fn a_recording_runs_beside_the_steps_and_lands_beside_the_report() {
         stdout(&out)
     );
 }
+
+/// setOrientation turns auto-rotate off and the display to the orientation named (Maestro's
+/// names, case and `_` ignored); the screen's dump says its rotation.
+#[test]
+fn set_orientation_turns_the_display() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = replay_checked(
+        dir.path(),
+        "appId: com.android.settings\n---\n- launchApp\n- setOrientation: landscapeLeft\n",
+        r#"
+const turned = (await shell.run({ command: "uiautomator dump /dev/tty" })).stdout;
+if (!turned.includes('<hierarchy rotation="1">')) throw new Error("not turned: " + turned.slice(0, 200));
+const auto = (await shell.run({ command: "settings get system accelerometer_rotation" })).stdout.trim();
+if (auto !== "0") throw new Error("auto-rotate " + auto);
+"#,
+    );
+    let said = stdout(&out);
+    assert!(out.status.success(), "{said}");
+    assert!(said.contains("orientation LANDSCAPE_LEFT"), "{said}");
+}

@@ -393,6 +393,30 @@ pub(super) fn add_media(arg: &MarkedYamlOwned, base: Option<&std::path::Path>) -
     Ok(Action::Command(Command::AddMedia { files }))
 }
 
+/// `setOrientation: PORTRAIT | LANDSCAPE_LEFT | LANDSCAPE_RIGHT | UPSIDE_DOWN` (or
+/// `{orientation}`), case and `_` ignored as Maestro ignores them (`landscapeLeft`).
+pub(super) fn orientation(arg: &MarkedYamlOwned) -> Result<Action, String> {
+    let node = match arg.data.as_mapping() {
+        Some(_) => {
+            only_keys(arg, &["orientation", "optional"])?;
+            field(arg, "orientation").ok_or_else(|| at(arg, "setOrientation takes orientation"))?
+        }
+        None => arg,
+    };
+    let given = string(node, "orientation")?;
+    let plain = |s: &str| s.replace('_', "").to_ascii_lowercase();
+    let turns = crate::flow::commands::ORIENTATIONS
+        .iter()
+        .position(|o| plain(o) == plain(&given))
+        .ok_or_else(|| {
+            at(
+                node,
+                "setOrientation is PORTRAIT, LANDSCAPE_LEFT, LANDSCAPE_RIGHT or UPSIDE_DOWN",
+            )
+        })?;
+    Ok(Action::Command(Command::Orientation { turns: turns as u8 }))
+}
+
 /// A command as a Maestro flow writes it.
 pub(super) fn write(command: &Command) -> String {
     match command {
@@ -467,6 +491,10 @@ pub(super) fn write(command: &Command) -> String {
             let each: String = files.iter().map(|f| format!("    - {}\n", quoted(f))).collect();
             format!("- addMedia:\n{each}")
         }
+        Command::Orientation { turns } => format!(
+            "- setOrientation: {}\n",
+            crate::flow::commands::ORIENTATIONS[usize::from(*turns % 4)]
+        ),
         Command::CopyText { selector } => format!("- copyTextFrom:\n{}", selector_fields(selector, "    ")),
         Command::Paste => "- pasteText\n".into(),
         Command::SetClipboard { text } => format!("- setClipboard: {}\n", quoted(text)),

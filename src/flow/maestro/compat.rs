@@ -151,7 +151,11 @@ pub const COMMANDS: &[(&str, Status, &str)] = &[
         Status::Replayed,
         "the other way from what cmd connectivity airplane-mode says",
     ),
-    ("setOrientation", Status::NotYet, ""),
+    (
+        "setOrientation",
+        Status::Replayed,
+        "PORTRAIT, LANDSCAPE_LEFT, LANDSCAPE_RIGHT, UPSIDE_DOWN: auto-rotate off (settings put system accelerometer_rotation 0), then settings put system user_rotation 0 to 3",
+    ),
     (
         "runFlow",
         Status::Replayed,

@@ -325,6 +325,7 @@ impl Reader {
                 Action::Command(Command::Airplane { on: None })
             }
             "travel" => super::commands::travel(required(arg, item, &name)?)?,
+            "setOrientation" => super::commands::orientation(required(arg, item, &name)?)?,
             "addMedia" => {
                 let base = self.files.last().and_then(|f| f.parent()).map(Path::to_path_buf);
                 super::commands::add_media(required(arg, item, &name)?, base.as_deref())?

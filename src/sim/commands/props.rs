@@ -33,6 +33,18 @@ pub fn settings(d: &mut Device, args: &[&str]) -> Output {
         )),
         ["put", ns, key, value] => {
             d.props.insert(format!("settings.{ns}.{key}"), value.to_string());
+            // With auto-rotate off, a device turns its display to `user_rotation` (0 to 3).
+            let setting = |k: &str| d.prop(&format!("settings.system.{k}"));
+            if *ns == "system"
+                && setting("accelerometer_rotation").as_deref() == Some("0")
+                && let Some(turn) = setting("user_rotation")
+                    .and_then(|r| r.parse::<u8>().ok())
+                    .filter(|r| *r < 4)
+                && turn != d.emulator.rotation
+            {
+                d.emulator.rotation = turn;
+                d.generation += 1;
+            }
             Output::default()
         }
         _ => Output::err(
