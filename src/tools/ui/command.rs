@@ -299,6 +299,24 @@ impl Command for UiCommand {
     fn runs_long(&self) -> bool {
         matches!(self.action, UiAction::Wait { .. })
     }
+
+    fn acts(&self) -> bool {
+        match self.action {
+            UiAction::Tap { .. }
+            | UiAction::LongPress { .. }
+            | UiAction::Swipe { .. }
+            | UiAction::Type(_)
+            | UiAction::Key { .. }
+            | UiAction::Scroll { .. } => true,
+            UiAction::Dump { .. } | UiAction::Find { .. } | UiAction::Wait { .. } | UiAction::Screenshot { .. } => {
+                false
+            }
+        }
+    }
+
+    fn device(&self) -> Option<&str> {
+        self.device.as_deref()
+    }
 }
 
 impl UiAction {
