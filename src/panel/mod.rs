@@ -245,13 +245,23 @@ pub fn by_panel(meta: &JsonObject) -> bool {
     meta.get(MARKER).is_some_and(|m| m == &Value::Bool(true))
 }
 
+/// `device-panel`'s wire arguments, read by the tools' one parse (`tools::command::parse`).
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct HoldArgs {
+    #[serde(default)]
+    operation: Option<String>,
+    #[serde(default)]
+    device: Option<String>,
+}
+
 /// `device-panel {operation: hold | release, device?}`.
 async fn hold(state: &State, args: &JsonObject) -> CallToolResult {
-    let given: Vec<String> = args.keys().cloned().collect();
-    if let Err(e) = crate::tools::check_fields(TOOL, &given, &[]) {
-        return crate::tools::error(e);
-    }
-    let held = match args.get("operation").and_then(Value::as_str) {
+    let args: HoldArgs = match crate::tools::command::parse(TOOL, args.clone(), |_| &[]) {
+        Ok(args) => args,
+        Err(e) => return crate::tools::error(e),
+    };
+    let held = match args.operation.as_deref() {
         Some("hold") => true,
         Some("release") => false,
         other => {
@@ -261,12 +271,7 @@ async fn hold(state: &State, args: &JsonObject) -> CallToolResult {
             ));
         }
     };
-    let requested = match args.get("device") {
-        None => None,
-        Some(Value::String(d)) => Some(d.as_str()),
-        Some(_) => return crate::tools::error("`device` is a serial, as a string"),
-    };
-    let serial = match state.device(requested).await {
+    let serial = match state.device(args.device.as_deref()).await {
         Ok(s) => s,
         Err(e) => return e.into(),
     };
