@@ -1,8 +1,9 @@
 //! The device panel's take-over, for every tool and operation tools/list offers: while a person
 //! holds the simulated device, each call that changes the device is refused with nothing done,
-//! and each call that only reads answers. Which is which is not taken from droidmcp's own table
-//! (`Command::acts`): the same call is made again once the device is released, and it acts if the
-//! device's state (as `adb shell` reads it) changed.
+//! and each call that only reads answers, made by the assistant or inside its script. Which is
+//! which is not taken from droidmcp's own table (`Command::acts`): the same call is made again
+//! once the device is released, and it acts if the device's state (as `adb shell` reads it)
+//! changed.
 
 use serde_json::{Value, json};
 
@@ -191,6 +192,37 @@ fn filled(args: &Value, answer: &Value) -> Value {
     args
 }
 
+/// The script namespace of a tool a script can call.
+fn namespace(tool: &str) -> Option<&'static str> {
+    Some(match tool {
+        "adb-device" => "device",
+        "adb-app" => "app",
+        "adb-logcat" => "logcat",
+        "adb-shell" => "shell",
+        "ui" => "ui",
+        "cache" => "cache",
+        "flow" => "flow",
+        _ => return None,
+    })
+}
+
+/// A script that makes the same call and prints what came of it.
+fn script_calling(namespace: &str, args: &Value) -> Value {
+    let mut args = args.clone();
+    let operation = args.as_object_mut().unwrap().remove("operation").unwrap();
+    let mut function = String::new();
+    let mut words = operation.as_str().unwrap().split('-');
+    function.push_str(words.next().unwrap());
+    for word in words {
+        function.push_str(&word[..1].to_uppercase());
+        function.push_str(&word[1..]);
+    }
+    let code = format!(
+        "try {{ await {namespace}.{function}({args}); console.log('answered') }} catch (e) {{ console.log(String(e)) }}"
+    );
+    json!({"operation": "run", "code": code})
+}
+
 /// The case's setup through the panel; its arguments, filled from the last setup answer.
 async fn setup(client: &rmcp::service::RunningService<rmcp::RoleClient, AppsClient>, case: &Case) -> Value {
     let mut last = Value::Null;
@@ -246,7 +278,11 @@ async fn every_operation_that_changes_a_held_device_is_refused_with_nothing_done
         if !invalid.contains("notAField") || invalid.contains(REFUSED) {
             wrong.push(format!("{what} with a field it does not take, held: {invalid}"));
         }
-        let held = call(&client, case.tool, args).await;
+        let held = call(&client, case.tool, args.clone()).await;
+        let in_script = match namespace(case.tool) {
+            Some(ns) => Some(ok(&call(&client, "script", script_calling(ns, &args)).await)["output"].to_string()),
+            None => None,
+        };
         let while_held = state().await;
         ok(&panel_call(&client, "device-panel", json!({"operation": "release"})).await);
         let args = setup(&client, case).await;
@@ -281,6 +317,13 @@ async fn every_operation_that_changes_a_held_device_is_refused_with_nothing_done
             wrong.push(format!(
                 "{what} changed the device while a person held it ({}):\n{before}\n→\n{while_held}",
                 said(&held)
+            ));
+        }
+        if let Some(output) = &in_script
+            && output.contains(REFUSED) != acts
+        {
+            wrong.push(format!(
+                "{what}, called by a script while held, acts: {acts}; the script saw: {output}"
             ));
         }
         if !acts && held.is_error == Some(true) {
