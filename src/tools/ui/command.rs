@@ -301,16 +301,10 @@ impl Command for UiCommand {
     }
 
     fn acts(&self) -> bool {
+        use UiAction::*;
         match self.action {
-            UiAction::Tap { .. }
-            | UiAction::LongPress { .. }
-            | UiAction::Swipe { .. }
-            | UiAction::Type(_)
-            | UiAction::Key { .. }
-            | UiAction::Scroll { .. } => true,
-            UiAction::Dump { .. } | UiAction::Find { .. } | UiAction::Wait { .. } | UiAction::Screenshot { .. } => {
-                false
-            }
+            Tap { .. } | LongPress { .. } | Swipe { .. } | Type(_) | Key { .. } | Scroll { .. } => true,
+            Dump { .. } | Find { .. } | Wait { .. } | Screenshot { .. } => false,
         }
     }
 
