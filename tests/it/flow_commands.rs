@@ -530,3 +530,20 @@ if (auto !== "0") throw new Error("auto-rotate " + auto);
     assert!(out.status.success(), "{said}");
     assert!(said.contains("orientation LANDSCAPE_LEFT"), "{said}");
 }
+
+/// The committed flow of Maestro's device commands passes on the simulator, its screenshot
+/// beside the report.
+#[test]
+fn the_committed_device_commands_flow_passes() {
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("report.xml");
+    let flow = repo_dir().join("tests/flows/maestro/contacts-device.yaml");
+    let out = replay(&flow, None, &["--junit", report.to_str().unwrap()]);
+    let said = stdout(&out);
+    assert!(out.status.success(), "{said}");
+    assert!(
+        said.contains("Contacts on the device: 15 steps, 15 passed, 0 failed"),
+        "{said}"
+    );
+    assert!(dir.path().join("contacts-end.png").exists(), "{said}");
+}
