@@ -519,7 +519,8 @@ async function swipeFrom(selector, direction, durationMs) {
 // A tap with Maestro's options: the first checked as any replayed tap (`recorded`), the
 // repeats at its point `delayMs` apart; once more when nothing changed and `retry`.
 async function tapWith(aim, o, warnings) {
-  const act = o.long ? ui.longPress : ui.tap;
+  // Maestro's long press on Android lasts 3 s.
+  const act = o.long ? (a) => ui.longPress({ ...a, durationMs: 3000 }) : ui.tap;
   const first = await act({ ...aim, observe: o.retry });
   const [x, y] = first.at.map(Math.round);
   for (let i = 1; i < o.repeat; i++) {

@@ -547,3 +547,25 @@ fn the_committed_device_commands_flow_passes() {
     );
     assert!(dir.path().join("contacts-end.png").exists(), "{said}");
 }
+
+/// longPressOn presses 3 s, as Maestro's on Android (`input swipe x y x y 3000`).
+#[test]
+fn a_long_press_lasts_three_seconds_as_maestros() {
+    let dir = tempfile::tempdir().unwrap();
+    let press = flow(
+        dir.path(),
+        "press.yaml",
+        "appId: com.android.settings\n---\n- launchApp\n- longPressOn: \"Network & internet\"\n",
+    );
+    let out = replay(&press, None, &[]);
+    assert!(out.status.success(), "{}", stdout(&out));
+    let swipes: Vec<String> = sent(&out)
+        .into_iter()
+        .filter(|c| c.starts_with("input swipe"))
+        .collect();
+    let [only] = swipes.as_slice() else {
+        panic!("{swipes:?}")
+    };
+    let words: Vec<&str> = only.split_whitespace().collect();
+    assert_eq!((words[2], words[3], words[6]), (words[4], words[5], "3000"), "{only}");
+}

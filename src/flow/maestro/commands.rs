@@ -25,6 +25,9 @@ const MAX_SETTLE_MS: u64 = 30_000;
 const MAX_REPEAT: u32 = 100;
 const MAX_DELAY_MS: u32 = 10_000;
 
+/// Maestro's long press on Android: `input swipe x y x y 3000`.
+pub(crate) const LONG_PRESS_MS: u32 = 3000;
+
 /// The options a tap command takes beside its selector (the selector keys are `selectors.rs`'s).
 const TAP_OPTIONS: [&str; 5] = [
     "repeat",
@@ -181,7 +184,7 @@ pub(super) fn tap(name: &str, arg: &MarkedYamlOwned) -> Result<Action, String> {
         return Ok(match long {
             true => Action::LongPress {
                 target,
-                duration_ms: None,
+                duration_ms: Some(LONG_PRESS_MS),
             },
             false => Action::Tap { target },
         });

@@ -52,7 +52,11 @@ pub const COMMANDS: &[(&str, Status, &str)] = &[
         Status::Replayed,
         "two presses 100 ms apart (delay), as tapOn",
     ),
-    ("longPressOn", Status::Replayed, "as tapOn (no repeat)"),
+    (
+        "longPressOn",
+        Status::Replayed,
+        "a 3 s press, as Maestro's on Android; as tapOn (no repeat)",
+    ),
     ("inputText", Status::Replayed, "into the focused field"),
     (
         "inputRandomEmail",
