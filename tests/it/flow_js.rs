@@ -58,7 +58,7 @@ fn the_corpus_scripted_sign_in_replays_on_the_simulator() {
     for line in [
         "ok      1 run script scripts/elements.js",
         "ok      6 type \"${output.address(USER_NAME, DOMAIN)}\"",
-        "ok      14 tap text \"Nowhere to be seen\", if \"${!output.signedIn}\" is true (0 ms); warning: not run",
+        "; warning: not run: its runFlow condition does not hold",
         "warning: failed, then retried: \"${output.attempts >= 2}\" is \"false\", not true",
         "ok      22 run script scripts/cleanup.js, if \"${output.typed}\" is true",
         "Scripted sign-in: 26 steps, 26 passed, 0 failed, 0 skipped",
@@ -116,7 +116,10 @@ fn an_undefined_variable_fails_its_step_naming_it_and_the_env_option() {
         "{said}"
     );
     assert!(
-        said.contains("FAILED  5 type \"Hi ${NOT_SET}\" (0 ms): ${NOT_SET}: NOT_SET is not defined; replay with --env NOT_SET=VALUE, or define it in the flow's env"),
+        said.lines().any(|l| l.starts_with("FAILED  5 type \"Hi ${NOT_SET}\" (")
+            && l.contains(
+                ": ${NOT_SET}: NOT_SET is not defined; replay with --env NOT_SET=VALUE, or define it in the flow's env"
+            )),
         "{said}"
     );
     assert!(said.contains("skipped 6 key BACK"), "{said}");
@@ -240,4 +243,41 @@ fn check_compiles_each_script_and_refuses_a_syntax_error_with_its_file_and_line(
     assert!(said.contains("line 5: runScript broken.js: line 3: "), "{said}");
     assert!(said.contains("line 8: runScript cannot read gone.js"), "{said}");
     assert!(said.contains("would   2 evaluate \"${output.x = 1}\""), "{said}");
+}
+
+/// onFlowComplete runs after the flow's commands even when one failed, as Maestro does; its own
+/// failure is reported as well, and the flow fails.
+#[test]
+fn on_flow_complete_runs_after_a_failure_and_its_own_failure_is_reported() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = flow(
+        dir.path(),
+        &[(
+            "f.yaml",
+            "appId: org.droidmcp.demo.login\nonFlowComplete:\n  - evalScript: ${output.cleaned = true}\n  - assertTrue: ${output.cleaned && output.body}\n---\n- launchApp\n- assertTrue: ${1 == 2}\n- evalScript: ${output.body = true}\n",
+        )],
+    );
+    let out = replay(&file, home.path(), &[]);
+    let said = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    // Each line as it starts, and what it says after its time.
+    for (start, then) in [
+        (
+            "FAILED  2 assert \"${1 == 2}\" is true",
+            "\"${1 == 2}\" is \"false\", not true",
+        ),
+        ("skipped 3 evaluate \"${output.body = true}\"", ""),
+        ("ok      4 evaluate \"${output.cleaned = true}\"", ""),
+        (
+            "FAILED  5 assert \"${output.cleaned && output.body}\" is true",
+            "\"${output.cleaned && output.body}\" is \"undefined\", not true",
+        ),
+        ("f: 5 steps, 2 passed, 2 failed, 1 skipped", ""),
+    ] {
+        assert!(
+            said.lines().any(|l| l.starts_with(start) && l.contains(then)),
+            "{start} … {then}\n{said}"
+        );
+    }
 }
