@@ -41,11 +41,15 @@ pub struct Options {
     pub env: Vec<(String, String)>,
     /// Read the flows (a Maestro flow with its subflows) without a device: print what would run
     /// and every command refused (file, line, why); exit 1 when one is.
-    #[arg(long, conflicts_with_all = ["junit", "strict", "env", "sim", "adb"])]
+    #[arg(long, conflicts_with_all = ["junit", "strict", "env", "sim", "adb", "allow_network", "run_timeout_ms"])]
     pub check: bool,
     /// How long each step waits for its element and its outcome, in ms.
     #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(100..=120_000))]
     pub step_timeout_ms: u64,
+    /// Lets the flows' scripts reach the network (Maestro's `http.get/post/put/delete`, http or
+    /// https), which they cannot otherwise.
+    #[arg(long)]
+    pub allow_network: bool,
     /// How long one flow may run in all, in ms (its scripts' endless loops end there).
     #[arg(long, default_value_t = MAX_RUN_MS, value_parser = clap::value_parser!(u64).range(1_000..=MAX_RUN_MS))]
     pub run_timeout_ms: u64,
