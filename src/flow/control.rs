@@ -37,6 +37,8 @@ pub enum Control {
     Retry { max_retries: String },
     /// A flow's `onFlowComplete`: these steps run after the block, even after it failed.
     Complete { after: Vec<Step> },
+    /// A condition inside another block's (`runFlow when` in `runFlow when`), read as it starts.
+    If { condition: When },
 }
 
 impl Js {
@@ -70,6 +72,7 @@ impl Control {
             }
             Control::Retry { max_retries } => format!("retry at most {max_retries} times"),
             Control::Complete { .. } => "then onFlowComplete, even after a failure".into(),
+            Control::If { condition } => condition.describe(),
         }
     }
 }

@@ -276,19 +276,12 @@ fn a_maestro_flow_written_by_hand_reads_as_steps() {
         .map(|s| s.when.as_ref().is_some_and(|w| w.opens))
         .collect();
     assert_eq!(opens, [false, true, false, false, true]);
-    for (flow, error) in [
-        (
-            "- runFlow:\n    when:\n      visible:\n        point: \"1, 2\"\n    commands:\n      - back\n",
-            "line 5: visible is an id or a text, not a point",
-        ),
-        (
-            "- runFlow:\n    when:\n      visible: A\n    commands:\n      - runFlow:\n          when:\n            visible: B\n          commands:\n            - back\n",
-            "a runFlow when inside another runFlow when is not replayed",
-        ),
-    ] {
-        let refused = maestro::parse(&format!("appId: a.b\n---\n{flow}")).unwrap_err();
-        assert!(refused.contains(error), "{refused}");
-    }
+    let flow = "- runFlow:\n    when:\n      visible:\n        point: \"1, 2\"\n    commands:\n      - back\n";
+    let refused = maestro::parse(&format!("appId: a.b\n---\n{flow}")).unwrap_err();
+    assert!(
+        refused.contains("line 5: visible is an id or a text, not a point"),
+        "{refused}"
+    );
     // A text that is no valid regex is that very text, as Maestro matches it (`toRegexSafe`); one
     // Java reads but Rust does not is refused; one with a `${…}` is a pattern evaluated as it
     // runs.

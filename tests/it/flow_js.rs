@@ -45,7 +45,8 @@ fn flow(dir: &Path, files: &[(&str, &str)]) -> PathBuf {
 
 /// Our corpus's scripted sign-in passes: ids from a script in onFlowStart, a subflow given its
 /// user by runFlow env over its own default, `${…}` in ids, texts, the appId and a helper call,
-/// a runScript's own env gone after it, conditions in JavaScript (one block runs, one does not),
+/// a runScript's own env gone after it, conditions in JavaScript (one block runs, one does not;
+/// two inside one, by what shows),
 /// a retried block whose first failure is a warning, a repeat while a script's count holds and
 /// one while a text shows, and the cleanup script in onFlowComplete.
 #[test]
@@ -60,14 +61,20 @@ fn the_corpus_scripted_sign_in_replays_on_the_simulator() {
         "ok      6 type \"${output.address(USER_NAME, DOMAIN)}\"",
         "; warning: not run: its runFlow condition does not hold",
         "warning: failed, then retried: \"${output.attempts >= 2}\" is \"false\", not true",
-        "ok      22 run script scripts/cleanup.js, if \"${output.typed}\" is true",
-        "Scripted sign-in: 26 steps, 26 passed, 0 failed, 0 skipped",
+        "ok      25 run script scripts/cleanup.js, if \"${output.typed}\" is true",
+        // The block inside the block: its own condition read; one of the two ran.
+        "skipped 15 evaluate \"${output.nested = 'wrong'}\"",
+        "Scripted sign-in: 29 steps, 28 passed, 0 failed, 1 skipped",
     ] {
         assert!(said.contains(line), "{line}\n{said}");
     }
     // Three rounds while the count holds, one tap while "Welcome back" shows.
-    assert_eq!(said.matches("ok      19 evaluate").count(), 3, "{said}");
-    assert_eq!(said.matches("ok      20 tap resourceId").count(), 1, "{said}");
+    assert_eq!(said.matches("ok      22 evaluate").count(), 3, "{said}");
+    assert_eq!(said.matches("ok      23 tap resourceId").count(), 1, "{said}");
+    assert!(
+        said.contains("ok      14 evaluate \"${output.nested = true}\""),
+        "{said}"
+    );
 }
 
 /// Env precedence, as the replay states it: a header's env < a runFlow's env (for that subflow

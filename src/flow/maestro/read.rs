@@ -510,10 +510,14 @@ impl Reader {
             // A block for another platform has no steps here.
             return Ok(());
         };
-        if self.when.is_some() {
-            return Err(at(when, "a runFlow when inside another runFlow when is not replayed"));
-        }
         let mut block = Vec::new();
+        // Inside another block's condition: a block of its own, its condition read as it starts.
+        if self.when.is_some() {
+            self.block(arg, item, app_id, &mut block)?;
+            let control = crate::flow::Control::If { condition };
+            steps.push(self.step(Action::Block { control, body: block }, false));
+            return Ok(());
+        }
         if condition.visible.is_some() || condition.not_visible.is_some() || condition.script.is_some() {
             self.when = Some(condition);
         }

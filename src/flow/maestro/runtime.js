@@ -170,6 +170,11 @@ async function repeat(times, condition, body) {
   }
 }
 
+// A runFlow when inside another's: its steps run when its condition holds as it starts.
+async function only(condition, body) {
+  if (await holds(condition)) await body();
+}
+
 // onFlowComplete: run after the flow, even after it failed; the first failure is the flow's.
 async function complete(body, after) {
   let failure = null;

@@ -67,7 +67,15 @@ impl Reader {
                         return Ok(());
                     };
                     if self.when.is_some() {
-                        return Err(at(when, "a runScript when inside a runFlow when is not replayed"));
+                        let body = vec![self.step(step, optional)];
+                        steps.push(self.step(
+                            Action::Block {
+                                control: Control::If { condition },
+                                body,
+                            },
+                            false,
+                        ));
+                        return Ok(());
                     }
                     let mut step = self.step(step, optional);
                     step.when = Some(When {
