@@ -42,11 +42,11 @@ function evaluate(body) {
   return [code(scope), missing];
 }
 
-// A template's text: each ${…} evaluated now, `\${` a literal `${`. In a field (`strict`) one
+// A template's text: each ${…} evaluated now, `\${` a literal `${` (closed or not). In a field (`strict`) one
 // that comes out undefined or null fails, naming the variable; in a condition it is its text.
 function interp(template, strict = true) {
-  return String(template).replace(/(\\?)\$\{([^$]*)\}/g, (whole, escaped, body) => {
-    if (escaped) return whole.slice(1);
+  return String(template).replace(/\\\$\{|\$\{([^$]*)\}/g, (whole, body) => {
+    if (body === undefined) return "${";
     if (body.trim() === "") return "";
     const [value, missing] = evaluate(body);
     if (strict && (value === undefined || value === null)) {

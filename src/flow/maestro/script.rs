@@ -283,7 +283,95 @@ pub(super) fn compile(code: &str) -> Result<(), String> {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
+
+    /// What the replay's script makes of the `ui.type` text of a step: the rendered expression
+    /// evaluated by QuickJS over `runtime.js`, with `vars` as the flow's variables.
+    fn typed_at_replay(step: &Step, vars: &[(&str, &str)]) -> Result<String, String> {
+        let code = crate::flow::js::render(std::slice::from_ref(step), &[]);
+        let line = code
+            .lines()
+            .find(|l| l.contains("await ui.type({ text: "))
+            .expect("a type line");
+        let expression = line
+            .trim()
+            .strip_prefix("await ui.type({ text: ")
+            .and_then(|l| l.strip_suffix(" });"))
+            .expect("the text alone");
+        let runtime = rquickjs::Runtime::new().unwrap();
+        let context = rquickjs::Context::full(&runtime).unwrap();
+        context.with(|ctx| {
+            let env: serde_json::Map<String, serde_json::Value> =
+                vars.iter().map(|(k, v)| (k.to_string(), (*v).into())).collect();
+            let args = serde_json::json!({ "env": env });
+            let source = format!(
+                "globalThis.args = {args};\n{}\n{expression}",
+                include_str!("runtime.js")
+            );
+            ctx.eval::<String, _>(source).map_err(|_| {
+                let caught = ctx.catch();
+                caught.as_exception().and_then(|e| e.message()).unwrap_or_default()
+            })
+        })
+    }
+
+    /// Whatever text a person types (any `$`, `{`, `}`, `\`), the recording keeps it so that a
+    /// replay types that very text, though a flow's text is a template (`${…}` evaluated): the
+    /// recorder writes a `${` typed as `\${`. And a template's `${…}` is evaluated, `\${` kept.
+    #[test]
+    fn recorded_text_replays_as_typed_and_a_template_is_evaluated() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let cases = AtomicUsize::new(0);
+        let texts = prop_oneof![
+            crate::flow::tests::text(),
+            "[a-z$\\\\{}]{1,12}",
+            Just("${USER}".to_string()),
+            Just("\\${USER}".to_string()),
+        ];
+        let mut runner = proptest::test_runner::TestRunner::default();
+        let result = runner.run(&texts, |text| {
+            cases.fetch_add(1, Ordering::Relaxed);
+            let recorded = crate::flow::Recording::default().typed(&text, None, &[]);
+            let step = Step::new(Action::Type {
+                target: None,
+                text: recorded.clone(),
+                clear: false,
+                submit: false,
+            });
+            let typed = typed_at_replay(&step, &[("USER", "ada")]);
+            prop_assert_eq!(typed, Ok(text.clone()), "recorded as {:?}", recorded);
+            Ok(())
+        });
+        eprintln!("{} cases", cases.load(Ordering::Relaxed));
+        if let Err(e) = result {
+            panic!("{e}");
+        }
+        let template = |text: &str| {
+            Step::new(Action::Type {
+                target: None,
+                text: text.into(),
+                clear: false,
+                submit: false,
+            })
+        };
+        let with_user = [("USER", "ada")];
+        assert_eq!(
+            typed_at_replay(&template("${USER.substring(0, 2)}-${1 + 1}"), &with_user),
+            Ok("ad-2".into())
+        );
+        assert_eq!(
+            typed_at_replay(&template("US$ \\${USER}"), &with_user),
+            Ok("US$ ${USER}".into())
+        );
+        assert_eq!(typed_at_replay(&template("${NOBODY || 'x'}"), &[]), Ok("x".into()));
+        let missing = typed_at_replay(&template("a ${NOBODY}"), &[]).unwrap_err();
+        assert!(
+            missing.contains("NOBODY is not defined; replay with --env NOBODY=VALUE"),
+            "{missing}"
+        );
+    }
 
     #[test]
     fn a_syntax_error_is_named_with_its_line_and_valid_code_compiles_without_running() {
