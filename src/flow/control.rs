@@ -39,6 +39,8 @@ pub enum Control {
     Complete { after: Vec<Step> },
     /// A condition inside another block's (`runFlow when` in `runFlow when`), read as it starts.
     If { condition: When },
+    /// An optional `runFlow` or `retry`: a failure of its steps is a warning, the flow goes on.
+    Optional,
 }
 
 impl Js {
@@ -73,6 +75,7 @@ impl Control {
             Control::Retry { max_retries } => format!("retry at most {max_retries} times"),
             Control::Complete { .. } => "then onFlowComplete, even after a failure".into(),
             Control::If { condition } => condition.describe(),
+            Control::Optional => "optional: a failure is a warning".into(),
         }
     }
 }

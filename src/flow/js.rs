@@ -220,6 +220,7 @@ fn render_block(step: &Step, control: &Control, body: &[Step], indent: &str, num
         Control::Retry { max_retries } => format!("retry({}, ", lit(max_retries)),
         Control::Complete { .. } => "complete(".into(),
         Control::If { condition: c } => format!("only({}, ", condition(c)),
+        Control::Optional => "optionally(".into(),
     };
     out.push_str(&format!("{indent}{gate}await {head}async () => {{"));
     render_steps(body, &inner, number, out);

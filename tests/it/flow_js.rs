@@ -403,3 +403,41 @@ fn http_and_json_reach_a_local_server_only_with_allow_network() {
         "file:// was never fetched"
     );
 }
+
+/// An optional `runFlow` or `retry` is Maestro's: a failure of its steps is a warning and the flow
+/// goes on (the block's steps after it not run); a retry's last failure, after its retries, too.
+/// The header's `androidWebViewHierarchy` (DevTools for WebViews, what `ui` always does) reads.
+#[test]
+fn an_optional_run_flow_or_retry_fails_as_a_warning_and_the_flow_goes_on() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = flow(
+        dir.path(),
+        &[(
+            "opt.yaml",
+            "appId: org.droidmcp.demo.login\nandroidWebViewHierarchy: devtools\n---\n- launchApp\n- runFlow:\n    optional: true\n    commands:\n      - assertTrue: ${1 == 2}\n      - back\n- retry:\n    maxRetries: 1\n    optional: true\n    commands:\n      - assertTrue: ${false}\n- assertTrue: ${true}\n",
+        )],
+    );
+    let out = replay(&file, home.path(), &[]);
+    let said = stdout(&out);
+    assert!(out.status.success(), "{said}");
+    for (start, then) in [
+        (
+            "ok      2 assert \"${1 == 2}\" is true",
+            "; warning: optional, failed: ",
+        ),
+        ("skipped 3 key BACK", ""),
+        (
+            "ok      4 assert \"${false}\" is true",
+            "; warning: failed, then retried: ",
+        ),
+        ("ok      4 assert \"${false}\" is true", "; warning: optional, failed: "),
+        ("ok      5 assert \"${true}\" is true", ""),
+        ("opt: 6 steps, 5 passed, 0 failed, 1 skipped", ""),
+    ] {
+        assert!(
+            said.lines().any(|l| l.starts_with(start) && l.contains(then)),
+            "{start} … {then}\n{said}"
+        );
+    }
+}

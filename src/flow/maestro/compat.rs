@@ -99,7 +99,7 @@ pub const COMMANDS: &[(&str, Status, &str)] = &[
     (
         "runFlow",
         Status::Replayed,
-        "file or commands; env (for its steps, over the subflow's own); when visible, notVisible, platform, true",
+        "file or commands; env (for its steps, over the subflow's own); when visible, notVisible, platform, true; optional",
     ),
     (
         "repeat",
@@ -109,7 +109,7 @@ pub const COMMANDS: &[(&str, Status, &str)] = &[
     (
         "retry",
         Status::Replayed,
-        "maxRetries (1 by default, 3 at most), file or commands, env",
+        "maxRetries (1 by default, 3 at most), file or commands, env, optional",
     ),
     (
         "runScript",

@@ -162,6 +162,11 @@ impl Reader {
                     Some("jsEngine") => {
                         string(value, "jsEngine")?;
                     }
+                    // Maestro reads an Android WebView through Chrome DevTools with it; a
+                    // replay's `ui` always reads a debuggable one so.
+                    Some("androidWebViewHierarchy") => {
+                        string(value, "androidWebViewHierarchy")?;
+                    }
                     // Runs before the flow's commands; when it fails they do not run, as
                     // Maestro does.
                     Some("onFlowStart") => on_start = Some(value),
@@ -473,20 +478,21 @@ impl Reader {
                 if let Some(file) = scalar(arg) {
                     return self.run_file(&file, item, steps);
                 }
-                only_keys(arg, &["file", "commands", "env", "when"])?;
+                only_keys(arg, &["file", "commands", "env", "when", "optional"])?;
                 let mut inner = Vec::new();
                 match field(arg, "when") {
                     Some(when) => self.conditional(when, arg, item, app_id, &mut inner)?,
                     None => self.block(arg, item, app_id, &mut inner)?,
                 };
                 // Its env holds for its steps only (over the subflow's own header env).
-                steps.extend(self.with_env(arg, true, inner)?);
+                let inner = self.with_env(arg, true, inner)?;
+                steps.extend(self.optionally(optional, inner));
                 return Ok(());
             }
             "runScript" | "evalScript" | "assertTrue" => {
                 return self.script(&name, required(arg, item, &name)?, optional, steps);
             }
-            "retry" => return self.retry_block(required(arg, item, &name)?, item, app_id, steps),
+            "retry" => return self.retry_block(required(arg, item, &name)?, item, app_id, optional, steps),
             _ => return Err(at(item, &super::compat::refusal(&name))),
         };
         let mut step = Step::new(action);

@@ -147,15 +147,30 @@ async function retry(maxRetries, body) {
     try {
       return await body();
     } catch (e) {
-      if (attempt >= n) throw e;
-      for (const r of results.slice(from)) {
-        if (!r.ok) {
-          r.warnings.push(`failed, then retried: ${r.error}`);
-          [r.ok, r.error] = [true, null];
-        }
-      }
-      await workspace.write("flow-results.json", results);
+      if (attempt >= n || !(await excuse(from, "failed, then retried"))) throw e;
     }
+  }
+}
+
+// The failed records from `from` on become warnings (`why: error`); whether there was one (a
+// failure outside any step is no step's to excuse).
+async function excuse(from, why) {
+  const failed = results.slice(from).filter((r) => !r.ok);
+  for (const r of failed) {
+    r.warnings.push(`${why}: ${r.error}`);
+    [r.ok, r.error] = [true, null];
+  }
+  await workspace.write("flow-results.json", results);
+  return failed.length > 0;
+}
+
+// An optional runFlow or retry: a failure of its steps is a warning, and the flow goes on.
+async function optionally(body) {
+  const from = results.length;
+  try {
+    await body();
+  } catch (e) {
+    if (!(await excuse(from, "optional, failed"))) throw e;
   }
 }
 

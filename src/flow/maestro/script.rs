@@ -180,9 +180,10 @@ impl Reader {
         arg: &MarkedYamlOwned,
         item: &MarkedYamlOwned,
         app_id: Option<&str>,
+        optional: bool,
         steps: &mut Vec<Step>,
     ) -> Result<(), String> {
-        only_keys(arg, &["maxRetries", "file", "commands", "env"])?;
+        only_keys(arg, &["maxRetries", "file", "commands", "env", "optional"])?;
         let max_retries = match field(arg, "maxRetries") {
             Some(n) => string(n, "maxRetries")?,
             None => "1".into(),
@@ -190,14 +191,24 @@ impl Reader {
         let mut body = Vec::new();
         self.block(arg, item, app_id, &mut body)?;
         let body = self.with_env(arg, true, body)?;
-        steps.push(self.step(
-            Action::Block {
-                control: Control::Retry { max_retries },
-                body,
-            },
-            false,
-        ));
+        let control = Control::Retry { max_retries };
+        let retried = self.step(Action::Block { control, body }, false);
+        steps.extend(self.optionally(optional, vec![retried]));
         Ok(())
+    }
+
+    /// `steps`, or when `optional` (a runFlow's, a retry's) a block whose failure is a warning.
+    pub(super) fn optionally(&self, optional: bool, steps: Vec<Step>) -> Vec<Step> {
+        match optional {
+            true => vec![self.step(
+                Action::Block {
+                    control: Control::Optional,
+                    body: steps,
+                },
+                false,
+            )],
+            false => steps,
+        }
     }
 
     /// `steps` under `node`'s `env` (a runFlow's or a retry's: `strong`; a header's: not).
