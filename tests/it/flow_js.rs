@@ -223,7 +223,7 @@ fn a_script_s_endless_loop_and_huge_allocation_end_at_the_run_s_limits_naming_th
 
 /// `--check` reads each script a flow runs without running it: one that does not compile is
 /// refused with the script's file and line, one that is missing with its name; a script that
-/// would loop forever is only read.
+/// would loop forever is only read. A `${…}` where a number is read with the flow is refused.
 #[test]
 fn check_compiles_each_script_and_refuses_a_syntax_error_with_its_file_and_line() {
     let dir = tempfile::tempdir().unwrap();
@@ -232,7 +232,7 @@ fn check_compiles_each_script_and_refuses_a_syntax_error_with_its_file_and_line(
         &[
             (
                 "f.yaml",
-                "appId: a.b\n---\n- runScript: spin.js\n- runScript:\n    file: broken.js\n    env:\n      A: b\n- runScript: gone.js\n- evalScript: ${output.x = 1}\n",
+                "appId: a.b\n---\n- runScript: spin.js\n- runScript:\n    file: broken.js\n    env:\n      A: b\n- runScript: gone.js\n- evalScript: ${output.x = 1}\n- extendedWaitUntil:\n    visible: x\n    timeout: ${T || 2000}\n",
             ),
             ("spin.js", "for (;;) {}\n"),
             ("broken.js", "output.a = 1;\n\nconst x = {;\n"),
@@ -250,6 +250,11 @@ fn check_compiles_each_script_and_refuses_a_syntax_error_with_its_file_and_line(
     assert!(said.contains("line 5: runScript broken.js: line 3: "), "{said}");
     assert!(said.contains("line 8: runScript cannot read gone.js"), "{said}");
     assert!(said.contains("would   2 evaluate \"${output.x = 1}\""), "{said}");
+    // A number is read with the flow: a template there is refused saying so.
+    assert!(
+        said.contains("line 12: timeout is a number of ms, read with the flow: a ${…} there is not evaluated"),
+        "{said}"
+    );
 }
 
 /// onFlowComplete runs after the flow's commands even when one failed, as Maestro does; its own
