@@ -334,6 +334,11 @@ fn http_server() -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
                     ("200 OK", serde_json::json!({ "token": token }).to_string())
                 }
                 ("GET", "/big") => ("200 OK", "x".repeat(2 << 20)),
+                // Never answered while the run lasts.
+                ("GET", "/slow") => {
+                    std::thread::sleep(std::time::Duration::from_secs(30));
+                    ("200 OK", "{}".to_string())
+                }
                 _ => ("404 Not Found", "{}".to_string()),
             };
             let _ = write!(
@@ -349,7 +354,8 @@ fn http_server() -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
 /// Maestro's `http` and `json` in a script: off unless `replay --allow-network` (the step fails
 /// naming the flag, and nothing is sent); with it, a POST with headers and a JSON body, its
 /// answer read with `json()`, the token typed into a field; a 404 is an answer (`ok` false), a
-/// body over the bound fails naming it, and a URL that is not http is refused.
+/// body over the bound fails naming it, a URL that is not http is refused, and a server that
+/// never answers holds the run no longer than its time limit.
 #[test]
 fn http_and_json_reach_a_local_server_only_with_allow_network() {
     let home = tempfile::tempdir().unwrap();
@@ -407,6 +413,25 @@ fn http_and_json_reach_a_local_server_only_with_allow_network() {
         ["POST /login", "GET /nothing", "GET /big"],
         "file:// was never fetched"
     );
+    // A server that does not answer holds the script no longer than the run's time.
+    let file = flow(
+        dir.path(),
+        &[
+            (
+                "slow.yaml",
+                "appId: org.droidmcp.demo.login\n---\n- runScript: slow.js\n",
+            ),
+            ("slow.js", "output.answer = http.get(BASE + '/slow');\n"),
+        ],
+    );
+    let out = replay(
+        &file,
+        home.path(),
+        &["--env", &base, "--allow-network", "--run-timeout-ms", "2000"],
+    );
+    let said = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(said.contains("time limit"), "{said}");
 }
 
 /// An optional `runFlow` or `retry` is Maestro's: a failure of its steps is a warning and the flow

@@ -88,10 +88,13 @@ pub async fn fetch(request: Value, timeout: Duration) -> Result<Value, String> {
     if let Some(body) = request["body"].as_str() {
         asked = asked.body(body.to_string());
     }
-    let mut response = asked
-        .send()
-        .await
-        .map_err(|e| format!("http: {method} {} failed: {e}", url))?;
+    let mut response = asked.send().await.map_err(|e| match e.is_timeout() {
+        true => format!(
+            "http: {method} {url} got no answer within the {} ms left of the run's time limit",
+            timeout.as_millis()
+        ),
+        false => format!("http: {method} {url} failed: {e}"),
+    })?;
     let status = response.status().as_u16();
     let headers: serde_json::Map<String, Value> = response
         .headers()
