@@ -36,7 +36,9 @@ pub struct Options {
     /// a warning.
     #[arg(long)]
     pub strict: bool,
-    /// A value the recording left out (a password, typed as ${NAME}): NAME=VALUE, repeatable.
+    /// A variable of the flows (a password the recording left out, typed as ${NAME}; a Maestro
+    /// flow's ${NAME}), over any the flow defines: NAME=VALUE, repeatable. `MAESTRO_*` variables
+    /// of the environment count too, as in Maestro.
     #[arg(long = "env", value_name = "NAME=VALUE", value_parser = parse_env)]
     pub env: Vec<(String, String)>,
     /// Read the flows (a Maestro flow with its subflows) without a device: print what would run
@@ -250,6 +252,7 @@ fn script_of(file: &Path) -> anyhow::Result<(String, String)> {
 
 async fn run_one(state: &Arc<State>, options: &Options, name: String, code: String) -> anyhow::Result<Report> {
     let names = step_names(&code);
+    let env = variables(options);
     let started = Instant::now();
     let answer = call(
         state,
@@ -260,8 +263,7 @@ async fn run_one(state: &Arc<State>, options: &Options, name: String, code: Stri
             "timeoutMs": options.run_timeout_ms,
             "args": {
                 "timeoutMs": options.step_timeout_ms,
-                "env": options
-                    .env
+                "env": env
                     .iter()
                     .map(|(name, value)| (name.clone(), Value::String(value.clone())))
                     .collect::<serde_json::Map<String, Value>>(),
@@ -327,9 +329,23 @@ async fn run_one(state: &Arc<State>, options: &Options, name: String, code: Stri
         }
         report.screenshot = shot;
     }
-    redact(&mut report, &options.env);
+    redact(&mut report, &env);
     print(&report);
     Ok(report)
+}
+
+/// The variables a flow gets from outside: `--env NAME=VALUE`, and as Maestro does, each
+/// `MAESTRO_*` variable of droidmcp's own environment that `--env` does not name.
+fn variables(options: &Options) -> Vec<(String, String)> {
+    let mut env = options.env.clone();
+    let shell =
+        std::env::vars().filter(|(name, _)| name.starts_with("MAESTRO_") && parse_env(&format!("{name}=")).is_ok());
+    for (name, value) in shell {
+        if !env.iter().any(|(given, _)| *given == name) {
+            env.push((name, value));
+        }
+    }
+    env
 }
 
 /// Every value given with `--env` (a password, a token) out of what the report says: written
@@ -337,9 +353,21 @@ async fn run_one(state: &Arc<State>, options: &Options, name: String, code: Stri
 fn redact(report: &mut Report, env: &[(String, String)]) {
     let hide = |text: &mut String| {
         for (name, value) in env.iter().filter(|(_, v)| !v.is_empty()) {
-            // As given, and as a message may quote it: in a regular expression, in JSON.
-            let json = serde_json::to_string(value).unwrap_or_default();
-            for form in [value.clone(), regex::escape(value), json.trim_matches('"').to_string()] {
+            // As given, and as a message may quote it: in a regular expression, in JSON, both.
+            let json = |v: &str| {
+                serde_json::to_string(v)
+                    .unwrap_or_default()
+                    .trim_matches('"')
+                    .to_string()
+            };
+            let pattern = regex::escape(value);
+            for form in [
+                json(&json(&pattern)),
+                json(&pattern),
+                pattern,
+                json(value),
+                value.clone(),
+            ] {
                 *text = text.replace(&form, &format!("${{{name}}}"));
             }
         }

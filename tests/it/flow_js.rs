@@ -471,3 +471,50 @@ fn an_optional_run_flow_or_retry_fails_as_a_warning_and_the_flow_goes_on() {
         );
     }
 }
+
+/// As Maestro does, each `MAESTRO_*` variable of the environment is a flow variable (what suites
+/// name their app or account by), under `--env`; like an `--env` value, it is kept out of the
+/// report.
+#[test]
+fn maestro_variables_of_the_environment_are_flow_variables_under_env() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = flow(
+        dir.path(),
+        &[(
+            "f.yaml",
+            "appId: ${MAESTRO_APP}\n---\n- launchApp\n- tapOn:\n    id: \"org.droidmcp.demo.login:id/username\"\n- inputText: ${MAESTRO_USER}\n- assertTrue: ${MAESTRO_USER.startsWith('from-')}\n- tapOn: \"${MAESTRO_USER} is no button\"\n",
+        )],
+    );
+    let run = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_droidmcp"))
+            .arg("replay")
+            .arg(&file)
+            .args(args)
+            .args(["--step-timeout-ms", "600", "--sim"])
+            .env("HOME", home.path())
+            .env("MAESTRO_APP", "org.droidmcp.demo.login")
+            .env("MAESTRO_USER", "from-the-shell-7f3a")
+            .env_remove("ANDROID_SERIAL")
+            .output()
+            .unwrap();
+        let said = stdout(&out);
+        println!("{said}");
+        assert_eq!(out.status.code(), Some(1), "{said}");
+        said
+    };
+    let said = run(&[]);
+    assert!(said.lines().any(|l| l.starts_with("ok      4 assert")), "{said}");
+    assert!(said.contains("FAILED  5 tap text matching"), "{said}");
+    assert!(!said.contains("from-the-shell-7f3a"), "{said}");
+    assert!(
+        said.contains("\"${MAESTRO_USER}\""),
+        "what the screen showed, the value hidden: {said}"
+    );
+    let said = run(&["--env", "MAESTRO_USER=from-env"]);
+    assert!(
+        said.contains("The screen shows") && said.contains("\"${MAESTRO_USER}\""),
+        "{said}"
+    );
+    assert!(!said.contains("from-env"), "{said}");
+}
