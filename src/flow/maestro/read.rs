@@ -178,13 +178,10 @@ impl Reader {
                         key,
                         "onFlowEnd is no Maestro header key (Maestro ignores it): onFlowComplete is, or remove it",
                     ))?,
-                    other => {
-                        let _ = other;
-                        self.refuse(at(
-                            key,
-                            "this header key is not read (appId, name, tags, env, jsEngine, onFlowStart, onFlowComplete are)",
-                        ))?
-                    }
+                    _ => self.refuse(at(
+                        key,
+                        "this header key is not read (appId, name, tags, env, jsEngine, androidWebViewHierarchy, onFlowStart, onFlowComplete are)",
+                    ))?,
                 }
             }
         }
