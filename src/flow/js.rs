@@ -146,6 +146,15 @@ pub fn render(steps: &[Step], header: &[String]) -> String {
     out.push('\n');
     out.push_str(PRELUDE);
     out.push_str(RUNTIME);
+    // Each script file's code once, however often the flow runs it (a repeat spelled out).
+    let mut defined = std::collections::BTreeSet::new();
+    for step in super::control::leaves(steps) {
+        if let Action::Script(Js::Run { code, .. }) = &step.action
+            && defined.insert(script_name(code))
+        {
+            out.push_str(&format!("const {} = {};\n", script_name(code), lit(code)));
+        }
+    }
     let mut number = 0;
     render_steps(steps, "", &mut number, &mut out);
     out
@@ -231,6 +240,15 @@ fn render_block(step: &Step, control: &Control, body: &[Step], indent: &str, num
         out.push_str(&format!("{indent}}}"));
     }
     out.push_str(");\n");
+}
+
+/// The constant that holds a script file's code in the flow's script: named by its code's hash.
+fn script_name(code: &str) -> String {
+    // FNV-1a: stable across runs and builds, unlike the standard library's hasher.
+    let hash = code.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    format!("SCRIPT_{hash:016x}")
 }
 
 /// `[["NAME", "template"], …]`.
@@ -320,7 +338,12 @@ fn body(step: &Step) -> Vec<String> {
         Action::Emulator { command } => vec![format!("await device.emulator({{ command: {} }});", lit(command))],
         Action::Check => Vec::new(),
         Action::Script(Js::Run { file, code, env }) => {
-            vec![format!("runScript({}, {}, {});", lit(file), lit(code), pairs(env))]
+            vec![format!(
+                "runScript({}, {}, {});",
+                lit(file),
+                script_name(code),
+                pairs(env)
+            )]
         }
         Action::Script(Js::Eval { script }) => vec![format!("interp({}, false);", lit(script))],
         Action::Script(Js::Assert { condition }) => vec![format!("assertTrue({});", lit(condition))],

@@ -518,3 +518,28 @@ fn maestro_variables_of_the_environment_are_flow_variables_under_env() {
     );
     assert!(!said.contains("from-env"), "{said}");
 }
+
+/// A script run many times (a `repeat` spelled out) is in the replay's script once: a 40 KB
+/// script run five times (200 KB, past the 100,000 chars a script run takes) replays.
+#[test]
+fn a_script_run_many_times_is_carried_once() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let padding = "// a data table suites keep beside their flows\n".repeat(900);
+    let script = format!("{padding}output.runs = (output.runs || 0) + 1;\n");
+    assert!(script.len() > 40_000);
+    let file = flow(
+        dir.path(),
+        &[
+            (
+                "f.yaml",
+                "appId: org.droidmcp.demo.login\n---\n- repeat:\n    times: 5\n    commands:\n      - runScript: count.js\n- assertTrue: ${output.runs == 5}\n",
+            ),
+            ("count.js", &script),
+        ],
+    );
+    let out = replay(&file, home.path(), &[]);
+    let said = stdout(&out);
+    assert!(out.status.success(), "{said}");
+    assert!(said.contains("f: 6 steps, 6 passed"), "{said}");
+}
