@@ -87,7 +87,7 @@ async function runs(when) {
 // What the recording left out of the file (a password): `droidmcp replay --env NAME=VALUE`, or a
 // Maestro flow's own env.
 function env(name) {
-  const value = globalThis[name];
+  const value = globalThis[name] ?? (args.env || {})[name];
   if (typeof value !== "string") {
     throw new Error(`this step types \${${name}}, which the recording left out: replay with --env ${name}=VALUE`);
   }
@@ -145,7 +145,18 @@ pub fn render(steps: &[Step], header: &[String]) -> String {
     }
     out.push('\n');
     out.push_str(PRELUDE);
-    out.push_str(RUNTIME);
+    let mut number = 0;
+    let mut body = String::new();
+    render_steps(steps, "", &mut number, &mut body);
+    // Only a flow that evaluates something as it runs carries the runtime (a recording's export
+    // has none: its texts are literal but for a `${` typed, written `\${`).
+    let evaluates = |s: &Step| {
+        matches!(s.action, Action::Script(_) | Action::Block { .. })
+            || s.when.as_ref().is_some_and(|w| w.script.is_some())
+    };
+    if steps.iter().any(evaluates) || body.contains("interp(") || body.contains("pattern(") {
+        out.push_str(RUNTIME);
+    }
     // Each script file's code once, however often the flow runs it (a repeat spelled out).
     let mut defined = std::collections::BTreeSet::new();
     for step in super::control::leaves(steps) {
@@ -155,8 +166,7 @@ pub fn render(steps: &[Step], header: &[String]) -> String {
             out.push_str(&format!("const {} = {};\n", script_name(code), lit(code)));
         }
     }
-    let mut number = 0;
-    render_steps(steps, "", &mut number, &mut out);
+    out.push_str(&body);
     out
 }
 
