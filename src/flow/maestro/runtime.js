@@ -42,8 +42,9 @@ function evaluate(body) {
   return [code(scope), missing];
 }
 
-// A template's text: each ${…} evaluated now, `\${` a literal `${` (closed or not). In a field (`strict`) one
-// that comes out undefined or null fails, naming the variable; in a condition it is its text.
+// A template's text: each ${…} evaluated now, `\${` a literal `${` (closed or not). In a field
+// (`strict`) one that comes out undefined or null fails, naming the variable; in a condition it
+// is its text.
 function interp(template, strict = true) {
   return String(template).replace(/\\\$\{|\$\{([^$]*)\}/g, (whole, body) => {
     if (body === undefined) return "${";
