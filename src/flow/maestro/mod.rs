@@ -4,6 +4,7 @@ mod args;
 mod commands;
 pub mod compat;
 mod read;
+mod script;
 mod selectors;
 mod write;
 mod yaml;
