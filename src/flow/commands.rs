@@ -238,13 +238,21 @@ impl Command {
                 speed,
                 center,
             } => {
-                // Maestro's swipe time for a speed: 1000 × (100 − speed) / 100 + 1 ms.
-                let swipe_ms = 1000 * (100 - (*speed).min(100)) / 100 + 1;
+                // Maestro's swipe time for a speed: 1000 × (100 − speed) / 100 + 1 ms, and 40 ms
+                // where that comes out negative.
+                let swipe_ms = match 100i64 - i64::from(*speed) {
+                    left if left < 0 => 40,
+                    left => 1000 * left / 100 + 1,
+                };
                 vec![format!(
                     "await scrollUntil({}, {}, {timeout_ms}, {swipe_ms}, {center}, w);",
                     selector(s),
                     lit(direction)
                 )]
+            }
+            // A name with a `${…}` is made as the step runs (Maestro's runtime's `interp`).
+            Command::Screenshot { name } if name.contains("${") => {
+                vec![format!("await screenshotNamed(interp({}));", lit(name))]
             }
             Command::Screenshot { name } => vec![format!(
                 "await pullLater({}, {}, \"screencap -p \");",
@@ -410,6 +418,19 @@ async function pullLater(devicePath, name, program) {
   const made = await shellChecked(program + quoted(devicePath));
   files.push({ device: made.device, path: devicePath, name });
   await workspace.write("flow-files.json", files);
+}
+
+// takeScreenshot whose path a `${…}` makes: the name, once evaluated, held to the rules a written
+// one is (plain parts, `/` between folders, no `..`), and flattened on the device as device_file
+// does.
+async function screenshotNamed(given) {
+  const name = given.endsWith(".png") ? given.slice(0, -4) : given;
+  const parts = name.replace(/^\//, "").split("/");
+  if (name.length > 200 || !parts.every((p) => p !== "." && p !== ".." && /^[\p{L}\p{N} ._-]+$/u.test(p))) {
+    throw new Error(`takeScreenshot ${JSON.stringify(name)} is not a file name: letters, digits, - _ . and spaces, / between folders, no ..`);
+  }
+  const flat = name.replace(/[^A-Za-z0-9_-]/g, "_");
+  await pullLater(`/data/local/tmp/droidmcp-${flat}.png`, `${name}.png`, "screencap -p ");
 }
 
 // A path this script wrote itself, quoted for the device's shell (it holds no quote).
@@ -634,7 +655,7 @@ pub(crate) fn generated(
         (-1000.0f64..1000.0).prop_map(Extra::Float),
     ];
     prop_oneof![
-        (selector.clone(), direction(), 0u64..600_000, 0u32..=100, any::<bool>()).prop_map(
+        (selector.clone(), direction(), 0u64..600_000, 0u32..=1000, any::<bool>()).prop_map(
             |(selector, direction, timeout_ms, speed, center)| Command::ScrollUntil {
                 selector,
                 direction,

@@ -569,3 +569,29 @@ fn a_long_press_lasts_three_seconds_as_maestros() {
     let words: Vec<&str> = only.split_whitespace().collect();
     assert_eq!((words[2], words[3], words[6]), (words[4], words[5], "3000"), "{only}");
 }
+
+/// A takeScreenshot path with a `${…}` is made as the step runs and held to a written name's
+/// rules: a value that climbs out (`..`) fails the step and writes nothing.
+#[test]
+fn a_screenshot_path_from_a_variable_is_made_as_the_step_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let shots = flow(
+        dir.path(),
+        "themed.yaml",
+        "appId: com.android.settings\nenv:\n  THEME: dark\n---\n- launchApp\n- takeScreenshot: \"shots/${THEME}_home\"\n- takeScreenshot: \"${PLACE}/escaped\"\n",
+    );
+    let report = dir.path().join("out/report.xml");
+    let out = replay(
+        &shots,
+        None,
+        &["--junit", report.to_str().unwrap(), "--env", "PLACE=../.."],
+    );
+    let said = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(dir.path().join("out/shots/dark_home.png").exists(), "{said}");
+    assert!(
+        said.contains("FAILED  3 screenshot ${PLACE}/escaped.png") && said.contains("is not a file name"),
+        "{said}"
+    );
+    assert!(!dir.path().join("escaped.png").exists() && !dir.path().parent().unwrap().join("escaped.png").exists());
+}

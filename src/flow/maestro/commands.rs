@@ -87,7 +87,14 @@ pub(super) fn scroll_until(map: &MarkedYamlOwned) -> Result<Action, String> {
                 .ok_or_else(|| at(n, &format!("{name} is 0 to 100"))),
         }
     };
-    let speed = percent("speed", SCROLL_SPEED)?;
+    // Maestro takes a speed over 100 too: its swipe then lasts 40 ms.
+    let speed = match field(map, "speed") {
+        None => SCROLL_SPEED,
+        Some(n) => scalar(n)
+            .and_then(|s| s.trim().parse::<u32>().ok())
+            .filter(|n| *n <= 100_000)
+            .ok_or_else(|| at(n, "speed is a whole number, 0 to 100 (more swipes in 40 ms)"))?,
+    };
     // Read and checked; an element counts as shown when its centre is on the screen, which is
     // what Maestro's own check comes to for any value below 100 (its integer division).
     percent("visibilityPercentage", 100)?;
@@ -134,14 +141,14 @@ fn file_name(arg: &MarkedYamlOwned, command: &str, extension: &str) -> Result<St
                 .chars()
                 .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.' | ' '))
     };
-    if name.contains("${") {
-        return Err(at(
-            node,
-            &format!("{command} {name:?}: a ${{…}} in a path is not replayed yet (Maestro evaluates it first)"),
-        ));
-    }
+    // A `${…}` is evaluated as the step runs, and the name it makes held to the same rules
+    // there (`flow::commands`' screenshotNamed); its written parts are checked now.
+    let written = regex::Regex::new(r"\$\{[^$]*\}")
+        .expect("a valid regex")
+        .replace_all(&name, "x")
+        .into_owned();
     // An absolute path is written where it says, as Maestro writes it.
-    let relative = name.strip_prefix('/').unwrap_or(&name);
+    let relative = written.strip_prefix('/').unwrap_or(&written);
     if name.len() > 200 || !relative.split('/').all(plain) {
         return Err(at(
             node,

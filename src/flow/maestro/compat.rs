@@ -97,7 +97,7 @@ pub const COMMANDS: &[(&str, Status, &str)] = &[
     (
         "scrollUntilVisible",
         Status::Replayed,
-        "element, direction; with timeout (20 s), speed (40: a swipe of 1000 × (100 − speed) / 100 + 1 ms, at least 50), visibilityPercentage (read: an element shows when its centre is on the screen, what Maestro's check comes to below 100) or centerElement (at most 4 swipes towards the middle), Maestro's loop of looks and swipes; with none, ui scroll's (at most 8 swipes, or to the list's end)",
+        "element, direction; with timeout (20 s), speed (40: a swipe of 1000 × (100 − speed) / 100 + 1 ms, 40 over 100, at least 50 on the device), visibilityPercentage (read: an element shows when its centre is on the screen, what Maestro's check comes to below 100) or centerElement (at most 4 swipes towards the middle), Maestro's loop of looks and swipes; with none, ui scroll's (at most 8 swipes, or to the list's end)",
     ),
     (
         "swipe",
@@ -120,7 +120,7 @@ pub const COMMANDS: &[(&str, Status, &str)] = &[
     (
         "takeScreenshot",
         Status::Replayed,
-        "PATH.png beside the JUnit report (else the current folder; an absolute PATH where it says): screencap on the device, pulled after the run",
+        "PATH.png beside the JUnit report (else the current folder; an absolute PATH where it says; a ${…} in it evaluated as the step runs): screencap on the device, pulled after the run",
     ),
     (
         "startRecording",
