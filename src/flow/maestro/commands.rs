@@ -6,13 +6,12 @@
 
 use saphyr::{MarkedYamlOwned, ScalarOwned, YamlDataOwned};
 
-use super::args::{direction, flag};
-use super::selectors::{selector, target};
-use super::write::{selector_fields, target_fields};
-use super::yaml::{at, field, key, only_keys, scalar, string};
+use super::args::{direction, flag, no_argument, scalar_or_field};
+use super::selectors::{command_selector, selector, target};
+use super::yaml::{at, field, key, only_keys, required, scalar, string};
 
+use super::super::Action;
 use super::super::commands::{Command, Extra};
-use super::super::{Action, quoted};
 
 /// Maestro's `scrollUntilVisible` timeout when none is given, and its swipe speed.
 const SCROLL_TIMEOUT_MS: u64 = 20_000;
@@ -36,6 +35,66 @@ const TAP_OPTIONS: [&str; 5] = [
     "waitToSettleTimeoutMs",
     "waitUntilVisible",
 ];
+
+/// Maestro's device commands, read: the step's action, or `None` for a command not of this file.
+/// `app_id` is the header's, `base` the folder of the flow being read.
+pub(super) fn read(
+    name: &str,
+    arg: Option<&MarkedYamlOwned>,
+    item: &MarkedYamlOwned,
+    app_id: Option<&str>,
+    base: Option<&std::path::Path>,
+) -> Result<Option<Action>, String> {
+    let needed = || required(arg, item, name);
+    let app = |node: Option<&MarkedYamlOwned>| match node.filter(|a| !a.data.is_null()) {
+        Some(a) => string(a, name),
+        None => app_id
+            .map(str::to_string)
+            .ok_or_else(|| at(item, "needs an app: give appId in the header")),
+    };
+    Ok(Some(match name {
+        "tapOn" | "doubleTapOn" | "longPressOn" => tap(name, needed()?)?,
+        "scrollUntilVisible" => scroll_until(needed()?)?,
+        "takeScreenshot" => screenshot(needed()?)?,
+        "startRecording" => recording(needed()?)?,
+        "stopRecording" => {
+            no_argument(arg)?;
+            Action::Command(Command::StopRecording)
+        }
+        "openLink" => open_link(needed()?, app_id)?,
+        "setPermissions" => {
+            let map = needed()?;
+            only_keys(map, &["appId", "permissions", "optional"])?;
+            permissions(map, &app(field(map, "appId"))?)?.ok_or_else(|| at(map, "setPermissions takes permissions"))?
+        }
+        "clearKeychain" => {
+            no_argument(arg)?;
+            Action::Command(Command::Nothing {
+                said: "clearKeychain: nothing to do on Android (the keychain is iOS's)".into(),
+            })
+        }
+        "copyTextFrom" => Action::Command(Command::CopyText {
+            selector: command_selector(needed()?)?,
+        }),
+        "pasteText" => {
+            no_argument(arg)?;
+            Action::Command(Command::Paste)
+        }
+        "setClipboard" => Action::Command(Command::SetClipboard {
+            text: string(scalar_or_field(needed()?, "text")?, name)?,
+        }),
+        "killApp" => Action::Command(Command::Kill { package: app(arg)? }),
+        "setAirplaneMode" => airplane(needed()?)?,
+        "toggleAirplaneMode" => {
+            no_argument(arg)?;
+            Action::Command(Command::Airplane { on: None })
+        }
+        "travel" => travel(needed()?)?,
+        "setOrientation" => orientation(needed()?)?,
+        "addMedia" => add_media(needed()?, base)?,
+        _ => return Ok(None),
+    }))
+}
 
 /// A number of ms as Maestro writes it: digits, `_` between them allowed (`"10_000"`).
 fn ms(node: &MarkedYamlOwned, what: &str, max: u64) -> Result<u64, String> {
@@ -425,108 +484,6 @@ pub(super) fn orientation(arg: &MarkedYamlOwned) -> Result<Action, String> {
             )
         })?;
     Ok(Action::Command(Command::Orientation { turns: turns as u8 }))
-}
-
-/// A command as a Maestro flow writes it.
-pub(super) fn write(command: &Command) -> String {
-    match command {
-        Command::ScrollUntil {
-            selector,
-            direction,
-            timeout_ms,
-            speed,
-            center,
-        } => format!(
-            "- scrollUntilVisible:\n    element:\n{}    direction: {}\n    timeout: {timeout_ms}\n    speed: {speed}\n    centerElement: {center}\n",
-            selector_fields(selector, "      "),
-            direction.to_uppercase()
-        ),
-        Command::Screenshot { name } => format!("- takeScreenshot: {}\n", quoted(name)),
-        Command::StartRecording { name } => format!("- startRecording: {}\n", quoted(name)),
-        Command::StopRecording => "- stopRecording\n".into(),
-        Command::SwipeFrom {
-            selector,
-            direction,
-            duration_ms,
-        } => format!(
-            "- swipe:\n    from:\n{}    direction: {}\n    duration: {duration_ms}\n",
-            selector_fields(selector, "      "),
-            direction.to_uppercase()
-        ),
-        Command::Tap {
-            target,
-            long,
-            repeat,
-            delay_ms,
-            retry,
-            settle_ms,
-        } => {
-            let name = if *long { "longPressOn" } else { "tapOn" };
-            let mut out = format!("- {name}:\n{}", target_fields(target));
-            if !*long {
-                out.push_str(&format!("    repeat: {repeat}\n    delay: {delay_ms}\n"));
-            }
-            out.push_str(&format!("    retryTapIfNoChange: {retry}\n"));
-            if let Some(ms) = settle_ms {
-                out.push_str(&format!("    waitToSettleTimeoutMs: {ms}\n"));
-            }
-            out
-        }
-        Command::Permissions { package, set } => {
-            let each: String = set
-                .iter()
-                .map(|(name, allow)| format!("        {}: {}\n", quoted(name), if *allow { "allow" } else { "deny" }))
-                .collect();
-            format!(
-                "- setPermissions:\n    appId: {}\n    permissions:\n{each}",
-                quoted(package)
-            )
-        }
-        Command::LaunchWith { package, arguments } => {
-            let each: String = arguments
-                .iter()
-                .map(|(k, v)| {
-                    let value = match v {
-                        Extra::Text(t) => quoted(t),
-                        Extra::Flag(b) => b.to_string(),
-                        Extra::Int(i) => i.to_string(),
-                        Extra::Float(f) => format!("{f:?}"),
-                    };
-                    format!("        {}: {value}\n", quoted(k))
-                })
-                .collect();
-            format!("- launchApp:\n    appId: {}\n    arguments:\n{each}", quoted(package))
-        }
-        Command::AddMedia { files } => {
-            let each: String = files.iter().map(|f| format!("    - {}\n", quoted(f))).collect();
-            format!("- addMedia:\n{each}")
-        }
-        Command::Orientation { turns } => format!(
-            "- setOrientation: {}\n",
-            crate::flow::commands::ORIENTATIONS[usize::from(*turns % 4)]
-        ),
-        Command::CopyText { selector } => format!("- copyTextFrom:\n{}", selector_fields(selector, "    ")),
-        Command::Paste => "- pasteText\n".into(),
-        Command::SetClipboard { text } => format!("- setClipboard: {}\n", quoted(text)),
-        Command::Kill { package } => format!("- killApp: {}\n", quoted(package)),
-        Command::Nothing { .. } => "- clearKeychain\n".into(),
-        Command::Airplane { on: Some(on) } => {
-            format!("- setAirplaneMode: {}\n", if *on { "enabled" } else { "disabled" })
-        }
-        Command::Airplane { on: None } => "- toggleAirplaneMode\n".into(),
-        Command::Travel { points, speed } => {
-            let each: String = points
-                .iter()
-                .map(|(lat, lon)| format!("      - \"{lat}, {lon}\"\n"))
-                .collect();
-            format!("- travel:\n    points:\n{each}    speed: {speed}\n")
-        }
-        Command::OpenLink { link, package, browser } => format!(
-            "- openLink:\n    link: {}\n    autoVerify: {}\n    browser: {browser}\n",
-            quoted(link),
-            package.is_some()
-        ),
-    }
 }
 
 #[cfg(test)]

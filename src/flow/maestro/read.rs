@@ -347,34 +347,6 @@ impl Reader {
                     None => Action::Launch { package },
                 }
             }
-            "clearKeychain" => {
-                no_argument(arg)?;
-                Action::Command(Command::Nothing {
-                    said: "clearKeychain: nothing to do on Android (the keychain is iOS's)".into(),
-                })
-            }
-            "copyTextFrom" => Action::Command(Command::CopyText {
-                selector: command_selector(required(arg, item, &name)?)?,
-            }),
-            "pasteText" => {
-                no_argument(arg)?;
-                Action::Command(Command::Paste)
-            }
-            "setClipboard" => Action::Command(Command::SetClipboard {
-                text: string(scalar_or_field(required(arg, item, &name)?, "text")?, &name)?,
-            }),
-            "killApp" => Action::Command(Command::Kill { package: app(arg)? }),
-            "setAirplaneMode" => super::commands::airplane(required(arg, item, &name)?)?,
-            "toggleAirplaneMode" => {
-                no_argument(arg)?;
-                Action::Command(Command::Airplane { on: None })
-            }
-            "travel" => super::commands::travel(required(arg, item, &name)?)?,
-            "setOrientation" => super::commands::orientation(required(arg, item, &name)?)?,
-            "addMedia" => {
-                let base = self.files.last().and_then(|f| f.parent()).map(Path::to_path_buf);
-                super::commands::add_media(required(arg, item, &name)?, base.as_deref())?
-            }
             "hideKeyboard" => {
                 // What Maestro sends on Android to hide it.
                 no_argument(arg)?;
@@ -392,21 +364,6 @@ impl Reader {
             }
             "stopApp" => Action::Stop { package: app(arg)? },
             "clearState" => Action::ClearData { package: app(arg)? },
-            "tapOn" | "doubleTapOn" | "longPressOn" => super::commands::tap(&name, required(arg, item, &name)?)?,
-            "takeScreenshot" => super::commands::screenshot(required(arg, item, &name)?)?,
-            "startRecording" => super::commands::recording(required(arg, item, &name)?)?,
-            "stopRecording" => {
-                no_argument(arg)?;
-                Action::Command(Command::StopRecording)
-            }
-            "openLink" => super::commands::open_link(required(arg, item, &name)?, app_id)?,
-            "setPermissions" => {
-                let map = required(arg, item, &name)?;
-                only_keys(map, &["appId", "permissions", "optional"])?;
-                let package = app(field(map, "appId"))?;
-                super::commands::permissions(map, &package)?
-                    .ok_or_else(|| at(map, "setPermissions takes permissions"))?
-            }
             "inputText" => Action::Type {
                 target: None,
                 text: string(scalar_or_field(required(arg, item, &name)?, "text")?, &name)?,
@@ -447,7 +404,6 @@ impl Reader {
                 }
             }
             "swipe" => swipe(required(arg, item, &name)?)?,
-            "scrollUntilVisible" => super::commands::scroll_until(required(arg, item, &name)?)?,
             "extendedWaitUntil" => {
                 let map = required(arg, item, &name)?;
                 only_keys(map, &["visible", "notVisible", "timeout", "optional"])?;
@@ -552,6 +508,12 @@ impl Reader {
                 return self.script(&name, required(arg, item, &name)?, optional, steps);
             }
             "retry" => return self.retry_block(required(arg, item, &name)?, item, app_id, optional, steps),
+            // Maestro's device commands (maestro/commands.rs).
+            _ if let Some(action) =
+                super::commands::read(&name, arg, item, app_id, self.files.last().and_then(|f| f.parent()))? =>
+            {
+                action
+            }
             _ => return Err(at(item, &super::compat::refusal(&name))),
         };
         let mut step = Step::new(action);
