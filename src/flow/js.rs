@@ -61,8 +61,8 @@ async function target(selector, recorded, warnings) {
     return { x, y, ...checked };
   }
   try {
-    await ui.wait({ match: "exact", ...selector, timeoutMs: TIMEOUT });
-    return { match: "exact", ...selector, ...checked };
+    await ui.wait({ ...query(selector), timeoutMs: TIMEOUT });
+    return { ...query(selector), ...checked };
   } catch (e) {
     const label = recorded === null ? null : recorded.label ?? null;
     if (label === null || selector.text === label) throw e;
@@ -71,6 +71,12 @@ async function target(selector, recorded, warnings) {
     warnings.push(`healed: ${JSON.stringify(selector)} no longer matches; now ${JSON.stringify({ text: label })}`);
     return { text: label, match: "exact", recorded: { label, class: recorded.class ?? null } };
   }
+}
+
+// How `ui` takes a selector: a Maestro selector as it is (`ui` resolves it as Maestro does), any
+// other matched exactly.
+function query(selector) {
+  return "selector" in selector ? selector : { match: "exact", ...selector };
 }
 
 // A point given in percent of the screen, in device pixels (the screen as it is now, turned or
@@ -94,7 +100,7 @@ function env(name) {
 async function holds(when) {
   const shows = async (selector) => {
     try {
-      await ui.wait({ match: "exact", ...selector, timeoutMs: Math.min(TIMEOUT, 2000) });
+      await ui.wait({ ...query(selector), timeoutMs: Math.min(TIMEOUT, 2000) });
       return true;
     } catch (e) {
       if (String((e && e.message) || e).includes("did not appear")) return false;
@@ -116,7 +122,7 @@ async function settle() {
 async function expect(activity, visible) {
   let focused = null;
   for (const selector of visible) {
-    focused = (await ui.wait({ match: "exact", ...selector, timeoutMs: TIMEOUT })).focused;
+    focused = (await ui.wait({ ...query(selector), timeoutMs: TIMEOUT })).focused;
   }
   const started = Date.now();
   while (activity !== null && (focused === null || focused.activity !== activity)) {
@@ -227,7 +233,7 @@ fn body(step: &Step) -> Vec<String> {
         )],
         Action::Scroll { direction, until } => vec![match until {
             Some(s) => format!(
-                "await ui.scroll({{ direction: {}, match: \"exact\", ...{} }});",
+                "await ui.scroll({{ direction: {}, ...query({}) }});",
                 lit(direction),
                 selector(s)
             ),
@@ -238,7 +244,7 @@ fn body(step: &Step) -> Vec<String> {
             gone,
             timeout_ms,
         } => vec![format!(
-            "await ui.wait({{ match: \"exact\", ...{}{}, timeoutMs: {} }});",
+            "await ui.wait({{ ...query({}){}, timeoutMs: {} }});",
             selector(s),
             if *gone { ", gone: true" } else { "" },
             timeout_ms.map_or("TIMEOUT".into(), |t| t.to_string())
@@ -294,5 +300,7 @@ fn selector(s: &Selector) -> String {
         Selector::Point([x, y]) => format!("{{ x: {x}, y: {y} }}"),
         Selector::Percent([x, y]) => format!("{{ percent: [{x}, {y}] }}"),
         Selector::Pattern(p) => format!("{{ text: {}, match: \"regex\" }}", lit(&super::whole_text_regex(p))),
+        // One object in Maestro's shape; `ui` resolves it as Maestro does.
+        Selector::Maestro(m) => format!("{{ selector: {} }}", super::literal(m)),
     }
 }

@@ -22,7 +22,7 @@ pub(crate) fn text() -> impl Strategy<Value = String> {
     .prop_filter("a selector is trimmed text", |s| !s.trim().is_empty() && s.trim() == s)
 }
 
-fn selector() -> impl Strategy<Value = Selector> {
+fn selector() -> BoxedStrategy<Selector> {
     prop_oneof![
         text().prop_map(Selector::ResourceId),
         text().prop_map(Selector::Text),
@@ -30,7 +30,42 @@ fn selector() -> impl Strategy<Value = Selector> {
         (0i32..5000, 0i32..5000).prop_map(|(x, y)| Selector::Point([x, y])),
         // A valid regex that is no literal (its `.*`): always a pattern.
         text().prop_map(|t| Selector::Pattern(format!("{}.*", regex::escape(&t)))),
+        maestro_selector(),
     ]
+    .boxed()
+}
+
+/// Maestro's whole selector: an index always (so it reads back as one), with a text, an id,
+/// flags and a selector nested under a relation now and then.
+fn maestro_selector() -> BoxedStrategy<Selector> {
+    use crate::android::selector::ElementSelector;
+    let escaped = || proptest::option::of(text().prop_map(|t| regex::escape(&t)));
+    (
+        escaped(),
+        escaped(),
+        0i64..5,
+        proptest::option::of(any::<bool>()),
+        escaped(),
+        proptest::option::of(0i32..2000),
+    )
+        .prop_map(|(text, id, index, enabled, below, width)| {
+            Selector::Maestro(ElementSelector {
+                text,
+                id,
+                index: Some(index),
+                enabled,
+                width,
+                below: below.map(|t| {
+                    Box::new(ElementSelector {
+                        text: Some(t),
+                        ..ElementSelector::default()
+                    })
+                }),
+                ..ElementSelector::default()
+            })
+        })
+        // Boxed, as `when` is: the value trees would overflow a test thread's stack.
+        .boxed()
 }
 
 fn target() -> impl Strategy<Value = Target> {
@@ -311,11 +346,47 @@ fn a_maestro_flow_written_by_hand_reads_as_steps() {
     let started = maestro::parse("appId: a.b\nonFlowStart:\n  - launchApp\n---\n- back\n").unwrap();
     let described: Vec<String> = started.iter().map(Step::describe).collect();
     assert_eq!(described, ["launch a.b", "key BACK"]);
-    let refused = maestro::parse("appId: a.b\n---\n- launchApp\n- tapOn:\n    text: x\n    index: 2\n").unwrap_err();
+    // Maestro's whole selector, nested ones too; a value it cannot mean is refused with its line.
+    let whole = "appId: a.b\n---\n- tapOn:\n    text: Delete\n    index: 1\n    below: Row 3\n    childOf:\n      id: list\n      enabled: true\n";
+    let described: Vec<String> = maestro::parse(whole).unwrap().iter().map(Step::describe).collect();
     assert_eq!(
-        refused,
-        "line 6: `index` is not supported here (id, text, point, label, optional, retryTapIfNoChange are)"
+        described,
+        ["tap text \"Delete\", below (text \"Row 3\"), childOf (id \"list\", enabled true), index 1"]
     );
+    for (flow, error) in [
+        (
+            "- tapOn:\n    text: x\n    index: -1\n",
+            "line 5: index is the match's place, from 0",
+        ),
+        (
+            "- tapOn:\n    text: x\n    below: {}\n",
+            "line 5: a selector names an element",
+        ),
+        (
+            "- tapOn:\n    text: x\n    enabled: maybe\n",
+            "line 5: enabled is true or false",
+        ),
+        (
+            "- tapOn:\n    text: x\n    width: wide\n",
+            "line 5: width is a whole number of pixels",
+        ),
+        (
+            "- tapOn:\n    text: x\n    childOf:\n      point: 1,2\n",
+            "line 6: `point` is not supported here",
+        ),
+        ("- tapOn:\n    index: 0\n    point: 1,2\n", "line 5: point taps a place"),
+        (
+            "- tapOn:\n    containsDescendants: x\n",
+            "line 4: containsDescendants is a list of selectors",
+        ),
+        (
+            "- tapOn:\n    text: x\n    below: \"${ROW}\"\n",
+            "line 5: text \"${ROW}\": a ${…} in a selector",
+        ),
+    ] {
+        let refused = maestro::parse(&format!("appId: a.b\n---\n{flow}")).unwrap_err();
+        assert!(refused.starts_with(error), "{flow}: {refused}");
+    }
     assert!(
         maestro::parse("- launchApp\n")
             .unwrap_err()

@@ -229,6 +229,7 @@ fn selector_fields(s: &Selector, indent: &str) -> String {
         Selector::Point([x, y]) => format!("{indent}point: \"{x}, {y}\"\n"),
         Selector::Percent([x, y]) => format!("{indent}point: \"{x}%, {y}%\"\n"),
         Selector::Pattern(v) => format!("{indent}text: {}\n", quoted(v)),
+        Selector::Maestro(m) => super::selectors::write_fields(m, indent),
     }
 }
 
