@@ -232,11 +232,7 @@ fn body(step: &Step) -> Vec<String> {
             "for (let i = 0; i < {chars}; i++) await ui.key({{ name: \"DEL\" }});"
         )],
         Action::Scroll { direction, until } => vec![match until {
-            Some(s) => format!(
-                "await ui.scroll({{ direction: {}, ...query({}) }});",
-                lit(direction),
-                selector(s)
-            ),
+            Some(s) => format!("await ui.scroll({{ direction: {}, {} }});", lit(direction), query(s)),
             None => format!("await ui.scroll({{ direction: {} }});", lit(direction)),
         }],
         Action::Wait {
@@ -244,8 +240,8 @@ fn body(step: &Step) -> Vec<String> {
             gone,
             timeout_ms,
         } => vec![format!(
-            "await ui.wait({{ ...query({}){}, timeoutMs: {} }});",
-            selector(s),
+            "await ui.wait({{ {}{}, timeoutMs: {} }});",
+            query(s),
             if *gone { ", gone: true" } else { "" },
             timeout_ms.map_or("TIMEOUT".into(), |t| t.to_string())
         )],
@@ -289,6 +285,15 @@ fn swipe(from: &str, to: &str, duration_ms: Option<u32>) -> String {
         "await ui.swipe({{ from: {from}, to: {to}{} }});",
         duration_ms.map_or(String::new(), |d| format!(", durationMs: {d}"))
     )
+}
+
+/// A selector as the fields of a call that looks for it (the prelude's `query`): matched exactly,
+/// but a Maestro selector, which `ui` resolves as Maestro does.
+fn query(s: &Selector) -> String {
+    match s {
+        Selector::Maestro(_) => format!("...{}", selector(s)),
+        _ => format!("match: \"exact\", ...{}", selector(s)),
+    }
 }
 
 /// A selector as the API's arguments.

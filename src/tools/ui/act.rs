@@ -320,7 +320,7 @@ pub(super) async fn scroll(state: &State, serial: &str, args: &UiArgs) -> Outcom
     let swipe = format!("input swipe {} {} {} {} 300", from[0], from[1], to[0], to[1]);
     let mut out = output(UiOperation::Scroll, serial);
     let observe = args.observe.unwrap_or(false);
-    let Some((field, matcher, value)) = until else {
+    let Some((query, value)) = until else {
         let before = match observe {
             true => Some(read_screen(state, serial, false).await?),
             false => None,
@@ -353,17 +353,16 @@ pub(super) async fn scroll(state: &State, serial: &str, args: &UiArgs) -> Outcom
     let first = read_screen(state, serial, true).await?;
     let mut snap = first.clone();
     for attempt in 0..=MAX_SCROLLS {
-        let found = find(&snap.tree, &snap.elements, field, &matcher, screen_bounds(&snap));
+        let found = query.find(&snap);
         if let Some(hit) = found
             .into_iter()
             .find(|f| screen_bounds(&snap).contains(f.element.at[0], f.element.at[1]))
         {
-            let exact = matches!(matcher, Matcher::Exact(_));
             state.flows.record(
                 serial,
                 flow::Step::new(flow::Action::Scroll {
                     direction: name_of(direction).into(),
-                    until: recorded_query(field, exact, &value, Some((&snap, &hit.element))),
+                    until: recorded_query(&query, &value, Some((&snap, &hit.element))),
                 }),
             );
             out.target = Some(hit.element);

@@ -16,7 +16,10 @@ use super::{State, error, parse_args};
 use crate::adb::quote;
 use crate::android::activity::Focus;
 use crate::android::keys::key_code;
-use crate::android::ui_elements::{Element, Field, Found, Matcher, Rank, best_target, closest, elements, find};
+use crate::android::selector::{ElementSelector, find_nodes};
+use crate::android::ui_elements::{
+    Element, Field, Found, Matcher, Rank, best_target, closest, element_of, elements, find,
+};
 use crate::android::ui_refs::{Resolved, parse_ref, resolve};
 use crate::android::uiautomator::{Bounds, UiTree, parse_ui_dump};
 use crate::context::budget::{Budgeted, respond};
@@ -111,6 +114,10 @@ pub struct UiArgs {
     /// Default contains.
     #[serde(default, rename = "match")]
     pub matching: Option<MatchKind>,
+    /// Maestro's {text, id, index, below…}.
+    #[serde(default)]
+    #[schemars(with = "Option<Value>", extend("type" = "object"))]
+    pub selector: Option<ElementSelector>,
     #[serde(default)]
     pub grid: Option<bool>,
     #[serde(default)]
@@ -317,7 +324,15 @@ type Outcome = Result<(UiOutput, Option<ContentBlock>), String>;
 fn fields_of(operation: UiOperation) -> &'static [&'static str] {
     match operation {
         UiOperation::Dump => &["limit", "offset", "filter"],
-        UiOperation::Find => &["text", "resourceId", "contentDesc", "className", "match", "grid"],
+        UiOperation::Find => &[
+            "text",
+            "resourceId",
+            "contentDesc",
+            "className",
+            "match",
+            "selector",
+            "grid",
+        ],
         UiOperation::Tap => &[
             "ref",
             "text",
@@ -325,6 +340,7 @@ fn fields_of(operation: UiOperation) -> &'static [&'static str] {
             "contentDesc",
             "className",
             "match",
+            "selector",
             "x",
             "y",
             "space",
@@ -340,6 +356,7 @@ fn fields_of(operation: UiOperation) -> &'static [&'static str] {
             "contentDesc",
             "className",
             "match",
+            "selector",
             "x",
             "y",
             "space",
@@ -359,6 +376,7 @@ fn fields_of(operation: UiOperation) -> &'static [&'static str] {
             "contentDesc",
             "className",
             "match",
+            "selector",
             "observe",
         ],
         UiOperation::Wait => &[
@@ -367,6 +385,7 @@ fn fields_of(operation: UiOperation) -> &'static [&'static str] {
             "contentDesc",
             "className",
             "match",
+            "selector",
             "gone",
             "timeoutMs",
         ],
@@ -382,6 +401,7 @@ fn check_fields(args: &UiArgs, given: &[String]) -> Result<(), String> {
         let targets = [
             args.reference.is_some(),
             args.text.is_some()
+                || args.selector.is_some()
                 || args.resource_id.is_some()
                 || args.content_desc.is_some()
                 || args.class_name.is_some(),

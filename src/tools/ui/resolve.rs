@@ -3,14 +3,60 @@
 
 use super::*;
 
-/// The field and matcher a call asks for (`text`, `resourceId`, `contentDesc` or `className`).
-pub(super) fn query(args: &UiArgs) -> Result<Option<(Field, Matcher, String)>, String> {
-    let (field, value) = match (&args.text, &args.resource_id, &args.content_desc, &args.class_name) {
-        (Some(t), None, None, None) => (Field::Text, t),
-        (None, Some(r), None, None) => (Field::ResourceId, r),
-        (None, None, Some(d), None) => (Field::ContentDesc, d),
-        (None, None, None, Some(c)) => (Field::ClassName, c),
-        (None, None, None, None) => return Ok(None),
+/// What a call looks for: a field with its matcher (`text`, `resourceId`, `contentDesc`,
+/// `className`), or a Maestro selector (`selector`), resolved as Maestro resolves it.
+pub(super) enum Query {
+    Field(Field, Matcher),
+    Maestro(ElementSelector),
+}
+
+impl Query {
+    /// The matches on a reading, best first; a Maestro selector's in Maestro's order, the first
+    /// being the one Maestro acts on.
+    pub(super) fn find(&self, snap: &Snapshot) -> Vec<Found> {
+        let screen = screen_bounds(snap);
+        match self {
+            Query::Field(field, matcher) => find(&snap.tree, &snap.elements, *field, matcher, screen),
+            Query::Maestro(selector) => find_nodes(&snap.tree, snap.screen, selector)
+                .into_iter()
+                .filter_map(|node| element_of(&snap.tree, &snap.elements, node))
+                .map(|element| Found {
+                    visible: screen.contains(element.at[0], element.at[1]),
+                    rank: Rank::ExactCase,
+                    direct: true,
+                    element,
+                })
+                .collect(),
+        }
+    }
+
+    /// What the call acts on among the matches: a Maestro selector's first (Maestro's choice),
+    /// else the one best (`Err`: the tied best, or none).
+    fn pick<'a>(&self, found: &'a [Found]) -> Result<&'a Found, Vec<&'a Found>> {
+        match self {
+            Query::Maestro(_) => found.first().ok_or_else(Vec::new),
+            Query::Field(..) => best_target(found),
+        }
+    }
+}
+
+/// The query a call asks for, and how a message quotes it.
+pub(super) fn query(args: &UiArgs) -> Result<Option<(Query, String)>, String> {
+    let texts = [&args.text, &args.resource_id, &args.content_desc, &args.class_name];
+    if let Some(selector) = &args.selector {
+        if texts.iter().any(|t| t.is_some()) || args.matching.is_some() {
+            return Err(
+                "give `selector` (Maestro's, whose text and id are regexes) or text, resourceId, contentDesc, className with match, not both".into(),
+            );
+        }
+        return Ok(Some((Query::Maestro(selector.clone()), selector.describe())));
+    }
+    let (field, value) = match texts {
+        [Some(t), None, None, None] => (Field::Text, t),
+        [None, Some(r), None, None] => (Field::ResourceId, r),
+        [None, None, Some(d), None] => (Field::ContentDesc, d),
+        [None, None, None, Some(c)] => (Field::ClassName, c),
+        [None, None, None, None] => return Ok(None),
         _ => return Err("give one of text, resourceId, contentDesc, className".into()),
     };
     if value.trim().is_empty() {
@@ -21,16 +67,16 @@ pub(super) fn query(args: &UiArgs) -> Result<Option<(Field, Matcher, String)>, S
         MatchKind::Contains => Matcher::Contains(value.to_string()),
         MatchKind::Regex => Matcher::regex(value)?,
     };
-    Ok(Some((field, matcher, value.clone())))
+    Ok(Some((Query::Field(field, matcher), value.clone())))
 }
 
 pub(super) async fn find_op(state: &State, serial: &str, args: &UiArgs) -> Outcome {
-    let (field, matcher, value) = query(args)?.ok_or("find needs text, resourceId, contentDesc or className")?;
+    let (query, value) = query(args)?.ok_or("find needs text, resourceId, contentDesc, className or selector")?;
     let snap = match read_screen(state, serial, true).await {
         Err(ReadError::NeverIdle(waited)) => return grid_instead(state, serial, UiOperation::Find, waited).await,
         read => read?,
     };
-    let found = find(&snap.tree, &snap.elements, field, &matcher, screen_bounds(&snap));
+    let found = query.find(&snap);
     let total = found.len();
     // Exact matches, when there are any, are what was meant: the ones that merely contain the
     // text are counted, not listed.
@@ -170,16 +216,19 @@ pub(super) async fn target(state: &State, serial: &str, args: &UiArgs) -> Result
         let element = verified_point(state, serial, args, [x, y]).await?;
         return Ok(([x, y], element, by_point(state, serial, [x, y])));
     }
-    if let Some((field, matcher, value)) = query(args)? {
+    if let Some((query, value)) = query(args)? {
         let snap = read_screen(state, serial, true).await?;
         // Asleep or locked, the dump is the keyguard's: say so before "nothing matches".
         refuse(&snap, None)?;
-        let found = find(&snap.tree, &snap.elements, field, &matcher, screen_bounds(&snap));
-        return match best_target(&found) {
+        let found = query.find(&snap);
+        return match query.pick(&found) {
             Ok(one) => {
                 refuse(&snap, Some(&one.element))?;
                 on_screen(&one.element, snap.screen)?;
-                let what = format!("{} {value:?}", query_field(field));
+                let what = match &query {
+                    Query::Field(field, _) => format!("{} {value:?}", query_field(*field)),
+                    Query::Maestro(_) => format!("the selector's {value}"),
+                };
                 verified(args, &snap, &one.element, &what)?;
                 Ok((one.element.at, Some(one.element.clone()), recorded(&snap, &one.element)))
             }
@@ -278,12 +327,16 @@ fn by_point(state: &State, serial: &str, at: [i32; 2]) -> crate::flow::Target {
 /// (and not a class, nor a framework id such as `android:id/button1`, which names no element
 /// alone: unless nothing was found), else the element it found, by its selector or its label.
 pub(super) fn recorded_query(
-    field: Field,
-    exact: bool,
+    query: &Query,
     value: &str,
     found: Option<(&Snapshot, &Element)>,
 ) -> Option<crate::flow::Selector> {
     use crate::flow::Selector;
+    let (field, exact) = match query {
+        // A Maestro selector is recorded as it was given.
+        Query::Maestro(selector) => return Some(Selector::Maestro(selector.clone())),
+        Query::Field(field, matcher) => (*field, matches!(matcher, Matcher::Exact(_))),
+    };
     let framework = value.trim().starts_with("android:id/") && found.is_some();
     match (field, exact) {
         (Field::Text, true) => return Some(Selector::Text(value.trim().to_string())),

@@ -9,7 +9,7 @@ pub(super) const MAX_WAIT_MS: u64 = 120_000;
 /// Polls the screen (200 ms, growing to 2 s) until an element matches (or, with `gone`, until none
 /// does), with progress notifications; the client's cancel ends it.
 pub(super) async fn wait(state: &State, serial: &str, args: &UiArgs, ctx: &RequestContext<RoleServer>) -> Outcome {
-    let (field, matcher, value) = query(args)?.ok_or("wait needs text, resourceId, contentDesc or className")?;
+    let (query, value) = query(args)?.ok_or("wait needs text, resourceId, contentDesc, className or selector")?;
     let timeout = args.timeout_ms.unwrap_or(DEFAULT_WAIT_MS);
     if !(1..=MAX_WAIT_MS).contains(&timeout) {
         return Err(format!("timeoutMs must be between 1 and {MAX_WAIT_MS}; got {timeout}"));
@@ -26,7 +26,7 @@ pub(super) async fn wait(state: &State, serial: &str, args: &UiArgs, ctx: &Reque
         },
         look_name: "poll",
     };
-    let (matcher, value) = (&matcher, &value);
+    let (query, value) = (&query, &value);
     // The phone's state at the last look, for the way forward when the wait runs out.
     let last = std::sync::Mutex::new(None);
     let last = &last;
@@ -36,14 +36,13 @@ pub(super) async fn wait(state: &State, serial: &str, args: &UiArgs, ctx: &Reque
             Ok(Err(e)) => return Look::Failed(e.into()),
             Err(_) => return Look::TimeUp,
         };
-        let found = find(&snap.tree, &snap.elements, field, matcher, screen_bounds(&snap));
+        let found = query.find(&snap);
         *last.lock().unwrap_or_else(|p| p.into_inner()) = describe(&snap.state, &snap.elements);
         if found.is_empty() != gone {
             let saw = if gone { "still there" } else { "not yet" };
             return Look::NotYet(format!("{:?} {saw}", crate::adb::cut(value)));
         }
-        let exact = matches!(matcher, Matcher::Exact(_));
-        if let Some(selector) = recorded_query(field, exact, value, found.first().map(|f| (&snap, &f.element))) {
+        if let Some(selector) = recorded_query(query, value, found.first().map(|f| (&snap, &f.element))) {
             let timeout_ms = args.timeout_ms;
             let step = crate::flow::Action::Wait {
                 selector,
