@@ -324,3 +324,53 @@ pub(super) fn write_fields(selector: &ElementSelector, indent: &str) -> String {
         .map(|(k, v)| format!("{indent}{k}: {}\n", super::super::literal(v)))
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::flow::Step;
+
+    #[test]
+    fn maestro_s_whole_selector_is_read_with_each_value_checked_on_its_line() {
+        // Maestro's whole selector, nested ones too; a value it cannot mean is refused with its line.
+        let whole = "appId: a.b\n---\n- tapOn:\n    text: Delete\n    index: 1\n    below: Row 3\n    childOf:\n      id: list\n      enabled: true\n";
+        let described: Vec<String> = super::super::parse(whole).unwrap().iter().map(Step::describe).collect();
+        assert_eq!(
+            described,
+            ["tap text \"Delete\", below (text \"Row 3\"), childOf (id \"list\", enabled true), index 1"]
+        );
+        for (flow, error) in [
+            (
+                "- tapOn:\n    text: x\n    index: -1\n",
+                "line 5: index is the match's place, from 0",
+            ),
+            (
+                "- tapOn:\n    text: x\n    below: {}\n",
+                "line 5: a selector names an element",
+            ),
+            (
+                "- tapOn:\n    text: x\n    enabled: maybe\n",
+                "line 5: enabled is true or false",
+            ),
+            (
+                "- tapOn:\n    text: x\n    width: wide\n",
+                "line 5: width is a whole number of pixels",
+            ),
+            (
+                "- tapOn:\n    text: x\n    childOf:\n      point: 1,2\n",
+                "line 6: `point` is not supported here",
+            ),
+            ("- tapOn:\n    index: 0\n    point: 1,2\n", "line 5: point taps a place"),
+            (
+                "- tapOn:\n    containsDescendants: x\n",
+                "line 4: containsDescendants is a list of selectors",
+            ),
+            (
+                "- tapOn:\n    text: x\n    below: \"${ROW}\"\n",
+                "line 5: text \"${ROW}\": a ${…} in a selector",
+            ),
+        ] {
+            let refused = super::super::parse(&format!("appId: a.b\n---\n{flow}")).unwrap_err();
+            assert!(refused.starts_with(error), "{flow}: {refused}");
+        }
+    }
+}
