@@ -86,6 +86,16 @@ async function percent([x, y]) {
   return [Math.min(w - 1, Math.round((w * x) / 100)), Math.min(h - 1, Math.round((h * y) / 100))];
 }
 
+// Maestro's swipe from an element: from its centre to a tenth of the screen from the edge the
+// finger moves toward.
+async function swipeFrom(selector, direction, durationMs) {
+  const [x, y] = (await ui.wait({ ...query(selector), timeoutMs: TIMEOUT })).target.at;
+  const [w, h] = (await ui.dump({ limit: 1 })).screen;
+  const [near, far] = [(n) => Math.round(n * 0.1), (n) => Math.round(n * 0.9)];
+  const to = { up: [x, near(h)], down: [x, far(h)], left: [near(w), y], right: [far(w), y] }[direction];
+  await ui.swipe({ from: [x, y], to, ...(durationMs === null ? {} : { durationMs }) });
+}
+
 // What the recording left out of the file (a password): `droidmcp replay --env NAME=VALUE`.
 function env(name) {
   const value = (args.env || {})[name];
@@ -227,6 +237,16 @@ fn body(step: &Step) -> Vec<String> {
             "await ui.swipe({{ direction: {}{} }});",
             lit(direction),
             duration_ms.map_or(String::new(), |d| format!(", durationMs: {d}"))
+        )],
+        Action::SwipeFrom {
+            from,
+            direction,
+            duration_ms,
+        } => vec![format!(
+            "await swipeFrom({}, {}, {});",
+            selector(from),
+            lit(direction),
+            duration_ms.map_or("null".into(), |d| d.to_string())
         )],
         Action::Erase { chars } => vec![format!(
             "for (let i = 0; i < {chars}; i++) await ui.key({{ name: \"DEL\" }});"

@@ -142,6 +142,13 @@ pub enum Action {
         direction: String,
         duration_ms: Option<u32>,
     },
+    /// A finger moving `direction` from an element's centre to a tenth of the screen from that
+    /// edge (Maestro's `swipe: {from, direction}`).
+    SwipeFrom {
+        from: Selector,
+        direction: String,
+        duration_ms: Option<u32>,
+    },
     /// Deletes this many characters in the focused field (a Maestro `eraseText: N`).
     Erase {
         chars: u32,
@@ -268,6 +275,7 @@ impl Step {
                 format!("swipe ({}%, {}%) to ({}%, {}%)", from[0], from[1], to[0], to[1])
             }
             Action::SwipeToward { direction, .. } => format!("swipe {direction}"),
+            Action::SwipeFrom { from, direction, .. } => format!("swipe {direction} from {}", from.describe()),
             Action::Erase { chars: 1 } => "erase 1 character".into(),
             Action::Erase { chars } => format!("erase {chars} characters"),
             Action::Scroll { direction, until } => match until {

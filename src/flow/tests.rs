@@ -135,6 +135,13 @@ fn action() -> impl Strategy<Value = Action> {
             }),
         (direction(), proptest::option::of(50u32..=10_000))
             .prop_map(|(direction, duration_ms)| Action::SwipeToward { direction, duration_ms }),
+        (maestro_selector(), direction(), proptest::option::of(50u32..=10_000)).prop_map(
+            |(from, direction, duration_ms)| Action::SwipeFrom {
+                from,
+                direction,
+                duration_ms
+            }
+        ),
         (1u32..=1000).prop_map(|chars| Action::Erase { chars }),
         proptest::option::of(1u64..60_000).prop_map(|timeout_ms| Action::Settle { timeout_ms }),
         (direction(), proptest::option::of(selector()))

@@ -178,3 +178,34 @@ async fn ui_takes_a_maestro_selector_and_checks_it_before_acting() {
     assert_eq!(now["count"], 1, "{now}");
     client.cancel().await.unwrap();
 }
+
+/// Maestro's `swipe: {from, direction}` starts at the element's own centre (the text, not its
+/// row) and ends a tenth of the screen from the edge the finger moves toward.
+#[test]
+fn a_swipe_from_an_element_starts_at_its_centre() {
+    let (home, dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let flow = dir.path().join("swipe.yaml");
+    std::fs::write(
+        &flow,
+        "appId: com.google.android.contacts\n---\n- launchApp\n- swipe:\n    from:\n      text: Alan Turing\n    direction: UP\n    duration: 300\n- assertVisible: Ken Thompson\n",
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_droidmcp"))
+        .arg("replay")
+        .arg(&flow)
+        .args(["--step-timeout-ms", "1500", "--sim"])
+        .env("HOME", home.path())
+        .env("RUST_LOG", "droidmcp=debug")
+        .env_remove("ANDROID_SERIAL")
+        .output()
+        .unwrap();
+    let (said, log) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{said}");
+    let contacts = std::fs::read_to_string(repo_dir().join("fixtures/pixel-emulator/screens/contacts.xml")).unwrap();
+    let (x, y) = center_of(&contacts, "text", "Alan Turing");
+    let swipe = format!("input swipe {x} {y} {x} 240 300");
+    assert!(log.contains(&swipe), "no {swipe:?} in {log}");
+}

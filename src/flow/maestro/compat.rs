@@ -71,7 +71,11 @@ pub const COMMANDS: &[(&str, Status, &str)] = &[
         Status::Replayed,
         "element, direction; timeout, speed, visibilityPercentage, centerElement refused",
     ),
-    ("swipe", Status::Replayed, "direction, or start and end; duration"),
+    (
+        "swipe",
+        Status::Replayed,
+        "direction, or start and end, or from (any selector) with direction; duration",
+    ),
     ("assertVisible", Status::Replayed, "any selector, or point"),
     ("assertNotVisible", Status::Replayed, "any selector, or point"),
     ("assertTrue", Status::NotYet, "a JavaScript condition"),

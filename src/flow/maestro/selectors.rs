@@ -239,7 +239,7 @@ fn element_selector(node: &MarkedYamlOwned) -> Result<ElementSelector, String> {
             Some(
                 items
                     .iter()
-                    .map(|item| nested(name, item))
+                    .map(|item| element(name, item))
                     .collect::<Result<Vec<_>, _>>()?,
             )
         }
@@ -247,7 +247,7 @@ fn element_selector(node: &MarkedYamlOwned) -> Result<ElementSelector, String> {
     };
     let relation = |name: &str| -> Result<Option<Box<ElementSelector>>, String> {
         match (key(node, name), field(node, name)) {
-            (Some(k), Some(v)) => nested(k, v).map(|s| Some(Box::new(s))),
+            (Some(k), Some(v)) => element(k, v).map(|s| Some(Box::new(s))),
             _ => Ok(None),
         }
     };
@@ -274,7 +274,7 @@ fn element_selector(node: &MarkedYamlOwned) -> Result<ElementSelector, String> {
 
 /// A selector inside another (`below: {text: "Row 3"}`, or `below: "Row 3"`, its text), under
 /// the key `name` (whose line an error names: a flow mapping's own span has none).
-fn nested(name: &MarkedYamlOwned, node: &MarkedYamlOwned) -> Result<ElementSelector, String> {
+pub(super) fn element(name: &MarkedYamlOwned, node: &MarkedYamlOwned) -> Result<ElementSelector, String> {
     if scalar(node).is_some() {
         return Ok(ElementSelector {
             text: Some(pattern(node, "text")?),

@@ -144,6 +144,16 @@ fn commands(step: &Step, app_id: &str) -> Vec<String> {
             direction.to_uppercase(),
             duration_ms.map_or(String::new(), |d| format!("    duration: {d}\n"))
         )],
+        Action::SwipeFrom {
+            from,
+            direction,
+            duration_ms,
+        } => vec![format!(
+            "- swipe:\n    from:\n{}    direction: {}\n{}",
+            selector_fields(from, "      "),
+            direction.to_uppercase(),
+            duration_ms.map_or(String::new(), |d| format!("    duration: {d}\n"))
+        )],
         Action::Erase { chars } => vec![format!("- eraseText: {chars}\n")],
         Action::Scroll { direction, until: None } if direction == "down" => vec!["- scroll\n".into()],
         // Maestro's scroll only goes down: another way is the swipe that does it.
