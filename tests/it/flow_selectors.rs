@@ -209,3 +209,43 @@ fn a_swipe_from_an_element_starts_at_its_centre() {
     let swipe = format!("input swipe {x} {y} {x} 240 300");
     assert!(log.contains(&swipe), "no {swipe:?} in {log}");
 }
+
+/// A Maestro selector in `scrollUntilVisible` and in a `runFlow when` condition: the list scrolls
+/// until the selector's element shows, and a block runs only when its selector finds something.
+#[test]
+fn scroll_until_visible_and_run_flow_when_take_a_maestro_selector() {
+    let (home, dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let flow = dir.path().join("scroll.yaml");
+    std::fs::write(
+        &flow,
+        "appId: com.google.android.contacts\n---\n- launchApp\n\
+         - scrollUntilVisible:\n    element:\n      text: \"Linus.*\"\n      below: Ken Thompson\n    direction: DOWN\n\
+         - runFlow:\n    when:\n      visible:\n        text: \"\\\\+1 555 \\\\d+\"\n        below: Linus Torvalds\n    commands:\n      - tapOn: Linus Torvalds\n\
+         - runFlow:\n    when:\n      visible:\n        text: Linus Torvalds\n        below: \"\\\\+1 555 0118\"\n    commands:\n      - tapOn: Ken Thompson\n",
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_droidmcp"))
+        .arg("replay")
+        .arg(&flow)
+        .args(["--step-timeout-ms", "1500", "--sim"])
+        .env("HOME", home.path())
+        .env_remove("ANDROID_SERIAL")
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    println!("{said}");
+    assert!(out.status.success(), "{said}");
+    let line = |n: &str| {
+        said.lines()
+            .find(|l| l.contains(n))
+            .unwrap_or_else(|| panic!("{n}: {said}"))
+    };
+    assert!(line("2 scroll down until text \"Linus.*\", below (text \"Ken Thompson\")").starts_with("ok"));
+    // The first block's selector finds Linus's number below his name: it runs.
+    assert!(!line("3 tap text \"Linus Torvalds\"").contains("not run"), "{said}");
+    // Nothing named Linus Torvalds is below his own number: the second block does not run.
+    assert!(
+        line("4 tap text \"Ken Thompson\"").contains("not run: its runFlow condition does not hold"),
+        "{said}"
+    );
+}
