@@ -185,8 +185,7 @@ pub enum Space {
 }
 
 // `direction` as the wire spells it: a swipe reads it as the finger's (`FingerDirection`), a
-// scroll as the content's (`ContentDirection`). A plain comment: a doc comment would be the
-// schema's description, in tools/list on every turn.
+// scroll as the content's (`ContentDirection`).
 #[derive(Debug, Clone, Copy, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum WireDirection {
