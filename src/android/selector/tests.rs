@@ -147,6 +147,104 @@ fn index_relations_and_size_follow_maestros_order_on_a_real_settings_screen() {
     );
 }
 
+/// On every real capture, each text and each id on the screen Maestro sees finds an element
+/// that shows it (escaped, so it is that text), the first of them clickable when any is; and
+/// index 0 of an id is its topmost holder.
+#[test]
+fn every_text_and_id_of_every_real_capture_finds_what_shows_it() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/device-captures");
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        assert_ne!(
+            std::env::var("CI").as_deref(),
+            Ok("true"),
+            "{} is missing",
+            dir.display()
+        );
+        eprintln!("SKIPPED: {} is missing", dir.display());
+        return;
+    };
+    let (mut screens, mut looked) = (0, 0);
+    for entry in entries {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        if !(name.starts_with("uiautomator_") || name.starts_with("appium-")) {
+            continue;
+        }
+        let tree = parse_ui_dump(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let size = name.rsplit('_').next().unwrap().trim_end_matches(".xml");
+        let screen: Vec<u32> = size
+            .rsplit('-')
+            .next()
+            .unwrap()
+            .split('x')
+            .map(|n| n.parse().unwrap())
+            .collect();
+        let screen = [screen[0], screen[1]];
+        let view = View::new(&tree, screen);
+        screens += 1;
+        for &n in &view.all {
+            let node = &tree.nodes[n];
+            for (key, value) in [("text", node.text()), ("id", node.resource_id())] {
+                if value.trim().is_empty() {
+                    continue;
+                }
+                looked += 1;
+                let selector = match key {
+                    "text" => ElementSelector {
+                        text: Some(regex::escape(value)),
+                        ..Default::default()
+                    },
+                    _ => ElementSelector {
+                        id: Some(regex::escape(value)),
+                        ..Default::default()
+                    },
+                };
+                let got = find_nodes(&tree, screen, &selector);
+                assert!(!got.is_empty(), "{name}: {key} {value:?} finds nothing");
+                for &g in &got {
+                    let shown = &tree.nodes[g];
+                    let same = |v: &str| v.to_lowercase() == value.to_lowercase();
+                    let shows = match key {
+                        "text" => [shown.text(), shown.content_desc()].into_iter().any(same),
+                        _ => same(shown.resource_id()),
+                    };
+                    assert!(shows, "{name}: {key} {value:?} found node {g}, which does not show it");
+                }
+                let clickable = got.iter().any(|&g| tree.nodes[g].flag("clickable"));
+                assert_eq!(
+                    tree.nodes[got[0]].flag("clickable"),
+                    clickable,
+                    "{name}: {key} {value:?}"
+                );
+                if key == "id" {
+                    let top = got
+                        .iter()
+                        .filter_map(|&g| tree.nodes[g].bounds())
+                        .map(|b| (b.top, b.left))
+                        .min();
+                    let first = find_nodes(
+                        &tree,
+                        screen,
+                        &ElementSelector {
+                            index: Some(0),
+                            ..selector
+                        },
+                    );
+                    assert_eq!(
+                        first
+                            .first()
+                            .and_then(|&g| tree.nodes[g].bounds())
+                            .map(|b| (b.top, b.left)),
+                        top
+                    );
+                }
+            }
+        }
+    }
+    eprintln!("{screens} real screens, {looked} texts and ids looked up");
+    assert!(screens >= 10, "{screens} captures");
+}
+
 /// Rows of a list that each hold a title and the same "Delete" button, lower in the row.
 fn rows(n: usize) -> UiTree {
     let mut xml = String::from(
