@@ -98,38 +98,15 @@ impl Target {
     }
 }
 
-/// What to look for: one field with its matcher, or a Maestro selector (`selector`, resolved as
-/// Maestro resolves it, `Query::find` in resolve.rs), and the value as given (for messages and
-/// the recording).
+/// What to look for: one field, its matcher, and the value as given (for messages and the
+/// recording); or a Maestro `selector`. Resolved in resolve.rs (`Query::find`, `value`, `exact`).
 pub enum Query {
     Field {
         field: Field,
         matcher: Matcher,
         value: String,
     },
-    Maestro {
-        selector: ElementSelector,
-        /// How messages name it (`text "Delete", below (text "Row 3")`).
-        value: String,
-    },
-}
-
-impl Query {
-    pub fn exact(&self) -> bool {
-        matches!(
-            self,
-            Query::Field {
-                matcher: Matcher::Exact(_),
-                ..
-            }
-        )
-    }
-
-    pub fn value(&self) -> &str {
-        match self {
-            Query::Field { value, .. } | Query::Maestro { value, .. } => value,
-        }
-    }
+    Maestro(ElementSelector),
 }
 
 /// What `type` types, and where: into the field of a ref (tapped first), else the focused one.
@@ -360,26 +337,17 @@ impl UiAction {
     }
 }
 
+const SELECTOR_ALONE: &str = "give `selector` (Maestro's, whose text and id are regexes) or text, resourceId, contentDesc, className with match, not both";
 const MATCH_ALONE: &str = "`match` says how a text, resourceId, contentDesc or className matches; give one";
 
-/// The field and matcher a call asks for (`text`, `resourceId`, `contentDesc` or `className`),
-/// or its Maestro `selector`.
+/// The field and matcher a call asks for (`text`, `resourceId`, `contentDesc`, `className`), or its `selector`.
 fn query(a: &UiArgs) -> Result<Option<Query>, String> {
     if let Some(selector) = &a.selector {
-        if a.text.is_some()
-            || a.resource_id.is_some()
-            || a.content_desc.is_some()
-            || a.class_name.is_some()
-            || a.matching.is_some()
-        {
-            return Err(
-                "give `selector` (Maestro's, whose text and id are regexes) or text, resourceId, contentDesc, className with match, not both".into(),
-            );
+        let texts = [&a.text, &a.resource_id, &a.content_desc, &a.class_name];
+        if texts.iter().any(|t| t.is_some()) || a.matching.is_some() {
+            return Err(SELECTOR_ALONE.into());
         }
-        return Ok(Some(Query::Maestro {
-            selector: selector.clone(),
-            value: selector.describe(),
-        }));
+        return Ok(Some(Query::Maestro(selector.clone())));
     }
     let (field, value) = match (&a.text, &a.resource_id, &a.content_desc, &a.class_name) {
         (Some(t), None, None, None) => (Field::Text, t),
@@ -407,10 +375,9 @@ fn query(a: &UiArgs) -> Result<Option<Query>, String> {
 
 /// A tap's or long press's one target, and the fields that go with it.
 fn target(a: &UiArgs, operation: &str) -> Result<Target, String> {
-    let by_query = a.text.is_some()
-        || a.resource_id.is_some()
-        || a.content_desc.is_some()
-        || a.class_name.is_some()
+    let by_query = [&a.text, &a.resource_id, &a.content_desc, &a.class_name]
+        .iter()
+        .any(|t| t.is_some())
         || a.selector.is_some();
     let by_point = a.x.is_some() || a.y.is_some();
     let given = [a.reference.is_some(), by_query, by_point, a.grid_cell.is_some()];

@@ -10,7 +10,7 @@ pub(super) async fn find_op(state: &State, serial: &str, query: &Query, grid: bo
         read => read?,
     };
     recording_sees(state, serial, &snap);
-    let value = query.value();
+    let value = &query.value();
     let found = query.find(&snap);
     let total = found.len();
     // Exact matches, when there are any, are what was meant: the ones that merely contain the
@@ -178,7 +178,7 @@ async fn by_ref(state: &State, serial: &str, reference: &str, recorded: Option<&
 }
 
 async fn by_query(state: &State, serial: &str, query: &Query, recorded: Option<&Recorded>) -> Result<Landing, String> {
-    let value = query.value();
+    let value = &query.value();
     let snap = read_current(state, serial).await?;
     recording_sees(state, serial, &snap);
     // Asleep or locked, the dump is the keyguard's: say so before "nothing matches".
@@ -190,7 +190,7 @@ async fn by_query(state: &State, serial: &str, query: &Query, recorded: Option<&
             on_screen(&one.element, snap.screen)?;
             let what = match query {
                 Query::Field { field, .. } => format!("{} {value:?}", query_field(*field)),
-                Query::Maestro { .. } => format!("the selector's {value}"),
+                Query::Maestro(_) => format!("the selector's {value}"),
             };
             verified(recorded, &snap, &one.element, &what)?;
             Ok(Landing {
@@ -298,18 +298,38 @@ pub(super) fn recorded_query(query: &Query, found: Option<(&Snapshot, &Element)>
             crate::flow::record::selector_for_query(*field, query.exact(), value, found)
         }
         // A Maestro selector is recorded as it was given.
-        Query::Maestro { selector, .. } => Some(crate::flow::Selector::Maestro(selector.clone())),
+        Query::Maestro(selector) => Some(crate::flow::Selector::Maestro(selector.clone())),
     }
 }
 
 impl Query {
+    /// An exact match of a field (not contains, a regex or a selector).
+    pub fn exact(&self) -> bool {
+        matches!(
+            self,
+            Query::Field {
+                matcher: Matcher::Exact(_),
+                ..
+            }
+        )
+    }
+
+    /// How messages name it: the value given, or a selector's keys (`text "Delete", below
+    /// (text "Row 3")`).
+    pub fn value(&self) -> String {
+        match self {
+            Query::Field { value, .. } => value.clone(),
+            Query::Maestro(selector) => selector.describe(),
+        }
+    }
+
     /// The matches on a reading, best first; a Maestro selector's in Maestro's order, the first
     /// being the one Maestro acts on.
     pub(super) fn find(&self, snap: &Snapshot) -> Vec<Found> {
         let screen = screen_bounds(snap);
         match self {
             Query::Field { field, matcher, .. } => find(&snap.tree, &snap.elements, *field, matcher, screen),
-            Query::Maestro { selector, .. } => find_nodes(&snap.tree, snap.screen, selector)
+            Query::Maestro(selector) => find_nodes(&snap.tree, snap.screen, selector)
                 .into_iter()
                 .filter_map(|node| element_of(&snap.tree, &snap.elements, node))
                 .map(|element| Found {
@@ -326,7 +346,7 @@ impl Query {
     /// the one best (`Err`: the tied best, or none).
     fn pick<'a>(&self, found: &'a [Found]) -> Result<&'a Found, Vec<&'a Found>> {
         match self {
-            Query::Maestro { .. } => found.first().ok_or_else(Vec::new),
+            Query::Maestro(_) => found.first().ok_or_else(Vec::new),
             Query::Field { .. } => best_target(found),
         }
     }

@@ -18,7 +18,7 @@ pub(super) async fn wait(
     timeout_ms: Option<u64>,
     ctx: &RequestContext<RoleServer>,
 ) -> Outcome {
-    let value = query.value();
+    let value = &query.value();
     let started = std::time::Instant::now();
     let pace = Pace {
         timeout,
