@@ -109,6 +109,11 @@ fn selector_in(node: &MarkedYamlOwned, allowed: &[&str]) -> Result<Selector, Str
             text_selector(text, &string(text, "text")?)
         }
         ["point"] => spot(field(node, "point").expect("given")),
+        // Maestro would take any element (`label` is only a caption): a replay does not guess.
+        [] => Err(at(
+            first_key(node),
+            "this selector names no element (a label is only a caption): give text, id, or another selector key",
+        )),
         _ => Err(at(first_key(node), "a selector takes one of id, text, point")),
     }
 }
@@ -360,6 +365,10 @@ mod tests {
                 "line 6: `point` is not supported here",
             ),
             ("- tapOn:\n    index: 0\n    point: 1,2\n", "line 5: point taps a place"),
+            (
+                "- assertVisible:\n    label: Read only\n",
+                "line 4: this selector names no element",
+            ),
             (
                 "- tapOn:\n    containsDescendants: x\n",
                 "line 4: containsDescendants is a list of selectors",
