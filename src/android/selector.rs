@@ -6,7 +6,9 @@
 //! results are intersected, in the order of the first key's (text, id, size, below, above, leftOf,
 //! rightOf, containsChild, containsDescendants, enabled, selected, checked, focused). Then `index`
 //! takes the Nth by position (top, then left), or else clickable nodes come first. The first node
-//! left is the one Maestro acts on.
+//! left is the one Maestro acts on. One difference, on purpose: a `childOf` inside a relation's
+//! selector holds here too (Maestro 1.39 looks `childOf` up only at the top and ignores it below,
+//! which would silently drop a key the flow gives).
 
 use std::collections::HashSet;
 
