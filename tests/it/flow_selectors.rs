@@ -249,3 +249,19 @@ fn scroll_until_visible_and_run_flow_when_take_a_maestro_selector() {
         "{said}"
     );
 }
+
+/// A `${…}` in a Maestro selector's text (nested too) is evaluated as the step runs, then read as
+/// Maestro reads the text: the row given by the flow's env is the one deleted.
+#[test]
+fn a_template_in_a_selector_is_evaluated_before_it_is_resolved() {
+    let (home, dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let profile = inbox_profile(dir.path());
+    let flow = dir.path().join("row.yaml");
+    std::fs::write(
+        &flow,
+        "appId: org.droidmcp.demo.login\nenv:\n  ROW: \"2\"\n---\n- tapOn:\n    text: \"${'Del' + 'ete'}\"\n    below: \"Row ${Number(ROW) + 1}\"\n- assertVisible: \"Row 3 deleted\"\n",
+    )
+    .unwrap();
+    let out = replay(&flow, home.path(), &profile);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+}

@@ -138,13 +138,9 @@ fn text_selector(node: &MarkedYamlOwned, pattern: &str) -> Result<Selector, Stri
             Some(next) if super::write::REGEX_SPECIAL.contains(next) => literal.push(next),
             // A metacharacter, or a class such as `\d`: a pattern.
             _ => {
+                // Evaluated as the step runs, then read as any text is (`runtime.js`'s `pattern`).
                 if pattern.contains("${") {
-                    return Err(at(
-                        node,
-                        &format!(
-                            "text {pattern:?}: a ${{…}} in a selector is not replayed yet (Maestro evaluates it first)"
-                        ),
-                    ));
+                    return Ok(Selector::Pattern(pattern.to_string()));
                 }
                 return match crate::android::ui_elements::Matcher::regex(&crate::flow::whole_text_regex(pattern)) {
                     Ok(_) => Ok(Selector::Pattern(pattern.to_string())),
@@ -302,13 +298,11 @@ fn first_key(node: &MarkedYamlOwned) -> &MarkedYamlOwned {
 
 /// A selector's `text` or `id`: a regular expression as Maestro reads it, checked here so one
 /// `ui` cannot read fails at once with its line (one that is no regex at all is its own text).
+/// One with a `${…}` is evaluated as the step runs (js.rs), then read the same way.
 fn pattern(node: &MarkedYamlOwned, what: &str) -> Result<String, String> {
     let value = string(node, what)?;
     if value.contains("${") {
-        return Err(at(
-            node,
-            &format!("{what} {value:?}: a ${{…}} in a selector is not replayed yet (Maestro evaluates it first)"),
-        ));
+        return Ok(value);
     }
     match crate::android::ui_elements::Matcher::regex(&value) {
         Err(e) if e.contains("not supported") || e.contains("size limit") => {
@@ -372,10 +366,6 @@ mod tests {
             (
                 "- tapOn:\n    containsDescendants: x\n",
                 "line 4: containsDescendants is a list of selectors",
-            ),
-            (
-                "- tapOn:\n    text: x\n    below: \"${ROW}\"\n",
-                "line 5: text \"${ROW}\": a ${…} in a selector",
             ),
         ] {
             let refused = super::super::parse(&format!("appId: a.b\n---\n{flow}")).unwrap_err();
