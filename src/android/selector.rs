@@ -32,7 +32,7 @@ pub struct ElementSelector {
     /// The Nth match (from 0) by position: top, then left. Maestro reads it as a number in text.
     #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "index")]
     #[schemars(with = "Option<i64>")]
-    pub index: Option<i64>,
+    pub index: Option<Index>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -69,9 +69,27 @@ pub struct ElementSelector {
     pub contains_descendants: Option<Vec<ElementSelector>>,
 }
 
+/// Which match `index` takes: a place, or in a flow a `${…}` that gives one as the step runs
+/// (never resolved as it is: it reaches `ui` evaluated, as a place).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
+pub enum Index {
+    At(i64),
+    Template(String),
+}
+
+impl std::fmt::Display for Index {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Index::At(i) => write!(f, "{i}"),
+            Index::Template(t) => write!(f, "{t:?}"),
+        }
+    }
+}
+
 /// Maestro's `index` is text read as a number (`"2"`, `2.0`, or what a `${…}` gave), cut to a
 /// whole number.
-fn index<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
+fn index<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Index>, D::Error> {
     #[derive(Deserialize)]
     #[serde(untagged)]
     enum Given {
@@ -90,7 +108,7 @@ fn index<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error
     if !number.is_finite() {
         return Err(serde::de::Error::custom("index is a whole number from 0"));
     }
-    Ok(Some(number.trunc() as i64))
+    Ok(Some(Index::At(number.trunc() as i64)))
 }
 
 impl ElementSelector {
@@ -130,7 +148,7 @@ impl ElementSelector {
             let each: Vec<String> = all.iter().map(ElementSelector::describe).collect();
             parts.push(format!("containsDescendants ({})", each.join("; ")));
         }
-        if let Some(i) = self.index {
+        if let Some(i) = &self.index {
             parts.push(format!("index {i}"));
         }
         if parts.is_empty() {
@@ -396,16 +414,18 @@ impl<'t> View<'t> {
             }
         }
         let mut out = intersect(nodes, results);
-        match s.index {
-            Some(i) => {
+        match &s.index {
+            Some(Index::At(i)) => {
                 let at = |n: usize| self.bounds(n).map_or((i32::MAX, i32::MAX), |b| (b.top, b.left));
                 out.sort_by_key(|&n| at(n));
-                usize::try_from(i)
+                usize::try_from(*i)
                     .ok()
                     .and_then(|i| out.get(i).copied())
                     .into_iter()
                     .collect()
             }
+            // Not evaluated: no place, so no match.
+            Some(Index::Template(_)) => Vec::new(),
             None => {
                 out.sort_by_key(|&n| !self.flag(n, "clickable"));
                 out

@@ -52,7 +52,7 @@ fn maestro_selector() -> BoxedStrategy<Selector> {
             Selector::Maestro(ElementSelector {
                 text,
                 id,
-                index: Some(index),
+                index: Some(crate::android::selector::Index::At(index)),
                 enabled,
                 width,
                 below: below.map(|t| {

@@ -264,4 +264,12 @@ fn a_template_in_a_selector_is_evaluated_before_it_is_resolved() {
     .unwrap();
     let out = replay(&flow, home.path(), &profile);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+    // An index given as a ${…}: evaluated, then read as a number.
+    std::fs::write(
+        &flow,
+        "appId: org.droidmcp.demo.login\nenv:\n  ROW: \"2\"\n---\n- tapOn:\n    id: delete\n    index: ${ROW}\n- assertVisible: \"Row 3 deleted\"\n",
+    )
+    .unwrap();
+    let out = replay(&flow, home.path(), &profile);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
 }

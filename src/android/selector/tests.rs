@@ -226,7 +226,7 @@ fn every_text_and_id_of_every_real_capture_finds_what_shows_it() {
                         &tree,
                         screen,
                         &ElementSelector {
-                            index: Some(0),
+                            index: Some(Index::At(0)),
                             ..selector
                         },
                     );
@@ -448,7 +448,7 @@ fn generated_index_is_the_nth_by_position() {
                 tree,
                 PHONE,
                 &ElementSelector {
-                    index: Some(i as i64),
+                    index: Some(Index::At(i as i64)),
                     ..a.clone()
                 },
             );

@@ -7,7 +7,7 @@ use saphyr::{MarkedYamlOwned, YamlDataOwned};
 
 use super::super::{Selector, Target};
 use super::yaml::{at, field, key, only_keys, scalar, string};
-use crate::android::selector::ElementSelector;
+use crate::android::selector::{ElementSelector, Index};
 
 /// The keys of a Maestro selector beyond `id`, `text` and `point`: a selector with any of them is
 /// resolved as Maestro resolves it (`Selector::Maestro`).
@@ -209,15 +209,11 @@ fn element_selector(node: &MarkedYamlOwned) -> Result<ElementSelector, String> {
     let index = match field(node, "index") {
         Some(v) => {
             let given = string(v, "index")?;
-            if given.contains("${") {
-                return Err(at(
-                    v,
-                    "index: a ${…} in a selector is not replayed yet (Maestro evaluates it first)",
-                ));
-            }
-            // Maestro reads it as a number (`2`, `"2"`, `2.0`), cut to a whole one.
+            // Maestro reads it as a number (`2`, `"2"`, `2.0`), cut to a whole one; a `${…}` is
+            // evaluated as the step runs, and `ui` reads what it gives the same way.
             match given.trim().parse::<f64>() {
-                Ok(n) if n.is_finite() && n >= 0.0 => Some(n.trunc() as i64),
+                _ if given.contains("${") => Some(Index::Template(given)),
+                Ok(n) if n.is_finite() && n >= 0.0 => Some(Index::At(n.trunc() as i64)),
                 _ => {
                     return Err(at(
                         v,
