@@ -118,13 +118,6 @@ async function centred(selector, at, direction, screen, middle, swipeMs) {
   }
 }
 
-// Maestro's swipe from an element: the finger starts on it.
-async function swipeFrom(selector, direction, durationMs) {
-  const found = await ui.wait({ match: "exact", ...selector, timeoutMs: TIMEOUT });
-  const screen = (await ui.dump({ limit: 1 })).screen;
-  await ui.swipe({ ...towards(found.target.at, direction, screen), durationMs });
-}
-
 // A tap with Maestro's options: the first checked as any replayed tap (`recorded`), the
 // repeats at its point `delayMs` apart; once more when nothing changed and `retry`.
 async function tapWith(aim, o, warnings) {

@@ -1,5 +1,5 @@
 //! Maestro's device commands that a recording never makes (scrolling until an element shows
-//! with Maestro's options, screenshots, a swipe from an element, taps with their options, app
+//! with Maestro's options, screenshots and recordings, taps with their options, app
 //! permissions, a launch with arguments, links), as steps: what each says in a report, and the
 //! script lines that replay it through the tools an assistant uses (`ui`, `adb-app`,
 //! `adb-shell`). Every value that reaches a device shell is quoted here with `adb::quote`, as
@@ -34,13 +34,6 @@ pub enum Command {
     StartRecording { name: String },
     /// `stopRecording`: interrupts screenrecord (it finishes its file on SIGINT).
     StopRecording,
-    /// Maestro's `swipe {from, direction}`: the finger starts on the element and moves
-    /// `direction` to a tenth of the screen from its edge.
-    SwipeFrom {
-        selector: Selector,
-        direction: String,
-        duration_ms: u32,
-    },
     /// `tapOn` / `doubleTapOn` / `longPressOn` with Maestro's options: `repeat` presses `delay_ms`
     /// apart (the first checked as a plain tap is, the rest at its point, as Maestro repeats a
     /// tap), once more when `retry` and the screen did not change, then a wait of at most
@@ -163,11 +156,6 @@ impl Command {
             Command::Screenshot { name } => format!("screenshot {name}.png"),
             Command::StartRecording { name } => format!("start recording {name}.mp4"),
             Command::StopRecording => "stop recording".into(),
-            Command::SwipeFrom {
-                selector, direction, ..
-            } => {
-                format!("swipe {direction} from {}", selector.describe())
-            }
             Command::Tap {
                 target,
                 long,
@@ -222,7 +210,6 @@ impl Command {
     pub fn fragile(&self) -> bool {
         match self {
             Command::Tap { target, .. } => target.selector.fragile(),
-            Command::SwipeFrom { selector, .. } => selector.fragile(),
             _ => false,
         }
     }
@@ -265,15 +252,6 @@ impl Command {
                 lit(&format!("{name}.mp4"))
             )],
             Command::StopRecording => vec!["await stopRecording();".into()],
-            Command::SwipeFrom {
-                selector: s,
-                direction,
-                duration_ms,
-            } => vec![format!(
-                "await swipeFrom({}, {}, {duration_ms});",
-                selector(s),
-                lit(direction)
-            )],
             Command::Tap {
                 target,
                 long,
@@ -439,14 +417,6 @@ pub(crate) fn generated(
                 center
             }
         ),
-        "[a-z0-9_]{1,12}(/[a-z0-9_ -]{1,8})?".prop_map(|name| Command::Screenshot { name }),
-        (selector.clone(), direction(), 50u32..10_000).prop_map(|(selector, direction, duration_ms)| {
-            Command::SwipeFrom {
-                selector,
-                direction,
-                duration_ms,
-            }
-        }),
         (
             target,
             any::<bool>(),

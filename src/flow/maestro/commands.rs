@@ -8,7 +8,7 @@ use saphyr::{MarkedYamlOwned, ScalarOwned, YamlDataOwned};
 
 use super::args::{direction, flag, no_argument, scalar_or_field};
 use super::selectors::{command_selector, selector, target};
-use super::yaml::{at, field, key, only_keys, required, scalar, string};
+use super::yaml::{at, field, only_keys, required, scalar, string};
 
 use super::super::Action;
 use super::super::commands::{Command, Extra};
@@ -218,21 +218,6 @@ fn file_name(arg: &MarkedYamlOwned, command: &str, extension: &str) -> Result<St
         ));
     }
     Ok(name)
-}
-
-/// `swipe {from: SELECTOR, direction}`: the finger starts on the element (Maestro's default
-/// duration, 400 ms).
-pub(super) fn swipe_from(arg: &MarkedYamlOwned, duration_ms: Option<u32>) -> Result<Action, String> {
-    let from = field(arg, "from").expect("called with from");
-    if let Some(point) = key(arg, "start").or(key(arg, "end")) {
-        return Err(at(point, "swipe takes from and direction, or start and end, not both"));
-    }
-    let d = field(arg, "direction").ok_or_else(|| at(arg, "swipe from an element needs direction"))?;
-    Ok(Action::Command(Command::SwipeFrom {
-        selector: selector(from)?,
-        direction: direction(d)?,
-        duration_ms: duration_ms.unwrap_or(400),
-    }))
 }
 
 /// `tapOn`, `doubleTapOn`, `longPressOn`: a plain tap or long press when no option is given (as

@@ -45,7 +45,7 @@ pub const COMMANDS: &[(&str, Status, &str)] = &[
     (
         "tapOn",
         Status::Replayed,
-        "id, text, id with text, point; label is a caption; repeat (the first press checked, the rest at its point), delay (100 ms), retryTapIfNoChange: true taps again when the screen did not change (absent, a replay taps once: Maestro's default taps again), waitToSettleTimeoutMs (at most 30 s), waitUntilVisible (a replay always waits)",
+        "any selector, as Maestro resolves it (text, id, index, enabled, checked, focused, selected, width, height, tolerance, below, above, leftOf, rightOf, childOf, containsChild, containsDescendants), or point; label is a caption; repeat (the first press checked, the rest at its point), delay (100 ms), retryTapIfNoChange: true taps again when the screen did not change (absent, a replay taps once: Maestro's default taps again), waitToSettleTimeoutMs (at most 30 s), waitUntilVisible (a replay always waits)",
     ),
     (
         "doubleTapOn",
@@ -102,10 +102,10 @@ pub const COMMANDS: &[(&str, Status, &str)] = &[
     (
         "swipe",
         Status::Replayed,
-        "direction, or start and end, or from (an element) and direction; duration",
+        "direction, or start and end, or from (any selector) with direction; duration",
     ),
-    ("assertVisible", Status::Replayed, "id, text, point"),
-    ("assertNotVisible", Status::Replayed, "id, text, point"),
+    ("assertVisible", Status::Replayed, "any selector, or point"),
+    ("assertNotVisible", Status::Replayed, "any selector, or point"),
     (
         "assertTrue",
         Status::Replayed,
