@@ -4,7 +4,6 @@
 //! caption beside a screenshot; `resources/list`, paged.
 
 use crate::common::*;
-use crate::context_contract::profile_with_log;
 use serde_json::{Value, json};
 
 const BUDGET: usize = 4000;
@@ -13,11 +12,10 @@ const BUDGET: usize = 4000;
 /// properties (some multi-line), thousands of long package names and labels, a home screen of
 /// hundreds of long rows nested deep (XML specials, emoji, long ids and descriptions), dozens of
 /// distinct crashes with long stacks, and multi-KB log lines.
-fn hostile_profile(seed: u64) -> tempfile::TempDir {
+fn hostile_profile(seed: u64) -> Profile {
     use rand::{Rng, SeedableRng};
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
-    let dir = profile_with_log(&profile_dir().join("logcat.txt"));
-    let root = dir.path();
+    let profile = Profile::new();
     let text = |rng: &mut rand::rngs::StdRng, n: usize| -> String {
         const PIECES: &[&str] = &[
             "word",
@@ -48,7 +46,7 @@ fn hostile_profile(seed: u64) -> tempfile::TempDir {
             .replace('\t', " ")
     };
 
-    let mut props = std::fs::read_to_string(root.join("getprop.txt")).unwrap();
+    let mut props = std::fs::read_to_string(profile.path().join("getprop.txt")).unwrap();
     for i in 0..3000 {
         let len = rng.random_range(50..600);
         let value = text(&mut rng, len).replace([']', '['], "");
@@ -63,9 +61,9 @@ fn hostile_profile(seed: u64) -> tempfile::TempDir {
             value.replace('\t', " ")
         ));
     }
-    std::fs::write(root.join("getprop.txt"), props).unwrap();
+    profile.write("getprop.txt", props);
 
-    let mut packages = std::fs::read_to_string(root.join("packages.tsv")).unwrap();
+    let mut packages = std::fs::read_to_string(profile.path().join("packages.tsv")).unwrap();
     let mut hostile_packages = Vec::new();
     for i in 0..3000 {
         let name = format!("com.hostile.{}.app{i}", "segment".repeat(1 + i % 25));
@@ -86,7 +84,7 @@ fn hostile_profile(seed: u64) -> tempfile::TempDir {
         ));
         hostile_packages.push(name);
     }
-    std::fs::write(root.join("packages.tsv"), packages).unwrap();
+    profile.write("packages.tsv", packages);
 
     let mut rows = String::new();
     for i in 0..300 {
@@ -105,13 +103,12 @@ fn hostile_profile(seed: u64) -> tempfile::TempDir {
         ));
         rows.push_str(&"</node>".repeat(depth));
     }
-    std::fs::write(
-        root.join("screens/launcher.xml"),
+    profile.write(
+        "screens/launcher.xml",
         format!(
             r#"<?xml version='1.0' encoding='UTF-8' standalone='yes' ?><hierarchy rotation="0"><node index="0" text="" class="android.widget.FrameLayout" package="com.hostile" bounds="[0,0][1080,2400]"><node index="0" text="" class="androidx.recyclerview.widget.RecyclerView" package="com.hostile" scrollable="true" bounds="[0,88][1080,2400]">{rows}</node></node></hierarchy>"#
         ),
-    )
-    .unwrap();
+    );
 
     let mut log = String::from("--------- beginning of main\n");
     let mut second = 0;
@@ -158,8 +155,8 @@ fn hostile_profile(seed: u64) -> tempfile::TempDir {
             "{at}  {pid}  {pid} E AndroidRuntime: \tat {package}.Cause.run(Cause.kt:1)\n"
         ));
     }
-    std::fs::write(root.join("logcat.txt"), log).unwrap();
-    dir
+    profile.write("logcat.txt", log);
+    profile
 }
 
 /// Every `…cacheId` / `…CacheId` string anywhere in an answer.
@@ -209,13 +206,11 @@ pub(crate) fn check_answer(what: &str, result: &rmcp::model::CallToolResult, bud
 }
 
 /// The default profile with one more property, named with `name_chars` chars.
-fn profile_with_long_property(name_chars: usize) -> (tempfile::TempDir, String) {
-    let dir = profile_with_log(&profile_dir().join("logcat.txt"));
+fn profile_with_long_property(name_chars: usize) -> (Profile, String) {
+    let profile = Profile::new();
     let name = format!("vendor.{}", "n".repeat(name_chars));
-    let mut props = std::fs::read_to_string(dir.path().join("getprop.txt")).unwrap();
-    props.push_str(&format!("[{name}]: [a value]\n"));
-    std::fs::write(dir.path().join("getprop.txt"), props).unwrap();
-    (dir, name)
+    profile.append("getprop.txt", &format!("[{name}]: [a value]\n"));
+    (profile, name)
 }
 
 #[tokio::test]

@@ -2,7 +2,7 @@
 //! simulator, each compared with doing the same through the individual tools (chars a model
 //! reads, calls it makes).
 
-use crate::common::{McpClient, call, ok, response_chars};
+use crate::common::{McpClient, Running, Server, Transport, call, ok, response_chars, status_kib};
 use serde_json::{Value, json};
 
 /// What a way of doing a task cost the model: chars read and calls made, and its answer.
@@ -476,16 +476,6 @@ async fn cancelling_a_busy_script_frees_its_slot_at_once() {
     client.cancel().await.unwrap();
 }
 
-/// `VmRSS` of a process, in KiB.
-fn rss_kib(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .unwrap()
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.split_whitespace().next()?.parse().ok())
-        .unwrap()
-}
-
 /// A script's arguments are measured before they leave the sandbox (one over 1 MiB is refused),
 /// and what its pending calls hold outside it is bounded (4 MiB): 150 calls of 100 KB each in
 /// flight cost the server a bounded amount of memory.
@@ -495,9 +485,13 @@ async fn big_and_many_pending_arguments_are_refused_and_memory_stays_bounded() {
     let sim = crate::common::SimProcess::start(&[]);
     let home = tempfile::tempdir().unwrap();
     let target = format!("tcp:{}", sim.addr);
-    let (client, pid) = crate::common::mcp_server_with_pid(&["--adb", &target], home.path()).await;
+    let server = Server::new(home.path())
+        .args(&["--adb", &target])
+        .transport(Transport::Stdio);
+    let Running { client, pid, .. } = server.serve_with(()).await;
+    let pid = pid.expect("a stdio server's pid");
     ok(&call(&client, "adb-device", json!({"operation": "list"})).await);
-    let before = rss_kib(pid);
+    let before = status_kib(pid, "VmRSS");
     let huge = call(
         &client,
         "script",
@@ -528,7 +522,7 @@ async fn big_and_many_pending_arguments_are_refused_and_memory_stays_bounded() {
     )
     .await);
     let counts: Value = serde_json::from_str(out["output"].as_str().unwrap().trim()).unwrap();
-    let after = rss_kib(pid);
+    let after = status_kib(pid, "VmRSS");
     println!(
         "150 pending calls of 100 KB and 150 of 2 MB: {counts}; server RSS {} MiB before, {} MiB after (+{} MiB)",
         before / 1024,

@@ -47,10 +47,6 @@ fn name(route: &Route) -> &'static str {
     }
 }
 
-async fn shell(client: &McpClient, command: &str) -> rmcp::model::CallToolResult {
-    call(client, "adb-shell", json!({"operation": "run", "command": command})).await
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn calls_on_one_device_run_side_by_side_with_a_slow_one() {
     for route in [Route::Direct, Route::Server] {

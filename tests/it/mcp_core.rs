@@ -453,25 +453,13 @@ async fn wait_sends_progress_and_stops_when_the_client_cancels() {
     client.cancel().await.unwrap();
 }
 
-/// `droidmcp --sim` with its stdio as pipes, for raw JSON-RPC lines.
-fn raw_stdio_server(home: &std::path::Path) -> tokio::process::Child {
-    tokio::process::Command::new(env!("CARGO_BIN_EXE_droidmcp"))
-        .arg("--sim")
-        .env("HOME", home)
-        .env("RUST_LOG", "warn")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .expect("spawn droidmcp")
-}
-
 /// Raw JSON-RPC over the server's stdio: the edges rmcp leaves open get their proper codes
 /// (-32700, -32602, -32601), and the session goes on.
 #[tokio::test]
 async fn json_rpc_edges_get_their_codes_over_raw_stdio() {
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
     let home = tempfile::tempdir().unwrap();
-    let mut child = raw_stdio_server(home.path());
+    let mut child = Server::new(home.path()).args(&["--sim"]).raw_stdio();
     let mut stdin = child.stdin.take().unwrap();
     let lines = [
         r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#,
@@ -597,7 +585,7 @@ async fn the_stdio_session_survives_any_line() {
         .count();
 
     let home = tempfile::tempdir().unwrap();
-    let mut child = raw_stdio_server(home.path());
+    let mut child = Server::new(home.path()).args(&["--sim"]).raw_stdio();
     let mut stdin = child.stdin.take().unwrap();
     stdin
         .write_all(br#"{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}

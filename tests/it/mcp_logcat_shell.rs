@@ -8,9 +8,8 @@ use serde_json::{Value, json};
 
 /// A copy of the bundled profile whose log is `lines` of the bundled one without crashes, plus
 /// the first Java crash: "a 2,000-line logcat with a crash".
-fn profile_with_one_crash(dir: &Path, lines: usize) -> std::path::PathBuf {
-    let profile = dir.join("one-crash");
-    copy_dir(&profile_dir(), &profile);
+fn profile_with_one_crash(lines: usize) -> Profile {
+    let profile = Profile::new();
     let log = std::fs::read_to_string(profile_dir().join("logcat.txt")).unwrap();
     let all: Vec<&str> = log.lines().collect();
     let crash_start = all.iter().position(|l| l.contains("FATAL EXCEPTION")).unwrap();
@@ -35,19 +34,19 @@ fn profile_with_one_crash(dir: &Path, lines: usize) -> std::path::PathBuf {
     let mut out: Vec<&str> = quiet[..lines / 2].to_vec();
     out.extend(&crash);
     out.extend(&quiet[lines / 2..lines - crash.len()]);
-    std::fs::write(profile.join("logcat.txt"), out.join("\n") + "\n").unwrap();
+    profile.write("logcat.txt", out.join("\n") + "\n");
     profile
 }
 
 #[tokio::test]
 async fn a_two_thousand_line_log_with_a_crash_is_summarised_within_2500_chars_with_the_crash() {
     let home = tempfile::tempdir().unwrap();
-    let profile = profile_with_one_crash(home.path(), 2000);
-    let client = mcp_server(&["--sim", profile.to_str().unwrap()], &[], home.path()).await;
+    let profile = profile_with_one_crash(2000);
+    let client = Server::new(home.path()).profile(&profile).client().await;
     let result = call(&client, "adb-logcat", json!({"operation": "read"})).await;
     let chars = response_chars(&result);
     let read = ok(&result);
-    let log_chars = std::fs::read_to_string(profile.join("logcat.txt"))
+    let log_chars = std::fs::read_to_string(profile.path().join("logcat.txt"))
         .unwrap()
         .chars()
         .count();
@@ -290,7 +289,11 @@ async fn shell_exit_codes_streams_timeouts_binary_and_the_deny_list() {
 #[tokio::test]
 async fn five_megabytes_of_output_stay_within_the_budget_are_all_readable_and_memory_stays_bounded() {
     let home = tempfile::tempdir().unwrap();
-    let (client, pid) = mcp_server_with_pid(&["--sim", "--cache-mib", "16"], home.path()).await;
+    let server = Server::new(home.path())
+        .args(&["--sim", "--cache-mib", "16"])
+        .transport(Transport::Stdio);
+    let Running { client, pid, .. } = server.serve_with(()).await;
+    let pid = pid.expect("a stdio server's pid");
     let big = json!({"operation": "run", "command": "seq 1 700000"});
     let result = call(&client, "adb-shell", big.clone()).await;
     let chars = response_chars(&result);
@@ -336,29 +339,20 @@ async fn five_megabytes_of_output_stay_within_the_budget_are_all_readable_and_me
     assert_eq!(text.len() as u64, stdout_chars);
 
     // Ten more runs: the cache holds to its 16 MiB, and the process does not keep growing.
-    let rss_after_first = rss_kib(pid);
+    let rss_after_first = status_kib(pid, "VmRSS");
     for _ in 0..10 {
         ok(&call(&client, "adb-shell", big.clone()).await);
     }
     let stats = ok(&call(&client, "cache", json!({"operation": "stats"})).await);
     assert!(stats["stats"]["bytes"].as_u64().unwrap() <= 16 << 20, "{stats}");
     assert!(stats["stats"]["evictedForSize"].as_u64().unwrap() >= 8);
-    let rss = rss_kib(pid);
+    let rss = status_kib(pid, "VmRSS");
     println!("server RSS: {rss_after_first} KiB after one 5 MB output, {rss} KiB after eleven");
     assert!(
         rss < rss_after_first + 64 * 1024,
         "RSS grew from {rss_after_first} to {rss} KiB"
     );
     client.cancel().await.unwrap();
-}
-
-fn rss_kib(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.split_whitespace().next()?.parse().ok())
-        .unwrap()
 }
 
 #[tokio::test]

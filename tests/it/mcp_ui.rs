@@ -362,14 +362,13 @@ async fn a_ref_from_one_single_choice_dialog_never_taps_the_next_dialogs_row() {
 #[tokio::test]
 async fn a_target_off_the_screen_is_refused_with_the_way_to_scroll() {
     let home = tempfile::tempdir().unwrap();
-    let profile = tempfile::tempdir().unwrap();
-    copy_dir(&profile_dir(), profile.path());
+    let profile = Profile::new();
     // Settings with one more row below the bottom edge, as a long list reports it.
-    let settings = profile.path().join("screens/settings.xml");
-    let xml = std::fs::read_to_string(&settings).unwrap();
     let below = r#"<node index="9" text="Tips &amp; support" resource-id="com.android.settings:id/far" class="android.widget.TextView" package="com.android.settings" content-desc="" checkable="false" checked="false" clickable="true" enabled="true" focusable="true" focused="false" scrollable="false" long-clickable="false" password="false" selected="false" bounds="[0,2450][1080,2600]" />"#;
-    let at = xml.rfind("</node></hierarchy>").expect("the root's end");
-    std::fs::write(&settings, format!("{}{below}{}", &xml[..at], &xml[at..])).unwrap();
+    profile.edit("screens/settings.xml", |xml| {
+        let at = xml.rfind("</node></hierarchy>").expect("the root's end");
+        format!("{}{below}{}", &xml[..at], &xml[at..])
+    });
     let client = mcp_server(&["--sim", profile.path().to_str().unwrap()], &[], home.path()).await;
     ok(&call(
         &client,
@@ -635,20 +634,15 @@ async fn waits_last_their_whole_timeout_and_say_how_long_they_waited() {
 
 /// A simulator profile whose one screen is the real permission-dialog capture (read from
 /// ../shared, never copied into the repo): the dump's root is the dialog, not the screen.
-fn dialog_profile(capture: &std::path::Path) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    for file in ["getprop.txt", "logcat.txt"] {
-        std::fs::copy(profile_dir().join(file), dir.path().join(file)).unwrap();
-    }
-    let mut packages = std::fs::read_to_string(profile_dir().join("packages.tsv")).unwrap();
-    packages.push_str("com.google.android.permissioncontroller\t/system/priv-app/PermissionController/PermissionController.apk\t10140\tsystem\t34\t340000\t-\tPermission controller\t2008-12-31 16:00:00\t2008-12-31 16:00:00\t34\t34\t-\n");
-    std::fs::write(dir.path().join("packages.tsv"), packages).unwrap();
+fn dialog_profile(capture: &std::path::Path) -> Profile {
+    let profile = Profile::new();
+    profile.append("packages.tsv", "com.google.android.permissioncontroller\t/system/priv-app/PermissionController/PermissionController.apk\t10140\tsystem\t34\t340000\t-\tPermission controller\t2008-12-31 16:00:00\t2008-12-31 16:00:00\t34\t34\t-\n");
     let toml = format!(
         "name = \"dialog\"\nhome = \"dialog\"\n[display]\nwidth = 1080\nheight = 2400\ndensity = 420\n\n[[screen]]\nname = \"dialog\"\nxml = {:?}\nactivity = \"com.google.android.permissioncontroller/.permission.ui.GrantPermissionsActivity\"\n",
         capture.display().to_string()
     );
-    std::fs::write(dir.path().join("profile.toml"), toml).unwrap();
-    dir
+    profile.write("profile.toml", toml);
+    profile
 }
 
 #[tokio::test]
