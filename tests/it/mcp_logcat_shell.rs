@@ -219,23 +219,22 @@ async fn shell_exit_codes_streams_timeouts_binary_and_the_deny_list() {
         home.path(),
     )
     .await;
-    let run = |command: &str| json!({"operation": "run", "command": command});
 
-    let zero = ok(&call(&client, "adb-shell", run("echo hello")).await);
+    let zero = ok(&shell(&client, "echo hello").await);
     assert_eq!(
         (zero["exitCode"].as_i64(), zero["stdout"].as_str()),
         (Some(0), Some("hello\n"))
     );
-    let one = ok(&call(&client, "adb-shell", run("echo out; echo err >&2; false")).await);
+    let one = ok(&shell(&client, "echo out; echo err >&2; false").await);
     assert_eq!(one["exitCode"], 1);
     assert_eq!(
         (one["stdout"].as_str(), one["stderr"].as_str()),
         (Some("out\n"), Some("err\n"))
     );
-    let missing = ok(&call(&client, "adb-shell", run("nosuchprogram --flag")).await);
+    let missing = ok(&shell(&client, "nosuchprogram --flag").await);
     assert_eq!(missing["exitCode"], 127);
     assert!(missing["stderr"].as_str().unwrap().contains("nosuchprogram"));
-    let stderr_only = ok(&call(&client, "adb-shell", run("ls /no/such/dir")).await);
+    let stderr_only = ok(&shell(&client, "ls /no/such/dir").await);
     assert_eq!(
         (stderr_only["stdout"].as_str(), stderr_only["stdoutChars"].as_u64()),
         (Some(""), Some(0))
@@ -243,7 +242,7 @@ async fn shell_exit_codes_streams_timeouts_binary_and_the_deny_list() {
     assert!(stderr_only["stderrChars"].as_u64().unwrap() > 0);
     assert_ne!(stderr_only["exitCode"], 0);
 
-    let binary = ok(&call(&client, "adb-shell", run("screencap | head -c 64")).await);
+    let binary = ok(&shell(&client, "screencap | head -c 64").await);
     assert_eq!(binary["binary"], true);
     let binary_chars = binary["stdoutChars"].as_u64().unwrap();
     assert!(
@@ -262,11 +261,17 @@ async fn shell_exit_codes_streams_timeouts_binary_and_the_deny_list() {
         "{slow}"
     );
     // The server and the device are fine afterwards.
-    ok(&call(&client, "adb-shell", run("true")).await);
+    ok(&shell(&client, "true").await);
 
     for (args, expected) in [
-        (run("reboot"), "deny-list rule `reboot`"),
-        (run("ls; pm clear com.android.settings"), "deny-list rule `pm clear`"),
+        (
+            json!({"operation": "run", "command": "reboot"}),
+            "deny-list rule `reboot`",
+        ),
+        (
+            json!({"operation": "run", "command": "ls; pm clear com.android.settings"}),
+            "deny-list rule `pm clear`",
+        ),
         (json!({"operation": "run"}), "needs `command`"),
         (json!({"operation": "run", "command": "  "}), "needs `command`"),
         (
@@ -282,7 +287,7 @@ async fn shell_exit_codes_streams_timeouts_binary_and_the_deny_list() {
         assert!(message.contains(expected), "{args}: {message}");
     }
     // Rules match the leading words of a command, not text anywhere.
-    ok(&call(&client, "adb-shell", run("echo pm clear is only text")).await);
+    ok(&shell(&client, "echo pm clear is only text").await);
     client.cancel().await.unwrap();
 }
 
