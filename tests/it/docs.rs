@@ -139,52 +139,68 @@ fn rust_files(dir: &std::path::Path, found: &mut Vec<std::path::PathBuf>) {
     }
 }
 
-#[test]
-fn no_module_uses_a_higher_layer_and_no_imports_form_a_cycle() {
+/// Which top-level modules each module of `src/` uses through `crate::` (code only: a comment may
+/// name any module), and how many uses were read. The binary's and the crate's roots sit on top.
+fn module_uses() -> (
+    std::collections::BTreeMap<String, std::collections::BTreeSet<String>>,
+    usize,
+    usize,
+) {
     let src = repo_dir().join("src");
-    let layer_of = |module: &str| LAYERS.iter().position(|l| l.contains(&module));
     let mut files = Vec::new();
     rust_files(&src, &mut files);
-    let mut edges = std::collections::BTreeSet::new();
-    let mut wrong = Vec::new();
+    let mut uses_of: std::collections::BTreeMap<String, std::collections::BTreeSet<String>> = Default::default();
     let mut uses = 0;
     for file in &files {
         let rel = file.strip_prefix(&src).unwrap().to_string_lossy().into_owned();
         let module = rel.split('/').next().unwrap().trim_end_matches(".rs").to_string();
         if module == "main" || module == "lib" {
-            continue; // the binary and the crate root sit on top
+            continue;
         }
-        // Code only: a comment may name any module.
         let text: String = std::fs::read_to_string(file)
             .unwrap()
             .lines()
             .map(|line| line.split("//").next().unwrap_or_default())
             .collect::<Vec<_>>()
             .join("\n");
+        let entry = uses_of.entry(module.clone()).or_default();
         for used in crate_modules_named(&text) {
-            if used == module {
-                continue;
+            if used != module {
+                uses += 1;
+                entry.insert(used);
             }
-            uses += 1;
+        }
+    }
+    (uses_of, uses, files.len())
+}
+
+#[test]
+fn no_module_uses_a_higher_layer_and_no_imports_form_a_cycle() {
+    let layer_of = |module: &str| LAYERS.iter().position(|l| l.contains(&module));
+    let (uses_of, uses, files) = module_uses();
+    let mut edges = std::collections::BTreeSet::new();
+    let mut wrong = Vec::new();
+    for (module, used_set) in &uses_of {
+        for used in used_set {
             edges.insert((module.clone(), used.clone()));
-            let ok = match (module.as_str(), layer_of(&module), layer_of(&used)) {
+            let ok = match (module.as_str(), layer_of(module), layer_of(used)) {
                 ("sim", _, _) => SIM_USES.contains(&used.as_str()),
                 (_, _, None) if used == "sim" => false,
                 (_, Some(from), Some(to)) => to >= from,
                 (_, None, _) => {
                     wrong.push(format!(
-                        "{rel}: module `{module}` is in no layer: add it to LAYERS and to docs/ARCHITECTURE.md"
+                        "module `{module}` is in no layer: add it to LAYERS and to docs/ARCHITECTURE.md"
                     ));
                     continue;
                 }
                 (_, _, None) => {
-                    wrong.push(format!("{rel}: uses `crate::{used}`, which is in no layer"));
+                    wrong.push(format!("`{module}` uses `crate::{used}`, which is in no layer"));
                     continue;
                 }
             };
             if !ok {
                 wrong.push(format!(
-                    "{rel}: `{module}` uses `crate::{used}`, a layer above it (or the simulator)"
+                    "`{module}` uses `crate::{used}`, a layer above it (or the simulator)"
                 ));
             }
         }
@@ -205,8 +221,7 @@ fn no_module_uses_a_higher_layer_and_no_imports_form_a_cycle() {
         }
     }
     println!(
-        "{} files, {uses} uses of another module, {} module edges: {}",
-        files.len(),
+        "{files} files, {uses} uses of another module, {} module edges: {}",
         edges.len(),
         if wrong.is_empty() {
             "all point down, no cycle"
@@ -214,6 +229,56 @@ fn no_module_uses_a_higher_layer_and_no_imports_form_a_cycle() {
             "some do not"
         }
     );
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// Each room of docs/ARCHITECTURE.md ("### `name`" under "## Rooms") says what it uses in a line
+/// "Uses: `a`, `b`." (or "Uses: nothing else."), and that line is what its code uses: a use the
+/// map does not state, or one it states that the code no longer makes, fails.
+#[test]
+fn each_room_of_the_map_states_exactly_the_modules_it_uses() {
+    let map = std::fs::read_to_string(repo_dir().join("docs/ARCHITECTURE.md")).unwrap();
+    let rooms = map.split("\n## Rooms\n").nth(1).expect("a \"## Rooms\" section");
+    let rooms = rooms.split("\n## ").next().unwrap();
+    let mut stated: std::collections::BTreeMap<String, std::collections::BTreeSet<String>> = Default::default();
+    for section in rooms.split("\n### ").skip(1) {
+        let heading = section.lines().next().unwrap();
+        let uses_line = section
+            .lines()
+            .find(|l| l.starts_with("Uses: "))
+            .unwrap_or_else(|| panic!("the room {heading} has no \"Uses: \" line"));
+        let used: std::collections::BTreeSet<String> = uses_line
+            .split('`')
+            .skip(1)
+            .step_by(2)
+            .map(|name| name.trim_end_matches('/').trim_end_matches(".rs").to_string())
+            .collect();
+        for name in heading.split('`').skip(1).step_by(2) {
+            stated.insert(
+                name.trim_end_matches('/').trim_end_matches(".rs").to_string(),
+                used.clone(),
+            );
+        }
+    }
+    let (uses_of, _, _) = module_uses();
+    let mut wrong = Vec::new();
+    for (module, used) in &uses_of {
+        match stated.get(module) {
+            None => wrong.push(format!("`{module}` has no room in docs/ARCHITECTURE.md's \"## Rooms\"")),
+            Some(says) if says != used => wrong.push(format!(
+                "the room `{module}` says it uses {says:?}; its code uses {used:?}"
+            )),
+            Some(_) => {}
+        }
+    }
+    for module in stated.keys() {
+        if !uses_of.contains_key(module) {
+            wrong.push(format!(
+                "docs/ARCHITECTURE.md has a room `{module}`, which src/ does not"
+            ));
+        }
+    }
+    println!("{} rooms, each stating what it uses", stated.len());
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
