@@ -7,9 +7,11 @@
 
 pub mod chromium;
 mod device;
+mod schema;
 mod server;
 
 pub use device::*;
+pub use schema::*;
 pub use server::*;
 
 use std::io::Write;
