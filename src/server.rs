@@ -1,7 +1,8 @@
 //! The MCP server: the tool router (each call's typed command built by `tools::command`, then
 //! applied under `guard`: a task of its own with a deadline, its answer through the budget), the
 //! instructions, the long calls as MCP tasks, and the resources (cache entries, the script API,
-//! skills, and the device panel's through `panel/`). Tools live in `tools/`, one file each.
+//! skills, and the device panel's through `panel/`). Each tool lives in `tools/` (a file, or a
+//! folder for the bigger ones: app/, device/, ui/), and is routed here by its typed command.
 //!
 //! Tools take a raw object rather than rmcp's `Parameters<T>` on purpose: a call that cannot be
 //! built must be an `isError` result saying which field to change, not a JSON-RPC error, and the
@@ -26,13 +27,13 @@ use crate::context::budget::{fit_text, page_of, resource_uri};
 use crate::context::schema::{input_schema, output_schema};
 use crate::tools::app::{AppArgs, AppCommand, AppOutput};
 use crate::tools::cache::{CacheArgs, CacheCommand, CacheOutput};
-use crate::tools::command::{Command, Deadline, UiRawArgs};
+use crate::tools::command::{Command, Deadline};
 use crate::tools::device::{DeviceArgs, DeviceCommand, DeviceOutput};
 use crate::tools::flow::{FlowArgs, FlowCommand, FlowOutput};
 use crate::tools::logcat::{LogcatArgs, LogcatCommand, LogcatOutput};
 use crate::tools::script::{ScriptArgs, ScriptCommand, ScriptOutput};
 use crate::tools::shell::{ShellArgs, ShellCommand, ShellOutput};
-use crate::tools::ui::{UiArgs, UiOutput};
+use crate::tools::ui::{UiArgs, UiCommand, UiOutput};
 use crate::tools::{self, State};
 
 mod guard;
@@ -183,8 +184,8 @@ impl DroidMcp {
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
         Ok(self
-            .dispatch::<UiRawArgs, _, _>(ctx, args, |state, c, ctx| async move {
-                tools::ui::run(&state, c.0, ctx).await
+            .dispatch::<UiCommand, _, _>(ctx, args, |state, c, ctx| async move {
+                tools::ui::apply(&state, c, ctx).await
             })
             .await)
     }
@@ -340,7 +341,7 @@ fn runs_long(request: &CallToolRequestParams) -> bool {
         "adb-app" => long::<AppCommand>(args),
         "adb-logcat" => long::<LogcatCommand>(args),
         "adb-shell" => long::<ShellCommand>(args),
-        "ui" => long::<UiRawArgs>(args),
+        "ui" => long::<UiCommand>(args),
         "cache" => long::<CacheCommand>(args),
         "flow" => long::<FlowCommand>(args),
         "script" => long::<ScriptCommand>(args),

@@ -80,7 +80,7 @@ impl Target {
     }
 
     /// What a replayed step passes `ui` to check before it acts (`None`: nothing was recorded).
-    pub fn recorded(&self) -> Option<Recorded> {
+    pub fn checks(&self) -> Option<Recorded> {
         let recorded = Recorded {
             label: self.label.clone(),
             class: self.class.clone(),

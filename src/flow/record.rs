@@ -1,13 +1,16 @@
 //! The recording: each device's acting calls that succeeded, as steps, the newest
-//! `MAX_STEPS` kept. A step's outcome is filled in by the first screen reading after it, so
+//! `MAX_STEPS` kept (`Recordings::record`, the one way in), and the selectors a step keeps
+//! (`selector_at`, `selector_for_query`, beside `flow::selector_for`). A step's outcome is what
+//! the first screen reading handed to it after the step shows (`Recordings::saw`), so
 //! recording costs no reading of its own. It also decides what typed text is kept: a secret
 //! typed into a password field becomes `${NAME}` (`Recording::typed`).
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Mutex;
 
-use super::{Expect, MAX_VISIBLE, Selector, Step, Target, is_password, placeholder_for};
-use crate::android::ui_elements::Element;
+use super::{Action, Expect, MAX_VISIBLE, Selector, Step, Target, is_password, placeholder_for, selector_for};
+use crate::android::ui_elements::{Element, Field};
+use crate::android::uiautomator::{Bounds, UiTree};
 
 /// Steps kept per device; older ones are dropped (and the export says how many).
 pub const MAX_STEPS: usize = 500;
@@ -124,15 +127,69 @@ fn stable_label(label: &str) -> bool {
         && !label.contains('•')
 }
 
+/// A reading of the screen as the selector builders take it: the tree, its elements, the screen.
+pub type Reading<'a> = (&'a UiTree, &'a [Element], Bounds);
+
+/// How a recorded tap at a point finds its element again: the selector of the smallest
+/// tappable element under it on `reading` (the last one, when no recorded step came after it),
+/// if one names it alone; else the point (fragile).
+pub fn selector_at(reading: Option<Reading>, at: [i32; 2]) -> Target {
+    let point = Target::bare(Selector::Point(at));
+    let Some((tree, elements, screen)) = reading else {
+        return point;
+    };
+    match super::verify::under(elements, at) {
+        Some(element) => {
+            let mut found = selector_for(tree, elements, screen, element);
+            if found.selector.fragile() {
+                found.selector = Selector::Point(at);
+            }
+            found
+        }
+        None => point,
+    }
+}
+
+/// How a recorded wait or scroll names what it looked for: the query itself when it is exact
+/// (and not a class, nor a framework id such as `android:id/button1`, which names no element
+/// alone: unless nothing was found), else the element it found, by its selector or its label.
+pub fn selector_for_query(
+    field: Field,
+    exact: bool,
+    value: &str,
+    found: Option<(&UiTree, &[Element], Bounds, &Element)>,
+) -> Option<Selector> {
+    let framework = value.trim().starts_with("android:id/") && found.is_some();
+    match (field, exact) {
+        (Field::Text, true) => return Some(Selector::Text(value.trim().to_string())),
+        (Field::ResourceId, true) if !framework => return Some(Selector::ResourceId(value.trim().to_string())),
+        (Field::ContentDesc, true) => return Some(Selector::ContentDesc(value.trim().to_string())),
+        _ => {}
+    }
+    let (tree, elements, screen, element) = found?;
+    let target = selector_for(tree, elements, screen, element);
+    match target.selector {
+        Selector::Point(_) => target.label.map(Selector::Text),
+        selector => Some(selector),
+    }
+}
+
 /// Every device's recording, for one principal.
 #[derive(Debug, Default)]
 pub struct Recordings(Mutex<HashMap<String, Recording>>);
 
 impl Recordings {
-    pub fn record(&self, serial: &str, step: Step) {
-        self.lock().entry(serial.to_string()).or_default().push(step);
+    /// The one way a step enters a recording: what an acting call did, once it worked (ui's
+    /// `apply`, adb-app's, adb-device emulator's).
+    pub fn record(&self, serial: &str, action: Action) {
+        self.lock()
+            .entry(serial.to_string())
+            .or_default()
+            .push(Step::new(action));
     }
 
+    /// A reading of the screen, handed over by whoever took it (ui, flow export): the password
+    /// fields it shows, and the newest step's outcome if it has none yet.
     pub fn saw(&self, serial: &str, activity: Option<&str>, elements: &[Element]) {
         self.lock()
             .entry(serial.to_string())

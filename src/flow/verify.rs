@@ -167,7 +167,7 @@ mod tests {
             other => panic!("not generated: {other:?}"),
         };
         let (element, recorded) = match (resolved, &target.label) {
-            (Some(e), _) => (e, target.recorded()),
+            (Some(e), _) => (e, target.checks()),
             // Healing: the script's ui.find of the label counts its matches, then taps by it.
             (None, Some(label)) if target.selector != Selector::Text(label.clone()) && !target.selector.fragile() => {
                 let found = find(tree, els, Field::Text, &Matcher::Exact(label.clone()), SCREEN);

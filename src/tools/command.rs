@@ -171,43 +171,6 @@ impl Range {
 /// Any offset into a list: from 0, as far as a list can reach.
 pub const OFFSET: Range = Range::new("offset", 0, usize::MAX as u64);
 
-/// `ui`'s arguments as they come: the adapter until ui has a typed command of its own (its
-/// refactor replaces this). The server's deadline and task decision read the few raw fields they
-/// need here, and `ui::run` parses the rest.
-pub struct UiRawArgs(pub JsonObject);
-
-impl UiRawArgs {
-    fn operation(&self) -> Option<&str> {
-        self.0.get("operation").and_then(|o| o.as_str())
-    }
-}
-
-impl Command for UiRawArgs {
-    fn parse(args: JsonObject) -> Result<UiRawArgs, String> {
-        Ok(UiRawArgs(args))
-    }
-
-    /// A wait bounds itself by its timeoutMs; a long press or a swipe lasts its duration on the
-    /// device, on top of the usual time.
-    fn deadline(&self) -> Deadline {
-        if self.operation() == Some("wait") {
-            return Deadline::Own;
-        }
-        Deadline::Within {
-            timeout: self
-                .0
-                .get("timeoutMs")
-                .and_then(|t| t.as_u64())
-                .map(Duration::from_millis),
-            gesture: Duration::from_millis(super::ui::gesture_ms_of(&self.0)),
-        }
-    }
-
-    fn runs_long(&self) -> bool {
-        self.operation() == Some("wait")
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -162,8 +162,10 @@ pub async fn apply(state: &State, command: FlowCommand) -> CallToolResult {
 async fn export(state: &State, serial: &str, what: &Export) -> Result<FlowOutput, String> {
     let name = &what.name;
     // The last step's outcome is the screen now, if no reading came after it yet.
-    if !state.flows.screen_is_current(serial) {
-        let _ = super::ui::look(state, serial).await;
+    if !state.flows.screen_is_current(serial)
+        && let Ok(now) = super::ui::read(state, serial).await
+    {
+        super::ui::recording_sees(state, serial, &now);
     }
     let recording = state.flows.get(serial);
     if recording.steps.is_empty() {

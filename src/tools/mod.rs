@@ -23,9 +23,8 @@ use rmcp::model::{CallToolResult, ContentBlock};
 use crate::adb::{Adb, AdbError};
 use crate::context::Cache;
 
-/// The shared parse under the names `ui` and the panel still call it by (until ui has a typed
-/// command of its own, `command::parse` is the way in for a tool).
-pub use command::{check_fields, parse_args};
+/// The field check the device panel's own tool calls (a tool's way in is `command::parse`).
+pub use command::check_fields;
 
 /// The principal of stdio and of an HTTP server that takes no token.
 pub const LOCAL_PRINCIPAL: &str = "local";

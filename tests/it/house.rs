@@ -13,15 +13,6 @@ struct Mechanism {
     pending: &'static [&'static str],
 }
 
-/// tools/ui keeps its own argument checks until ui has a typed command (issue 38).
-const UI_PENDING_CHECKS: &[&str] = &[
-    "tools/ui/mod.rs",
-    "tools/ui/resolve.rs",
-    "tools/ui/wait.rs",
-    "tools/ui/read.rs",
-    "tools/ui/capture.rs",
-];
-
 const MECHANISMS: &[Mechanism] = &[
     Mechanism {
         concern: "cutting a string to a length (the one cut)",
@@ -69,7 +60,7 @@ const MECHANISMS: &[Mechanism] = &[
         concern: "refusing a field the operation does not take",
         markers: &["fn check_fields("],
         home: "tools/command.rs",
-        pending: &["tools/ui/mod.rs"],
+        pending: &[],
     },
     Mechanism {
         concern: "reading a tool's arguments into its wire struct",
@@ -81,7 +72,55 @@ const MECHANISMS: &[Mechanism] = &[
         concern: "a range check of a number on the wire",
         markers: &["must be between"],
         home: "tools/command.rs",
-        pending: UI_PENDING_CHECKS,
+        pending: &[],
+    },
+    Mechanism {
+        concern: "a step entering a recording (Recordings::record, after the call worked)",
+        markers: &["steps.push_back("],
+        home: "flow/record.rs",
+        pending: &[],
+    },
+    Mechanism {
+        concern: "a reading handed to the recording (ui's recording_sees, never inside a read)",
+        markers: &["flows.saw("],
+        home: "tools/ui/read.rs",
+        pending: &[],
+    },
+    Mechanism {
+        concern: "a swipe's path across the screen from a direction (the one swipe geometry)",
+        markers: &["cx + dx", "cy - dy"],
+        home: "tools/ui/act.rs",
+        pending: &[],
+    },
+    Mechanism {
+        concern: "the text field with input focus in a reading (act.rs's focused_field; a web page's is web.rs's, over DevTools)",
+        markers: &["f == \"focused\""],
+        home: "tools/ui/act.rs",
+        pending: &[],
+    },
+    Mechanism {
+        concern: "one Direction for the finger (swipe) and the content (scroll): FingerDirection, ContentDirection",
+        markers: &["enum Direction"],
+        home: "",
+        pending: &[],
+    },
+    Mechanism {
+        concern: "a tuple named Aim for where an action lands: ui's Landing",
+        markers: &["type Aim"],
+        home: "",
+        pending: &[],
+    },
+    Mechanism {
+        concern: "flow::Target::recorded, which records nothing: checks()",
+        markers: &["pub fn recorded(&self)"],
+        home: "",
+        pending: &[],
+    },
+    Mechanism {
+        concern: "a reading with a remember flag: read_screen and read_current",
+        markers: &["remember: bool"],
+        home: "",
+        pending: &[],
     },
 ];
 

@@ -200,7 +200,7 @@ pub async fn apply(state: &State, command: AppCommand, ctx: RequestContext<RoleS
     if outcome.is_ok()
         && let Some(step) = flow_step(action)
     {
-        state.flows.record(&serial, crate::flow::Step::new(step));
+        state.flows.record(&serial, step);
     }
     match outcome {
         Ok(output) => {

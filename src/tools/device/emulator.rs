@@ -103,7 +103,13 @@ fn starting<'a>(words: &[String], prefixes: &[&'a [&'a str]]) -> Option<&'a [&'a
         .copied()
 }
 
-pub async fn run(state: &State, device: Option<&str>, command: Option<&str>) -> Result<DeviceOutput, String> {
+/// Sends one console line; the answer, and the step a recorded flow keeps of it (a line that
+/// sets something), which the caller records.
+pub async fn run(
+    state: &State,
+    device: Option<&str>,
+    command: Option<&str>,
+) -> Result<(DeviceOutput, Option<crate::flow::Action>), String> {
     let command = command.unwrap_or("").trim();
     check_command(command, state.emulator_admin)?;
     let serial = state.device(device).await.map_err(|e| e.to_string())?;
@@ -118,13 +124,10 @@ pub async fn run(state: &State, device: Option<&str>, command: Option<&str>) -> 
             crate::adb::echoed(command)
         ));
     }
-    if changes_the_device(command) {
-        let step = crate::flow::Step::new(crate::flow::Action::Emulator {
-            command: command.to_string(),
-        });
-        state.flows.record(&serial, step);
-    }
-    Ok(DeviceOutput {
+    let step = changes_the_device(command).then(|| crate::flow::Action::Emulator {
+        command: command.to_string(),
+    });
+    let output = DeviceOutput {
         operation: "emulator".into(),
         device: Some(serial),
         console: Some(addr.to_string()),
@@ -134,7 +137,8 @@ pub async fn run(state: &State, device: Option<&str>, command: Option<&str>) -> 
             reply.text()
         }),
         ..Default::default()
-    })
+    };
+    Ok((output, step))
 }
 
 #[cfg(test)]

@@ -221,7 +221,12 @@ pub async fn apply(state: &State, command: DeviceCommand, ctx: RequestContext<Ro
         DeviceCommand::Health { device } => Ok(health(state, device.as_deref()).await),
         DeviceCommand::Emulator { device, command } => {
             match emulator::run(state, device.as_deref(), command.as_deref()).await {
-                Ok(output) => Ok(output),
+                Ok((output, step)) => {
+                    if let (Some(step), Some(serial)) = (step, output.device.as_deref()) {
+                        state.flows.record(serial, step);
+                    }
+                    Ok(output)
+                }
                 Err(e) => return error(e),
             }
         }

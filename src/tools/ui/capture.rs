@@ -86,17 +86,21 @@ fn render(
     Ok((shot, jpeg))
 }
 
-pub(super) async fn screenshot_op(state: &State, serial: &str, args: &UiArgs) -> Outcome {
-    let max_size = args.max_size.unwrap_or(DEFAULT_MAX_SIZE);
-    if !(200..=2000).contains(&max_size) {
-        return Err(format!("maxSize must be between 200 and 2000; got {max_size}"));
-    }
-    let with_grid = args.grid.unwrap_or(false);
+pub(super) async fn screenshot_op(
+    state: &State,
+    serial: &str,
+    with_grid: bool,
+    annotate: bool,
+    max_size: u32,
+) -> Outcome {
     // Annotations number the current screen's elements as a fresh dump's refs.
-    let snapshot = match args.annotate.unwrap_or(false) {
-        true => Some(read_screen(state, serial, true).await?),
+    let snapshot = match annotate {
+        true => Some(read_current(state, serial).await?),
         false => None,
     };
+    if let Some(snapshot) = &snapshot {
+        recording_sees(state, serial, snapshot);
+    }
     let (shot, block) = capture(
         state,
         serial,
@@ -120,7 +124,7 @@ pub(super) async fn screenshot_op(state: &State, serial: &str, args: &UiArgs) ->
         true => Some(asleep_state(state, serial).await),
         false => None,
     };
-    Ok((
+    Ok(Done::answer(
         UiOutput {
             state: asleep.flatten(),
             image: Some(shot.image),

@@ -1,5 +1,8 @@
-//! `ui`: what is on the screen (a compact, paged element list), finding an element, acting on
-//! it (tap, long press, swipe, type, key), and screenshots as JPEG image blocks with a tap grid.
+//! `ui`: what is on the screen (a compact, paged element list), finding and waiting for an
+//! element, acting on it (tap, long press, swipe, type, key, scroll), and screenshots as JPEG
+//! image blocks with a tap grid. A call is built into a `UiCommand` (`command.rs`), then
+//! `apply` runs it; an acting operation returns the step it took, which `finish` records once
+//! it worked.
 
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
@@ -12,19 +15,22 @@ use rmcp::service::RequestContext;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::{State, error, parse_args};
+use super::command::Command;
+use super::{State, error};
 use crate::adb::quote;
 use crate::android::activity::Focus;
 use crate::android::keys::key_code;
 use crate::android::ui_elements::{Element, Field, Found, Matcher, Rank, best_target, closest, elements, find};
-use crate::android::ui_refs::{Resolved, parse_ref, resolve};
+use crate::android::ui_refs::{Resolved, resolve};
 use crate::android::uiautomator::{Bounds, UiTree, parse_ui_dump};
 use crate::context::budget::{Budgeted, respond};
 use crate::context::{Data, Kind};
+use crate::flow;
 use crate::image::grid::{self, Position};
 
 mod act;
 mod capture;
+pub mod command;
 mod ime;
 mod phone;
 pub use phone::PhoneState;
@@ -35,50 +41,31 @@ mod web;
 
 use act::*;
 use capture::*;
+pub use command::{ContentDirection, FingerDirection, Query, SwipePath, Target, Typing, UiAction, UiCommand};
 use phone::*;
 use read::*;
 use resolve::*;
 use wait::*;
 
 pub use act::input_text;
+pub use read::{read, recording_sees};
 
-/// Reads the screen once, for what is kept of it (refs, a recorded step's outcome).
-pub async fn look(state: &State, serial: &str) -> Result<(), String> {
-    read_screen(state, serial, false)
-        .await
-        .map(|_| ())
-        .map_err(String::from)
-}
-
-/// What the device panel shows (`crate::panel`): a fresh reading, its refs numbered and
-/// remembered as a dump's, and the screen as base64 JPEG (longest side `max_size`), in the
-/// device's turn so that a frame never races a tap.
 /// How an answer names the phone's state in a reading (asleep, locked, the keyboard, a dialog…)
 /// and the way forward; `None` when the phone is simply ready.
 pub fn phone_state(snapshot: &Snapshot) -> Option<phone::PhoneState> {
     phone::describe(&snapshot.state, &snapshot.elements)
 }
 
+/// What the device panel shows (`crate::panel`): a fresh reading, its refs numbered and
+/// remembered as a dump's, and the screen as base64 JPEG (longest side `max_size`), in the
+/// device's turn so that a frame never races a tap.
 pub async fn view(state: &State, serial: &str, max_size: u32) -> Result<(Snapshot, Shot, String), String> {
     let _turn = state.device_turn(serial, "the device panel's frame").await?;
-    let snapshot = read_screen(state, serial, true).await?;
+    let snapshot = read_current(state, serial).await?;
+    recording_sees(state, serial, &snapshot);
     let (shot, block) = capture(state, serial, max_size, false, None).await?;
     let jpeg = block.as_image().map(|i| i.data.clone()).unwrap_or_default();
     Ok((snapshot, shot, jpeg))
-}
-
-/// How long a call's gesture lasts on the device (`act::gesture_ms`), from its raw arguments:
-/// the server's deadline for the call allows for it before the arguments are parsed.
-pub fn gesture_ms_of(args: &JsonObject) -> u64 {
-    let operation = args
-        .get("operation")
-        .cloned()
-        .and_then(|o| serde_json::from_value(o).ok());
-    let duration = args
-        .get("durationMs")
-        .and_then(|d| d.as_u64())
-        .map(|d| d.min(u64::from(u32::MAX)) as u32);
-    operation.map_or(0, |op| act::gesture_ms(op, duration))
 }
 
 const DEFAULT_LIMIT: u64 = 40;
@@ -130,7 +117,7 @@ pub struct UiArgs {
     #[serde(default)]
     pub to: Option<[i32; 2]>,
     #[serde(default)]
-    pub direction: Option<Direction>,
+    pub direction: Option<WireDirection>,
     /// swipe: % of screen.
     #[serde(default)]
     pub distance: Option<u32>,
@@ -190,9 +177,11 @@ pub enum Space {
     Image,
 }
 
+/// `direction` as the wire spells it: a swipe reads it as the finger's (`FingerDirection`), a
+/// scroll as the content's (`ContentDirection`).
 #[derive(Debug, Clone, Copy, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
-pub enum Direction {
+pub enum WireDirection {
     Up,
     Down,
     Left,
@@ -309,12 +298,10 @@ pub struct Shot {
     pub dark: bool,
 }
 
-type Outcome = Result<(UiOutput, Option<ContentBlock>), String>;
-
 /// The fields each operation takes, besides `operation` and `device`. `UiArgs` is one flat wire
 /// form (one compact schema in tools/list); this table keeps a field that does not apply from
 /// being silently ignored.
-fn fields_of(operation: UiOperation) -> &'static [&'static str] {
+pub(super) fn fields_of(operation: UiOperation) -> &'static [&'static str] {
     match operation {
         UiOperation::Dump => &["limit", "offset", "filter"],
         UiOperation::Find => &["text", "resourceId", "contentDesc", "className", "match", "grid"],
@@ -374,98 +361,128 @@ fn fields_of(operation: UiOperation) -> &'static [&'static str] {
     }
 }
 
-/// Refuses fields the operation does not take, and more than one target for an action.
-fn check_fields(args: &UiArgs, given: &[String]) -> Result<(), String> {
-    let name = output(args.operation, "").operation;
-    super::check_fields(&format!("ui {name}"), given, fields_of(args.operation))?;
-    if matches!(args.operation, UiOperation::Tap | UiOperation::LongPress) {
-        let targets = [
-            args.reference.is_some(),
-            args.text.is_some()
-                || args.resource_id.is_some()
-                || args.content_desc.is_some()
-                || args.class_name.is_some(),
-            args.x.is_some() || args.y.is_some(),
-            args.grid_cell.is_some(),
-        ];
-        if targets.iter().filter(|t| **t).count() > 1 {
-            return Err(format!(
-                "ui {name} takes one target: ref, a text query, x and y, or gridCell; this call gave several"
-            ));
-        }
-    }
-    Ok(())
+/// What an operation did: its answer, and for an acting one the step a recorded flow keeps of it
+/// and the reading an `observe` compares the screen after it with. `apply` records the step once
+/// the operation worked, then observes.
+pub(super) struct Done {
+    out: UiOutput,
+    image: Option<ContentBlock>,
+    step: Option<flow::Action>,
+    observe: Option<Observe>,
 }
 
+/// An `observe` still to make: the reading before the action, and what the answer says when
+/// nothing changed.
+pub(super) struct Observe {
+    before: Snapshot,
+    unchanged: String,
+}
+
+impl Done {
+    /// An answer that records nothing (a reading, a screenshot).
+    fn answer(out: UiOutput, image: Option<ContentBlock>) -> Done {
+        Done {
+            out,
+            image,
+            step: None,
+            observe: None,
+        }
+    }
+}
+
+type Outcome = Result<Done, String>;
+
+/// One call from the wire (a script's): parsed, then applied.
 pub async fn run(state: &State, args: JsonObject, ctx: RequestContext<RoleServer>) -> CallToolResult {
-    let given: Vec<String> = args.keys().cloned().collect();
-    let args: UiArgs = match parse_args("ui", args) {
-        Ok(a) => a,
-        Err(e) => return error(e),
-    };
-    if let Err(e) = check_fields(&args, &given) {
-        return error(e);
+    match UiCommand::parse(args) {
+        Ok(command) => apply(state, command, ctx).await,
+        Err(e) => error(e),
     }
-    if args.operation == UiOperation::Type
-        && args.text.as_deref().is_some_and(str::is_empty)
-        && !args.clear.unwrap_or(false)
-        && !args.submit.unwrap_or(false)
-    {
-        return error(
-            "type needs non-empty `text` (or `clear: true` to empty the field, `submit: true` to press ENTER)",
-        );
-    }
-    let serial = match state.device(args.device.as_deref()).await {
+}
+
+pub async fn apply(state: &State, command: UiCommand, ctx: RequestContext<RoleServer>) -> CallToolResult {
+    let serial = match state.device(command.device.as_deref()).await {
         Ok(s) => s,
         Err(e) => return e.into(),
     };
+    let action = &command.action;
     // Actions and screenshots on one device take turns, so a screenshot never races a tap;
     // reads (dump, find, wait) and other devices go on in parallel.
-    let _turn = match args.operation {
-        UiOperation::Dump | UiOperation::Find | UiOperation::Wait => None,
-        operation => {
-            let what = format!(
-                "ui {}",
-                serde_json::to_value(operation)
-                    .ok()
-                    .and_then(|v| v.as_str().map(str::to_string))
-                    .unwrap_or_default()
-            );
-            match state.device_turn(&serial, &what).await {
-                Ok(turn) => Some(turn),
-                Err(e) => return error(e),
-            }
-        }
+    let _turn = match action {
+        UiAction::Dump { .. } | UiAction::Find { .. } | UiAction::Wait { .. } => None,
+        _ => match state
+            .device_turn(&serial, &format!("ui {}", name_of(action.operation())))
+            .await
+        {
+            Ok(turn) => Some(turn),
+            Err(e) => return error(e),
+        },
     };
-    let outcome = match args.operation {
-        UiOperation::Dump => dump(state, &serial, &args).await,
-        UiOperation::Find => find_op(state, &serial, &args).await,
-        UiOperation::Screenshot => screenshot_op(state, &serial, &args).await,
-        UiOperation::Scroll => scroll(state, &serial, &args).await,
-        UiOperation::Wait => wait(state, &serial, &args, &ctx).await,
-        action => act(state, &serial, action, &args).await,
+    let outcome = match action {
+        UiAction::Dump { limit, offset, filter } => dump(state, &serial, *limit, *offset, filter.as_deref()).await,
+        UiAction::Find { query, grid } => find_op(state, &serial, query, *grid).await,
+        UiAction::Screenshot {
+            grid,
+            annotate,
+            max_size,
+        } => screenshot_op(state, &serial, *grid, *annotate, *max_size).await,
+        UiAction::Scroll { toward, until, observe } => scroll(state, &serial, *toward, until.as_ref(), *observe).await,
+        UiAction::Wait {
+            query,
+            gone,
+            timeout,
+            timeout_ms,
+        } => wait(state, &serial, query, *gone, *timeout, *timeout_ms, &ctx).await,
+        _ => act(state, &serial, action).await,
     };
-    match outcome {
-        Ok((output, image)) => {
+    match finish(state, &serial, outcome).await {
+        Ok(done) => {
             let mut result = respond(
-                &output,
+                &done.out,
                 state.budget,
                 &state.cache,
-                &format!("ui {} on {serial}", output.operation),
+                &format!("ui {} on {serial}", done.out.operation),
             );
-            result.content.extend(image);
+            result.content.extend(done.image);
             result
         }
         Err(message) => error(message),
     }
 }
 
-fn output(operation: UiOperation, serial: &str) -> UiOutput {
-    let name = serde_json::to_value(operation)
+/// After an operation worked: the step it took is recorded (the one place ui records), then
+/// the screen after it is read for an `observe`; that reading is the step's outcome.
+async fn finish(state: &State, serial: &str, outcome: Outcome) -> Outcome {
+    let mut done = outcome?;
+    if let Some(step) = done.step.take() {
+        state.flows.record(serial, step);
+    }
+    if let Some(Observe { before, unchanged }) = done.observe.take() {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let after = read_current(state, serial).await?;
+        recording_sees(state, serial, &after);
+        let seen = observed(&before, &after);
+        if !seen.changed {
+            done.out.hint = Some(unchanged);
+        }
+        done.out.observed = Some(seen);
+        done.out.focused = after.focused.clone();
+        done.out.state = describe(&after.state, &after.elements);
+    }
+    Ok(done)
+}
+
+/// An operation's name on the wire (`long-press`).
+fn name_of(operation: UiOperation) -> String {
+    serde_json::to_value(operation)
         .ok()
-        .and_then(|v| v.as_str().map(str::to_string));
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
+fn output(operation: UiOperation, serial: &str) -> UiOutput {
     UiOutput {
-        operation: name.unwrap_or_default(),
+        operation: name_of(operation),
         device: serial.into(),
         ..Default::default()
     }

@@ -146,7 +146,7 @@ pub(super) fn refuse(snap: &Snapshot, element: Option<&Element>) -> Result<(), S
 /// of the tree, so coordinates and grid cells still work.
 pub(super) async fn grid_instead(state: &State, serial: &str, operation: UiOperation, waited: Duration) -> Outcome {
     let (shot, block) = capture(state, serial, DEFAULT_MAX_SIZE, true, None).await?;
-    Ok((
+    Ok(Done::answer(
         UiOutput {
             state: Some(never_idle(waited)),
             image: Some(shot.image),

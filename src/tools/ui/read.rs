@@ -22,10 +22,10 @@ impl From<ReadError> for String {
 
 /// Reads the screen: the window dump (one round trip, `uiautomator dump /dev/tty`), the resumed
 /// activity, and the display size (read once per device). Every reading numbers its elements
-/// with the device's refs, by identity, so the numbers agree across readings. `remember` makes it
-/// the device's last reading (the screen size of later calls); an `observe` "before" reading is
-/// not remembered. The same round trip reads the phone's state (`phone::READING`).
-pub(super) async fn read_screen(state: &State, serial: &str, remember: bool) -> Result<Snapshot, ReadError> {
+/// with the device's refs, by identity, so the numbers agree across readings. The same round
+/// trip reads the phone's state (`phone::READING`). Nothing else is kept of it: see
+/// `read_current`, and `recording_sees` for the recording.
+pub(super) async fn read_screen(state: &State, serial: &str) -> Result<Snapshot, ReadError> {
     let started = std::time::Instant::now();
     let out = state
         .adb
@@ -96,26 +96,39 @@ pub(super) async fn read_screen(state: &State, serial: &str, remember: bool) -> 
         state: phone,
         web,
     };
-    // The first reading after a recorded step is what the step was seen to do.
-    let activity = snapshot.focused.as_ref().map(|f| f.activity.as_str());
-    state.flows.saw(serial, activity, &snapshot.elements);
-    if remember {
-        state.remember_screen(serial, snapshot.clone());
-    }
     Ok(snapshot)
 }
 
-pub(super) async fn dump(state: &State, serial: &str, args: &UiArgs) -> Outcome {
-    let limit = args.limit.unwrap_or(DEFAULT_LIMIT);
-    if !(1..=MAX_LIMIT).contains(&limit) {
-        return Err(format!("limit must be between 1 and {MAX_LIMIT}; got {limit}"));
-    }
-    let offset = args.offset.unwrap_or(0) as usize;
-    let snap = match read_screen(state, serial, true).await {
+/// `read_screen`, kept as the device's current screen: what later calls take the screen's size,
+/// a point's element and a web element's page from. A reading an `observe` takes before an
+/// action is not kept: the one after it is.
+pub(super) async fn read_current(state: &State, serial: &str) -> Result<Snapshot, ReadError> {
+    let snapshot = read_screen(state, serial).await?;
+    state.remember_screen(serial, snapshot.clone());
+    Ok(snapshot)
+}
+
+/// Hands a reading to the device's recording (`flow::Recordings::saw`): the password fields it
+/// shows, and the newest step's outcome when it has none yet (the first reading after a step is
+/// what the step was seen to do). Each reading a call takes is handed over as it is taken; the
+/// one after an action, by `finish`, once the step is recorded.
+pub fn recording_sees(state: &State, serial: &str, snapshot: &Snapshot) {
+    let activity = snapshot.focused.as_ref().map(|f| f.activity.as_str());
+    state.flows.saw(serial, activity, &snapshot.elements);
+}
+
+/// `read_screen` for another tool (`flow export` reads the screen for the newest step's outcome).
+pub async fn read(state: &State, serial: &str) -> Result<Snapshot, String> {
+    read_screen(state, serial).await.map_err(String::from)
+}
+
+pub(super) async fn dump(state: &State, serial: &str, limit: usize, offset: usize, filter: Option<&str>) -> Outcome {
+    let snap = match read_current(state, serial).await {
         Err(ReadError::NeverIdle(waited)) => return grid_instead(state, serial, UiOperation::Dump, waited).await,
         read => read?,
     };
-    let needle = args.filter.as_deref().filter(|f| !f.is_empty()).map(str::to_lowercase);
+    recording_sees(state, serial, &snap);
+    let needle = filter.map(str::to_lowercase);
     let matching: Vec<Element> = snap
         .elements
         .iter()
@@ -132,7 +145,7 @@ pub(super) async fn dump(state: &State, serial: &str, args: &UiArgs) -> Outcome 
             "offset {offset} is past the end: {total} elements. Use an offset below {total}"
         ));
     }
-    let page: Vec<Element> = matching.into_iter().skip(offset).take(limit as usize).collect();
+    let page: Vec<Element> = matching.into_iter().skip(offset).take(limit).collect();
     let end = offset + page.len();
     let tree_items: Vec<Value> = snap
         .tree
@@ -164,7 +177,7 @@ pub(super) async fn dump(state: &State, serial: &str, args: &UiArgs) -> Outcome 
         ),
         None => "tap {ref} acts on an element; a ref names its element while it is on the screen".into(),
     };
-    Ok((
+    Ok(Done::answer(
         UiOutput {
             focused: snap.focused.clone(),
             state: describe(&snap.state, &snap.elements),

@@ -1,36 +1,23 @@
-//! Resolving what a call points at: a ref (by identity), a text query (the element a person
-//! would tap), a point (device or image pixels) or a grid cell; and `find`.
+//! Resolving what a call points at, a `Target`: a ref (by identity), a text query (the element a
+//! person would tap), a point (device or image pixels) or a grid cell; and `find`.
 
 use super::*;
+use crate::flow::Recorded;
 
-/// The field and matcher a call asks for (`text`, `resourceId`, `contentDesc` or `className`).
-pub(super) fn query(args: &UiArgs) -> Result<Option<(Field, Matcher, String)>, String> {
-    let (field, value) = match (&args.text, &args.resource_id, &args.content_desc, &args.class_name) {
-        (Some(t), None, None, None) => (Field::Text, t),
-        (None, Some(r), None, None) => (Field::ResourceId, r),
-        (None, None, Some(d), None) => (Field::ContentDesc, d),
-        (None, None, None, Some(c)) => (Field::ClassName, c),
-        (None, None, None, None) => return Ok(None),
-        _ => return Err("give one of text, resourceId, contentDesc, className".into()),
-    };
-    if value.trim().is_empty() {
-        return Err("the text to look for is empty".into());
-    }
-    let matcher = match args.matching.unwrap_or(MatchKind::Contains) {
-        MatchKind::Exact => Matcher::Exact(value.trim().to_string()),
-        MatchKind::Contains => Matcher::Contains(value.to_string()),
-        MatchKind::Regex => Matcher::regex(value)?,
-    };
-    Ok(Some((field, matcher, value.clone())))
-}
-
-pub(super) async fn find_op(state: &State, serial: &str, args: &UiArgs) -> Outcome {
-    let (field, matcher, value) = query(args)?.ok_or("find needs text, resourceId, contentDesc or className")?;
-    let snap = match read_screen(state, serial, true).await {
+pub(super) async fn find_op(state: &State, serial: &str, query: &Query, grid: bool) -> Outcome {
+    let snap = match read_current(state, serial).await {
         Err(ReadError::NeverIdle(waited)) => return grid_instead(state, serial, UiOperation::Find, waited).await,
         read => read?,
     };
-    let found = find(&snap.tree, &snap.elements, field, &matcher, screen_bounds(&snap));
+    recording_sees(state, serial, &snap);
+    let value = &query.value;
+    let found = find(
+        &snap.tree,
+        &snap.elements,
+        query.field,
+        &query.matcher,
+        screen_bounds(&snap),
+    );
     let total = found.len();
     // Exact matches, when there are any, are what was meant: the ones that merely contain the
     // text are counted, not listed.
@@ -41,7 +28,7 @@ pub(super) async fn find_op(state: &State, serial: &str, args: &UiArgs) -> Outco
         .take(shown.min(MAX_MATCHES))
         .map(|f| f.element)
         .collect();
-    let want_grid = args.grid.unwrap_or(false) || matches.is_empty();
+    let want_grid = grid || matches.is_empty();
     let mut out = UiOutput {
         focused: snap.focused.clone(),
         state: describe(&snap.state, &snap.elements),
@@ -50,9 +37,9 @@ pub(super) async fn find_op(state: &State, serial: &str, args: &UiArgs) -> Outco
         ..output(UiOperation::Find, serial)
     };
     // The hint quotes the query by its head: a 5,000-char text must not crowd out the caption.
-    let quoted = crate::adb::cut(&value);
+    let quoted = crate::adb::cut(value);
     if matches.is_empty() {
-        let near: Vec<Element> = closest(&snap.elements, &value, MAX_MATCHES)
+        let near: Vec<Element> = closest(&snap.elements, value, MAX_MATCHES)
             .into_iter()
             .cloned()
             .collect();
@@ -75,7 +62,7 @@ pub(super) async fn find_op(state: &State, serial: &str, args: &UiArgs) -> Outco
         out.image = Some(meta.image);
         out.screen = Some(meta.screen);
         out.scale = Some(scale(&meta));
-        if args.grid.unwrap_or(false) && out.hint.as_deref().is_some_and(|h| h.starts_with("tap {ref")) {
+        if grid && out.hint.as_deref().is_some_and(|h| h.starts_with("tap {ref")) {
             out.hint = Some(format!(
                 "tap {{ref}} for a match, or tap {{gridCell, gridPosition: center|top-left|top-right|bottom-left|bottom-right}} on the grid: {}",
                 grid::NUMBERING
@@ -85,156 +72,214 @@ pub(super) async fn find_op(state: &State, serial: &str, args: &UiArgs) -> Outco
     } else {
         None
     };
-    Ok((out, image))
+    Ok(Done::answer(out, image))
 }
 
-/// The point an action aims at, from whichever target the call gave, and how a recorded flow
-/// finds it again (`flow::selector_for`).
-pub(super) async fn target(state: &State, serial: &str, args: &UiArgs) -> Result<Aim, String> {
-    if let Some(reference) = &args.reference {
-        if parse_ref(reference).is_none() {
-            return Err(format!(
-                "{:?} is not a ref: refs look like e12, as ui dump and ui find give them",
-                crate::adb::cut(reference)
-            ));
+/// Where an action lands: the point, the element there (when one was resolved), and how a
+/// recorded step finds it again (`flow::selector_for`), as a step may keep it (a secret field's
+/// text left out: `Recordings::guarded`).
+pub(super) struct Landing {
+    pub at: [i32; 2],
+    pub element: Option<Element>,
+    pub selector: crate::flow::Target,
+}
+
+/// Resolves `target` on the screen now, verified against what a replayed flow `recorded` of it.
+pub(super) async fn land(
+    state: &State,
+    serial: &str,
+    target: &Target,
+    recorded: Option<&Recorded>,
+) -> Result<Landing, String> {
+    let landing = resolve_target(state, serial, target, recorded).await?;
+    Ok(Landing {
+        selector: state.flows.guarded(serial, landing.element.as_ref(), landing.selector),
+        ..landing
+    })
+}
+
+/// The one match on `Target`: each way to aim, resolved to a point and (where it names one) an
+/// element. A new `Target` variant is resolved here.
+async fn resolve_target(
+    state: &State,
+    serial: &str,
+    target: &Target,
+    recorded: Option<&Recorded>,
+) -> Result<Landing, String> {
+    match target {
+        Target::Ref(reference) => by_ref(state, serial, reference, recorded).await,
+        Target::Query(query) => by_query(state, serial, query, recorded).await,
+        Target::Grid { cell, position } => {
+            let screen = screen_size(state, serial).await?;
+            let (x, y) = grid::point(*cell, *position, screen[0], screen[1])
+                .ok_or(format!("gridCell {cell} is not on the {}-cell grid", grid::CELLS))?;
+            at_point(state, serial, [x, y], recorded).await
         }
-        if !state.knows_ref(serial, reference) {
-            return Err(format!(
-                "unknown ref {reference}: no reading of this device's screen gave it; ui dump or ui find gives refs"
-            ));
-        }
-        // Refs are identities: the element must be on the screen now, exactly once.
-        let now = read_screen(state, serial, true).await?;
-        return match resolve(&now.elements, reference) {
-            Resolved::One(element) => {
-                refuse(&now, Some(element))?;
-                // A web element off the screen is scrolled into view by the tap itself.
-                if web::selector_of(&now, element).is_none() {
-                    on_screen(element, now.screen)?;
+        Target::Point { x, y, space } => {
+            let (x, y) = match space {
+                Space::Device => (*x, *y),
+                Space::Image => {
+                    let shot = state.shot(serial).ok_or(
+                        "space \"image\" maps from the last screenshot, and there is none yet: ui screenshot first",
+                    )?;
+                    if *x >= shot.image[0] as i32 || *y >= shot.image[1] as i32 {
+                        return Err(format!(
+                            "({x}, {y}) is outside the {}×{} screenshot",
+                            shot.image[0], shot.image[1]
+                        ));
+                    }
+                    let fx = shot.screen[0] as f64 / shot.image[0] as f64;
+                    let fy = shot.screen[1] as f64 / shot.image[1] as f64;
+                    ((*x as f64 * fx).round() as i32, (*y as f64 * fy).round() as i32)
                 }
-                verified(args, &now, element, &format!("ref {reference}"))?;
-                Ok((element.at, Some(element.clone()), recorded(&now, element)))
+            };
+            let screen = screen_size(state, serial).await?;
+            if x >= screen[0] as i32 || y >= screen[1] as i32 {
+                return Err(format!("(x {x}, y {y}) is off the {}×{} screen", screen[0], screen[1]));
             }
-            Resolved::Gone => Err(format!(
-                "ref {reference} is no longer on the screen (it changed{}); nothing was done. ui find or ui dump gives the current refs",
-                now.focused
-                    .as_ref()
-                    .map(|f| format!("; now showing {}", f.activity))
-                    .unwrap_or_default()
-            )),
-            Resolved::Several(hits) => Err(format!(
-                "ref {reference} is not unique on this screen ({} identical elements); nothing was done. Tap one by position: {}",
-                hits.len(),
-                hits.iter()
-                    .map(|e| format!("{:?}", e.at))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )),
-        };
-    }
-    if let (Some(cell), position) = (args.grid_cell, args.grid_position) {
-        if !(1..=grid::CELLS).contains(&cell) {
-            return Err(format!("gridCell must be between 1 and {}; got {cell}", grid::CELLS));
+            at_point(state, serial, [x, y], recorded).await
         }
-        let screen = screen_size(state, serial).await?;
-        let at = grid::point(cell, position.unwrap_or(Position::Center), screen[0], screen[1])
-            .ok_or(format!("gridCell must be between 1 and {}; got {cell}", grid::CELLS))?;
-        let element = verified_point(state, serial, args, [at.0, at.1]).await?;
-        return Ok(([at.0, at.1], element, by_point(state, serial, [at.0, at.1])));
     }
-    if let (Some(x), Some(y)) = (args.x, args.y) {
-        if x < 0 || y < 0 {
-            return Err(format!("`x` and `y` must be 0 or more; got ({x}, {y})"));
+}
+
+/// A ref is an identity: its element must be on the screen now, exactly once.
+async fn by_ref(state: &State, serial: &str, reference: &str, recorded: Option<&Recorded>) -> Result<Landing, String> {
+    if !state.knows_ref(serial, reference) {
+        return Err(format!(
+            "unknown ref {reference}: no reading of this device's screen gave it; ui dump or ui find gives refs"
+        ));
+    }
+    let now = read_current(state, serial).await?;
+    recording_sees(state, serial, &now);
+    match resolve(&now.elements, reference) {
+        Resolved::One(element) => {
+            refuse(&now, Some(element))?;
+            // A web element off the screen is scrolled into view by the tap itself.
+            if web::selector_of(&now, element).is_none() {
+                on_screen(element, now.screen)?;
+            }
+            verified(recorded, &now, element, &format!("ref {reference}"))?;
+            Ok(Landing {
+                at: element.at,
+                element: Some(element.clone()),
+                selector: step_selector(&now, element),
+            })
         }
-        let (x, y) = match args.space.unwrap_or(Space::Device) {
-            Space::Device => (x, y),
-            Space::Image => {
-                let shot = state.shot(serial).ok_or(
-                    "space \"image\" maps from the last screenshot, and there is none yet: ui screenshot first",
-                )?;
-                if x < 0 || y < 0 || x >= shot.image[0] as i32 || y >= shot.image[1] as i32 {
-                    return Err(format!(
-                        "({x}, {y}) is outside the {}×{} screenshot",
-                        shot.image[0], shot.image[1]
-                    ));
-                }
-                let fx = shot.screen[0] as f64 / shot.image[0] as f64;
-                let fy = shot.screen[1] as f64 / shot.image[1] as f64;
-                ((x as f64 * fx).round() as i32, (y as f64 * fy).round() as i32)
-            }
-        };
-        let screen = screen_size(state, serial).await?;
-        if x < 0 || y < 0 || x >= screen[0] as i32 || y >= screen[1] as i32 {
-            return Err(format!("(x {x}, y {y}) is off the {}×{} screen", screen[0], screen[1]));
+        Resolved::Gone => Err(format!(
+            "ref {reference} is no longer on the screen (it changed{}); nothing was done. ui find or ui dump gives the current refs",
+            now.focused
+                .as_ref()
+                .map(|f| format!("; now showing {}", f.activity))
+                .unwrap_or_default()
+        )),
+        Resolved::Several(hits) => Err(format!(
+            "ref {reference} is not unique on this screen ({} identical elements); nothing was done. Tap one by position: {}",
+            hits.len(),
+            hits.iter()
+                .map(|e| format!("{:?}", e.at))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+    }
+}
+
+async fn by_query(state: &State, serial: &str, query: &Query, recorded: Option<&Recorded>) -> Result<Landing, String> {
+    let value = &query.value;
+    let snap = read_current(state, serial).await?;
+    recording_sees(state, serial, &snap);
+    // Asleep or locked, the dump is the keyguard's: say so before "nothing matches".
+    refuse(&snap, None)?;
+    let found = find(
+        &snap.tree,
+        &snap.elements,
+        query.field,
+        &query.matcher,
+        screen_bounds(&snap),
+    );
+    match best_target(&found) {
+        Ok(one) => {
+            refuse(&snap, Some(&one.element))?;
+            on_screen(&one.element, snap.screen)?;
+            let what = format!("{} {value:?}", query_field(query.field));
+            verified(recorded, &snap, &one.element, &what)?;
+            Ok(Landing {
+                at: one.element.at,
+                element: Some(one.element.clone()),
+                selector: step_selector(&snap, &one.element),
+            })
         }
-        let element = verified_point(state, serial, args, [x, y]).await?;
-        return Ok(([x, y], element, by_point(state, serial, [x, y])));
+        Err(tied) if tied.is_empty() => {
+            let near: Vec<String> = closest(&snap.elements, value, 3)
+                .iter()
+                .map(|e| format!("{} {:?}", e.reference, e.label))
+                .collect();
+            Err(format!(
+                "nothing on the screen matches {value:?}; closest: {}",
+                near.join(", ")
+            ))
+        }
+        Err(tied) => Err(format!(
+            "{value:?} is ambiguous: {} elements match it equally well ({}): {}. Tap one by ref",
+            tied.len(),
+            describe_rank(tied[0]),
+            tied.iter()
+                .take(MAX_MATCHES)
+                .map(|f| format!("{} {:?} at {:?}", f.element.reference, f.element.label, f.element.at))
+                .collect::<Vec<_>>()
+                .join("; ")
+        )),
     }
-    if let Some((field, matcher, value)) = query(args)? {
-        let snap = read_screen(state, serial, true).await?;
-        // Asleep or locked, the dump is the keyguard's: say so before "nothing matches".
-        refuse(&snap, None)?;
-        let found = find(&snap.tree, &snap.elements, field, &matcher, screen_bounds(&snap));
-        return match best_target(&found) {
-            Ok(one) => {
-                refuse(&snap, Some(&one.element))?;
-                on_screen(&one.element, snap.screen)?;
-                let what = format!("{} {value:?}", query_field(field));
-                verified(args, &snap, &one.element, &what)?;
-                Ok((one.element.at, Some(one.element.clone()), recorded(&snap, &one.element)))
-            }
-            Err(tied) if tied.is_empty() => {
-                let near: Vec<String> = closest(&snap.elements, &value, 3)
-                    .iter()
-                    .map(|e| format!("{} {:?}", e.reference, e.label))
-                    .collect();
-                Err(format!(
-                    "nothing on the screen matches {value:?}; closest: {}",
-                    near.join(", ")
-                ))
-            }
-            Err(tied) => Err(format!(
-                "{value:?} is ambiguous: {} elements match it equally well ({}): {}. Tap one by ref",
-                tied.len(),
-                describe_rank(tied[0]),
-                tied.iter()
-                    .take(MAX_MATCHES)
-                    .map(|f| format!("{} {:?} at {:?}", f.element.reference, f.element.label, f.element.at))
-                    .collect::<Vec<_>>()
-                    .join("; ")
-            )),
-        };
-    }
-    Err("say where: ref, text (or resourceId, contentDesc, className), x and y, or gridCell".into())
+}
+
+/// A point on the screen: the element there when a recording's is to be verified, and the
+/// selector of the element under it on the last reading (when no recorded step came after
+/// it), else the point itself (fragile).
+async fn at_point(state: &State, serial: &str, at: [i32; 2], recorded: Option<&Recorded>) -> Result<Landing, String> {
+    let element = verified_point(state, serial, recorded, at).await?;
+    let current = state.screen(serial).filter(|_| state.flows.screen_is_current(serial));
+    let reading = current
+        .as_ref()
+        .map(|s| (&s.tree, s.elements.as_slice(), screen_bounds(s)));
+    Ok(Landing {
+        at,
+        element,
+        selector: crate::flow::record::selector_at(reading, at),
+    })
 }
 
 /// Verify before act: a call that carries what a recording saw of its element (`recorded`, from
 /// a replayed flow) acts only on that element; another is refused, naming both, before the
 /// device is touched.
-fn verified(args: &UiArgs, snap: &Snapshot, element: &Element, what: &str) -> Result<(), String> {
-    match &args.recorded {
+fn verified(recorded: Option<&Recorded>, snap: &Snapshot, element: &Element, what: &str) -> Result<(), String> {
+    match recorded {
         Some(recorded) => crate::flow::verify::check(&snap.tree, element, recorded, what),
         None => Ok(()),
     }
 }
 
 /// `verified` for a point: the element a tap there lands on, on a fresh reading.
-async fn verified_point(state: &State, serial: &str, args: &UiArgs, at: [i32; 2]) -> Result<Option<Element>, String> {
-    if args.recorded.is_none() {
+async fn verified_point(
+    state: &State,
+    serial: &str,
+    recorded: Option<&Recorded>,
+    at: [i32; 2],
+) -> Result<Option<Element>, String> {
+    let Some(recorded) = recorded else {
         return Ok(None);
-    }
-    let snap = read_screen(state, serial, true).await?;
+    };
+    let snap = read_current(state, serial).await?;
+    recording_sees(state, serial, &snap);
     let what = format!("the element at ({}, {})", at[0], at[1]);
     let element = crate::flow::verify::under(&snap.elements, at).ok_or(format!(
         "nothing tappable is at ({}, {}), where the recording tapped {}; nothing was done",
         at[0],
         at[1],
-        args.recorded
-            .as_ref()
-            .and_then(|r| r.label.as_deref())
+        recorded
+            .label
+            .as_deref()
             .map_or("an element".into(), |l| format!("{:?}", crate::adb::cut(l)))
     ))?;
-    verified(args, &snap, element, &what)?;
+    verified(Some(recorded), &snap, element, &what)?;
     Ok(Some(element.clone()))
 }
 
@@ -248,55 +293,16 @@ fn query_field(field: Field) -> &'static str {
     }
 }
 
-/// Where an action lands, the element there, and its selector for a recorded flow.
-pub(super) type Aim = ([i32; 2], Option<Element>, crate::flow::Target);
-
-pub(super) fn recorded(snap: &Snapshot, element: &Element) -> crate::flow::Target {
+/// How a recorded step finds `element` of this reading again (`flow::selector_for`).
+fn step_selector(snap: &Snapshot, element: &Element) -> crate::flow::Target {
     crate::flow::selector_for(&snap.tree, &snap.elements, screen_bounds(snap), element)
 }
 
-/// A point's selector: that of the smallest tappable element under it on the last reading (when
-/// no recorded action came after it), if one names it alone; else the point (fragile).
-fn by_point(state: &State, serial: &str, at: [i32; 2]) -> crate::flow::Target {
-    let point = crate::flow::Target::bare(crate::flow::Selector::Point(at));
-    let Some(snap) = state.screen(serial).filter(|_| state.flows.screen_is_current(serial)) else {
-        return point;
-    };
-    match crate::flow::verify::under(&snap.elements, at) {
-        Some(element) => {
-            let mut found = recorded(&snap, element);
-            if found.selector.fragile() {
-                found.selector = crate::flow::Selector::Point(at);
-            }
-            found
-        }
-        None => point,
-    }
-}
-
-/// How a recorded wait or scroll names what it looked for: the query itself when it is exact
-/// (and not a class, nor a framework id such as `android:id/button1`, which names no element
-/// alone: unless nothing was found), else the element it found, by its selector or its label.
-pub(super) fn recorded_query(
-    field: Field,
-    exact: bool,
-    value: &str,
-    found: Option<(&Snapshot, &Element)>,
-) -> Option<crate::flow::Selector> {
-    use crate::flow::Selector;
-    let framework = value.trim().starts_with("android:id/") && found.is_some();
-    match (field, exact) {
-        (Field::Text, true) => return Some(Selector::Text(value.trim().to_string())),
-        (Field::ResourceId, true) if !framework => return Some(Selector::ResourceId(value.trim().to_string())),
-        (Field::ContentDesc, true) => return Some(Selector::ContentDesc(value.trim().to_string())),
-        _ => {}
-    }
-    let (snap, element) = found?;
-    let aim = recorded(snap, element);
-    match aim.selector {
-        Selector::Point(_) => aim.label.map(Selector::Text),
-        selector => Some(selector),
-    }
+/// How a recorded wait or scroll names what it looked for (`flow::record::selector_for_query`),
+/// from the reading that found it.
+pub(super) fn recorded_query(query: &Query, found: Option<(&Snapshot, &Element)>) -> Option<crate::flow::Selector> {
+    let found = found.map(|(snap, element)| (&snap.tree, snap.elements.as_slice(), screen_bounds(snap), element));
+    crate::flow::record::selector_for_query(query.field, query.exact(), &query.value, found)
 }
 
 /// Refuses an element whose center (where a tap lands) is outside the screen: a tap there would

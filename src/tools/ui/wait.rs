@@ -7,17 +7,21 @@ pub(super) const DEFAULT_WAIT_MS: u64 = 10_000;
 pub(super) const MAX_WAIT_MS: u64 = 120_000;
 
 /// Polls the screen (200 ms, growing to 2 s) until an element matches (or, with `gone`, until none
-/// does), with progress notifications; the client's cancel ends it.
-pub(super) async fn wait(state: &State, serial: &str, args: &UiArgs, ctx: &RequestContext<RoleServer>) -> Outcome {
-    let (field, matcher, value) = query(args)?.ok_or("wait needs text, resourceId, contentDesc or className")?;
-    let timeout = args.timeout_ms.unwrap_or(DEFAULT_WAIT_MS);
-    if !(1..=MAX_WAIT_MS).contains(&timeout) {
-        return Err(format!("timeoutMs must be between 1 and {MAX_WAIT_MS}; got {timeout}"));
-    }
-    let gone = args.gone.unwrap_or(false);
+/// does), with progress notifications; the client's cancel ends it. `timeout_ms` is what the
+/// call gave (a recorded wait keeps it).
+pub(super) async fn wait(
+    state: &State,
+    serial: &str,
+    query: &Query,
+    gone: bool,
+    timeout: Duration,
+    timeout_ms: Option<u64>,
+    ctx: &RequestContext<RoleServer>,
+) -> Outcome {
+    let value = &query.value;
     let started = std::time::Instant::now();
     let pace = Pace {
-        timeout: Duration::from_millis(timeout),
+        timeout,
         floor: Duration::from_millis(200),
         pause: |n| {
             (1..n).fold(Duration::from_millis(200), |p, _| {
@@ -26,43 +30,50 @@ pub(super) async fn wait(state: &State, serial: &str, args: &UiArgs, ctx: &Reque
         },
         look_name: "poll",
     };
-    let (matcher, value) = (&matcher, &value);
     // The phone's state at the last look, for the way forward when the wait runs out.
     let last = std::sync::Mutex::new(None);
     let last = &last;
     let polled = poll(ctx, state.budget, pace, move |polls, bound| async move {
-        let snap = match tokio::time::timeout(bound, read_screen(state, serial, true)).await {
+        let snap = match tokio::time::timeout(bound, read_current(state, serial)).await {
             Ok(Ok(snap)) => snap,
             Ok(Err(e)) => return Look::Failed(e.into()),
             Err(_) => return Look::TimeUp,
         };
-        let found = find(&snap.tree, &snap.elements, field, matcher, screen_bounds(&snap));
+        recording_sees(state, serial, &snap);
+        let found = find(
+            &snap.tree,
+            &snap.elements,
+            query.field,
+            &query.matcher,
+            screen_bounds(&snap),
+        );
         *last.lock().unwrap_or_else(|p| p.into_inner()) = describe(&snap.state, &snap.elements);
         if found.is_empty() != gone {
             let saw = if gone { "still there" } else { "not yet" };
             return Look::NotYet(format!("{:?} {saw}", crate::adb::cut(value)));
         }
-        let exact = matches!(matcher, Matcher::Exact(_));
-        if let Some(selector) = recorded_query(field, exact, value, found.first().map(|f| (&snap, &f.element))) {
-            let timeout_ms = args.timeout_ms;
-            let step = crate::flow::Action::Wait {
+        let step =
+            recorded_query(query, found.first().map(|f| (&snap, &f.element))).map(|selector| flow::Action::Wait {
                 selector,
                 gone,
                 timeout_ms,
-            };
-            state.flows.record(serial, crate::flow::Step::new(step));
-        }
+            });
         let mut out = output(UiOperation::Wait, serial);
         out.target = found.into_iter().next().map(|f| f.element);
         out.state = describe(&snap.state, &snap.elements);
         out.focused = snap.focused;
         out.count = Some(polls as usize);
         out.hint = Some(format!("after {} ms", started.elapsed().as_millis()));
-        Look::Found(out)
+        Look::Found((out, step))
     })
     .await;
     let polls = match polled {
-        Polled::Found(out) => return Ok((out, None)),
+        Polled::Found((out, step)) => {
+            return Ok(Done {
+                step,
+                ..Done::answer(out, None)
+            });
+        }
         Polled::Failed(e) => return Err(e),
         Polled::Cancelled => return Err("wait cancelled by the client".into()),
         Polled::TimedOut { looks, .. } => looks,
