@@ -186,6 +186,7 @@ async fn every_field_of_every_operation_is_refused_by_name_when_broken() {
         let mut not_taken = Vec::new();
         // Fields a benign value of is taken (or refused by name) beside the found call.
         let mut accepts = Vec::new();
+        let mut passed = Vec::new();
         let fields: Vec<&String> = properties.keys().filter(|f| *f != "operation").collect();
         for field in &fields {
             let schema = &properties[field.as_str()];
@@ -208,7 +209,19 @@ async fn every_field_of_every_operation_is_refused_by_name_when_broken() {
                         accepts.push(field.to_string());
                     }
                 }
-                None => accepts.push(field.to_string()),
+                None => {
+                    accepts.push(field.to_string());
+                    passed.push(field.to_string());
+                }
+            }
+        }
+        // A field taken without a word must be one the operation says it takes (or the device
+        // every call may name): otherwise it was ignored.
+        if let Some(taken) = &taken {
+            for field in passed.iter().filter(|f| *f != "device" && !taken.contains(f)) {
+                failures.push(format!(
+                    "{tool} {op}: took `{field}`, which it says it does not take: ignored?"
+                ));
             }
         }
         // The range of each number it takes, as its refusal of 0 or of 2^40 states it.
