@@ -234,6 +234,45 @@ pub async fn mcp_server_with<H: rmcp::ClientHandler>(
     Server::new(home).args(args).envs(envs).serve_with(handler).await.client
 }
 
+/// Today's other short names, one line each over `Server` (suites written beside this change
+/// still call them); new tests call `Server` itself.
+pub async fn mcp_server_in<H: rmcp::ClientHandler>(
+    era: rmcp::ClientLifecycleMode,
+    handler: H,
+    args: &[&str],
+    envs: &[(&str, &str)],
+    home: &Path,
+) -> rmcp::service::RunningService<rmcp::RoleClient, H> {
+    Server::new(home)
+        .args(args)
+        .envs(envs)
+        .era(era)
+        .serve_with(handler)
+        .await
+        .client
+}
+
+/// `mcp_server` on stdio, with the server's stderr kept (to look for panics and warnings).
+pub async fn mcp_server_logged(args: &[&str], envs: &[(&str, &str)], home: &Path) -> (McpClient, Log) {
+    let running = Server::new(home)
+        .args(args)
+        .envs(envs)
+        .transport(Transport::Stdio)
+        .serve_with(())
+        .await;
+    (running.client, running.log)
+}
+
+/// `mcp_server` on stdio, and the server's process id (to watch its memory).
+pub async fn mcp_server_with_pid(args: &[&str], home: &Path) -> (McpClient, u32) {
+    let running = Server::new(home)
+        .args(args)
+        .transport(Transport::Stdio)
+        .serve_with(())
+        .await;
+    (running.client, running.pid.expect("a stdio server's pid"))
+}
+
 /// `DROIDMCP_TEST_PROTOCOL=2026-07-28`: the client speaks MCP 2026-07-28 (`server/discover`, no
 /// `initialize`, no session: each request on its own); otherwise the legacy handshake.
 pub fn lifecycle() -> rmcp::ClientLifecycleMode {
