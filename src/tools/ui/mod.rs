@@ -177,8 +177,8 @@ pub enum Space {
     Image,
 }
 
-/// `direction` as the wire spells it: a swipe reads it as the finger's (`FingerDirection`), a
-/// scroll as the content's (`ContentDirection`).
+// `direction` as the wire spells it: a swipe reads it as the finger's (`FingerDirection`), a
+// scroll as the content's (`ContentDirection`).
 #[derive(Debug, Clone, Copy, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum WireDirection {
