@@ -100,7 +100,7 @@ impl Server {
             return Running { client, pid: None, log };
         }
         let (transport, stderr) =
-            rmcp::transport::TokioChildProcess::builder(self.command(env!("CARGO_BIN_EXE_droidmcp"), &[]))
+            rmcp::transport::TokioChildProcess::builder(self.command(env!("CARGO_BIN_EXE_droidmcp"), &self.args))
                 .stderr(Stdio::piped())
                 .spawn()
                 .expect("spawn droidmcp");
@@ -136,17 +136,14 @@ impl Server {
             env!("CARGO_BIN_EXE_droidmcp").into(),
         ];
         shell.extend(extra);
-        let mut child = Server {
-            args: Vec::new(),
-            ..self
-        }
-        .command("sh", &shell)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("spawn droidmcp serve --http");
+        let mut child = self
+            .command("sh", &shell)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("spawn droidmcp serve --http");
         let mut lines = tokio::io::BufReader::new(child.stderr.take().unwrap()).lines();
         let log = Log::default();
         let url = loop {
@@ -172,7 +169,7 @@ impl Server {
 
     /// Starts `droidmcp serve` on stdio with both pipes left to the test (raw JSON-RPC lines).
     pub fn raw_stdio(self) -> tokio::process::Child {
-        self.command(env!("CARGO_BIN_EXE_droidmcp"), &[])
+        self.command(env!("CARGO_BIN_EXE_droidmcp"), &self.args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -181,12 +178,10 @@ impl Server {
             .expect("spawn droidmcp")
     }
 
-    /// `PROGRAM ARGS self.args` with HOME, the test's variables, and none of the caller's adb
-    /// settings.
-    fn command(&self, program: &str, first: &[String]) -> tokio::process::Command {
+    /// `PROGRAM ARGS` with HOME, the test's variables, and none of the caller's adb settings.
+    fn command(&self, program: &str, args: &[String]) -> tokio::process::Command {
         let mut cmd = tokio::process::Command::new(program);
-        cmd.args(first)
-            .args(&self.args)
+        cmd.args(args)
             .env("RUST_LOG", "warn")
             .env("HOME", &self.home)
             .env_remove("ANDROID_SERIAL")
