@@ -249,18 +249,26 @@ impl DroidMcp {
 
 impl DroidMcp {
     /// One tool call: its typed command is built (a call that cannot be built is refused with
-    /// what to change), then applied under the guard, with the deadline the command sets.
+    /// what to change), then applied under the guard, with the deadline the command sets, unless
+    /// it acts on a device a person holds in the panel (`tools::holds::refusal`).
     async fn dispatch<C, F, Fut>(&self, ctx: RequestContext<RoleServer>, args: JsonObject, apply: F) -> CallToolResult
     where
         C: Command,
-        F: FnOnce(Arc<State>, C, RequestContext<RoleServer>) -> Fut,
+        F: FnOnce(Arc<State>, C, RequestContext<RoleServer>) -> Fut + Send + 'static,
         Fut: Future<Output = CallToolResult> + Send + 'static,
     {
         let state = self.state(&ctx);
         match C::parse(args) {
             Ok(command) => {
                 let call = self.call(&ctx, &state, command.deadline());
-                guard(call, apply(state, command, ctx)).await
+                let by_panel = crate::panel::by_panel(&ctx.meta);
+                let work = async move {
+                    match tools::holds::refusal(&state, &command, by_panel).await {
+                        Some(refused) => refused,
+                        None => apply(state, command, ctx).await,
+                    }
+                };
+                guard(call, work).await
             }
             Err(refused) => {
                 let call = self.call(&ctx, &state, Deadline::SERVER);
@@ -363,11 +371,10 @@ impl ServerHandler for DroidMcp {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        // The device panel's own tool, and its take-over pause (crate::panel).
+        // The device panel's own tool (crate::panel); its take-over pause is checked in
+        // `dispatch`, once the call's command is built.
         let state = self.state(&context);
-        if let Some(answer) =
-            crate::panel::intercept(&state, &request.name, request.arguments.as_ref(), &context.meta).await
-        {
+        if let Some(answer) = crate::panel::intercept(&state, &request.name, request.arguments.as_ref()).await {
             return Ok(CallToolResponse::Complete(answer));
         }
         let takes_tasks = context.client_capabilities().is_some_and(|c| c.supports_tasks());

@@ -12,7 +12,8 @@
 //! - Frames come through `droidmcp://device/{serial}/screen` (the elements as JSON, then the
 //!   screen as a JPEG blob), read by the panel, never through the model's context.
 //! - Take-over: while a person holds a device, acting calls on it are refused with a message
-//!   saying so, unless the call carries the panel's `_meta` marker. A UX pause, not a security
+//!   saying so (`tools::holds`, once the call's command is built), unless the call carries the
+//!   panel's `_meta` marker (`by_panel`). A UX pause, not a security
 //!   boundary: the panel and the assistant reach the server through the same client.
 
 use std::sync::Arc;
@@ -228,30 +229,39 @@ fn percent_decode(text: &str) -> Result<String, String> {
     String::from_utf8(bytes).map_err(|_| bad())
 }
 
-/// What the server does with a tool call before routing it: the panel's own tool, and the
-/// take-over pause. `None`: route it as usual.
-pub async fn intercept(
-    state: &State,
-    tool: &str,
-    args: Option<&JsonObject>,
-    meta: &JsonObject,
-) -> Option<CallToolResult> {
-    let empty = JsonObject::new();
-    let args = args.unwrap_or(&empty);
-    if tool == TOOL {
-        return Some(hold(state, args).await);
+/// The panel's own tool, answered before routing; `None` for any other tool, which is routed
+/// as usual (its take-over check, `tools::holds::refusal`, runs once its command is built).
+pub async fn intercept(state: &State, tool: &str, args: Option<&JsonObject>) -> Option<CallToolResult> {
+    if tool != TOOL {
+        return None;
     }
-    let by_panel = meta.get(MARKER).is_some_and(|m| m == &Value::Bool(true));
-    crate::tools::holds::refusal(state, tool, args, by_panel).await
+    let empty = JsonObject::new();
+    Some(hold(state, args.unwrap_or(&empty)).await)
+}
+
+/// Whether a call is the panel's own (its `_meta` marker): it goes through while a person
+/// holds the device.
+pub fn by_panel(meta: &JsonObject) -> bool {
+    meta.get(MARKER).is_some_and(|m| m == &Value::Bool(true))
+}
+
+/// `device-panel`'s wire arguments, read by the tools' one parse (`tools::command::parse`).
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct HoldArgs {
+    #[serde(default)]
+    operation: Option<String>,
+    #[serde(default)]
+    device: Option<String>,
 }
 
 /// `device-panel {operation: hold | release, device?}`.
 async fn hold(state: &State, args: &JsonObject) -> CallToolResult {
-    let given: Vec<String> = args.keys().cloned().collect();
-    if let Err(e) = crate::tools::check_fields(TOOL, &given, &[]) {
-        return crate::tools::error(e);
-    }
-    let held = match args.get("operation").and_then(Value::as_str) {
+    let args: HoldArgs = match crate::tools::command::parse(TOOL, args.clone(), |_| &[]) {
+        Ok(args) => args,
+        Err(e) => return crate::tools::error(e),
+    };
+    let held = match args.operation.as_deref() {
         Some("hold") => true,
         Some("release") => false,
         other => {
@@ -261,12 +271,7 @@ async fn hold(state: &State, args: &JsonObject) -> CallToolResult {
             ));
         }
     };
-    let requested = match args.get("device") {
-        None => None,
-        Some(Value::String(d)) => Some(d.as_str()),
-        Some(_) => return crate::tools::error("`device` is a serial, as a string"),
-    };
-    let serial = match state.device(requested).await {
+    let serial = match state.device(args.device.as_deref()).await {
         Ok(s) => s,
         Err(e) => return e.into(),
     };

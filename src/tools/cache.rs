@@ -167,13 +167,14 @@ impl Command for CacheCommand {
     fn deadline(&self) -> Deadline {
         Deadline::SERVER
     }
-}
 
-/// One call from the wire (a script's): parsed, then applied.
-pub fn run(state: &State, args: JsonObject) -> CallToolResult {
-    match CacheCommand::parse(args) {
-        Ok(command) => apply(state, command),
-        Err(e) => error(e),
+    /// The server's own entries: no device.
+    fn acts(&self) -> bool {
+        false
+    }
+
+    fn device(&self) -> Option<&str> {
+        None
     }
 }
 

@@ -2,7 +2,8 @@
 //! (one compact schema in tools/list); each tool builds its command enum from it here, through
 //! one `parse` that refuses unknown fields, wrong types and fields the operation does not take,
 //! and one `Range` check for every count and time. What a command holds is valid: the server's
-//! deadline and task decision read it, and the tool applies it, never the raw JSON.
+//! deadline and task decision and the take-over check read it, and the tool applies it, never
+//! the raw JSON.
 
 use std::time::Duration;
 
@@ -11,7 +12,7 @@ use serde::de::DeserializeOwned;
 
 /// A tool's typed command: how it is built from the wire, and what the server needs to know of
 /// it before it runs.
-pub trait Command: Sized + Send + 'static {
+pub trait Command: Sized + Send + Sync + 'static {
     /// Builds the command from the tool's wire arguments; the error says which field is wrong
     /// and what to do.
     fn parse(args: JsonObject) -> Result<Self, String>;
@@ -21,6 +22,13 @@ pub trait Command: Sized + Send + 'static {
     fn runs_long(&self) -> bool {
         false
     }
+    /// Whether it changes the device (taps, typing, launching, installing, a shell command,
+    /// waking, an emulator line that sets something), and so waits while a person holds the
+    /// device in the panel (`tools::holds`). Reading goes on. Each command says it, with no
+    /// default, so a new operation is classified where it is built.
+    fn acts(&self) -> bool;
+    /// The device it names (`None`: the session's default); the one the take-over check asks.
+    fn device(&self) -> Option<&str>;
 }
 
 /// How long a call may run, as the server's guard bounds it.

@@ -125,13 +125,14 @@ impl Command for FlowCommand {
     fn deadline(&self) -> Deadline {
         Deadline::SERVER
     }
-}
 
-/// One call from the wire (a script's): parsed, then applied.
-pub async fn run(state: &State, args: JsonObject) -> CallToolResult {
-    match FlowCommand::parse(args) {
-        Ok(command) => apply(state, command).await,
-        Err(e) => error(e),
+    /// An export reads the recording and a reset empties it: the device is not touched.
+    fn acts(&self) -> bool {
+        false
+    }
+
+    fn device(&self) -> Option<&str> {
+        self.device.as_deref()
     }
 }
 

@@ -5,10 +5,10 @@
 use std::collections::HashSet;
 use std::sync::Mutex;
 
-use rmcp::model::{CallToolResult, JsonObject};
-use serde_json::Value;
+use rmcp::model::CallToolResult;
 
 use super::State;
+use super::command::Command;
 
 /// The devices a person has taken over in the panel, for this principal.
 #[derive(Debug, Default)]
@@ -35,27 +35,15 @@ impl Holds {
     }
 }
 
-/// Whether a call acts on a device (and so waits while a person holds it): what the recording
-/// records, and the shell. Reading (dump, find, screenshot, logs, export) goes on.
-fn acts(tool: &str, args: &JsonObject) -> bool {
-    let op = args.get("operation").and_then(Value::as_str).unwrap_or_default();
-    match tool {
-        "ui" => matches!(op, "tap" | "long-press" | "swipe" | "type" | "key" | "scroll"),
-        "adb-app" => matches!(op, "launch" | "stop" | "clear-data" | "install" | "uninstall"),
-        "adb-shell" => true,
-        "adb-device" => op == "emulator",
-        _ => false,
-    }
-}
-
 /// The answer to an acting call on a device a person holds: refused, nothing done. `None` lets
-/// the call run (the panel's own calls, calls that only read, devices nobody holds).
-pub async fn refusal(state: &State, tool: &str, args: &JsonObject, by_panel: bool) -> Option<CallToolResult> {
-    if by_panel || !state.holds.any() || !acts(tool, args) {
+/// the call run (the panel's own calls, calls that only read, devices nobody holds). It reads
+/// the typed command (`Command::acts`, `Command::device`), once it is built: a call that cannot
+/// be built is refused for its arguments first. The server's calls and a script's come here.
+pub async fn refusal(state: &State, command: &impl Command, by_panel: bool) -> Option<CallToolResult> {
+    if by_panel || !state.holds.any() || !command.acts() {
         return None;
     }
-    let requested = args.get("device").and_then(Value::as_str);
-    let serial = state.device(requested).await.ok()?;
+    let serial = state.device(command.device()).await.ok()?;
     state.holds.holds(&serial).then(|| {
         super::error(format!(
             "a person has taken over {serial} in the droidmcp device panel: acting calls on it are paused until they release it, and nothing was done. Reading the screen (ui dump, find, screenshot) still works; ask them, or try again later"

@@ -214,13 +214,15 @@ impl Command for LogcatCommand {
     fn deadline(&self) -> Deadline {
         Deadline::SERVER
     }
-}
 
-/// One call from the wire (a script's): parsed, then applied.
-pub async fn run(state: &State, args: JsonObject) -> CallToolResult {
-    match LogcatCommand::parse(args) {
-        Ok(command) => apply(state, command).await,
-        Err(e) => error(e),
+    /// A clear empties the device's log, which a person holding it may be reproducing a crash
+    /// into; a read only reads.
+    fn acts(&self) -> bool {
+        self.read.is_none()
+    }
+
+    fn device(&self) -> Option<&str> {
+        self.device.as_deref()
     }
 }
 

@@ -149,22 +149,16 @@ impl Host for ToolHost {
             let Value::Object(args) = arguments else {
                 return Err("a tool's arguments are an object".to_string());
             };
-            let operation = args
-                .get("operation")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string();
-            // A device a person holds in the panel pauses a script's acting calls too.
-            let paused = super::holds::refusal(&state, &tool, &args, false).await;
+            let operation = command::operation_name(&args);
+            let state = &state;
             let result = match tool.as_str() {
-                _ if let Some(refused) = paused => refused,
-                "adb-device" => super::device::run(&state, args, ctx).await,
-                "adb-app" => super::app::run(&state, args, ctx).await,
-                "adb-logcat" => super::logcat::run(&state, args).await,
-                "adb-shell" => super::shell::run(&state, args).await,
-                "ui" => super::ui::run(&state, args, ctx).await,
-                "cache" => super::cache::run(&state, args),
-                "flow" => super::flow::run(&state, args).await,
+                "adb-device" => checked(state, args, |c| super::device::apply(state, c, ctx)).await,
+                "adb-app" => checked(state, args, |c| super::app::apply(state, c, ctx)).await,
+                "adb-logcat" => checked(state, args, |c| super::logcat::apply(state, c)).await,
+                "adb-shell" => checked(state, args, |c| super::shell::apply(state, c)).await,
+                "ui" => checked(state, args, |c| super::ui::apply(state, c, ctx)).await,
+                "cache" => checked(state, args, |c| async move { super::cache::apply(state, c) }).await,
+                "flow" => checked(state, args, |c| super::flow::apply(state, c)).await,
                 other => return Err(format!("no tool named {other}")),
             };
             let answer = full_data(result);
@@ -219,6 +213,24 @@ impl Host for ToolHost {
                 other => Err(format!("{other} is not available")),
             }
         })
+    }
+}
+
+/// One tool call of a script, as the server makes one: its command built (a call that cannot
+/// be built is refused with what to change), then applied, unless it acts on a device a person
+/// holds in the panel (a script's calls are never the panel's own).
+async fn checked<C: Command, Fut: Future<Output = CallToolResult>>(
+    state: &State,
+    args: JsonObject,
+    apply: impl FnOnce(C) -> Fut,
+) -> CallToolResult {
+    let command = match C::parse(args) {
+        Ok(command) => command,
+        Err(e) => return error(e),
+    };
+    match super::holds::refusal(state, &command, false).await {
+        Some(refused) => refused,
+        None => apply(command).await,
     }
 }
 
@@ -320,13 +332,14 @@ impl Command for ScriptCommand {
     fn runs_long(&self) -> bool {
         matches!(self, ScriptCommand::Run(_))
     }
-}
 
-/// One call from the wire: parsed, then applied.
-pub async fn run(state: Arc<State>, args: JsonObject, ctx: RequestContext<RoleServer>) -> CallToolResult {
-    match ScriptCommand::parse(args) {
-        Ok(command) => apply(state, command, ctx).await,
-        Err(e) => error(e),
+    /// A run is not refused as a whole: each tool call it makes is checked on its own.
+    fn acts(&self) -> bool {
+        false
+    }
+
+    fn device(&self) -> Option<&str> {
+        None
     }
 }
 

@@ -144,13 +144,14 @@ impl Command for ShellCommand {
             gesture: Duration::ZERO,
         }
     }
-}
 
-/// One call from the wire (a script's): parsed, then applied.
-pub async fn run(state: &State, args: JsonObject) -> CallToolResult {
-    match ShellCommand::parse(args) {
-        Ok(command) => apply(state, command).await,
-        Err(e) => error(e),
+    /// Any command may change the device; which ones only read cannot be told from the text.
+    fn acts(&self) -> bool {
+        true
+    }
+
+    fn device(&self) -> Option<&str> {
+        self.device.as_deref()
     }
 }
 

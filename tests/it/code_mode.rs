@@ -219,29 +219,26 @@ async fn the_api_resource_matches_tools_list_and_its_examples_run() {
         ("cache", "cache"),
         ("flow", "flow"),
     ];
-    let tools = client.list_all_tools().await.unwrap();
     let mut operations = 0;
-    for tool in &tools {
-        if tool.name == "script" {
+    for listed in crate::common::operations(&client).await {
+        if listed.tool == "script" {
             continue;
         }
         let (_, ns) = namespaces
             .iter()
-            .find(|(t, _)| *t == tool.name)
-            .unwrap_or_else(|| panic!("{} has no namespace in the script API", tool.name));
+            .find(|(t, _)| *t == listed.tool)
+            .unwrap_or_else(|| panic!("{} has no namespace in the script API", listed.tool));
         let start = dts
             .find(&format!("declare const {ns}: {{\n"))
             .unwrap_or_else(|| panic!("{ns} is not declared"));
         let block = &dts[start..start + dts[start..].find("};").unwrap()];
-        for op in tool.input_schema["properties"]["operation"]["enum"].as_array().unwrap() {
-            let op = op.as_str().unwrap();
-            let name = droidmcp::script::api::function_name(op);
-            assert!(
-                block.contains(&format!("  {name}(args?")),
-                "{ns}.{name} ({op}) is not declared"
-            );
-            operations += 1;
-        }
+        let name = droidmcp::script::api::function_name(&listed.op);
+        assert!(
+            block.contains(&format!("  {name}(args?")),
+            "{ns}.{name} ({}) is not declared",
+            listed.op
+        );
+        operations += 1;
     }
 
     // What the sandbox adds beside the tools (args, sleep, workspace, skills) is there as declared.

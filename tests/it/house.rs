@@ -99,6 +99,24 @@ const MECHANISMS: &[Mechanism] = &[
         pending: &[],
     },
     Mechanism {
+        concern: "reading a call's raw `operation` (only the one parse does; whether a call acts on a device is its built command's Command::acts)",
+        markers: &["get(\"operation\")"],
+        home: "tools/command.rs",
+        pending: &[],
+    },
+    Mechanism {
+        concern: "whether a call acts on a device a person holds (holds::refusal, over the built command's Command::acts)",
+        markers: &[".acts()"],
+        home: "tools/holds.rs",
+        pending: &[],
+    },
+    Mechanism {
+        concern: "the take-over decided from a tool's name and raw arguments, before its command is built",
+        markers: &["fn acts(tool"],
+        home: "",
+        pending: &[],
+    },
+    Mechanism {
         concern: "one Direction for the finger (swipe) and the content (scroll): FingerDirection, ContentDirection",
         markers: &["enum Direction"],
         home: "",
@@ -168,6 +186,12 @@ const TEST_MECHANISMS: &[Mechanism] = &[
         concern: "reading a process's memory from /proc (status_kib)",
         markers: &["/status\")", "strip_prefix("],
         home: "common/mod.rs",
+        pending: &[],
+    },
+    Mechanism {
+        concern: "walking tools/list's tools and operations (operations, complete)",
+        markers: &["[\"operation\"][\"enum\"]"],
+        home: "common/schema.rs",
         pending: &[],
     },
     Mechanism {

@@ -42,5 +42,6 @@ mod principals;
 mod sim_adb;
 mod sim_adb_client;
 mod sim_toybox;
+mod take_over;
 mod two_devices;
 mod web;

@@ -19,7 +19,7 @@ const SCREEN: &str = "droidmcp://device/-/screen";
 
 /// A client that offers MCP Apps, as Claude Desktop does.
 #[derive(Clone, Default)]
-struct AppsClient;
+pub struct AppsClient;
 
 impl rmcp::ClientHandler for AppsClient {
     fn get_info(&self) -> rmcp::model::ClientConfig {
@@ -248,7 +248,7 @@ async fn the_screen_resource_holds_refs_boxes_and_a_jpeg_and_the_answers_do_not_
 }
 
 /// A tool call that carries the panel's marker in `_meta`, as the panel sends it.
-async fn panel_call<H: rmcp::ClientHandler>(
+pub async fn panel_call<H: rmcp::ClientHandler>(
     client: &rmcp::service::RunningService<rmcp::RoleClient, H>,
     tool: &str,
     args: Value,

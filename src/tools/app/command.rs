@@ -121,6 +121,21 @@ impl Command for AppCommand {
     fn runs_long(&self) -> bool {
         matches!(self.action, AppAction::Install(_))
     }
+
+    fn acts(&self) -> bool {
+        match self.action {
+            AppAction::List { .. } | AppAction::Info { .. } => false,
+            AppAction::Launch { .. }
+            | AppAction::Stop { .. }
+            | AppAction::ClearData { .. }
+            | AppAction::Install(_)
+            | AppAction::Uninstall { .. } => true,
+        }
+    }
+
+    fn device(&self) -> Option<&str> {
+        self.device.as_deref()
+    }
 }
 
 /// A package name must follow Android's grammar before it gets anywhere near a device.

@@ -10,7 +10,6 @@ use rmcp::service::RequestContext;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::command::Command;
 use super::{State, error};
 use crate::adb::{AdbError, quote};
 use crate::android::activity::Focus;
@@ -167,14 +166,6 @@ impl Budgeted for AppOutput {
 
 /// A failure with the message the model should read.
 type Outcome = Result<AppOutput, String>;
-
-/// One call from the wire (a script's): parsed, then applied.
-pub async fn run(state: &State, args: JsonObject, ctx: RequestContext<RoleServer>) -> CallToolResult {
-    match AppCommand::parse(args) {
-        Ok(command) => apply(state, command, ctx).await,
-        Err(e) => error(e),
-    }
-}
 
 pub async fn apply(state: &State, command: AppCommand, ctx: RequestContext<RoleServer>) -> CallToolResult {
     let serial = match state.device(command.device.as_deref()).await {

@@ -202,13 +202,33 @@ impl Command for DeviceCommand {
     fn runs_long(&self) -> bool {
         matches!(self, DeviceCommand::Wait { .. })
     }
-}
 
-/// One call from the wire (a script's): parsed, then applied.
-pub async fn run(state: &State, args: JsonObject, ctx: RequestContext<RoleServer>) -> CallToolResult {
-    match DeviceCommand::parse(args) {
-        Ok(command) => apply(state, command, ctx).await,
-        Err(e) => error(e),
+    /// Waking and unlocking change the phone under a person's hands; an emulator line acts
+    /// when it sets something (the same test a recording keeps it by), not when it only
+    /// reads (`help`, `power display`). Selecting changes the session's default, not a device.
+    fn acts(&self) -> bool {
+        match self {
+            DeviceCommand::Wake { .. } | DeviceCommand::Unlock { .. } => true,
+            DeviceCommand::Emulator { command, .. } => command.as_deref().is_some_and(emulator::changes_the_device),
+            DeviceCommand::List
+            | DeviceCommand::Select { .. }
+            | DeviceCommand::Properties { .. }
+            | DeviceCommand::Wait { .. }
+            | DeviceCommand::Health { .. } => false,
+        }
+    }
+
+    fn device(&self) -> Option<&str> {
+        match self {
+            DeviceCommand::List => None,
+            DeviceCommand::Select { device }
+            | DeviceCommand::Properties { device }
+            | DeviceCommand::Wait { device, .. }
+            | DeviceCommand::Health { device }
+            | DeviceCommand::Emulator { device, .. }
+            | DeviceCommand::Wake { device }
+            | DeviceCommand::Unlock { device, .. } => device.as_deref(),
+        }
     }
 }
 

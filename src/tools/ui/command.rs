@@ -299,6 +299,18 @@ impl Command for UiCommand {
     fn runs_long(&self) -> bool {
         matches!(self.action, UiAction::Wait { .. })
     }
+
+    fn acts(&self) -> bool {
+        use UiAction::*;
+        match self.action {
+            Tap { .. } | LongPress { .. } | Swipe { .. } | Type(_) | Key { .. } | Scroll { .. } => true,
+            Dump { .. } | Find { .. } | Wait { .. } | Screenshot { .. } => false,
+        }
+    }
+
+    fn device(&self) -> Option<&str> {
+        self.device.as_deref()
+    }
 }
 
 impl UiAction {

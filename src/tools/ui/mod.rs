@@ -15,7 +15,6 @@ use rmcp::service::RequestContext;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::command::Command;
 use super::{State, error};
 use crate::adb::quote;
 use crate::android::activity::Focus;
@@ -391,14 +390,6 @@ impl Done {
 }
 
 type Outcome = Result<Done, String>;
-
-/// One call from the wire (a script's): parsed, then applied.
-pub async fn run(state: &State, args: JsonObject, ctx: RequestContext<RoleServer>) -> CallToolResult {
-    match UiCommand::parse(args) {
-        Ok(command) => apply(state, command, ctx).await,
-        Err(e) => error(e),
-    }
-}
 
 pub async fn apply(state: &State, command: UiCommand, ctx: RequestContext<RoleServer>) -> CallToolResult {
     let serial = match state.device(command.device.as_deref()).await {

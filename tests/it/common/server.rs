@@ -390,13 +390,18 @@ pub async fn shell<H: rmcp::ClientHandler>(
     shell_on(client, None, command).await
 }
 
+/// The arguments of `adb-shell run COMMAND` (for a call made another way, e.g. the panel's).
+pub fn shell_run(command: &str) -> serde_json::Value {
+    serde_json::json!({"operation": "run", "command": command})
+}
+
 /// `adb-shell run COMMAND` on `device` (or the selected one): the one shell wrapper.
 pub async fn shell_on<H: rmcp::ClientHandler>(
     client: &rmcp::service::RunningService<rmcp::RoleClient, H>,
     device: Option<&str>,
     command: &str,
 ) -> rmcp::model::CallToolResult {
-    let mut args = serde_json::json!({"operation": "run", "command": command});
+    let mut args = shell_run(command);
     if let Some(device) = device {
         args["device"] = device.into();
     }
