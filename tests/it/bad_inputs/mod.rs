@@ -173,7 +173,16 @@ async fn every_field_of_every_operation_is_refused_by_name_when_broken() {
     );
     assert!(sim.wait_for_log("getprop"), "the simulator logs the streams it opens");
     let streams = || sim.log().matches("stream opened").count();
-    let mut runner = proptest::test_runner::TestRunner::default();
+    // The hostile strings come from a seed, printed, so a failing run can be replayed.
+    let seed = std::env::var("DROIDMCP_BAD_INPUT_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(rand::random::<u64>);
+    println!("hostile strings seed {seed} (DROIDMCP_BAD_INPUT_SEED={seed} replays it)");
+    let mut seed_bytes = [0u8; 32];
+    seed_bytes[..8].copy_from_slice(&seed.to_le_bytes());
+    let rng = proptest::test_runner::TestRng::from_seed(proptest::test_runner::RngAlgorithm::ChaCha, &seed_bytes);
+    let mut runner = proptest::test_runner::TestRunner::new_with_rng(proptest::test_runner::Config::default(), rng);
     let (mut count, mut kinds, mut failures) = (0usize, std::collections::BTreeMap::new(), Vec::new());
     let mut known: Vec<String> = Vec::new();
     let every = operations(&client).await;
