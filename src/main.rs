@@ -57,6 +57,9 @@ struct ReplayArgs {
 
 #[derive(clap::Args, Clone)]
 struct ServeArgs {
+    /// Whether scripts' `http` reaches the network: set by `replay --allow-network` only.
+    #[arg(skip)]
+    script_network: bool,
     /// Default device serial (as `adb devices` shows it).
     #[arg(long, env = "ANDROID_SERIAL")]
     device: Option<String>,
@@ -401,6 +404,7 @@ fn script_runs(args: &ServeArgs, workspace: Option<&Path>) -> Arc<Runs> {
             skills_bytes: args.skills_mib << 20,
             total_bytes: args.script_runs_mib << 20,
             max_calls: args.script_max_calls as usize,
+            network: args.script_network,
         },
     ));
     runs.sweep();
@@ -530,6 +534,7 @@ async fn replay(args: ReplayArgs) -> anyhow::Result<()> {
     let mut serve = args.serve;
     // A flow of many steps is one script run: its calls are bounded by the run's time instead.
     serve.script_max_calls = serve.script_max_calls.max(1_000_000);
+    serve.script_network = args.options.allow_network;
     let (state, _sim) = build_state(&serve).await?;
     let report = droidmcp::replay::run(state.clone(), &args.options).await;
     state.runs.shutdown();

@@ -36,16 +36,25 @@ pub struct Options {
     /// a warning.
     #[arg(long)]
     pub strict: bool,
-    /// A value the recording left out (a password, typed as ${NAME}): NAME=VALUE, repeatable.
+    /// A variable of the flows (a password the recording left out, typed as ${NAME}; a Maestro
+    /// flow's ${NAME}), over any the flow defines: NAME=VALUE, repeatable. `MAESTRO_*` variables
+    /// of the environment count too, as in Maestro.
     #[arg(long = "env", value_name = "NAME=VALUE", value_parser = parse_env)]
     pub env: Vec<(String, String)>,
     /// Read the flows (a Maestro flow with its subflows) without a device: print what would run
     /// and every command refused (file, line, why); exit 1 when one is.
-    #[arg(long, conflicts_with_all = ["junit", "strict", "env", "sim", "adb"])]
+    #[arg(long, conflicts_with_all = ["junit", "strict", "env", "sim", "adb", "allow_network", "run_timeout_ms"])]
     pub check: bool,
     /// How long each step waits for its element and its outcome, in ms.
     #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(100..=120_000))]
     pub step_timeout_ms: u64,
+    /// Lets the flows' scripts reach the network (Maestro's `http.get/post/put/delete`, http or
+    /// https), which they cannot otherwise.
+    #[arg(long)]
+    pub allow_network: bool,
+    /// How long one flow may run in all, in ms (its scripts' endless loops end there).
+    #[arg(long, default_value_t = MAX_RUN_MS, value_parser = clap::value_parser!(u64).range(1_000..=MAX_RUN_MS))]
+    pub run_timeout_ms: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -80,6 +89,8 @@ pub struct Report {
     pub ms: u64,
     /// The failure's screenshot, when one was taken.
     pub screenshot: Option<PathBuf>,
+    /// The script ran to its end.
+    pub ended: bool,
 }
 
 impl Report {
@@ -105,12 +116,10 @@ impl Report {
         self.steps.iter().filter(|(_, r)| r.is_none()).count()
     }
 
+    /// No step failed and the run ended by itself (a step may not have run then: a repeat of
+    /// no rounds).
     pub fn passed(&self) -> bool {
-        self.run_error.is_none()
-            && self
-                .steps
-                .iter()
-                .all(|(_, r)| r.as_ref().is_some_and(|r| self.failure(r).is_none()))
+        self.run_error.is_none() && self.failed() == 0 && (self.ended || self.skipped() == 0)
     }
 }
 
@@ -151,13 +160,14 @@ pub fn check(options: &Options) -> bool {
     let mut refused_total = 0;
     for file in &options.files {
         let ext = file.extension().and_then(|e| e.to_str()).unwrap_or_default();
+        let mut notes = Vec::new();
         let (steps, refused) = match ext {
             "yaml" | "yml" => {
                 let checked = crate::flow::maestro::check_file(file);
-                (
-                    checked.steps.iter().map(crate::flow::Step::describe).collect(),
-                    checked.refused,
-                )
+                let mut lines = Vec::new();
+                would(&checked.steps, &mut 0, &mut lines);
+                notes = checked.notes;
+                (lines, checked.refused)
             }
             "js" => match std::fs::read_to_string(file) {
                 Ok(code) => (step_names(&code), Vec::new()),
@@ -171,8 +181,11 @@ pub fn check(options: &Options) -> bool {
                 )],
             ),
         };
-        for (i, step) in steps.iter().enumerate() {
-            println!("would   {} {step}", i + 1);
+        for line in &steps {
+            println!("would   {line}");
+        }
+        for note in &notes {
+            println!("note    {note}");
         }
         for why in &refused {
             println!("refused {why}");
@@ -180,7 +193,7 @@ pub fn check(options: &Options) -> bool {
         println!(
             "{}: {} steps would run, {} refused",
             file.display(),
-            steps.len(),
+            steps.iter().filter(|l| !l.starts_with(' ')).count(),
             refused.len()
         );
         refused_total += usize::from(!refused.is_empty());
@@ -193,6 +206,26 @@ pub fn check(options: &Options) -> bool {
         );
     }
     refused_total == 0
+}
+
+/// What `--check` prints of `steps`: each step numbered as the replay names it, each block's rule
+/// on a line of its own (indented).
+fn would(steps: &[crate::flow::Step], number: &mut usize, out: &mut Vec<String>) {
+    for step in steps {
+        match &step.action {
+            crate::flow::Action::Block { control, body } => {
+                out.push(format!("  {}:", step.describe()));
+                would(body, number, out);
+                if let crate::flow::Control::Complete { after } = control {
+                    would(after, number, out);
+                }
+            }
+            _ => {
+                *number += 1;
+                out.push(format!("{number} {}", step.describe()));
+            }
+        }
+    }
 }
 
 /// A flow file's name and the script that replays it.
@@ -224,6 +257,7 @@ fn script_of(file: &Path) -> anyhow::Result<(String, String)> {
 
 async fn run_one(state: &Arc<State>, options: &Options, name: String, code: String) -> anyhow::Result<Report> {
     let names = step_names(&code);
+    let env = variables(options);
     let started = Instant::now();
     let answer = call(
         state,
@@ -231,11 +265,10 @@ async fn run_one(state: &Arc<State>, options: &Options, name: String, code: Stri
         json!({
             "operation": "run",
             "code": code,
-            "timeoutMs": MAX_RUN_MS,
+            "timeoutMs": options.run_timeout_ms,
             "args": {
                 "timeoutMs": options.step_timeout_ms,
-                "env": options
-                    .env
+                "env": env
                     .iter()
                     .map(|(name, value)| (name.clone(), Value::String(value.clone())))
                     .collect::<serde_json::Map<String, Value>>(),
@@ -250,23 +283,36 @@ async fn run_one(state: &Arc<State>, options: &Options, name: String, code: Stri
         ms: started.elapsed().as_millis() as u64,
         ..Default::default()
     };
-    for (i, result) in results.iter().enumerate() {
-        let name = names.get(i).cloned().unwrap_or_else(|| result.name.clone());
-        report.steps.push((name, Some(result.clone())));
+    // Each step with its records in the order they ran (a step of a repeat has one per round),
+    // or none when it did not run.
+    for name in &names {
+        let ran: Vec<&StepResult> = results.iter().filter(|r| &r.name == name).collect();
+        if ran.is_empty() {
+            report.steps.push((name.clone(), None));
+        }
+        report
+            .steps
+            .extend(ran.into_iter().map(|r| (name.clone(), Some(r.clone()))));
     }
-    for name in names.iter().skip(results.len()) {
-        report.steps.push((name.clone(), None));
+    // A hand-written script's records under names of its own.
+    for result in results.iter().filter(|r| !names.contains(&r.name)) {
+        report.steps.push((result.name.clone(), Some(result.clone())));
     }
     let failed_step = results.iter().any(|r| r.error.is_some());
-    if answer.get("ok") != Some(&Value::Bool(true)) && !failed_step {
-        report.run_error = Some(
-            answer
-                .get("error")
-                .or_else(|| answer.get("message"))
-                .and_then(Value::as_str)
-                .unwrap_or("the run failed")
-                .to_string(),
-        );
+    report.ended = answer.get("ok") == Some(&Value::Bool(true));
+    if !report.ended && !failed_step {
+        let error = answer
+            .get("error")
+            .or_else(|| answer.get("message"))
+            .and_then(Value::as_str)
+            .unwrap_or("the run failed");
+        // The step that was running (a script's endless loop): the first after the last that
+        // has a record and has none.
+        let last = report.steps.iter().rposition(|(_, r)| r.is_some()).map_or(0, |i| i + 1);
+        report.run_error = Some(match report.steps.iter().skip(last).find(|(_, r)| r.is_none()) {
+            Some((name, _)) => format!("{error}, in step {name}"),
+            None => error.to_string(),
+        });
     }
     if let Some(folder) = options.junit.as_deref().and_then(Path::parent)
         && !folder.as_os_str().is_empty()
@@ -288,8 +334,56 @@ async fn run_one(state: &Arc<State>, options: &Options, name: String, code: Stri
         }
         report.screenshot = shot;
     }
+    redact(&mut report, &env);
     print(&report);
     Ok(report)
+}
+
+/// The variables a flow gets from outside: `--env NAME=VALUE`, and as Maestro does, each
+/// `MAESTRO_*` variable of droidmcp's own environment that `--env` does not name.
+fn variables(options: &Options) -> Vec<(String, String)> {
+    let mut env = options.env.clone();
+    let shell =
+        std::env::vars().filter(|(name, _)| name.starts_with("MAESTRO_") && parse_env(&format!("{name}=")).is_ok());
+    for (name, value) in shell {
+        if !env.iter().any(|(given, _)| *given == name) {
+            env.push((name, value));
+        }
+    }
+    env
+}
+
+/// Every value given with `--env` (a password, a token) out of what the report says: written
+/// `${NAME}` instead, whatever failed or showed it.
+fn redact(report: &mut Report, env: &[(String, String)]) {
+    let hide = |text: &mut String| {
+        for (name, value) in env.iter().filter(|(_, v)| !v.is_empty()) {
+            // As given, and as a message may quote it: in a regular expression, in JSON, both.
+            let json = |v: &str| {
+                serde_json::to_string(v)
+                    .unwrap_or_default()
+                    .trim_matches('"')
+                    .to_string()
+            };
+            let pattern = regex::escape(value);
+            for form in [
+                json(&json(&pattern)),
+                json(&pattern),
+                pattern,
+                json(value),
+                value.clone(),
+            ] {
+                *text = text.replace(&form, &format!("${{{name}}}"));
+            }
+        }
+    };
+    for (_, result) in &mut report.steps {
+        if let Some(r) = result {
+            r.error.iter_mut().for_each(hide);
+            r.warnings.iter_mut().for_each(hide);
+        }
+    }
+    report.run_error.iter_mut().for_each(hide);
 }
 
 fn parse_env(given: &str) -> Result<(String, String), String> {

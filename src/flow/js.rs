@@ -2,7 +2,7 @@
 //! same API an assistant uses, then waits for what the recording saw after it. `droidmcp
 //! replay` runs it (a Maestro flow too, turned into this first), and so does `script run`.
 
-use super::{Action, Selector, Step, Target, When, one_line, quoted as lit};
+use super::{Action, Control, Js, Selector, Step, Target, When, one_line, quoted as lit};
 
 /// What a replay reads back from the run's folder: one record per step.
 pub const RESULTS_FILE: &str = "flow-results.json";
@@ -18,15 +18,12 @@ let blockRuns = true;
 // step's failure is a warning; a step in a block whose condition does not hold is not run.
 async function step(name, body, optional = false, when = null) {
   const started = Date.now();
-  if (when !== null) {
-    if (when.opens) blockRuns = await holds(when);
-    if (!blockRuns) {
-      const [ms, warnings] = [Date.now() - started, ["not run: its runFlow condition does not hold"]];
-      results.push({ name, ok: true, ms, warnings, error: null });
-      await workspace.write("flow-results.json", results);
-      console.log(`ok ${name} (${ms} ms); ${warnings[0]}`);
-      return;
-    }
+  if (!(await runs(when))) {
+    const [ms, warnings] = [Date.now() - started, ["not run: its runFlow condition does not hold"]];
+    results.push({ name, ok: true, ms, warnings, error: null });
+    await workspace.write("flow-results.json", results);
+    console.log(`ok ${name} (${ms} ms); ${warnings[0]}`);
+    return;
   }
   const warnings = [];
   let error = null;
@@ -80,17 +77,26 @@ async function percent([x, y]) {
   return [Math.min(w - 1, Math.round((w * x) / 100)), Math.min(h - 1, Math.round((h * y) / 100))];
 }
 
-// What the recording left out of the file (a password): `droidmcp replay --env NAME=VALUE`.
+// Whether a step of a runFlow-when block runs: the block's first step reads the condition.
+async function runs(when) {
+  if (when === null) return true;
+  if (when.opens) blockRuns = await holds(when);
+  return blockRuns;
+}
+
+// What the recording left out of the file (a password): `droidmcp replay --env NAME=VALUE`, or a
+// Maestro flow's own env.
 function env(name) {
-  const value = (args.env || {})[name];
+  const value = globalThis[name] ?? (args.env || {})[name];
   if (typeof value !== "string") {
     throw new Error(`this step types \${${name}}, which the recording left out: replay with --env ${name}=VALUE`);
   }
   return value;
 }
 
-// A runFlow when's condition, read as its block starts: each selector given shows (visible) or
-// does not (notVisible) within a short look, at most 2 s.
+// A runFlow when's condition, read as its block starts (a repeat while's, before each round):
+// each selector given shows (visible) or does not (notVisible) within a short look, at most 2 s,
+// and its JavaScript (`true`) is true.
 async function holds(when) {
   const shows = async (selector) => {
     try {
@@ -103,6 +109,7 @@ async function holds(when) {
   };
   if (when.visible && !(await shows(when.visible))) return false;
   if (when.notVisible && (await shows(when.notVisible))) return false;
+  if (when.script !== undefined && !truthy(interp(when.script, false))) return false;
   return true;
 }
 
@@ -130,7 +137,7 @@ async function expect(activity, visible) {
 "#;
 
 /// The whole script: a header that says where the flow came from, the prelude, then one
-/// `step(…)` per step, each commented with what the assistant did.
+/// `step(…)` per step, each commented with what the assistant did; a block's steps inside it.
 pub fn render(steps: &[Step], header: &[String]) -> String {
     let mut out = String::new();
     for line in header {
@@ -138,10 +145,46 @@ pub fn render(steps: &[Step], header: &[String]) -> String {
     }
     out.push('\n');
     out.push_str(PRELUDE);
-    for (i, step) in steps.iter().enumerate() {
-        let name = format!("{} {}", i + 1, step.describe());
+    let mut number = 0;
+    let mut body = String::new();
+    render_steps(steps, "", &mut number, &mut body);
+    // Only a flow that evaluates something as it runs carries the runtime (a recording's export
+    // has none: its texts are literal but for a `${` typed, written `\${`).
+    let evaluates = |s: &Step| {
+        matches!(s.action, Action::Script(_) | Action::Block { .. })
+            || s.when.as_ref().is_some_and(|w| w.script.is_some())
+    };
+    if steps.iter().any(evaluates) || body.contains("interp(") || body.contains("pattern(") {
+        out.push_str(RUNTIME);
+    }
+    // Each script file's code once, however often the flow runs it (a repeat spelled out).
+    let mut defined = std::collections::BTreeSet::new();
+    for step in super::control::leaves(steps) {
+        if let Action::Script(Js::Run { code, .. }) = &step.action
+            && defined.insert(script_name(code))
+        {
+            out.push_str(&format!("const {} = {};\n", script_name(code), lit(code)));
+        }
+    }
+    out.push_str(&body);
+    out
+}
+
+/// Maestro's JavaScript: `${…}`, variables, scripts and blocks (`maestro/runtime.js`).
+const RUNTIME: &str = include_str!("maestro/runtime.js");
+
+/// Each step as `await step(…)` (numbered on from `number`), a block as its JavaScript around
+/// its own steps, every line after `indent`.
+fn render_steps(steps: &[Step], indent: &str, number: &mut usize, out: &mut String) {
+    for step in steps {
+        if let Action::Block { control, body } = &step.action {
+            render_block(step, control, body, indent, number, out);
+            continue;
+        }
+        *number += 1;
+        let name = format!("{} {}", number, step.describe());
         out.push('\n');
-        out.push_str(&format!("// {}", one_line(&name)));
+        out.push_str(&format!("{indent}// {}", one_line(&name)));
         if let Some(on) = &step.on {
             out.push_str(&format!(", on {}", one_line(on)));
         }
@@ -149,37 +192,96 @@ pub fn render(steps: &[Step], header: &[String]) -> String {
             out.push_str(" (by coordinates: fragile)");
         }
         out.push('\n');
-        out.push_str(&format!("await step({}, async (w) => {{\n", lit(&name)));
+        out.push_str(&format!("{indent}await step({}, async (w) => {{\n", lit(&name)));
         for line in body(step) {
-            out.push_str(&format!("  {line}\n"));
+            out.push_str(&format!("{indent}  {line}\n"));
         }
         if step.expect == Default::default()
-            && !matches!(step.action, Action::Wait { .. } | Action::Check | Action::Settle { .. })
+            && !matches!(
+                step.action,
+                Action::Wait { .. } | Action::Check | Action::Settle { .. } | Action::Script(_)
+            )
         {
-            out.push_str("  await settle();\n");
+            out.push_str(&format!("{indent}  await settle();\n"));
         } else if step.expect != Default::default() {
             let visible: Vec<String> = step.expect.visible.iter().map(selector).collect();
             out.push_str(&format!(
-                "  await expect({}, [{}]);\n",
+                "{indent}  await expect({}, [{}]);\n",
                 step.expect.activity.as_deref().map_or("null".into(), lit),
                 visible.join(", ")
             ));
         }
+        out.push_str(indent);
         out.push_str(&match &step.when {
             Some(when) => format!("}}, {}, {});\n", step.optional, condition(when)),
             None if step.optional => "}, true);\n".into(),
             None => "});\n".into(),
         });
     }
-    out
+}
+
+/// A block: the runtime's function for its rule, its steps in an `async () => {…}` (run only when
+/// its runFlow-when block runs).
+fn render_block(step: &Step, control: &Control, body: &[Step], indent: &str, number: &mut usize, out: &mut String) {
+    let inner = format!("{indent}  ");
+    let gate = match &step.when {
+        Some(when) => format!("if (await runs({})) ", condition(when)),
+        None => String::new(),
+    };
+    out.push_str(&format!("\n{indent}// {}\n", one_line(&control.describe())));
+    let head = match control {
+        Control::Env { vars, strong } => format!("within({}, {strong}, ", pairs(vars)),
+        Control::Repeat { times, condition: c } => format!(
+            "repeat({}, {}, ",
+            times.as_deref().map_or("null".into(), lit),
+            c.as_ref().map_or("null".into(), condition)
+        ),
+        Control::Retry { max_retries } => format!("retry({}, ", lit(max_retries)),
+        Control::Complete { .. } => "complete(".into(),
+        Control::If { condition: c } => format!("only({}, ", condition(c)),
+        Control::Optional => "optionally(".into(),
+    };
+    out.push_str(&format!("{indent}{gate}await {head}async () => {{"));
+    render_steps(body, &inner, number, out);
+    out.push_str(&format!("{indent}}}"));
+    if let Control::Complete { after } = control {
+        out.push_str(", async () => {");
+        render_steps(after, &inner, number, out);
+        out.push_str(&format!("{indent}}}"));
+    }
+    out.push_str(");\n");
+}
+
+/// The constant that holds a script file's code in the flow's script: named by its code's hash.
+fn script_name(code: &str) -> String {
+    // FNV-1a: stable across runs and builds, unlike the standard library's hasher.
+    let hash = code.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    format!("SCRIPT_{hash:016x}")
+}
+
+/// `[["NAME", "template"], …]`.
+fn pairs(vars: &[(String, String)]) -> String {
+    let pairs: Vec<String> = vars.iter().map(|(n, v)| format!("[{}, {}]", lit(n), lit(v))).collect();
+    format!("[{}]", pairs.join(", "))
+}
+
+/// A string field as JavaScript: its literal, or for a Maestro template (a `${…}` in it) its
+/// text evaluated as the step runs.
+fn tpl(s: &str) -> String {
+    match s.contains("${") {
+        true => format!("interp({})", lit(s)),
+        false => lit(s),
+    }
 }
 
 fn body(step: &Step) -> Vec<String> {
     let pick = |t: &Target| format!("await target({}, {}, w)", selector(&t.selector), recorded(t));
     match &step.action {
-        Action::Launch { package } => vec![format!("await app.launch({{ package: {} }});", lit(package))],
-        Action::Stop { package } => vec![format!("await app.stop({{ package: {} }});", lit(package))],
-        Action::ClearData { package } => vec![format!("await app.clearData({{ package: {} }});", lit(package))],
+        Action::Launch { package } => vec![format!("await app.launch({{ package: {} }});", tpl(package))],
+        Action::Stop { package } => vec![format!("await app.stop({{ package: {} }});", tpl(package))],
+        Action::ClearData { package } => vec![format!("await app.clearData({{ package: {} }});", tpl(package))],
         Action::Install { path } => vec![format!("await app.install({{ path: {} }});", lit(path))],
         Action::Tap { target } => vec![format!("await ui.tap({});", pick(target))],
         Action::LongPress { target, duration_ms } => vec![format!(
@@ -196,7 +298,7 @@ fn body(step: &Step) -> Vec<String> {
             let mut lines: Vec<String> = target.iter().map(|t| format!("await ui.tap({});", pick(t))).collect();
             let text = match super::placeholder_name(text) {
                 Some(name) => format!("env({})", lit(name)),
-                None => lit(text),
+                None => tpl(text),
             };
             lines.push(format!(
                 "await ui.type({{ text: {}{}{} }});",
@@ -245,6 +347,18 @@ fn body(step: &Step) -> Vec<String> {
         )],
         Action::Emulator { command } => vec![format!("await device.emulator({{ command: {} }});", lit(command))],
         Action::Check => Vec::new(),
+        Action::Script(Js::Run { file, code, env }) => {
+            vec![format!(
+                "runScript({}, {}, {});",
+                lit(file),
+                script_name(code),
+                pairs(env)
+            )]
+        }
+        Action::Script(Js::Eval { script }) => vec![format!("interp({}, false);", lit(script))],
+        Action::Script(Js::Assert { condition }) => vec![format!("assertTrue({});", lit(condition))],
+        // Rendered around its steps (`render_block`).
+        Action::Block { .. } => Vec::new(),
         // A reading waits until the app is idle; Maestro goes on after its timeout either way.
         Action::Settle { timeout_ms } => vec![format!(
             "await Promise.race([settle(), sleep({})]);",
@@ -274,6 +388,9 @@ fn condition(when: &When) -> String {
     if let Some(s) = &when.not_visible {
         fields.push(format!("notVisible: {}", selector(s)));
     }
+    if let Some(script) = &when.script {
+        fields.push(format!("script: {}", lit(script)));
+    }
     format!("{{ {} }}", fields.join(", "))
 }
 
@@ -288,11 +405,12 @@ fn swipe(from: &str, to: &str, duration_ms: Option<u32>) -> String {
 /// A selector as the API's arguments.
 fn selector(s: &Selector) -> String {
     match s {
-        Selector::ResourceId(v) => format!("{{ resourceId: {} }}", lit(v)),
+        Selector::ResourceId(v) => format!("{{ resourceId: {} }}", tpl(v)),
         Selector::Text(v) => format!("{{ text: {} }}", lit(v)),
         Selector::ContentDesc(v) => format!("{{ contentDesc: {} }}", lit(v)),
         Selector::Point([x, y]) => format!("{{ x: {x}, y: {y} }}"),
         Selector::Percent([x, y]) => format!("{{ percent: [{x}, {y}] }}"),
+        Selector::Pattern(p) if p.contains("${") => format!("pattern({})", tpl(p)),
         Selector::Pattern(p) => format!("{{ text: {}, match: \"regex\" }}", lit(&super::whole_text_regex(p))),
     }
 }

@@ -3,6 +3,7 @@
 //! flow (`maestro`), and replayed by `droidmcp replay` (`replay`). One model (`Step`) for both
 //! formats: a Maestro file is read into steps and replayed through the same script as a `.js`.
 
+pub mod control;
 pub mod js;
 pub mod maestro;
 pub mod record;
@@ -13,6 +14,7 @@ pub mod verify;
 use crate::android::ui_elements::{Element, Field, Matcher, best_target, find};
 use crate::android::uiautomator::{Bounds, UiTree};
 
+pub use control::{Control, Js};
 pub use record::{Recording, Recordings};
 pub use verify::Recorded;
 
@@ -164,6 +166,14 @@ pub enum Action {
     Emulator {
         command: String,
     },
+    /// JavaScript a Maestro flow runs (`runScript`, `evalScript`, `assertTrue`).
+    Script(Js),
+    /// Steps that run under a rule decided as the flow runs (variables, repeat, retry,
+    /// onFlowComplete): not a step of its own, its steps are.
+    Block {
+        control: Control,
+        body: Vec<Step>,
+    },
 }
 
 /// What the recording saw after a step: the activity in front, and up to `MAX_VISIBLE` labels
@@ -198,6 +208,8 @@ pub struct Step {
 pub struct When {
     pub visible: Option<Selector>,
     pub not_visible: Option<Selector>,
+    /// Maestro's `true`: a template whose value is true (not blank, false, undefined, null, 0).
+    pub script: Option<String>,
     pub opens: bool,
 }
 
@@ -211,6 +223,9 @@ impl When {
         if let Some(s) = &self.not_visible {
             parts.push(format!("{} does not show", s.describe()));
         }
+        if let Some(script) = &self.script {
+            parts.push(format!("{script:?} is true"));
+        }
         format!("if {}", parts.join(" and "))
     }
 }
@@ -220,7 +235,7 @@ impl When {
 pub fn same_block(a: &Option<When>, b: &Option<When>) -> bool {
     match (a, b) {
         (None, None) => true,
-        (Some(a), Some(b)) => a.visible == b.visible && a.not_visible == b.not_visible,
+        (Some(a), Some(b)) => a.visible == b.visible && a.not_visible == b.not_visible && a.script == b.script,
         _ => false,
     }
 }
@@ -279,6 +294,8 @@ impl Step {
             Action::Emulator { command } => format!("emulator {command:?}"),
             Action::Settle { timeout_ms: None } => "wait for the screen to settle".into(),
             Action::Settle { timeout_ms: Some(ms) } => format!("wait for the screen to settle, at most {ms} ms"),
+            Action::Script(js) => js.describe(),
+            Action::Block { control, .. } => control.describe(),
             Action::Check => {
                 let shown: Vec<String> = self.expect.visible.iter().map(Selector::describe).collect();
                 format!("check {}", shown.join(", "))

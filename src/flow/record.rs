@@ -64,7 +64,8 @@ impl Recording {
             Some(field) => self.is_secret(field).then_some(field),
             None => screen.iter().find(|e| self.is_secret(e)),
         };
-        secret.map_or_else(|| text.to_string(), placeholder_for)
+        // A flow's text is a Maestro template: a `${` typed is written `\${`, typed as it was.
+        secret.map_or_else(|| text.replace("${", "\\${"), placeholder_for)
     }
 
     /// `target` as a step may keep it: for a field that holds a secret, neither its text nor

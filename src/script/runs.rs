@@ -34,6 +34,8 @@ pub struct RunLimits {
     pub total_bytes: u64,
     /// Tool calls one run may make (`--script-max-calls`).
     pub max_calls: usize,
+    /// Whether a run's `http` may reach the network (`droidmcp replay --allow-network` only).
+    pub network: bool,
 }
 
 impl Default for RunLimits {
@@ -48,6 +50,7 @@ impl Default for RunLimits {
             skills_bytes: 8 << 20,
             total_bytes: 512 << 20,
             max_calls: 200,
+            network: false,
         }
     }
 }

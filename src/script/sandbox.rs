@@ -1,9 +1,7 @@
 //! One script run in a fresh QuickJS runtime (rquickjs): memory, stack, wall clock, host calls
-//! and output are bounded; the only ways out are `console.*` and the host's `call`.
-//! The runtime has no module loader, no file system, network, process or timers: QuickJS alone
-//! has none, and nothing here adds them.
-//!
-//! Each run has a thread of its own (with a small runtime of its own for the script's promises):
+//! and output are bounded; the only ways out are `console.*`, the host's `call` and its `http`
+//! (`http.rs`, which the host refuses unless it allows the network). No module loader, file
+//! system, process or timers: QuickJS alone has none, and nothing here adds them. Each run has a thread of its own (with a small runtime of its own for the script's promises):
 //! a busy script never holds the server's async workers, which once let two `for(;;){}` stop
 //! every call for seconds. The host's calls run on the server's runtime. A stop token (the
 //! client's cancel, the call's deadline, the session's or the server's end: anything that drops
@@ -41,9 +39,8 @@ impl Default for Limits {
 }
 
 /// What a script reaches outside itself. `call(index, tool, arguments)` gives the tool's full
-/// structured result, or the tool's error message (`index` numbers the run's calls from 0, in
-/// the order they were made). `local(operation, arguments)` serves `workspace.*` and
-/// `skills.*`, which are not tool calls.
+/// structured result, or its error message (`index` numbers the run's calls from 0, in the
+/// order made). `local(operation, arguments)` serves `workspace.*` and `skills.*`.
 pub trait Host: Send + Sync + 'static {
     /// The tools a script can call, as namespaces (`device.list()`), from their schemas.
     fn namespaces(&self) -> Vec<super::api::Namespace>;
@@ -52,6 +49,11 @@ pub trait Host: Send + Sync + 'static {
 
     fn local(&self, operation: String, _arguments: serde_json::Value) -> HostFuture {
         Box::pin(async move { Err(format!("{operation} is not available here")) })
+    }
+
+    /// A script's `http` request (`http.rs`), within `timeout`; refused unless the host allows it.
+    fn http(&self, _request: serde_json::Value, _timeout: Duration) -> HostFuture {
+        Box::pin(async { Err("a script reaches no network here".into()) })
     }
 }
 
@@ -177,13 +179,13 @@ impl<T> Drop for AbortOnDrop<T> {
 /// namespaces the host gives).
 fn prelude(namespaces: &[super::api::Namespace]) -> String {
     let head = PRELUDE_HEAD.replace("MAX_ARGUMENT", &(MAX_ARGUMENT_BYTES / 4).to_string());
-    format!("{head}{}}})();\n", super::api::definitions(namespaces))
+    format!("{head}{}{}}})();\n", http::PRELUDE, super::api::definitions(namespaces))
 }
 
 const PRELUDE_HEAD: &str = r#"
 (() => {
   const hidden = {};
-  for (const name of ["__call", "__local", "__sleep", "__args"]) {
+  for (const name of ["__call", "__local", "__sleep", "__args", "__http"]) {
     hidden[name] = globalThis[name];
     delete globalThis[name];
   }
@@ -337,7 +339,7 @@ async fn run_here(
     let limits_cap = limits.max_output_chars;
     let work = context.async_with(async move |ctx| {
         let state = run_state;
-        if let Err(e) = install(&ctx, &state, &limits_in, host, main, &script_args) {
+        if let Err(e) = install(&ctx, &state, &limits_in, (host, main, deadline), &script_args) {
             return Some(format!("cannot prepare the script's API: {e}"));
         }
         let mut options = rquickjs::context::EvalOptions::default();
@@ -390,11 +392,11 @@ fn install<'js>(
     ctx: &rquickjs::Ctx<'js>,
     state: &Arc<RunState>,
     limits: &Limits,
-    host: Arc<dyn Host>,
-    main: tokio::runtime::Handle,
+    (host, main, deadline): (Arc<dyn Host>, tokio::runtime::Handle, Instant),
     script_args: &str,
 ) -> rquickjs::Result<()> {
     let namespaces = host.namespaces();
+    http::install(ctx, host.clone(), main.clone(), deadline)?;
     let console = rquickjs::Object::new(ctx.clone())?;
     for (name, prefix) in [("log", ""), ("info", ""), ("warn", "warn: "), ("error", "error: ")] {
         let state = state.clone();
@@ -592,5 +594,7 @@ fn finish(state: &RunState, error: Option<String>) -> Outcome {
     Outcome { output, error, calls }
 }
 
+mod http;
+pub use http::fetch;
 #[cfg(test)]
 mod tests;

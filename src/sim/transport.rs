@@ -240,7 +240,12 @@ async fn dispatch_loop(sim: &Arc<Simulator>, reader: &mut (impl AsyncRead + Unpi
                     awaiting_okay: false,
                 };
                 // At info: the reliability tests read this as the device's command log.
-                tracing::info!(service = %name, local_id, "stream opened");
+                // What `input text` types stays out of the log (a password, a token).
+                let shown = match name.split_once(':') {
+                    Some((service, command)) => format!("{service}:{}", crate::adb::shown(command)),
+                    None => name.to_string(),
+                };
+                tracing::info!(service = %shown, local_id, "stream opened");
                 tokio::spawn(services::run(sim.clone(), name, io));
             }
             A_WRTE => {

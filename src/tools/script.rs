@@ -181,6 +181,21 @@ impl Host for ToolHost {
         }))
     }
 
+    /// Only a replay given `--allow-network` lets a script's `http` out (a flow's script reaching
+    /// the network is the user's choice); an assistant's `script run` never does.
+    fn http(&self, request: Value, timeout: std::time::Duration) -> HostFuture {
+        let allowed = self.state.runs.limits().network;
+        Box::pin(async move {
+            if !allowed {
+                return Err(
+                    "http: a script reaches the network only in a replay run with --allow-network (droidmcp replay --allow-network FLOW)"
+                        .into(),
+                );
+            }
+            crate::script::sandbox::fetch(request, timeout).await
+        })
+    }
+
     fn local(&self, operation: String, arguments: Value) -> HostFuture {
         let (runs, run) = (self.state.runs.clone(), self.run.clone());
         Box::pin(async move {

@@ -511,7 +511,11 @@ fn a_maestro_command_droidmcp_does_not_replay_is_refused_with_its_line() {
     let home = tempfile::tempdir().unwrap();
     let dir = tempfile::tempdir().unwrap();
     let flow = dir.path().join("other.yaml");
-    std::fs::write(&flow, "appId: com.example\n---\n- launchApp\n- runScript: setup.js\n").unwrap();
+    std::fs::write(
+        &flow,
+        "appId: com.example\n---\n- launchApp\n- assertWithAI:\n    assertion: fine\n",
+    )
+    .unwrap();
     // Every file is read before any runs: the good one first does not run either.
     let example = repo_dir().join("tests/flows/settings.yaml");
     let out = replay(&example, home.path(), &[flow.to_str().unwrap()]);
@@ -519,7 +523,7 @@ fn a_maestro_command_droidmcp_does_not_replay_is_refused_with_its_line() {
     assert!(!String::from_utf8_lossy(&out.stdout).contains("ok      1 launch"));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("line 4: `runScript` is not replayed yet (JavaScript through the code-mode sandbox)"),
+        stderr.contains("line 4: `assertWithAI` is refused: an AI model judges the screen"),
         "{stderr}"
     );
 }

@@ -74,7 +74,11 @@ pub const COMMANDS: &[(&str, Status, &str)] = &[
     ("swipe", Status::Replayed, "direction, or start and end; duration"),
     ("assertVisible", Status::Replayed, "id, text, point"),
     ("assertNotVisible", Status::Replayed, "id, text, point"),
-    ("assertTrue", Status::NotYet, "a JavaScript condition"),
+    (
+        "assertTrue",
+        Status::Replayed,
+        "its ${…} true as the step runs (not blank, false, undefined, null, 0)",
+    ),
     ("extendedWaitUntil", Status::Replayed, "visible or notVisible, timeout"),
     (
         "waitForAnimationToEnd",
@@ -95,12 +99,24 @@ pub const COMMANDS: &[(&str, Status, &str)] = &[
     (
         "runFlow",
         Status::Replayed,
-        "file or commands; when visible, notVisible, platform (true and env not yet)",
+        "file or commands; env (for its steps, over the subflow's own); when visible, notVisible, platform, true; optional",
     ),
-    ("repeat", Status::Replayed, "times (while not yet)"),
-    ("retry", Status::NotYet, ""),
-    ("runScript", Status::NotYet, "JavaScript through the code-mode sandbox"),
-    ("evalScript", Status::NotYet, "JavaScript through the code-mode sandbox"),
+    (
+        "repeat",
+        Status::Replayed,
+        "times; while visible, notVisible, true (read before each round)",
+    ),
+    (
+        "retry",
+        Status::Replayed,
+        "maxRetries (1 by default, 3 at most), file or commands, env, optional",
+    ),
+    (
+        "runScript",
+        Status::Replayed,
+        "file (read and compiled with the flow), env, when; in the replay's sandbox",
+    ),
+    ("evalScript", Status::Replayed, "its ${…} evaluated as the step runs"),
     (
         "assertWithAI",
         Status::Refused,

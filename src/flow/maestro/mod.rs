@@ -3,6 +3,7 @@
 mod args;
 pub mod compat;
 mod read;
+mod script;
 mod selectors;
 mod write;
 mod yaml;

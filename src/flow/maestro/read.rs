@@ -10,7 +10,7 @@ use super::args::{direction, erase, flag, no_argument, our_key, random_input, sc
 use super::selectors::{command_selector, selector, target};
 use super::yaml::{at, field, key, number, only_keys, required, scalar, string};
 
-use super::super::{Action, Expect, Selector, Step, When, same_block};
+use super::super::{Action, Expect, Step, When, same_block};
 
 /// Flow files a `runFlow` may nest, and steps a flow may grow to once `repeat` and `runFlow` are
 /// spelled out: a typo (`times: 1000000`) or a loop of files fails at once, with its line.
@@ -33,6 +33,9 @@ pub fn parse_file(path: &Path) -> Result<(Option<String>, Vec<Step>), String> {
     let mut steps = Vec::new();
     let mut reader = Reader::default();
     reader.file(path, None, &mut steps)?;
+    for note in &reader.notes {
+        tracing::warn!("{note}");
+    }
     Ok((reader.name, steps))
 }
 
@@ -43,6 +46,8 @@ pub struct Checked {
     pub name: Option<String>,
     pub steps: Vec<Step>,
     pub refused: Vec<String>,
+    /// What Maestro reads and ignores, so a replay ignores it too (`FILE line N: why`).
+    pub notes: Vec<String>,
 }
 
 /// Reads `path` (and its subflows) as `parse_file` does, but goes on past a refused command,
@@ -65,6 +70,7 @@ pub fn check_file(path: &Path) -> Checked {
         name: reader.name,
         steps,
         refused,
+        notes: reader.notes,
     }
 }
 
@@ -72,11 +78,12 @@ pub fn check_file(path: &Path) -> Checked {
 /// condition of the `runFlow {when}` block being read, the outermost flow's name, and when
 /// checking (`check_file`), the refusals so far.
 #[derive(Default)]
-struct Reader {
-    files: Vec<PathBuf>,
-    when: Option<When>,
+pub(super) struct Reader {
+    pub(super) files: Vec<PathBuf>,
+    pub(super) when: Option<When>,
     name: Option<String>,
     refused: Option<Vec<String>>,
+    notes: Vec<String>,
 }
 
 impl Reader {
@@ -143,7 +150,7 @@ impl Reader {
             }
         };
         let mut app_id = None;
-        let mut on_start = None;
+        let (mut on_start, mut on_complete) = (None, None);
         if let Some(header) = header {
             let YamlDataOwned::Mapping(map) = &header.data else {
                 return Err(at(header, "the header is a mapping with appId"));
@@ -162,33 +169,55 @@ impl Reader {
                     Some("jsEngine") => {
                         string(value, "jsEngine")?;
                     }
+                    // Maestro reads an Android WebView through Chrome DevTools with it; a
+                    // replay's `ui` always reads a debuggable one so.
+                    Some("androidWebViewHierarchy") => {
+                        string(value, "androidWebViewHierarchy")?;
+                    }
                     // Runs before the flow's commands; when it fails they do not run, as
                     // Maestro does.
                     Some("onFlowStart") => on_start = Some(value),
-                    Some("onFlowEnd") => self.refuse(at(
-                        key,
-                        "onFlowEnd is no Maestro header key (Maestro ignores it): onFlowComplete is, or remove it",
-                    ))?,
+                    // Runs after the flow's commands, even after a failure, as Maestro does.
+                    Some("onFlowComplete") => on_complete = Some(value),
+                    // Read below (`with_env`).
+                    Some("env") => {}
+                    // Maestro keeps any other header key for its plugins and ignores it; so
+                    // does a replay, saying so (a misspelt hook would otherwise never run).
                     other => {
-                        let why = match other {
-                            Some("env") => {
-                                "`env` in the header is not replayed yet (nor its ${…}): pass the values with --env NAME=VALUE"
-                            }
-                            Some("onFlowComplete") => "`onFlowComplete` (run even after a failure) is not replayed yet",
-                            _ => "this header key is not read (appId, name, tags, jsEngine, onFlowStart are)",
+                        let file = self.files.last().map(|f| f.display().to_string()).unwrap_or_default();
+                        let hint = if other == Some("onFlowEnd") {
+                            " (onFlowComplete runs after the flow)"
+                        } else {
+                            ""
                         };
-                        self.refuse(at(key, why))?
+                        let (key_node, name) = (key, other.unwrap_or("a header key that is not a name"));
+                        self.notes.push(format!(
+                            "{file} {}",
+                            at(key_node, &format!("`{name}` is no Maestro header key: Maestro ignores it, and so does the replay{hint}"))
+                        ));
                     }
                 }
             }
         }
+        let mut body = Vec::new();
         if let Some(start) = on_start {
-            self.commands(start, app_id.as_deref(), steps)?;
+            self.commands(start, app_id.as_deref(), &mut body)?;
         }
-        self.commands(commands, app_id.as_deref(), steps)
+        self.commands(commands, app_id.as_deref(), &mut body)?;
+        if let Some(complete) = on_complete {
+            let mut after = Vec::new();
+            self.commands(complete, app_id.as_deref(), &mut after)?;
+            let control = crate::flow::Control::Complete { after };
+            body = vec![self.step(Action::Block { control, body }, false)];
+        }
+        match header {
+            Some(header) => steps.extend(self.with_env(header, false, body)?),
+            None => steps.extend(body),
+        }
+        Ok(())
     }
 
-    fn commands(
+    pub(super) fn commands(
         &mut self,
         commands: &MarkedYamlOwned,
         app_id: Option<&str>,
@@ -220,6 +249,22 @@ impl Reader {
             YamlDataOwned::Mapping(map) if map.len() == 1 => {
                 let (k, v) = map.iter().next().expect("one entry");
                 (scalar(k).unwrap_or_default(), Some(v), k)
+            }
+            // Two keys where Maestro takes one (`- tapOn: OK` with `optional: true` beside it):
+            // Maestro refuses the unknown field; say where it goes. The first key has the line.
+            YamlDataOwned::Mapping(map) if map.len() > 1 => {
+                let keys: Vec<String> = map.keys().map(|k| scalar(k).unwrap_or_default()).collect();
+                let first = map.keys().next().expect("two entries");
+                return Err(at(
+                    first,
+                    &format!(
+                        "a command is one name with its arguments, and this item has {}: `{}`; an option such as `optional` goes under the command ({}: {{…, {}: …}}), as Maestro reads it",
+                        keys.len(),
+                        keys.join("`, `"),
+                        keys[0],
+                        keys.get(1).map_or("optional", String::as_str)
+                    ),
+                ));
             }
             _ => match scalar(item) {
                 Some(name) => (name, None, item),
@@ -411,7 +456,12 @@ impl Reader {
                 match steps.last_mut() {
                     // An assertion after an optional step is not optional; one after a
                     // conditional block is not conditional.
-                    Some(last) if !optional && !last.optional && same_block(&last.when, &self.when) => {
+                    Some(last)
+                        if !optional
+                            && !last.optional
+                            && same_block(&last.when, &self.when)
+                            && !matches!(last.action, Action::Block { .. }) =>
+                    {
                         last.expect.visible.push(shown)
                     }
                     _ => {
@@ -430,11 +480,10 @@ impl Reader {
             "repeat" => {
                 let map = required(arg, item, &name)?;
                 only_keys(map, &["times", "commands", "while"])?;
-                if let Some(condition) = key(map, "while") {
-                    return Err(at(
-                        condition,
-                        "repeat while is not replayed (its condition is read as the flow runs): give times",
-                    ));
+                // Decided as the flow runs: a condition, or times from a ${…}.
+                let template = field(map, "times").and_then(scalar).is_some_and(|t| t.contains("${"));
+                if field(map, "while").is_some() || template {
+                    return self.repeat_block(map, app_id, steps);
                 }
                 let times = field(map, "times").ok_or_else(|| at(map, "repeat takes times and commands"))?;
                 let times = scalar(times)
@@ -456,18 +505,21 @@ impl Reader {
                 if let Some(file) = scalar(arg) {
                     return self.run_file(&file, item, steps);
                 }
-                only_keys(arg, &["file", "commands", "env", "when"])?;
-                if let Some(env) = key(arg, "env") {
-                    return Err(at(
-                        env,
-                        "runFlow env is not replayed: give the values to droidmcp replay with --env NAME=VALUE",
-                    ));
-                }
-                return match field(arg, "when") {
-                    Some(when) => self.conditional(when, arg, item, app_id, steps),
-                    None => self.block(arg, item, app_id, steps),
+                only_keys(arg, &["file", "commands", "env", "when", "optional"])?;
+                let mut inner = Vec::new();
+                match field(arg, "when") {
+                    Some(when) => self.conditional(when, arg, item, app_id, &mut inner)?,
+                    None => self.block(arg, item, app_id, &mut inner)?,
                 };
+                // Its env holds for its steps only (over the subflow's own header env).
+                let inner = self.with_env(arg, true, inner)?;
+                steps.extend(self.optionally(optional, inner));
+                return Ok(());
             }
+            "runScript" | "evalScript" | "assertTrue" => {
+                return self.script(&name, required(arg, item, &name)?, optional, steps);
+            }
+            "retry" => return self.retry_block(required(arg, item, &name)?, item, app_id, optional, steps),
             _ => return Err(at(item, &super::compat::refusal(&name))),
         };
         let mut step = Step::new(action);
@@ -487,40 +539,19 @@ impl Reader {
         app_id: Option<&str>,
         steps: &mut Vec<Step>,
     ) -> Result<(), String> {
-        only_keys(when, &["visible", "notVisible", "platform", "true"])?;
-        if let Some(script) = key(when, "true") {
-            return Err(at(
-                script,
-                "runFlow when true (a JavaScript condition) is not replayed: use visible or notVisible",
-            ));
-        }
-        if self.when.is_some() {
-            return Err(at(when, "a runFlow when inside another runFlow when is not replayed"));
-        }
-        if let Some(platform) = field(when, "platform")
-            && !string(platform, "platform")?.eq_ignore_ascii_case("android")
-        {
+        let Some(condition) = self.condition(when)? else {
+            // A block for another platform has no steps here.
             return Ok(());
-        }
-        let shown = |name: &str| -> Result<Option<Selector>, String> {
-            let Some(node) = field(when, name) else {
-                return Ok(None);
-            };
-            match selector(node)? {
-                s if s.fragile() => Err(at(
-                    key(when, name).unwrap_or(node),
-                    &format!("{name} is an id or a text, not a point"),
-                )),
-                s => Ok(Some(s)),
-            }
-        };
-        let condition = When {
-            visible: shown("visible")?,
-            not_visible: shown("notVisible")?,
-            opens: false,
         };
         let mut block = Vec::new();
-        if condition.visible.is_some() || condition.not_visible.is_some() {
+        // Inside another block's condition: a block of its own, its condition read as it starts.
+        if self.when.is_some() {
+            self.block(arg, item, app_id, &mut block)?;
+            let control = crate::flow::Control::If { condition };
+            steps.push(self.step(Action::Block { control, body: block }, false));
+            return Ok(());
+        }
+        if condition.visible.is_some() || condition.not_visible.is_some() || condition.script.is_some() {
             self.when = Some(condition);
         }
         let read = self.block(arg, item, app_id, &mut block);
@@ -534,7 +565,7 @@ impl Reader {
     }
 
     /// What a `runFlow` mapping runs: its file, or its commands.
-    fn block(
+    pub(super) fn block(
         &mut self,
         arg: &MarkedYamlOwned,
         item: &MarkedYamlOwned,

@@ -93,13 +93,9 @@ fn text_selector(node: &MarkedYamlOwned, pattern: &str) -> Result<Selector, Stri
             Some(next) if super::write::REGEX_SPECIAL.contains(next) => literal.push(next),
             // A metacharacter, or a class such as `\d`: a pattern.
             _ => {
+                // Evaluated as the step runs, then read as any text is (`runtime.js`'s `pattern`).
                 if pattern.contains("${") {
-                    return Err(at(
-                        node,
-                        &format!(
-                            "text {pattern:?}: a ${{…}} in a selector is not replayed yet (Maestro evaluates it first)"
-                        ),
-                    ));
+                    return Ok(Selector::Pattern(pattern.to_string()));
                 }
                 return match crate::android::ui_elements::Matcher::regex(&crate::flow::whole_text_regex(pattern)) {
                     Ok(_) => Ok(Selector::Pattern(pattern.to_string())),

@@ -179,6 +179,8 @@ fn commands(step: &Step, app_id: &str) -> Vec<String> {
             ),
         }],
         Action::Check => Vec::new(),
+        // Only a Maestro flow has them (a recording has none): said, not written.
+        Action::Script(_) | Action::Block { .. } => vec![format!("# not written: {}\n", one_line(&step.describe()))],
         Action::Settle { timeout_ms: None } => vec!["- waitForAnimationToEnd\n".into()],
         Action::Settle { timeout_ms: Some(ms) } => {
             vec![format!("- waitForAnimationToEnd:\n    timeout: {ms}\n")]

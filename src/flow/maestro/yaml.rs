@@ -72,8 +72,15 @@ pub(super) fn string(node: &MarkedYamlOwned, what: &str) -> Result<String, Strin
 }
 
 pub(super) fn number(node: &MarkedYamlOwned, what: &str) -> Result<u64, String> {
-    scalar(node)
-        .and_then(|s| s.parse().ok())
+    let text = scalar(node);
+    // Numbers are read with the flow; only texts are templates a step evaluates as it runs.
+    if text.as_deref().is_some_and(|t| t.contains("${")) {
+        return Err(at(
+            node,
+            &format!("{what} is a number of ms, read with the flow: a ${{…}} there is not evaluated; write the number"),
+        ));
+    }
+    text.and_then(|s| s.parse().ok())
         .ok_or_else(|| at(node, &format!("{what} is a number of ms")))
 }
 

@@ -1,0 +1,130 @@
+//! `http` in a script, as Maestro's scripts call it: `http.get/post/put/delete(url, {headers,
+//! body})` and `http.request(url, {method, …})`, synchronous, answering `{ok, status, body,
+//! headers}`. The host decides whether a run may reach the network (`Host::http`: only
+//! `droidmcp replay --allow-network` lets it); each request is plain http (no TLS is compiled
+//! in, so https is refused saying so), bounded by what is left of the run's time and by
+//! `MAX_BODY_BYTES`.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rquickjs::function::Func;
+use serde_json::{Value, json};
+
+use super::Host;
+
+/// The largest response body a script is handed.
+pub const MAX_BODY_BYTES: usize = 1 << 20;
+
+/// The script's `http`, over the hidden `__http` (taken into the prelude's `hidden`).
+pub(super) const PRELUDE: &str = r#"
+  const request = (method, url, options) => {
+    const o = options === undefined || options === null ? {} : options;
+    const body = o.body === undefined || o.body === null ? null : String(o.body);
+    const answer = parse(hidden.__http(stringify({ method: String(method).toUpperCase(), url: String(url), headers: o.headers || {}, body })));
+    if (answer.error !== undefined) throw new Error(answer.error);
+    return answer.ok;
+  };
+  define("http", Object.freeze({
+    get: (url, o) => request("GET", url, o),
+    post: (url, o) => request("POST", url, o),
+    put: (url, o) => request("PUT", url, o),
+    delete: (url, o) => request("DELETE", url, o),
+    request: (url, o) => request((o && o.method) || "GET", url, o),
+  }));
+"#;
+
+/// `__http(request)`: the host's answer, the script's thread waiting for it (the script is
+/// synchronous, as Maestro's is), at most until the run's deadline.
+pub(super) fn install(
+    ctx: &rquickjs::Ctx<'_>,
+    host: Arc<dyn Host>,
+    main: tokio::runtime::Handle,
+    deadline: Instant,
+) -> rquickjs::Result<()> {
+    let http = move |request: String| -> String {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let request: Value = serde_json::from_str(&request).unwrap_or_default();
+        let asked = host.http(request, left);
+        let task = main.spawn(async move { tokio::time::timeout(left, asked).await });
+        let answer = match futures::executor::block_on(task) {
+            Ok(Ok(Ok(value))) => json!({ "ok": value }),
+            Ok(Ok(Err(message))) => json!({ "error": message }),
+            Ok(Err(_)) => {
+                json!({ "error": format!("the request ran past the run's time limit ({} ms were left)", left.as_millis()) })
+            }
+            Err(e) => json!({ "error": format!("the request was stopped ({e})") }),
+        };
+        answer.to_string()
+    };
+    ctx.globals().set("__http", Func::from(http))
+}
+
+/// One request (`{method, url, headers, body}`): `{ok, status, body, headers}`, or why not.
+pub async fn fetch(request: Value, timeout: Duration) -> Result<Value, String> {
+    let url = request["url"].as_str().unwrap_or_default();
+    let parsed = reqwest::Url::parse(url).map_err(|e| format!("http: {:?} is not a URL ({e})", url))?;
+    match parsed.scheme() {
+        "http" => {}
+        "https" => {
+            return Err(format!(
+                "http: {url:?} is https, and this build of droidmcp has no TLS: reach the API over http (a local mock, a tunnel)"
+            ));
+        }
+        _ => return Err(format!("http: {url:?} is not an http URL")),
+    }
+    let method = request["method"].as_str().unwrap_or("GET");
+    let method =
+        reqwest::Method::from_bytes(method.as_bytes()).map_err(|_| format!("http: {method:?} is not a method"))?;
+    let client = reqwest::Client::builder()
+        .timeout(timeout)
+        .build()
+        .map_err(|e| format!("http: {e}"))?;
+    let mut asked = client.request(method.clone(), parsed);
+    for (name, value) in request["headers"].as_object().into_iter().flatten() {
+        let value = value.as_str().map_or_else(|| value.to_string(), str::to_string);
+        asked = asked.header(name.as_str(), value);
+    }
+    if let Some(body) = request["body"].as_str() {
+        asked = asked.body(body.to_string());
+    }
+    let mut response = asked.send().await.map_err(|e| match e.is_timeout() {
+        true => format!(
+            "http: {method} {url} got no answer within the {} ms left of the run's time limit",
+            timeout.as_millis()
+        ),
+        false => format!("http: {method} {url} failed: {e}"),
+    })?;
+    let status = response.status().as_u16();
+    let headers: serde_json::Map<String, Value> = response
+        .headers()
+        .iter()
+        .map(|(k, v)| {
+            (
+                k.as_str().to_string(),
+                Value::String(String::from_utf8_lossy(v.as_bytes()).into_owned()),
+            )
+        })
+        .collect();
+    let mut body = Vec::new();
+    while let Some(chunk) = response
+        .chunk()
+        .await
+        .map_err(|e| format!("http: reading the response: {e}"))?
+    {
+        if body.len() + chunk.len() > MAX_BODY_BYTES {
+            return Err(format!(
+                "http: {method} {} answered more than {} KiB, the most a script is handed",
+                url,
+                MAX_BODY_BYTES >> 10
+            ));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(json!({
+        "ok": (200..300).contains(&status),
+        "status": status,
+        "body": String::from_utf8_lossy(&body),
+        "headers": headers,
+    }))
+}

@@ -1,0 +1,3 @@
+// Runs in onFlowComplete, whatever happened before.
+output.cleanedUp = true;
+console.log('cleaned up after ' + output.typed);

@@ -1,0 +1,2 @@
+// Keeps what was typed (TYPED, this script's own env) for the flow's later checks.
+output.typed = TYPED;
