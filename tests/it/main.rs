@@ -21,6 +21,7 @@ mod flow;
 mod flow_check;
 mod flow_js;
 mod flow_secrets;
+mod flow_selectors;
 mod flow_verify;
 mod house;
 mod http;
