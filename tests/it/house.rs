@@ -289,6 +289,11 @@ fn no_source_file_is_over_600_lines() {
             long.push(format!("src/{rel} has {lines} lines (at most 600): split it"));
         }
     }
-    println!("{} files; the longest, src/{}, has {} lines", files.len(), longest.1, longest.0);
+    println!(
+        "{} files; the longest, src/{}, has {} lines",
+        files.len(),
+        longest.1,
+        longest.0
+    );
     assert!(long.is_empty(), "{}", long.join("\n"));
 }
