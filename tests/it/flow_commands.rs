@@ -37,16 +37,7 @@ fn replay(flow: &Path, device: Option<&SimProcess>, args: &[&str]) -> Output {
 
 /// A shell command's stdout on the simulator, as an assistant runs it.
 fn shell(sim: &SimProcess, command: &str) -> String {
-    let home = tempfile::tempdir().unwrap();
-    let args = serde_json::json!({"operation": "run", "command": command}).to_string();
-    let out = Command::new(env!("CARGO_BIN_EXE_droidmcp"))
-        .args(["call", "adb-shell", &args, "--adb", &format!("tcp:{}", sim.addr)])
-        .env("HOME", home.path())
-        .env_remove("ANDROID_SERIAL")
-        .output()
-        .expect("droidmcp call runs");
-    let answer: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON line");
-    answer["stdout"].as_str().unwrap_or_default().to_string()
+    shell_by_call(sim, command)
 }
 
 fn flow(dir: &Path, name: &str, text: &str) -> std::path::PathBuf {

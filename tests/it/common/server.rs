@@ -408,6 +408,21 @@ pub async fn shell_on<H: rmcp::ClientHandler>(
     call(client, "adb-shell", args).await
 }
 
+/// `adb-shell run COMMAND` on the simulator through `droidmcp call`, as a user runs the binary
+/// beside a replay: its stdout.
+pub fn shell_by_call(sim: &super::SimProcess, command: &str) -> String {
+    let home = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_droidmcp"))
+        .args(["call", "adb-shell", &shell_run(command).to_string()])
+        .args(["--adb", &format!("tcp:{}", sim.addr)])
+        .env("HOME", home.path())
+        .env_remove("ANDROID_SERIAL")
+        .output()
+        .expect("droidmcp call runs");
+    let answer: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON line");
+    answer["stdout"].as_str().unwrap_or_default().to_string()
+}
+
 /// Chars of the JSON a model reads for this result (the structured content, which the text
 /// twin repeats).
 pub fn response_chars(result: &rmcp::model::CallToolResult) -> usize {
