@@ -160,11 +160,13 @@ pub fn check(options: &Options) -> bool {
     let mut refused_total = 0;
     for file in &options.files {
         let ext = file.extension().and_then(|e| e.to_str()).unwrap_or_default();
+        let mut notes = Vec::new();
         let (steps, refused) = match ext {
             "yaml" | "yml" => {
                 let checked = crate::flow::maestro::check_file(file);
                 let mut lines = Vec::new();
                 would(&checked.steps, &mut 0, &mut lines);
+                notes = checked.notes;
                 (lines, checked.refused)
             }
             "js" => match std::fs::read_to_string(file) {
@@ -181,6 +183,9 @@ pub fn check(options: &Options) -> bool {
         };
         for line in &steps {
             println!("would   {line}");
+        }
+        for note in &notes {
+            println!("note    {note}");
         }
         for why in &refused {
             println!("refused {why}");

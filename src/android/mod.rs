@@ -12,6 +12,7 @@ pub mod keys;
 pub mod logcat;
 pub mod packages;
 pub mod screen_state;
+pub mod selector;
 pub mod ui_elements;
 pub mod ui_refs;
 pub mod uiautomator;

@@ -388,6 +388,15 @@ pub fn best_target(found: &[Found]) -> Result<&Found, Vec<&Found>> {
     if tied.len() == 1 { Ok(best) } else { Err(tied) }
 }
 
+/// The element for node `node`: as listed, else as a plain element (a text inside a row); none
+/// when it has no area to act on.
+pub fn element_of(tree: &UiTree, all: &[Element], node: usize) -> Option<Element> {
+    all.iter()
+        .find(|e| e.node == node)
+        .cloned()
+        .or_else(|| element_for(tree, node))
+}
+
 /// An element for a node that is not in the list (a plain text inside nothing tappable).
 fn element_for(tree: &UiTree, i: usize) -> Option<Element> {
     let n = &tree.nodes[i];

@@ -58,8 +58,8 @@ async function target(selector, recorded, warnings) {
     return { x, y, ...checked };
   }
   try {
-    await ui.wait({ match: "exact", ...selector, timeoutMs: TIMEOUT });
-    return { match: "exact", ...selector, ...checked };
+    await ui.wait({ ...query(selector), timeoutMs: TIMEOUT });
+    return { ...query(selector), ...checked };
   } catch (e) {
     const label = recorded === null ? null : recorded.label ?? null;
     if (label === null || selector.text === label) throw e;
@@ -70,11 +70,27 @@ async function target(selector, recorded, warnings) {
   }
 }
 
+// How `ui` takes a selector: a Maestro selector as it is (`ui` resolves it as Maestro does), any
+// other matched exactly.
+function query(selector) {
+  return "selector" in selector ? selector : { match: "exact", ...selector };
+}
+
 // A point given in percent of the screen, in device pixels (the screen as it is now, turned or
 // not).
 async function percent([x, y]) {
   const [w, h] = (await ui.dump({ limit: 1 })).screen;
   return [Math.min(w - 1, Math.round((w * x) / 100)), Math.min(h - 1, Math.round((h * y) / 100))];
+}
+
+// Maestro's swipe from an element: from its centre to a tenth of the screen from the edge the
+// finger moves toward.
+async function swipeFrom(selector, direction, durationMs) {
+  const [x, y] = (await ui.wait({ ...query(selector), timeoutMs: TIMEOUT })).target.at;
+  const [w, h] = (await ui.dump({ limit: 1 })).screen;
+  const [near, far] = [(n) => Math.round(n * 0.1), (n) => Math.round(n * 0.9)];
+  const to = { up: [x, near(h)], down: [x, far(h)], left: [near(w), y], right: [far(w), y] }[direction];
+  await ui.swipe({ from: [x, y], to, ...(durationMs === null ? {} : { durationMs }) });
 }
 
 // Whether a step of a runFlow-when block runs: the block's first step reads the condition.
@@ -100,7 +116,7 @@ function env(name) {
 async function holds(when) {
   const shows = async (selector) => {
     try {
-      await ui.wait({ match: "exact", ...selector, timeoutMs: Math.min(TIMEOUT, 2000) });
+      await ui.wait({ ...query(selector), timeoutMs: Math.min(TIMEOUT, 2000) });
       return true;
     } catch (e) {
       if (String((e && e.message) || e).includes("did not appear")) return false;
@@ -123,7 +139,7 @@ async function settle() {
 async function expect(activity, visible) {
   let focused = null;
   for (const selector of visible) {
-    focused = (await ui.wait({ match: "exact", ...selector, timeoutMs: TIMEOUT })).focused;
+    focused = (await ui.wait({ ...query(selector), timeoutMs: TIMEOUT })).focused;
   }
   const started = Date.now();
   while (activity !== null && (focused === null || focused.activity !== activity)) {
@@ -324,15 +340,21 @@ fn body(step: &Step) -> Vec<String> {
             lit(direction),
             duration_ms.map_or(String::new(), |d| format!(", durationMs: {d}"))
         )],
+        Action::SwipeFrom {
+            from,
+            direction,
+            duration_ms,
+        } => vec![format!(
+            "await swipeFrom({}, {}, {});",
+            selector(from),
+            lit(direction),
+            duration_ms.map_or("null".into(), |d| d.to_string())
+        )],
         Action::Erase { chars } => vec![format!(
             "for (let i = 0; i < {chars}; i++) await ui.key({{ name: \"DEL\" }});"
         )],
         Action::Scroll { direction, until } => vec![match until {
-            Some(s) => format!(
-                "await ui.scroll({{ direction: {}, match: \"exact\", ...{} }});",
-                lit(direction),
-                selector(s)
-            ),
+            Some(s) => format!("await ui.scroll({{ direction: {}, {} }});", lit(direction), query(s)),
             None => format!("await ui.scroll({{ direction: {} }});", lit(direction)),
         }],
         Action::Wait {
@@ -340,8 +362,8 @@ fn body(step: &Step) -> Vec<String> {
             gone,
             timeout_ms,
         } => vec![format!(
-            "await ui.wait({{ match: \"exact\", ...{}{}, timeoutMs: {} }});",
-            selector(s),
+            "await ui.wait({{ {}{}, timeoutMs: {} }});",
+            query(s),
             if *gone { ", gone: true" } else { "" },
             timeout_ms.map_or("TIMEOUT".into(), |t| t.to_string())
         )],
@@ -402,6 +424,32 @@ fn swipe(from: &str, to: &str, duration_ms: Option<u32>) -> String {
     )
 }
 
+/// A selector as the fields of a call that looks for it (the prelude's `query`): matched exactly,
+/// but a Maestro selector, which `ui` resolves as Maestro does.
+fn query(s: &Selector) -> String {
+    match s {
+        Selector::Maestro(_) => format!("...{}", selector(s)),
+        _ => format!("match: \"exact\", ...{}", selector(s)),
+    }
+}
+
+/// A Maestro selector as a JavaScript object, each text with a `${…}` evaluated as the step runs
+/// (`tpl`), nested selectors' too.
+fn maestro_object(m: &crate::android::selector::ElementSelector) -> String {
+    fn value(v: &serde_json::Value) -> String {
+        match v {
+            serde_json::Value::String(s) => tpl(s),
+            serde_json::Value::Array(items) => format!("[{}]", items.iter().map(value).collect::<Vec<_>>().join(", ")),
+            serde_json::Value::Object(fields) => {
+                let fields: Vec<String> = fields.iter().map(|(k, v)| format!("{k}: {}", value(v))).collect();
+                format!("{{ {} }}", fields.join(", "))
+            }
+            other => super::literal(other),
+        }
+    }
+    serde_json::to_value(m).map_or_else(|_| "{}".into(), |v| value(&v))
+}
+
 /// A selector as the API's arguments.
 fn selector(s: &Selector) -> String {
     match s {
@@ -412,5 +460,7 @@ fn selector(s: &Selector) -> String {
         Selector::Percent([x, y]) => format!("{{ percent: [{x}, {y}] }}"),
         Selector::Pattern(p) if p.contains("${") => format!("pattern({})", tpl(p)),
         Selector::Pattern(p) => format!("{{ text: {}, match: \"regex\" }}", lit(&super::whole_text_regex(p))),
+        // One object in Maestro's shape; `ui` resolves it as Maestro does.
+        Selector::Maestro(m) => format!("{{ selector: {} }}", maestro_object(m)),
     }
 }

@@ -33,6 +33,9 @@ pub enum Selector {
     /// A Maestro `text` that is a regular expression (`Log.*`): at replay, `ui`'s regex match of
     /// an element's whole text (or that very text).
     Pattern(String),
+    /// A Maestro selector beyond one id or text (index, flags, size, relations, id with a
+    /// pattern): `ui` resolves it as Maestro does (`android::selector`).
+    Maestro(crate::android::selector::ElementSelector),
 }
 
 /// The regex `ui` matches a Maestro text pattern with: as Maestro does, over an element's whole
@@ -55,6 +58,7 @@ impl Selector {
             Selector::Point([x, y]) => format!("point ({x}, {y}), fragile"),
             Selector::Percent([x, y]) => format!("point ({x}%, {y}%), fragile"),
             Selector::Pattern(v) => format!("text matching {v:?}"),
+            Selector::Maestro(m) => m.describe(),
         }
     }
 }
@@ -137,6 +141,13 @@ pub enum Action {
     },
     /// A finger moving `direction` (up, down, left, right) across the screen.
     SwipeToward {
+        direction: String,
+        duration_ms: Option<u32>,
+    },
+    /// A finger moving `direction` from an element's centre to a tenth of the screen from that
+    /// edge (Maestro's `swipe: {from, direction}`).
+    SwipeFrom {
+        from: Selector,
         direction: String,
         duration_ms: Option<u32>,
     },
@@ -279,6 +290,7 @@ impl Step {
                 format!("swipe ({}%, {}%) to ({}%, {}%)", from[0], from[1], to[0], to[1])
             }
             Action::SwipeToward { direction, .. } => format!("swipe {direction}"),
+            Action::SwipeFrom { from, direction, .. } => format!("swipe {direction} from {}", from.describe()),
             Action::Erase { chars: 1 } => "erase 1 character".into(),
             Action::Erase { chars } => format!("erase {chars} characters"),
             Action::Scroll { direction, until } => match until {
@@ -430,8 +442,14 @@ pub fn placeholder_name(text: &str) -> Option<&str> {
 /// double-quoted scalar; the characters either reads as a line break (NEL, U+2028, U+2029 for
 /// YAML 1.1 and older JavaScript) are escaped as well, so no text ends a literal early.
 pub(crate) fn quoted(s: &str) -> String {
-    serde_json::to_string(s)
-        .unwrap_or_else(|_| "\"\"".into())
+    literal(s)
+}
+
+/// Any value as a literal both formats read, as `quoted` writes strings (JSON is a JavaScript
+/// literal and a YAML flow value).
+pub(crate) fn literal<T: serde::Serialize + ?Sized>(value: &T) -> String {
+    serde_json::to_string(value)
+        .unwrap_or_else(|_| "null".into())
         .replace('\u{85}', "\\u0085")
         .replace('\u{2028}', "\\u2028")
         .replace('\u{2029}', "\\u2029")

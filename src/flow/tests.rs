@@ -22,7 +22,7 @@ pub(crate) fn text() -> impl Strategy<Value = String> {
     .prop_filter("a selector is trimmed text", |s| !s.trim().is_empty() && s.trim() == s)
 }
 
-fn selector() -> impl Strategy<Value = Selector> {
+fn selector() -> BoxedStrategy<Selector> {
     prop_oneof![
         text().prop_map(Selector::ResourceId),
         text().prop_map(Selector::Text),
@@ -30,7 +30,42 @@ fn selector() -> impl Strategy<Value = Selector> {
         (0i32..5000, 0i32..5000).prop_map(|(x, y)| Selector::Point([x, y])),
         // A valid regex that is no literal (its `.*`): always a pattern.
         text().prop_map(|t| Selector::Pattern(format!("{}.*", regex::escape(&t)))),
+        maestro_selector(),
     ]
+    .boxed()
+}
+
+/// Maestro's whole selector: an index always (so it reads back as one), with a text, an id,
+/// flags and a selector nested under a relation now and then.
+fn maestro_selector() -> BoxedStrategy<Selector> {
+    use crate::android::selector::ElementSelector;
+    let escaped = || proptest::option::of(text().prop_map(|t| regex::escape(&t)));
+    (
+        escaped(),
+        escaped(),
+        0i64..5,
+        proptest::option::of(any::<bool>()),
+        escaped(),
+        proptest::option::of(0i32..2000),
+    )
+        .prop_map(|(text, id, index, enabled, below, width)| {
+            Selector::Maestro(ElementSelector {
+                text,
+                id,
+                index: Some(crate::android::selector::Index::At(index)),
+                enabled,
+                width,
+                below: below.map(|t| {
+                    Box::new(ElementSelector {
+                        text: Some(t),
+                        ..ElementSelector::default()
+                    })
+                }),
+                ..ElementSelector::default()
+            })
+        })
+        // Boxed, as `when` is: the value trees would overflow a test thread's stack.
+        .boxed()
 }
 
 fn target() -> impl Strategy<Value = Target> {
@@ -100,6 +135,13 @@ fn action() -> impl Strategy<Value = Action> {
             }),
         (direction(), proptest::option::of(50u32..=10_000))
             .prop_map(|(direction, duration_ms)| Action::SwipeToward { direction, duration_ms }),
+        (maestro_selector(), direction(), proptest::option::of(50u32..=10_000)).prop_map(
+            |(from, direction, duration_ms)| Action::SwipeFrom {
+                from,
+                direction,
+                duration_ms
+            }
+        ),
         (1u32..=1000).prop_map(|chars| Action::Erase { chars }),
         proptest::option::of(1u64..60_000).prop_map(|timeout_ms| Action::Settle { timeout_ms }),
         (direction(), proptest::option::of(selector()))
@@ -299,11 +341,6 @@ fn a_maestro_flow_written_by_hand_reads_as_steps() {
     let started = maestro::parse("appId: a.b\nonFlowStart:\n  - launchApp\n---\n- back\n").unwrap();
     let described: Vec<String> = started.iter().map(Step::describe).collect();
     assert_eq!(described, ["launch a.b", "key BACK"]);
-    let refused = maestro::parse("appId: a.b\n---\n- launchApp\n- tapOn:\n    text: x\n    index: 2\n").unwrap_err();
-    assert_eq!(
-        refused,
-        "line 6: `index` is not supported here (id, text, point, label, optional, retryTapIfNoChange are)"
-    );
     assert!(
         maestro::parse("- launchApp\n")
             .unwrap_err()

@@ -88,7 +88,7 @@ fn check_lists_every_refusal_with_its_file_and_line() {
     let flow = dir.path().join("flow.yaml");
     std::fs::write(
         &flow,
-        "appId: a.b\nonFlowEnd: []\n---\n- launchApp\n- frobnicate\n- runFlow: sub.yaml\n- assertWithAI:\n    assertion: fine\n- back\n",
+        "appId: a.b\nonFlowEnd: []\n---\n- launchApp\n- frobnicate\n- runFlow: sub.yaml\n- assertWithAI:\n    assertion: fine\n- back\n- tapOn: OK\n  optional: true\n",
     )
     .unwrap();
     let out = droidmcp(&["replay", "--check"], std::slice::from_ref(&flow));
@@ -97,10 +97,17 @@ fn check_lists_every_refusal_with_its_file_and_line() {
     let real = |p: &Path| p.canonicalize().unwrap().display().to_string();
     let (flow_path, sub_path) = (real(&flow), real(&dir.path().join("sub.yaml")));
     for expected in [
-        format!("refused {flow_path} line 2: onFlowEnd is no Maestro header key (Maestro ignores it)"),
+        // Maestro ignores a header key it does not know; so does the replay, saying so.
+        format!(
+            "note    {flow_path} line 2: `onFlowEnd` is no Maestro header key: Maestro ignores it, and so does the replay (onFlowComplete runs after the flow)"
+        ),
         format!("refused {flow_path} line 5: `frobnicate` is not a Maestro command"),
         format!("refused {sub_path} line 4: `travel` is not replayed yet"),
         format!("refused {flow_path} line 7: `assertWithAI` is refused: an AI model judges the screen"),
+        // Maestro refuses a field beside the command; the line is the item's, never 0.
+        format!(
+            "refused {flow_path} line 10: a command is one name with its arguments, and this item has 2: `tapOn`, `optional`"
+        ),
     ] {
         assert!(said.contains(&expected), "{expected}\n{said}");
     }
@@ -109,6 +116,7 @@ fn check_lists_every_refusal_with_its_file_and_line() {
         "{said}"
     );
     assert!(said.contains(": 3 steps would run, 4 refused"), "{said}");
+    assert!(!said.contains(" line 0:"), "{said}");
     let clean = dir.path().join("clean.yaml");
     std::fs::write(&clean, "appId: a.b\n---\n- launchApp\n").unwrap();
     assert!(

@@ -22,6 +22,7 @@ mod flow_check;
 mod flow_http;
 mod flow_js;
 mod flow_secrets;
+mod flow_selectors;
 mod flow_verify;
 mod house;
 mod http;

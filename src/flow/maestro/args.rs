@@ -71,7 +71,7 @@ pub(super) fn erase(arg: Option<&MarkedYamlOwned>) -> Result<Action, String> {
 }
 
 pub(super) fn swipe(arg: &MarkedYamlOwned) -> Result<Action, String> {
-    only_keys(arg, &["start", "end", "duration", "direction", "optional"])?;
+    only_keys(arg, &["start", "end", "duration", "direction", "from", "optional"])?;
     // A swipe lasts what `ui swipe` can ask the device for; Maestro's default is its own.
     let duration_ms = match field(arg, "duration") {
         Some(d) => match number(d, "duration")? {
@@ -84,10 +84,22 @@ pub(super) fn swipe(arg: &MarkedYamlOwned) -> Result<Action, String> {
         if let Some(point) = key(arg, "start").or(key(arg, "end")) {
             return Err(at(point, "swipe takes direction, or start and end, not both"));
         }
+        // From an element's centre (`from: {id: sheet_handle}`), as Maestro swipes on one.
+        // Resolved as Maestro resolves it, so an id or a text is that very node, not its row.
+        if let (Some(name), Some(from)) = (key(arg, "from"), field(arg, "from")) {
+            return Ok(Action::SwipeFrom {
+                from: Selector::Maestro(super::selectors::element(name, from)?),
+                direction: direction(d)?,
+                duration_ms,
+            });
+        }
         return Ok(Action::SwipeToward {
             direction: direction(d)?,
             duration_ms,
         });
+    }
+    if let Some(from) = key(arg, "from") {
+        return Err(at(from, "swipe from an element takes its direction"));
     }
     let (Some(start), Some(end)) = (field(arg, "start"), field(arg, "end")) else {
         return Err(at(

@@ -37,7 +37,7 @@ pub const COMMANDS: &[(&str, Status, &str)] = &[
     (
         "tapOn",
         Status::Replayed,
-        "id, text, id with text, point; label is a caption",
+        "any selector, as Maestro resolves it (text, id, index, enabled, checked, focused, selected, width, height, tolerance, below, above, leftOf, rightOf, childOf, containsChild, containsDescendants), or point; label is a caption",
     ),
     ("doubleTapOn", Status::NotYet, "two taps"),
     ("longPressOn", Status::Replayed, "as tapOn"),
@@ -71,9 +71,13 @@ pub const COMMANDS: &[(&str, Status, &str)] = &[
         Status::Replayed,
         "element, direction; timeout, speed, visibilityPercentage, centerElement refused",
     ),
-    ("swipe", Status::Replayed, "direction, or start and end; duration"),
-    ("assertVisible", Status::Replayed, "id, text, point"),
-    ("assertNotVisible", Status::Replayed, "id, text, point"),
+    (
+        "swipe",
+        Status::Replayed,
+        "direction, or start and end, or from (any selector) with direction; duration",
+    ),
+    ("assertVisible", Status::Replayed, "any selector, or point"),
+    ("assertNotVisible", Status::Replayed, "any selector, or point"),
     (
         "assertTrue",
         Status::Replayed,

@@ -33,6 +33,9 @@ pub fn parse_file(path: &Path) -> Result<(Option<String>, Vec<Step>), String> {
     let mut steps = Vec::new();
     let mut reader = Reader::default();
     reader.file(path, None, &mut steps)?;
+    for note in &reader.notes {
+        tracing::warn!("{note}");
+    }
     Ok((reader.name, steps))
 }
 
@@ -43,6 +46,8 @@ pub struct Checked {
     pub name: Option<String>,
     pub steps: Vec<Step>,
     pub refused: Vec<String>,
+    /// What Maestro reads and ignores, so a replay ignores it too (`FILE line N: why`).
+    pub notes: Vec<String>,
 }
 
 /// Reads `path` (and its subflows) as `parse_file` does, but goes on past a refused command,
@@ -65,6 +70,7 @@ pub fn check_file(path: &Path) -> Checked {
         name: reader.name,
         steps,
         refused,
+        notes: reader.notes,
     }
 }
 
@@ -77,6 +83,7 @@ pub(super) struct Reader {
     pub(super) when: Option<When>,
     name: Option<String>,
     refused: Option<Vec<String>>,
+    notes: Vec<String>,
 }
 
 impl Reader {
@@ -174,14 +181,21 @@ impl Reader {
                     Some("onFlowComplete") => on_complete = Some(value),
                     // Read below (`with_env`).
                     Some("env") => {}
-                    Some("onFlowEnd") => self.refuse(at(
-                        key,
-                        "onFlowEnd is no Maestro header key (Maestro ignores it): onFlowComplete is, or remove it",
-                    ))?,
-                    _ => self.refuse(at(
-                        key,
-                        "this header key is not read (appId, name, tags, env, jsEngine, androidWebViewHierarchy, onFlowStart, onFlowComplete are)",
-                    ))?,
+                    // Maestro keeps any other header key for its plugins and ignores it; so
+                    // does a replay, saying so (a misspelt hook would otherwise never run).
+                    other => {
+                        let file = self.files.last().map(|f| f.display().to_string()).unwrap_or_default();
+                        let hint = if other == Some("onFlowEnd") {
+                            " (onFlowComplete runs after the flow)"
+                        } else {
+                            ""
+                        };
+                        let (key_node, name) = (key, other.unwrap_or("a header key that is not a name"));
+                        self.notes.push(format!(
+                            "{file} {}",
+                            at(key_node, &format!("`{name}` is no Maestro header key: Maestro ignores it, and so does the replay{hint}"))
+                        ));
+                    }
                 }
             }
         }
@@ -235,6 +249,22 @@ impl Reader {
             YamlDataOwned::Mapping(map) if map.len() == 1 => {
                 let (k, v) = map.iter().next().expect("one entry");
                 (scalar(k).unwrap_or_default(), Some(v), k)
+            }
+            // Two keys where Maestro takes one (`- tapOn: OK` with `optional: true` beside it):
+            // Maestro refuses the unknown field; say where it goes. The first key has the line.
+            YamlDataOwned::Mapping(map) if map.len() > 1 => {
+                let keys: Vec<String> = map.keys().map(|k| scalar(k).unwrap_or_default()).collect();
+                let first = map.keys().next().expect("two entries");
+                return Err(at(
+                    first,
+                    &format!(
+                        "a command is one name with its arguments, and this item has {}: `{}`; an option such as `optional` goes under the command ({}: {{…, {}: …}}), as Maestro reads it",
+                        keys.len(),
+                        keys.join("`, `"),
+                        keys[0],
+                        keys.get(1).map_or("optional", String::as_str)
+                    ),
+                ));
             }
             _ => match scalar(item) {
                 Some(name) => (name, None, item),

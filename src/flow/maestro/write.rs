@@ -144,6 +144,16 @@ fn commands(step: &Step, app_id: &str) -> Vec<String> {
             direction.to_uppercase(),
             duration_ms.map_or(String::new(), |d| format!("    duration: {d}\n"))
         )],
+        Action::SwipeFrom {
+            from,
+            direction,
+            duration_ms,
+        } => vec![format!(
+            "- swipe:\n    from:\n{}    direction: {}\n{}",
+            selector_fields(from, "      "),
+            direction.to_uppercase(),
+            duration_ms.map_or(String::new(), |d| format!("    duration: {d}\n"))
+        )],
         Action::Erase { chars } => vec![format!("- eraseText: {chars}\n")],
         Action::Scroll { direction, until: None } if direction == "down" => vec!["- scroll\n".into()],
         // Maestro's scroll only goes down: another way is the swipe that does it.
@@ -231,6 +241,7 @@ fn selector_fields(s: &Selector, indent: &str) -> String {
         Selector::Point([x, y]) => format!("{indent}point: \"{x}, {y}\"\n"),
         Selector::Percent([x, y]) => format!("{indent}point: \"{x}%, {y}%\"\n"),
         Selector::Pattern(v) => format!("{indent}text: {}\n", quoted(v)),
+        Selector::Maestro(m) => super::selectors::write_fields(m, indent),
     }
 }
 

@@ -349,13 +349,7 @@ pub(super) async fn scroll(
     recording_sees(state, serial, &first);
     let mut snap = first.clone();
     for attempt in 0..=MAX_SCROLLS {
-        let found = find(
-            &snap.tree,
-            &snap.elements,
-            query.field,
-            &query.matcher,
-            screen_bounds(&snap),
-        );
+        let found = query.find(&snap);
         if let Some(hit) = found
             .into_iter()
             .find(|f| screen_bounds(&snap).contains(f.element.at[0], f.element.at[1]))
@@ -388,7 +382,7 @@ pub(super) async fn scroll(
         if next.signature == snap.signature {
             return Err(format!(
                 "{:?} is not on the screen, and scrolling {} changes nothing more: the end is reached",
-                query.value,
+                query.value(),
                 toward.name()
             ));
         }
@@ -396,7 +390,7 @@ pub(super) async fn scroll(
     }
     Err(format!(
         "{:?} did not appear in {MAX_SCROLLS} scrolls {}",
-        query.value,
+        query.value(),
         toward.name()
     ))
 }

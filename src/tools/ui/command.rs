@@ -99,17 +99,14 @@ impl Target {
 }
 
 /// What to look for: one field, its matcher, and the value as given (for messages and the
-/// recording).
-pub struct Query {
-    pub field: Field,
-    pub matcher: Matcher,
-    pub value: String,
-}
-
-impl Query {
-    pub fn exact(&self) -> bool {
-        matches!(self.matcher, Matcher::Exact(_))
-    }
+/// recording); or a Maestro `selector`. Resolved in resolve.rs (`Query::find`, `value`, `exact`).
+pub enum Query {
+    Field {
+        field: Field,
+        matcher: Matcher,
+        value: String,
+    },
+    Maestro(ElementSelector),
 }
 
 /// What `type` types, and where: into the field of a ref (tapped first), else the focused one.
@@ -227,7 +224,7 @@ impl Command for UiCommand {
                 filter: a.filter.clone().filter(|f| !f.is_empty()),
             },
             UiOperation::Find => UiAction::Find {
-                query: query(&a)?.ok_or("find needs text, resourceId, contentDesc or className")?,
+                query: query(&a)?.ok_or("find needs text, resourceId, contentDesc, className or selector")?,
                 grid: a.grid.unwrap_or(false),
             },
             UiOperation::Tap => UiAction::Tap {
@@ -267,7 +264,7 @@ impl Command for UiCommand {
                 observe,
             },
             UiOperation::Wait => UiAction::Wait {
-                query: query(&a)?.ok_or("wait needs text, resourceId, contentDesc or className")?,
+                query: query(&a)?.ok_or("wait needs text, resourceId, contentDesc, className or selector")?,
                 gone: a.gone.unwrap_or(false),
                 timeout: TIMEOUT.check_ms(a.timeout_ms, DEFAULT_WAIT_MS)?,
                 timeout_ms: a.timeout_ms,
@@ -340,10 +337,18 @@ impl UiAction {
     }
 }
 
+const SELECTOR_ALONE: &str = "give `selector` (Maestro's, whose text and id are regexes) or text, resourceId, contentDesc, className with match, not both";
 const MATCH_ALONE: &str = "`match` says how a text, resourceId, contentDesc or className matches; give one";
 
-/// The field and matcher a call asks for (`text`, `resourceId`, `contentDesc` or `className`).
+/// The field and matcher a call asks for (`text`, `resourceId`, `contentDesc`, `className`), or its `selector`.
 fn query(a: &UiArgs) -> Result<Option<Query>, String> {
+    if let Some(selector) = &a.selector {
+        let texts = [&a.text, &a.resource_id, &a.content_desc, &a.class_name];
+        if texts.iter().any(|t| t.is_some()) || a.matching.is_some() {
+            return Err(SELECTOR_ALONE.into());
+        }
+        return Ok(Some(Query::Maestro(selector.clone())));
+    }
     let (field, value) = match (&a.text, &a.resource_id, &a.content_desc, &a.class_name) {
         (Some(t), None, None, None) => (Field::Text, t),
         (None, Some(r), None, None) => (Field::ResourceId, r),
@@ -361,7 +366,7 @@ fn query(a: &UiArgs) -> Result<Option<Query>, String> {
         MatchKind::Contains => Matcher::Contains(value.to_string()),
         MatchKind::Regex => Matcher::regex(value)?,
     };
-    Ok(Some(Query {
+    Ok(Some(Query::Field {
         field,
         matcher,
         value: value.clone(),
@@ -370,7 +375,10 @@ fn query(a: &UiArgs) -> Result<Option<Query>, String> {
 
 /// A tap's or long press's one target, and the fields that go with it.
 fn target(a: &UiArgs, operation: &str) -> Result<Target, String> {
-    let by_query = a.text.is_some() || a.resource_id.is_some() || a.content_desc.is_some() || a.class_name.is_some();
+    let by_query = [&a.text, &a.resource_id, &a.content_desc, &a.class_name]
+        .iter()
+        .any(|t| t.is_some())
+        || a.selector.is_some();
     let by_point = a.x.is_some() || a.y.is_some();
     let given = [a.reference.is_some(), by_query, by_point, a.grid_cell.is_some()];
     if given.iter().filter(|g| **g).count() > 1 {

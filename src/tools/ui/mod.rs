@@ -19,7 +19,10 @@ use super::{State, error};
 use crate::adb::quote;
 use crate::android::activity::Focus;
 use crate::android::keys::key_code;
-use crate::android::ui_elements::{Element, Field, Found, Matcher, Rank, best_target, closest, elements, find};
+use crate::android::selector::{ElementSelector, find_nodes};
+use crate::android::ui_elements::{
+    Element, Field, Found, Matcher, Rank, best_target, closest, element_of, elements, find,
+};
 use crate::android::ui_refs::{Resolved, resolve};
 use crate::android::uiautomator::{Bounds, UiTree, parse_ui_dump};
 use crate::context::budget::{Budgeted, respond};
@@ -97,6 +100,10 @@ pub struct UiArgs {
     /// Default contains.
     #[serde(default, rename = "match")]
     pub matching: Option<MatchKind>,
+    /// Maestro's {text, id, index, below…}.
+    #[serde(default)]
+    #[schemars(with = "Option<Value>", extend("type" = "object"))]
+    pub selector: Option<ElementSelector>,
     #[serde(default)]
     pub grid: Option<bool>,
     #[serde(default)]
@@ -303,7 +310,15 @@ pub struct Shot {
 pub(super) fn fields_of(operation: UiOperation) -> &'static [&'static str] {
     match operation {
         UiOperation::Dump => &["limit", "offset", "filter"],
-        UiOperation::Find => &["text", "resourceId", "contentDesc", "className", "match", "grid"],
+        UiOperation::Find => &[
+            "text",
+            "resourceId",
+            "contentDesc",
+            "className",
+            "match",
+            "selector",
+            "grid",
+        ],
         UiOperation::Tap => &[
             "ref",
             "text",
@@ -311,6 +326,7 @@ pub(super) fn fields_of(operation: UiOperation) -> &'static [&'static str] {
             "contentDesc",
             "className",
             "match",
+            "selector",
             "x",
             "y",
             "space",
@@ -326,6 +342,7 @@ pub(super) fn fields_of(operation: UiOperation) -> &'static [&'static str] {
             "contentDesc",
             "className",
             "match",
+            "selector",
             "x",
             "y",
             "space",
@@ -345,6 +362,7 @@ pub(super) fn fields_of(operation: UiOperation) -> &'static [&'static str] {
             "contentDesc",
             "className",
             "match",
+            "selector",
             "observe",
         ],
         UiOperation::Wait => &[
@@ -353,6 +371,7 @@ pub(super) fn fields_of(operation: UiOperation) -> &'static [&'static str] {
             "contentDesc",
             "className",
             "match",
+            "selector",
             "gone",
             "timeoutMs",
         ],

@@ -10,14 +10,8 @@ pub(super) async fn find_op(state: &State, serial: &str, query: &Query, grid: bo
         read => read?,
     };
     recording_sees(state, serial, &snap);
-    let value = &query.value;
-    let found = find(
-        &snap.tree,
-        &snap.elements,
-        query.field,
-        &query.matcher,
-        screen_bounds(&snap),
-    );
+    let value = &query.value();
+    let found = query.find(&snap);
     let total = found.len();
     // Exact matches, when there are any, are what was meant: the ones that merely contain the
     // text are counted, not listed.
@@ -184,23 +178,20 @@ async fn by_ref(state: &State, serial: &str, reference: &str, recorded: Option<&
 }
 
 async fn by_query(state: &State, serial: &str, query: &Query, recorded: Option<&Recorded>) -> Result<Landing, String> {
-    let value = &query.value;
+    let value = &query.value();
     let snap = read_current(state, serial).await?;
     recording_sees(state, serial, &snap);
     // Asleep or locked, the dump is the keyguard's: say so before "nothing matches".
     refuse(&snap, None)?;
-    let found = find(
-        &snap.tree,
-        &snap.elements,
-        query.field,
-        &query.matcher,
-        screen_bounds(&snap),
-    );
-    match best_target(&found) {
+    let found = query.find(&snap);
+    match query.pick(&found) {
         Ok(one) => {
             refuse(&snap, Some(&one.element))?;
             on_screen(&one.element, snap.screen)?;
-            let what = format!("{} {value:?}", query_field(query.field));
+            let what = match query {
+                Query::Field { field, .. } => format!("{} {value:?}", query_field(*field)),
+                Query::Maestro(_) => format!("the selector's {value}"),
+            };
             verified(recorded, &snap, &one.element, &what)?;
             Ok(Landing {
                 at: one.element.at,
@@ -302,7 +293,63 @@ fn step_selector(snap: &Snapshot, element: &Element) -> crate::flow::Target {
 /// from the reading that found it.
 pub(super) fn recorded_query(query: &Query, found: Option<(&Snapshot, &Element)>) -> Option<crate::flow::Selector> {
     let found = found.map(|(snap, element)| (&snap.tree, snap.elements.as_slice(), screen_bounds(snap), element));
-    crate::flow::record::selector_for_query(query.field, query.exact(), &query.value, found)
+    match query {
+        Query::Field { field, value, .. } => {
+            crate::flow::record::selector_for_query(*field, query.exact(), value, found)
+        }
+        // A Maestro selector is recorded as it was given.
+        Query::Maestro(selector) => Some(crate::flow::Selector::Maestro(selector.clone())),
+    }
+}
+
+impl Query {
+    /// An exact match of a field (not contains, a regex or a selector).
+    pub fn exact(&self) -> bool {
+        matches!(
+            self,
+            Query::Field {
+                matcher: Matcher::Exact(_),
+                ..
+            }
+        )
+    }
+
+    /// How messages name it: the value given, or a selector's keys (`text "Delete", below
+    /// (text "Row 3")`).
+    pub fn value(&self) -> String {
+        match self {
+            Query::Field { value, .. } => value.clone(),
+            Query::Maestro(selector) => selector.describe(),
+        }
+    }
+
+    /// The matches on a reading, best first; a Maestro selector's in Maestro's order, the first
+    /// being the one Maestro acts on.
+    pub(super) fn find(&self, snap: &Snapshot) -> Vec<Found> {
+        let screen = screen_bounds(snap);
+        match self {
+            Query::Field { field, matcher, .. } => find(&snap.tree, &snap.elements, *field, matcher, screen),
+            Query::Maestro(selector) => find_nodes(&snap.tree, snap.screen, selector)
+                .into_iter()
+                .filter_map(|node| element_of(&snap.tree, &snap.elements, node))
+                .map(|element| Found {
+                    visible: screen.contains(element.at[0], element.at[1]),
+                    rank: Rank::ExactCase,
+                    direct: true,
+                    element,
+                })
+                .collect(),
+        }
+    }
+
+    /// What a tap acts on among the matches: a Maestro selector's first (Maestro's choice), else
+    /// the one best (`Err`: the tied best, or none).
+    fn pick<'a>(&self, found: &'a [Found]) -> Result<&'a Found, Vec<&'a Found>> {
+        match self {
+            Query::Maestro(_) => found.first().ok_or_else(Vec::new),
+            Query::Field { .. } => best_target(found),
+        }
+    }
 }
 
 /// Refuses an element whose center (where a tap lands) is outside the screen: a tap there would

@@ -18,7 +18,7 @@ pub(super) async fn wait(
     timeout_ms: Option<u64>,
     ctx: &RequestContext<RoleServer>,
 ) -> Outcome {
-    let value = &query.value;
+    let value = &query.value();
     let started = std::time::Instant::now();
     let pace = Pace {
         timeout,
@@ -40,13 +40,7 @@ pub(super) async fn wait(
             Err(_) => return Look::TimeUp,
         };
         recording_sees(state, serial, &snap);
-        let found = find(
-            &snap.tree,
-            &snap.elements,
-            query.field,
-            &query.matcher,
-            screen_bounds(&snap),
-        );
+        let found = query.find(&snap);
         *last.lock().unwrap_or_else(|p| p.into_inner()) = describe(&snap.state, &snap.elements);
         if found.is_empty() != gone {
             let saw = if gone { "still there" } else { "not yet" };
