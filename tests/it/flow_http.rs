@@ -165,12 +165,26 @@ fn https_reaches_a_server_a_trusted_ca_signed_and_refuses_one_no_trusted_ca_sign
         bad_served.lock().unwrap().is_empty(),
         "nothing reached the untrusted server"
     );
+    // SSL_CERT_FILE naming no file: the step says so, and nothing is sent.
+    let missing = dir.path().join("missing-ca.pem");
+    let vars = [("SSL_CERT_FILE", missing.to_str().unwrap())];
+    let out = replay_env(&file, home.path(), &args, &vars);
+    let said = stdout(&out);
+    assert!(
+        said.contains("FAILED  1 run script good.js")
+            && said.contains(&format!(
+                "http: ${{GOOD}}/login: SSL_CERT_FILE names {missing:?}, which cannot be read"
+            )),
+        "{said}"
+    );
+    assert_eq!(*good_served.lock().unwrap(), ["POST /login"]);
 }
 
 /// Maestro's `http` and `json` in a script: off unless `replay --allow-network` (the step fails
 /// naming the flag, and nothing is sent); with it, a POST with headers and a JSON body, its
 /// answer read with `json()`, the token typed into a field; a 404 is an answer (`ok` false), a
-/// body over the bound fails naming it, a URL that is neither http nor https is refused (an https one is tried), and a server that
+/// body over the bound fails naming it, a URL that is neither http nor https is refused (an https one is tried), no CA certificate
+/// is needed, and a server that
 /// never answers holds the run no longer than its time limit.
 #[test]
 fn http_and_json_reach_a_local_server_only_with_allow_network() {
@@ -182,7 +196,7 @@ fn http_and_json_reach_a_local_server_only_with_allow_network() {
         &[
             (
                 "api.yaml",
-                "appId: org.droidmcp.demo.login\n---\n- launchApp\n- runScript:\n    file: login.js\n    env:\n      USER: ada\n- tapOn:\n    id: \"org.droidmcp.demo.login:id/username\"\n- inputText: ${output.token}\n- assertVisible: \"ada-droidmcp-tests\"\n- assertTrue: ${output.missing.status == 404 && !output.missing.ok}\n- assertTrue: ${output.refused.includes('is not an http or https URL') && output.refused.includes('https://127.0.0.1:9/ failed')}\n- runScript: big.js\n",
+                "appId: org.droidmcp.demo.login\n---\n- launchApp\n- runScript:\n    file: login.js\n    env:\n      USER: ada\n- tapOn:\n    id: \"org.droidmcp.demo.login:id/username\"\n- inputText: ${output.token}\n- assertVisible: \"ada-droidmcp-tests\"\n- assertTrue: ${output.missing.status == 404 && !output.missing.ok}\n- assertTrue: ${output.refused.includes('is not an http or https URL') && output.refused.includes('https://127.0.0.1:9/')}\n- runScript: big.js\n",
             ),
             (
                 "login.js",
@@ -204,7 +218,10 @@ fn http_and_json_reach_a_local_server_only_with_allow_network() {
         "{said}"
     );
     assert!(served.lock().unwrap().is_empty(), "nothing was sent");
-    let out = replay(&file, home.path(), &["--env", &base, "--allow-network"]);
+    // Plain http needs no CA certificates: SSL_CERT_FILE naming no file changes nothing.
+    let missing = dir.path().join("missing-ca.pem");
+    let vars = [("SSL_CERT_FILE", missing.to_str().unwrap())];
+    let out = replay_env(&file, home.path(), &["--env", &base, "--allow-network"], &vars);
     let said = stdout(&out);
     assert_eq!(out.status.code(), Some(1), "{said}");
     assert!(

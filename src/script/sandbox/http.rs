@@ -70,9 +70,19 @@ pub async fn fetch(request: Value, timeout: Duration) -> Result<Value, String> {
     let method = request["method"].as_str().unwrap_or("GET");
     let method =
         reqwest::Method::from_bytes(method.as_bytes()).map_err(|_| format!("http: {method:?} is not a method"))?;
+    let tls = match (tls_config(), parsed.scheme()) {
+        (Ok(config), _) => config,
+        // Plain http needs no roots (a machine without them still reaches it); an https
+        // redirect from it is then refused by the certificate check.
+        (Err(_), "http") => rustls_config()
+            .map_err(|e| format!("http: {url}: {e}"))?
+            .with_root_certificates(rustls::RootCertStore::empty())
+            .with_no_client_auth(),
+        (Err(e), _) => return Err(format!("http: {url}: {e}")),
+    };
     let client = reqwest::Client::builder()
         .timeout(timeout)
-        .tls_backend_preconfigured(tls_config()?)
+        .tls_backend_preconfigured(tls)
         .build()
         .map_err(|e| format!("http: {e}"))?;
     let mut asked = client.request(method.clone(), parsed);
@@ -129,17 +139,27 @@ pub async fn fetch(request: Value, timeout: Duration) -> Result<Value, String> {
 /// `SSL_CERT_FILE` / `SSL_CERT_DIR` when set. HTTP/1 only, as the client speaks.
 fn tls_config() -> Result<rustls::ClientConfig, String> {
     use rustls_platform_verifier::BuilderVerifierExt;
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let mut config = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .map_err(|e| format!("http: TLS setup: {e}"))?
+    // A file that cannot be read would be skipped quietly when SSL_CERT_DIR is set too.
+    if let Some(file) = std::env::var_os("SSL_CERT_FILE") {
+        std::fs::File::open(&file).map_err(|e| {
+            format!("SSL_CERT_FILE names {file:?}, which cannot be read ({e}): name a PEM bundle of CA certificates, or unset it")
+        })?;
+    }
+    let mut config = rustls_config()?
         .with_platform_verifier()
         .map_err(|e| {
-            format!("http: the system's certificate roots could not be read ({e}); set SSL_CERT_FILE to a PEM bundle")
+            format!("no CA certificates could be read ({e}): install the system's (Debian's ca-certificates) or name a PEM bundle in SSL_CERT_FILE")
         })?
         .with_no_client_auth();
     config.alpn_protocols = vec![b"http/1.1".to_vec()];
     Ok(config)
+}
+
+/// rustls with ring, before its certificate check is chosen.
+fn rustls_config() -> Result<rustls::ConfigBuilder<rustls::ClientConfig, rustls::WantsVerifier>, String> {
+    rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+        .with_safe_default_protocol_versions()
+        .map_err(|e| format!("TLS setup: {e}"))
 }
 
 /// Why a request failed: reqwest's own words name only the URL, so the causes below it (a
