@@ -15,6 +15,7 @@ use serde_json::{Value, json};
 use crate::server::{DroidMcp, call_once};
 use crate::tools::State;
 
+mod files;
 mod junit;
 pub use junit::{junit, junit_maestro};
 
@@ -132,7 +133,9 @@ pub async fn run(state: Arc<State>, options: &Options) -> anyhow::Result<Vec<Rep
         .map(|f| script_of(f))
         .collect::<anyhow::Result<Vec<_>>>()?;
     let mut reports = Vec::new();
-    for (name, code) in flows {
+    for (name, code, media) in flows {
+        // What addMedia adds goes to the device first (a script cannot push a host file).
+        files::push(&state, &media).await?;
         reports.push(run_one(&state, options, name, code).await?);
     }
     if reports.len() > 1 {
@@ -228,17 +231,18 @@ fn would(steps: &[crate::flow::Step], number: &mut usize, out: &mut Vec<String>)
     }
 }
 
-/// A flow file's name and the script that replays it.
-fn script_of(file: &Path) -> anyhow::Result<(String, String)> {
+/// A flow file's name, the script that replays it, and the host files its addMedia steps push.
+fn script_of(file: &Path) -> anyhow::Result<(String, String, Vec<crate::flow::commands::Media>)> {
     let text = std::fs::read_to_string(file).map_err(|e| anyhow::anyhow!("cannot read {}: {e}", file.display()))?;
     let ext = file.extension().and_then(|e| e.to_str()).unwrap_or_default();
-    let mut named = None;
+    let (mut named, mut media) = (None, Vec::new());
     let code = match ext {
         "js" => text,
         "yaml" | "yml" => {
             // Read again by path, so a `runFlow: FILE` finds FILE beside it.
             let (name, steps) = crate::flow::maestro::parse_file(file).map_err(|e| anyhow::anyhow!("{e}"))?;
             named = name;
+            media = crate::flow::commands::media(&steps);
             crate::flow::js::render(&steps, &[format!("from {}", file.display())])
         }
         _ => anyhow::bail!(
@@ -252,7 +256,7 @@ fn script_of(file: &Path) -> anyhow::Result<(String, String)> {
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_else(|| "flow".into())
     });
-    Ok((name, code))
+    Ok((name, code, media))
 }
 
 async fn run_one(state: &Arc<State>, options: &Options, name: String, code: String) -> anyhow::Result<Report> {
@@ -298,6 +302,9 @@ async fn run_one(state: &Arc<State>, options: &Options, name: String, code: Stri
     for result in results.iter().filter(|r| !names.contains(&r.name)) {
         report.steps.push((result.name.clone(), Some(result.clone())));
     }
+    // What the flow made on the device (takeScreenshot), pulled beside the report.
+    let run = answer.get("runId").and_then(Value::as_str).unwrap_or_default();
+    let (pulled, unpulled) = files::pull(state, run, options.junit.as_deref()).await;
     let failed_step = results.iter().any(|r| r.error.is_some());
     report.ended = answer.get("ok") == Some(&Value::Bool(true));
     if !report.ended && !failed_step {
@@ -334,8 +341,14 @@ async fn run_one(state: &Arc<State>, options: &Options, name: String, code: Stri
         }
         report.screenshot = shot;
     }
+    if !unpulled.is_empty() && report.run_error.is_none() {
+        report.run_error = Some(format!("files the flow made were not pulled: {}", unpulled.join("; ")));
+    }
     redact(&mut report, &env);
     print(&report);
+    for path in pulled {
+        println!("file    {}", path.display());
+    }
     Ok(report)
 }
 

@@ -1,7 +1,7 @@
 //! Key names an assistant uses, and their `android.view.KeyEvent` codes; the simulator
 //! answers `input keyevent` from the same table.
 
-pub const KEYS: [(&str, u32); 28] = [
+pub const KEYS: [(&str, u32); 38] = [
     ("HOME", 3),
     ("BACK", 4),
     ("CALL", 5),
@@ -22,14 +22,24 @@ pub const KEYS: [(&str, u32); 28] = [
     ("MENU", 82),
     ("SEARCH", 84),
     ("MEDIA_PLAY_PAUSE", 85),
+    ("MEDIA_STOP", 86),
+    ("MEDIA_NEXT", 87),
+    ("MEDIA_PREVIOUS", 88),
+    ("MEDIA_REWIND", 89),
+    ("MEDIA_FAST_FORWARD", 90),
+    ("BUTTON_A", 96),
+    ("BUTTON_B", 97),
     ("ESCAPE", 111),
     ("FORWARD_DEL", 112),
     ("MOVE_HOME", 122),
     ("MOVE_END", 123),
     ("VOLUME_MUTE", 164),
+    ("TV_INPUT", 178),
     ("APP_SWITCH", 187),
     ("SLEEP", 223),
     ("WAKEUP", 224),
+    ("SYSTEM_NAVIGATION_UP", 280),
+    ("SYSTEM_NAVIGATION_DOWN", 281),
 ];
 
 /// A name (`back`, `KEYCODE_BACK`) or a code number (0–400) → the code.

@@ -161,6 +161,7 @@ pub fn render(steps: &[Step], header: &[String]) -> String {
     }
     out.push('\n');
     out.push_str(PRELUDE);
+    out.push_str(super::commands::PRELUDE);
     let mut number = 0;
     let mut body = String::new();
     render_steps(steps, "", &mut number, &mut body);
@@ -369,6 +370,7 @@ fn body(step: &Step) -> Vec<String> {
         )],
         Action::Emulator { command } => vec![format!("await device.emulator({{ command: {} }});", lit(command))],
         Action::Check => Vec::new(),
+        Action::Command(command) => command.body(selector, recorded),
         Action::Script(Js::Run { file, code, env }) => {
             vec![format!(
                 "runScript({}, {}, {});",

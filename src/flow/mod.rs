@@ -3,6 +3,7 @@
 //! flow (`maestro`), and replayed by `droidmcp replay` (`replay`). One model (`Step`) for both
 //! formats: a Maestro file is read into steps and replayed through the same script as a `.js`.
 
+pub mod commands;
 pub mod control;
 pub mod js;
 pub mod maestro;
@@ -177,6 +178,8 @@ pub enum Action {
     Emulator {
         command: String,
     },
+    /// A Maestro device command a recording never makes (`commands.rs`).
+    Command(commands::Command),
     /// JavaScript a Maestro flow runs (`runScript`, `evalScript`, `assertTrue`).
     Script(Js),
     /// Steps that run under a rule decided as the flow runs (variables, repeat, retry,
@@ -304,6 +307,7 @@ impl Step {
                 selector, gone: true, ..
             } => format!("wait until {} is gone", selector.describe()),
             Action::Emulator { command } => format!("emulator {command:?}"),
+            Action::Command(command) => command.describe(),
             Action::Settle { timeout_ms: None } => "wait for the screen to settle".into(),
             Action::Settle { timeout_ms: Some(ms) } => format!("wait for the screen to settle, at most {ms} ms"),
             Action::Script(js) => js.describe(),
@@ -321,6 +325,7 @@ impl Step {
             Action::Tap { target } | Action::LongPress { target, .. } => target.selector.fragile(),
             Action::Type { target: Some(t), .. } => t.selector.fragile(),
             Action::Swipe { .. } | Action::SwipePercent { .. } => true,
+            Action::Command(command) => command.fragile(),
             _ => false,
         }
     }

@@ -22,7 +22,7 @@ pub(crate) fn text() -> impl Strategy<Value = String> {
     .prop_filter("a selector is trimmed text", |s| !s.trim().is_empty() && s.trim() == s)
 }
 
-fn selector() -> BoxedStrategy<Selector> {
+pub(crate) fn selector() -> BoxedStrategy<Selector> {
     prop_oneof![
         text().prop_map(Selector::ResourceId),
         text().prop_map(Selector::Text),
@@ -68,7 +68,7 @@ fn maestro_selector() -> BoxedStrategy<Selector> {
         .boxed()
 }
 
-fn target() -> impl Strategy<Value = Target> {
+pub(crate) fn target() -> impl Strategy<Value = Target> {
     let selector = prop_oneof![
         4 => selector(),
         1 => (0u32..=100, 0u32..=100).prop_map(|(x, y)| Selector::Percent([x, y])),
@@ -93,6 +93,7 @@ fn action() -> impl Strategy<Value = Action> {
         text().prop_map(|package| Action::Stop { package }),
         text().prop_map(|package| Action::ClearData { package }),
         target().prop_map(|target| Action::Tap { target }),
+        commands::generated(selector().boxed(), target().boxed()).prop_map(Action::Command),
         (target(), proptest::option::of(500u32..5000))
             .prop_map(|(target, duration_ms)| Action::LongPress { target, duration_ms }),
         (proptest::option::of(target()), text(), any::<bool>(), any::<bool>()).prop_map(
@@ -492,6 +493,7 @@ fn maestro_options_are_honoured_or_refused_with_their_line() {
             "wait for the screen to settle",
             "wait for the screen to settle, at most 5000 ms",
             "key BACK",
+            "clearKeychain: nothing to do on Android (the keychain is iOS's)",
             "key BACK",
             "launch a.b",
         ]
@@ -519,19 +521,16 @@ fn maestro_options_are_honoured_or_refused_with_their_line() {
     assert!(shape("^[a-z]+_[a-z]+_[0-9]{4}@[a-z]+\\.com$", &typed[2]), "{typed:?}");
     assert!(shape("^[A-Z][a-z]+ [A-Z][a-z]+$", &typed[3]), "{typed:?}");
     assert!(shape("^[A-Za-z0-9]{8}$", &typed[4]), "{typed:?}");
-    assert!(
-        maestro::parse("appId: a.b\n---\n- tapOn:\n    text: Go\n    retryTapIfNoChange: true\n")
-            .unwrap_err()
-            .starts_with("line 5: retryTapIfNoChange: true is not replayed yet")
-    );
+    let retried = maestro::parse("appId: a.b\n---\n- tapOn:\n    text: Go\n    retryTapIfNoChange: true\n").unwrap();
+    assert_eq!(retried[0].describe(), "tap text \"Go\", again if nothing changed");
     assert!(
         script("- waitForAnimationToEnd:\n    timeout: 700\n").contains("await Promise.race([settle(), sleep(700)]);")
     );
     let refused = |flow: &str| maestro::parse(&format!("appId: a.b\n---\n{flow}")).unwrap_err();
     for (flow, error) in [
         (
-            "- scrollUntilVisible:\n    element: \"Battery\"\n    timeout: 20000\n",
-            "line 5: scrollUntilVisible timeout is not replayed",
+            "- scrollUntilVisible:\n    element: \"Battery\"\n    timeout: 2000000\n",
+            "line 5: timeout is a number of ms, up to 600000",
         ),
         (
             "- swipe:\n    direction: UP\n    duration: 60000\n",
@@ -555,7 +554,7 @@ fn maestro_options_are_honoured_or_refused_with_their_line() {
         ),
         (
             "- pressKey: Remote Dpad Sideways\n",
-            "line 3: pressKey \"Remote Dpad Sideways\" is not a key droidmcp sends",
+            "line 3: pressKey \"Remote Dpad Sideways\" is none of Maestro's key names",
         ),
         (
             "- scroll:\n    speed: 40\n",
@@ -566,8 +565,8 @@ fn maestro_options_are_honoured_or_refused_with_their_line() {
             "line 4: clearState is true or false",
         ),
         (
-            "- launchApp:\n    permissions:\n      all: allow\n",
-            "line 4: `permissions` is not supported here",
+            "- launchApp:\n    permissions:\n      all: always\n",
+            "line 5: all is allow, deny or unset",
         ),
     ] {
         let said = refused(flow);

@@ -67,6 +67,8 @@ pub struct Simulator {
     pub features: Vec<String>,
     pub faults: Faults,
     pub auth: AuthPolicy,
+    /// The screen recordings running (`screenrecord`, stopped by `pkill`).
+    pub recorder: commands::record::Recorder,
 }
 
 impl Simulator {
@@ -91,6 +93,7 @@ impl Simulator {
             device: Mutex::new(Device::from_profile(profile)),
             faults,
             auth,
+            recorder: Default::default(),
         }
     }
 

@@ -119,6 +119,64 @@ pub struct PackageSpec {
     pub min_sdk: u32,
     pub target_sdk: u32,
     pub permissions: Vec<String>,
+    /// The runtime permissions among them, granted or not (`pm grant` / `pm revoke` change
+    /// them; the rest are granted at install).
+    pub runtime: BTreeMap<String, bool>,
+}
+
+/// Android's runtime ("dangerous") permissions, from AOSP's core/res/AndroidManifest.xml
+/// (protectionLevel dangerous, Android 14): the only ones `pm grant` and `pm revoke` change.
+pub const RUNTIME_PERMISSIONS: [&str; 33] = [
+    "ACCEPT_HANDOVER",
+    "ACCESS_BACKGROUND_LOCATION",
+    "ACCESS_COARSE_LOCATION",
+    "ACCESS_FINE_LOCATION",
+    "ACCESS_MEDIA_LOCATION",
+    "ACTIVITY_RECOGNITION",
+    "ADD_VOICEMAIL",
+    "ANSWER_PHONE_CALLS",
+    "BLUETOOTH_ADVERTISE",
+    "BLUETOOTH_CONNECT",
+    "BLUETOOTH_SCAN",
+    "BODY_SENSORS",
+    "CALL_PHONE",
+    "CAMERA",
+    "GET_ACCOUNTS",
+    "NEARBY_WIFI_DEVICES",
+    "POST_NOTIFICATIONS",
+    "READ_CALENDAR",
+    "READ_CALL_LOG",
+    "READ_CONTACTS",
+    "READ_EXTERNAL_STORAGE",
+    "READ_MEDIA_AUDIO",
+    "READ_MEDIA_IMAGES",
+    "READ_MEDIA_VIDEO",
+    "READ_PHONE_NUMBERS",
+    "READ_PHONE_STATE",
+    "READ_SMS",
+    "RECEIVE_MMS",
+    "RECEIVE_SMS",
+    "RECORD_AUDIO",
+    "SEND_SMS",
+    "WRITE_CALENDAR",
+    "WRITE_CONTACTS",
+];
+
+/// Whether `permission` (`android.permission.CAMERA`) is granted at run time.
+pub fn is_runtime(permission: &str) -> bool {
+    permission
+        .strip_prefix("android.permission.")
+        .is_some_and(|p| RUNTIME_PERMISSIONS.contains(&p))
+}
+
+/// The runtime permissions among `requested`, all `granted` (a system app's are granted by
+/// default; a user app's once it is installed with `-g`, or granted).
+pub fn runtime_grants(requested: &[String], granted: bool) -> BTreeMap<String, bool> {
+    requested
+        .iter()
+        .filter(|p| is_runtime(p))
+        .map(|p| (p.clone(), granted))
+        .collect()
 }
 
 pub struct Profile {
@@ -244,7 +302,14 @@ pub fn parse_packages_tsv(text: &str) -> anyhow::Result<Vec<PackageSpec>> {
         if kind != "system" && kind != "user" {
             bail!("row {}: kind must be system or user, not {kind:?}", n + 1);
         }
+        let permissions: Vec<String> = cell(12)?
+            .split(',')
+            .filter(|p| !p.is_empty())
+            .map(str::to_string)
+            .collect();
         out.push(PackageSpec {
+            runtime: runtime_grants(&permissions, kind == "system"),
+            permissions,
             name: cell(0)?.to_string(),
             path: cell(1)?.to_string(),
             uid: cell(2)?.parse().with_context(|| format!("row {}: uid", n + 1))?,
@@ -259,11 +324,6 @@ pub fn parse_packages_tsv(text: &str) -> anyhow::Result<Vec<PackageSpec>> {
             last_update: cell(9)?.to_string(),
             min_sdk: cell(10)?.parse().with_context(|| format!("row {}: minSdk", n + 1))?,
             target_sdk: cell(11)?.parse().with_context(|| format!("row {}: targetSdk", n + 1))?,
-            permissions: cell(12)?
-                .split(',')
-                .filter(|p| !p.is_empty())
-                .map(str::to_string)
-                .collect(),
         });
     }
     Ok(out)

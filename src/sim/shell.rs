@@ -333,6 +333,16 @@ pub fn stdin_wanted(script: &str) -> Option<usize> {
         return size;
     }
     let operands = operands(&argv[1..]);
+    // `head -c N` reads N bytes and ends, as toybox's does: a file pushed through exec's stdin.
+    if program == "head" && operands == 0 {
+        let counted = argv
+            .iter()
+            .position(|a| *a == "-c")
+            .and_then(|i| argv.get(i + 1)?.parse().ok());
+        if counted.is_some() {
+            return counted;
+        }
+    }
     let reads = match program {
         "tr" | "xargs" => true,
         "grep" | "egrep" | "fgrep" | "sed" => operands <= 1,
@@ -499,6 +509,7 @@ mod tests {
         assert_eq!(stdin_wanted("grep -c x"), Some(usize::MAX));
         assert_eq!(stdin_wanted("grep x /sdcard/f"), None);
         assert_eq!(stdin_wanted("head -n 5"), Some(usize::MAX));
+        assert_eq!(stdin_wanted("head -c 16 > '/sdcard/Pictures/a.png'"), Some(16));
         assert_eq!(stdin_wanted("tr a-z A-Z"), Some(usize::MAX));
         assert_eq!(stdin_wanted("getprop"), None);
     }

@@ -82,7 +82,7 @@ fn check_lists_every_refusal_with_its_file_and_line() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
         dir.path().join("sub.yaml"),
-        "appId: a.b\n---\n- back\n- travel:\n    points: [\"52.3,4.8\"]\n",
+        "appId: a.b\n---\n- back\n- extractTextWithAI:\n    query: the total\n",
     )
     .unwrap();
     let flow = dir.path().join("flow.yaml");
@@ -102,7 +102,7 @@ fn check_lists_every_refusal_with_its_file_and_line() {
             "note    {flow_path} line 2: `onFlowEnd` is no Maestro header key: Maestro ignores it, and so does the replay (onFlowComplete runs after the flow)"
         ),
         format!("refused {flow_path} line 5: `frobnicate` is not a Maestro command"),
-        format!("refused {sub_path} line 4: `travel` is not replayed yet"),
+        format!("refused {sub_path} line 4: `extractTextWithAI` is refused: an AI model reads the screen"),
         format!("refused {flow_path} line 7: `assertWithAI` is refused: an AI model judges the screen"),
         // Maestro refuses a field beside the command; the line is the item's, never 0.
         format!(

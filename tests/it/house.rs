@@ -212,3 +212,25 @@ fn each_concern_has_one_home_and_no_second_copy() {
     println!("{} mechanisms over {} files", MECHANISMS.len(), files.len());
     assert!(copies.is_empty(), "{}", copies.join("\n"));
 }
+
+/// A file of `src/` is at most 600 lines: past that it holds more than one concern (split it by
+/// stage or by concern, as `ui/` and `flow/maestro/` are).
+#[test]
+fn no_source_file_is_over_600_lines() {
+    let root = repo_dir().join("src");
+    let mut files = Vec::new();
+    sources(&root, &root, &mut files);
+    let mut long: Vec<String> = Vec::new();
+    let mut longest = (0, String::new());
+    for (rel, _) in &files {
+        let lines = std::fs::read_to_string(root.join(rel)).unwrap().lines().count();
+        if lines > longest.0 {
+            longest = (lines, rel.clone());
+        }
+        if lines > 600 {
+            long.push(format!("src/{rel} has {lines} lines (at most 600): split it"));
+        }
+    }
+    println!("{} files; the longest, src/{}, has {} lines", files.len(), longest.1, longest.0);
+    assert!(long.is_empty(), "{}", long.join("\n"));
+}

@@ -19,6 +19,7 @@ mod emulator_console;
 mod fault_matrix;
 mod flow;
 mod flow_check;
+mod flow_commands;
 mod flow_http;
 mod flow_js;
 mod flow_secrets;

@@ -122,19 +122,39 @@ pub(super) fn direction(node: &MarkedYamlOwned) -> Result<String, String> {
     }
 }
 
-/// Maestro's key names as ours.
+/// Maestro's key names (its KeyCode list, matched ignoring case) as ours (`android::keys`);
+/// any other name is taken as an Android key name or code.
 pub(super) fn our_key(name: &str) -> String {
-    match name.to_ascii_lowercase().as_str() {
-        "home" => "HOME".into(),
-        "back" => "BACK".into(),
-        "enter" => "ENTER".into(),
-        "backspace" => "DEL".into(),
-        "tab" => "TAB".into(),
-        "volume up" => "VOLUME_UP".into(),
-        "volume down" => "VOLUME_DOWN".into(),
-        "power" | "lock" => "POWER".into(),
-        _ => name.to_string(),
-    }
+    let ours = match name.to_ascii_lowercase().as_str() {
+        "home" => "HOME",
+        "back" => "BACK",
+        "enter" => "ENTER",
+        "backspace" => "DEL",
+        "tab" => "TAB",
+        "escape" => "ESCAPE",
+        "volume up" => "VOLUME_UP",
+        "volume down" => "VOLUME_DOWN",
+        "power" | "lock" => "POWER",
+        "remote dpad up" => "DPAD_UP",
+        "remote dpad down" => "DPAD_DOWN",
+        "remote dpad left" => "DPAD_LEFT",
+        "remote dpad right" => "DPAD_RIGHT",
+        "remote dpad center" => "DPAD_CENTER",
+        "remote media play pause" => "MEDIA_PLAY_PAUSE",
+        "remote media stop" => "MEDIA_STOP",
+        "remote media next" => "MEDIA_NEXT",
+        "remote media previous" => "MEDIA_PREVIOUS",
+        "remote media rewind" => "MEDIA_REWIND",
+        "remote media fast forward" => "MEDIA_FAST_FORWARD",
+        "remote system navigation up" => "SYSTEM_NAVIGATION_UP",
+        "remote system navigation down" => "SYSTEM_NAVIGATION_DOWN",
+        "remote button a" => "BUTTON_A",
+        "remote button b" => "BUTTON_B",
+        "remote menu" => "MENU",
+        "tv input" => "TV_INPUT",
+        _ => return name.to_string(),
+    };
+    ours.into()
 }
 
 /// What Maestro's `inputRandomText` / `Number` / `Email` / `PersonName` type: drawn as the flow

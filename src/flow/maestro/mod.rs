@@ -1,6 +1,7 @@
 //! A flow as a Maestro flow (`write`), and a Maestro flow read back into steps (`read`).
 
 mod args;
+mod commands;
 pub mod compat;
 mod read;
 mod script;

@@ -6,10 +6,11 @@ use std::path::{Path, PathBuf};
 
 use saphyr::{LoadableYamlNode, MarkedYamlOwned, YamlDataOwned};
 
-use super::args::{direction, erase, flag, no_argument, our_key, random_input, scalar_or_field, swipe};
-use super::selectors::{command_selector, selector, target};
-use super::yaml::{at, field, key, number, only_keys, required, scalar, string};
+use super::args::{erase, flag, no_argument, our_key, random_input, scalar_or_field, swipe};
+use super::selectors::{command_selector, selector};
+use super::yaml::{at, field, number, only_keys, required, scalar, string};
 
+use super::super::commands::Command;
 use super::super::{Action, Expect, Step, When, same_block};
 
 /// Flow files a `runFlow` may nest, and steps a flow may grow to once `repeat` and `runFlow` are
@@ -297,25 +298,43 @@ impl Reader {
                     steps.push(step);
                     return Ok(());
                 };
-                only_keys(map, &["appId", "optional", "clearState", "stopApp", "clearKeychain"])?;
+                only_keys(
+                    map,
+                    &[
+                        "appId",
+                        "optional",
+                        "clearState",
+                        "stopApp",
+                        "clearKeychain",
+                        "permissions",
+                        "arguments",
+                    ],
+                )?;
                 let package = app(field(map, "appId"))?;
                 // As Maestro orders them: the data cleared, the app stopped, then launched
                 // (clearKeychain is iOS's; Android has none to clear).
+                // Permissions after the data is cleared, before the app stops (Maestro's order).
+                let permissions = super::commands::permissions(map, &package)?;
                 for (option, action) in [
                     (
                         "clearState",
-                        Action::ClearData {
+                        Some(Action::ClearData {
                             package: package.clone(),
-                        },
+                        }),
                     ),
+                    ("permissions", permissions),
                     (
                         "stopApp",
-                        Action::Stop {
+                        Some(Action::Stop {
                             package: package.clone(),
-                        },
+                        }),
                     ),
                 ] {
-                    if flag(map, option)? {
+                    let given = match option {
+                        "permissions" => action.is_some(),
+                        _ => flag(map, option)?,
+                    };
+                    if let (true, Some(action)) = (given, action) {
                         let mut step = Step::new(action);
                         step.optional = optional;
                         step.when = self.when.clone();
@@ -323,11 +342,10 @@ impl Reader {
                     }
                 }
                 flag(map, "clearKeychain")?;
-                Action::Launch { package }
-            }
-            "clearKeychain" => {
-                no_argument(arg)?;
-                return Ok(());
+                match super::commands::arguments(map)? {
+                    Some(arguments) => Action::Command(Command::LaunchWith { package, arguments }),
+                    None => Action::Launch { package },
+                }
             }
             "hideKeyboard" => {
                 // What Maestro sends on Android to hide it.
@@ -346,17 +364,6 @@ impl Reader {
             }
             "stopApp" => Action::Stop { package: app(arg)? },
             "clearState" => Action::ClearData { package: app(arg)? },
-            "tapOn" | "longPressOn" => {
-                let target = target(required(arg, item, &name)?)?;
-                if name == "tapOn" {
-                    Action::Tap { target }
-                } else {
-                    Action::LongPress {
-                        target,
-                        duration_ms: None,
-                    }
-                }
-            }
             "inputText" => Action::Type {
                 target: None,
                 text: string(scalar_or_field(required(arg, item, &name)?, "text")?, &name)?,
@@ -382,7 +389,7 @@ impl Reader {
                     return Err(at(
                         key,
                         &format!(
-                            "pressKey {:?} is not a key droidmcp sends (Home, Back, Enter, Backspace, Tab, Volume Up, Volume Down, Power, or an Android key name or code)",
+                            "pressKey {:?} is none of Maestro's key names (Enter, Back, Home, Remote Dpad Up, Remote Media Play Pause, TV Input…) nor an Android key name or code",
                             crate::adb::cut(&ours)
                         ),
                     ));
@@ -397,25 +404,6 @@ impl Reader {
                 }
             }
             "swipe" => swipe(required(arg, item, &name)?)?,
-            "scrollUntilVisible" => {
-                let map = required(arg, item, &name)?;
-                if let Some(timeout) = key(map, "timeout") {
-                    return Err(at(
-                        timeout,
-                        "scrollUntilVisible timeout is not replayed: a replay scrolls until the element shows, at most 8 times or to the end of the list; remove timeout",
-                    ));
-                }
-                only_keys(map, &["element", "direction", "optional"])?;
-                let element = field(map, "element").ok_or_else(|| at(map, "scrollUntilVisible needs element"))?;
-                let direction = match field(map, "direction") {
-                    Some(d) => direction(d)?,
-                    None => "down".into(),
-                };
-                Action::Scroll {
-                    direction,
-                    until: Some(selector(element)?),
-                }
-            }
             "extendedWaitUntil" => {
                 let map = required(arg, item, &name)?;
                 only_keys(map, &["visible", "notVisible", "timeout", "optional"])?;
@@ -520,6 +508,12 @@ impl Reader {
                 return self.script(&name, required(arg, item, &name)?, optional, steps);
             }
             "retry" => return self.retry_block(required(arg, item, &name)?, item, app_id, optional, steps),
+            // Maestro's device commands (maestro/commands.rs).
+            _ if let Some(action) =
+                super::commands::read(&name, arg, item, app_id, self.files.last().and_then(|f| f.parent()))? =>
+            {
+                action
+            }
             _ => return Err(at(item, &super::compat::refusal(&name))),
         };
         let mut step = Step::new(action);

@@ -47,17 +47,7 @@ pub(super) fn target(node: &MarkedYamlOwned) -> Result<Target, String> {
     if let Some(label) = field(node, "label") {
         string(label, "label")?;
     }
-    // Maestro taps again when the screen did not change (its default); a replay taps once, which
-    // is what `retryTapIfNoChange: false` asks for.
-    if let Some(retry) = field(node, "retryTapIfNoChange")
-        && scalar(retry).as_deref() != Some("false")
-    {
-        return Err(at(
-            retry,
-            "retryTapIfNoChange: true is not replayed yet (a replay taps once): write false, or remove it",
-        ));
-    }
-    let allowed = ["id", "text", "point", "label", "optional", "retryTapIfNoChange"];
+    let allowed = ["id", "text", "point", "label", "optional"];
     if scalar(node).is_none() && MAESTRO_KEYS.iter().any(|k| field(node, k).is_some()) {
         return Ok(Target::bare(selector_in(node, &allowed)?));
     }

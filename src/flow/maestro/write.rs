@@ -2,6 +2,7 @@
 //! `inputText`, `pressKey`, …) with the outcome as `assertVisible`; what Maestro cannot say is a
 //! comment.
 
+use super::super::commands::{Command, Extra};
 use super::super::{Action, Selector, Step, Target, When, one_line, quoted, same_block};
 
 /// The flow file: a header (comments, `appId`), `---`, one command per line group.
@@ -189,6 +190,7 @@ fn commands(step: &Step, app_id: &str) -> Vec<String> {
             ),
         }],
         Action::Check => Vec::new(),
+        Action::Command(command) => vec![device_command(command)],
         // Only a Maestro flow has them (a recording has none): said, not written.
         Action::Script(_) | Action::Block { .. } => vec![format!("# not written: {}\n", one_line(&step.describe()))],
         Action::Settle { timeout_ms: None } => vec!["- waitForAnimationToEnd\n".into()],
@@ -290,5 +292,98 @@ fn maestro_key(name: &str) -> String {
         "VOLUME_DOWN" => "Volume Down".into(),
         "POWER" => "Power".into(),
         _ => name.to_string(),
+    }
+}
+
+/// A device command (`flow::commands`) as a Maestro flow writes it.
+fn device_command(command: &Command) -> String {
+    match command {
+        Command::ScrollUntil {
+            selector,
+            direction,
+            timeout_ms,
+            speed,
+            center,
+        } => format!(
+            "- scrollUntilVisible:\n    element:\n{}    direction: {}\n    timeout: {timeout_ms}\n    speed: {speed}\n    centerElement: {center}\n",
+            selector_fields(selector, "      "),
+            direction.to_uppercase()
+        ),
+        Command::Screenshot { name } => format!("- takeScreenshot: {}\n", quoted(name)),
+        Command::StartRecording { name } => format!("- startRecording: {}\n", quoted(name)),
+        Command::StopRecording => "- stopRecording\n".into(),
+        Command::Tap {
+            target,
+            long,
+            repeat,
+            delay_ms,
+            retry,
+            settle_ms,
+        } => {
+            let name = if *long { "longPressOn" } else { "tapOn" };
+            let mut out = format!("- {name}:\n{}", target_fields(target));
+            if !*long {
+                out.push_str(&format!("    repeat: {repeat}\n    delay: {delay_ms}\n"));
+            }
+            out.push_str(&format!("    retryTapIfNoChange: {retry}\n"));
+            if let Some(ms) = settle_ms {
+                out.push_str(&format!("    waitToSettleTimeoutMs: {ms}\n"));
+            }
+            out
+        }
+        Command::Permissions { package, set } => {
+            let each: String = set
+                .iter()
+                .map(|(name, allow)| format!("        {}: {}\n", quoted(name), if *allow { "allow" } else { "deny" }))
+                .collect();
+            format!(
+                "- setPermissions:\n    appId: {}\n    permissions:\n{each}",
+                quoted(package)
+            )
+        }
+        Command::LaunchWith { package, arguments } => {
+            let each: String = arguments
+                .iter()
+                .map(|(k, v)| {
+                    let value = match v {
+                        Extra::Text(t) => quoted(t),
+                        Extra::Flag(b) => b.to_string(),
+                        Extra::Int(i) => i.to_string(),
+                        Extra::Float(f) => format!("{f:?}"),
+                    };
+                    format!("        {}: {value}\n", quoted(k))
+                })
+                .collect();
+            format!("- launchApp:\n    appId: {}\n    arguments:\n{each}", quoted(package))
+        }
+        Command::AddMedia { files } => {
+            let each: String = files.iter().map(|f| format!("    - {}\n", quoted(f))).collect();
+            format!("- addMedia:\n{each}")
+        }
+        Command::Orientation { turns } => format!(
+            "- setOrientation: {}\n",
+            crate::flow::commands::ORIENTATIONS[usize::from(*turns % 4)]
+        ),
+        Command::CopyText { selector } => format!("- copyTextFrom:\n{}", selector_fields(selector, "    ")),
+        Command::Paste => "- pasteText\n".into(),
+        Command::SetClipboard { text } => format!("- setClipboard: {}\n", quoted(text)),
+        Command::Kill { package } => format!("- killApp: {}\n", quoted(package)),
+        Command::Nothing { .. } => "- clearKeychain\n".into(),
+        Command::Airplane { on: Some(on) } => {
+            format!("- setAirplaneMode: {}\n", if *on { "enabled" } else { "disabled" })
+        }
+        Command::Airplane { on: None } => "- toggleAirplaneMode\n".into(),
+        Command::Travel { points, speed } => {
+            let each: String = points
+                .iter()
+                .map(|(lat, lon)| format!("      - \"{lat}, {lon}\"\n"))
+                .collect();
+            format!("- travel:\n    points:\n{each}    speed: {speed}\n")
+        }
+        Command::OpenLink { link, package, browser } => format!(
+            "- openLink:\n    link: {}\n    autoVerify: {}\n    browser: {browser}\n",
+            quoted(link),
+            package.is_some()
+        ),
     }
 }

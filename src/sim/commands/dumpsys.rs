@@ -83,14 +83,25 @@ fn package(d: &Device, name: &str) -> Output {
             let _ = writeln!(s, "      {perm}");
         }
         s.push_str("    install permissions:\n");
-        for perm in &p.permissions {
+        for perm in p.permissions.iter().filter(|perm| !p.runtime.contains_key(*perm)) {
             let _ = writeln!(s, "      {perm}: granted=true");
         }
     }
+    // Runtime permissions are per user, as a real dump lists them (a real capture's shape:
+    // `NAME: granted=true, flags=[ GRANTED_BY_DEFAULT]`).
+    let runtime: String = p
+        .runtime
+        .iter()
+        .map(|(perm, granted)| {
+            format!(
+                "        {perm}: granted={granted}, flags=[ USER_SENSITIVE_WHEN_GRANTED|USER_SENSITIVE_WHEN_DENIED]\n"
+            )
+        })
+        .collect();
     let stopped = d.pid_of(&p.name).is_none();
     let _ = write!(
         s,
-        "    User 0: ceDataInode=4{uid} installed=true hidden=false suspended=false distractionFlags=0 stopped={stopped} notLaunched=false enabled=0 instant=false virtual=false\n      gids=[3003]\n      runtime permissions:\n\nDexopt state:\n  [{name}]\n    path: {path}\n      x86_64: [status=speed-profile] [reason=install-dm]\n",
+        "    User 0: ceDataInode=4{uid} installed=true hidden=false suspended=false distractionFlags=0 stopped={stopped} notLaunched=false enabled=0 instant=false virtual=false\n      gids=[3003]\n      runtime permissions:\n{runtime}\nDexopt state:\n  [{name}]\n    path: {path}\n      x86_64: [status=speed-profile] [reason=install-dm]\n",
         uid = p.uid,
         name = p.name,
         path = p.path,

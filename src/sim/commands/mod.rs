@@ -8,6 +8,7 @@ mod input;
 mod logcat;
 mod pm;
 mod props;
+pub mod record;
 mod screen;
 mod text;
 
@@ -50,10 +51,13 @@ async fn answer(sim: &Arc<Simulator>, program: &str, args: &[&str], stdin: Vec<u
         "cmd" => match args.first() {
             Some(&"package") => sim.with_device(|d| pm::pm(d, &args[1..], &stdin)),
             Some(&"window") => sim.with_device(|d| input::wm(d, &args[1..])),
+            Some(&"connectivity") => sim.with_device(|d| props::connectivity(d, &args[1..])),
             Some(service) => Output::err(20, format!("cmd: Can't find service: {service}\n")),
             None => Output::err(20, "cmd: No service specified; use -l to list all running services.\n"),
         },
         "dumpsys" => sim.with_device(|d| dumpsys::dumpsys(d, args)),
+        "screenrecord" => record::screenrecord(sim, args).await,
+        "pkill" => record::pkill(sim, args),
         "wm" => sim.with_device(|d| input::wm(d, args)),
         "input" => {
             // A swipe lasts its duration on a device (`input swipe … 3000` returns after 3 s);

@@ -30,6 +30,7 @@ pub fn pm(d: &mut Device, args: &[&str], stdin: &[u8]) -> Output {
             _ => Output::err(1, "Failed\n"),
         },
         Some("install") => install(d, &args[1..], stdin),
+        Some(verb @ ("grant" | "revoke")) => grant(d, verb, &args[1..]),
         Some("uninstall") => uninstall(d, &args[1..]),
         Some("dump") => super::dumpsys::dumpsys(d, &["package", args.get(1).copied().unwrap_or("")]),
         Some("resolve-activity") => resolve_activity(d, &args[1..]),
@@ -174,9 +175,49 @@ fn install(d: &mut Device, args: &[&str], stdin: &[u8]) -> Output {
         last_update: now,
         min_sdk: manifest.min_sdk,
         target_sdk: manifest.target_sdk,
+        runtime: crate::sim::profile::runtime_grants(&manifest.permissions, args.contains(&"-g")),
         permissions: manifest.permissions,
     });
     Output::ok("Success\n")
+}
+
+/// `pm grant|revoke [--user N] PKG PERMISSION`: a runtime permission granted or revoked; the
+/// refusals are the exceptions Android 14's PermissionManagerService throws, as `pm` prints them
+/// (the stack trace left out), with exit code 255.
+fn grant(d: &mut Device, verb: &str, args: &[&str]) -> Output {
+    let words: Vec<&str> = args
+        .iter()
+        .copied()
+        .filter(|a| !a.starts_with('-') && *a != "0")
+        .collect();
+    let [package, permission] = words.as_slice() else {
+        return Output::err(255, "Error: no package or permission specified\n");
+    };
+    let thrown = |e: String| Output::err(255, format!("Exception occurred while executing '{verb}':\n{e}\n"));
+    let Some(spec) = d.packages.iter_mut().find(|p| p.name == *package) else {
+        return thrown(format!(
+            "java.lang.IllegalArgumentException: Unknown package: {package}"
+        ));
+    };
+    if !permission.contains('.') {
+        return thrown(format!(
+            "java.lang.IllegalArgumentException: Unknown permission: {permission}"
+        ));
+    }
+    if !spec.permissions.iter().any(|p| p == permission) {
+        return thrown(format!(
+            "java.lang.SecurityException: Package {package} has not requested permission {permission}"
+        ));
+    }
+    match spec.runtime.get_mut(*permission) {
+        Some(granted) => {
+            *granted = verb == "grant";
+            Output::default()
+        }
+        None => thrown(format!(
+            "java.lang.SecurityException: Permission {permission} requested by {package} is not a changeable permission type"
+        )),
+    }
 }
 
 fn failure(reason: &str) -> Output {
