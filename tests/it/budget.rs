@@ -4,7 +4,6 @@
 //! caption beside a screenshot; `resources/list`, paged.
 
 use crate::common::*;
-use crate::context_contract::profile_with_log;
 use serde_json::{Value, json};
 
 const BUDGET: usize = 4000;
@@ -13,11 +12,10 @@ const BUDGET: usize = 4000;
 /// properties (some multi-line), thousands of long package names and labels, a home screen of
 /// hundreds of long rows nested deep (XML specials, emoji, long ids and descriptions), dozens of
 /// distinct crashes with long stacks, and multi-KB log lines.
-fn hostile_profile(seed: u64) -> tempfile::TempDir {
+fn hostile_profile(seed: u64) -> Profile {
     use rand::{Rng, SeedableRng};
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
-    let dir = profile_with_log(&profile_dir().join("logcat.txt"));
-    let root = dir.path();
+    let profile = Profile::new();
     let text = |rng: &mut rand::rngs::StdRng, n: usize| -> String {
         const PIECES: &[&str] = &[
             "word",
@@ -48,7 +46,7 @@ fn hostile_profile(seed: u64) -> tempfile::TempDir {
             .replace('\t', " ")
     };
 
-    let mut props = std::fs::read_to_string(root.join("getprop.txt")).unwrap();
+    let mut props = std::fs::read_to_string(profile.path().join("getprop.txt")).unwrap();
     for i in 0..3000 {
         let len = rng.random_range(50..600);
         let value = text(&mut rng, len).replace([']', '['], "");
@@ -63,9 +61,9 @@ fn hostile_profile(seed: u64) -> tempfile::TempDir {
             value.replace('\t', " ")
         ));
     }
-    std::fs::write(root.join("getprop.txt"), props).unwrap();
+    profile.write("getprop.txt", props);
 
-    let mut packages = std::fs::read_to_string(root.join("packages.tsv")).unwrap();
+    let mut packages = std::fs::read_to_string(profile.path().join("packages.tsv")).unwrap();
     let mut hostile_packages = Vec::new();
     for i in 0..3000 {
         let name = format!("com.hostile.{}.app{i}", "segment".repeat(1 + i % 25));
@@ -86,7 +84,7 @@ fn hostile_profile(seed: u64) -> tempfile::TempDir {
         ));
         hostile_packages.push(name);
     }
-    std::fs::write(root.join("packages.tsv"), packages).unwrap();
+    profile.write("packages.tsv", packages);
 
     let mut rows = String::new();
     for i in 0..300 {
@@ -105,13 +103,12 @@ fn hostile_profile(seed: u64) -> tempfile::TempDir {
         ));
         rows.push_str(&"</node>".repeat(depth));
     }
-    std::fs::write(
-        root.join("screens/launcher.xml"),
+    profile.write(
+        "screens/launcher.xml",
         format!(
             r#"<?xml version='1.0' encoding='UTF-8' standalone='yes' ?><hierarchy rotation="0"><node index="0" text="" class="android.widget.FrameLayout" package="com.hostile" bounds="[0,0][1080,2400]"><node index="0" text="" class="androidx.recyclerview.widget.RecyclerView" package="com.hostile" scrollable="true" bounds="[0,88][1080,2400]">{rows}</node></node></hierarchy>"#
         ),
-    )
-    .unwrap();
+    );
 
     let mut log = String::from("--------- beginning of main\n");
     let mut second = 0;
@@ -158,24 +155,8 @@ fn hostile_profile(seed: u64) -> tempfile::TempDir {
             "{at}  {pid}  {pid} E AndroidRuntime: \tat {package}.Cause.run(Cause.kt:1)\n"
         ));
     }
-    std::fs::write(root.join("logcat.txt"), log).unwrap();
-    dir
-}
-
-/// Every `…cacheId` / `…CacheId` string anywhere in an answer.
-fn ids_in(value: &Value, out: &mut Vec<String>) {
-    match value {
-        Value::Object(map) => {
-            for (k, v) in map {
-                match v {
-                    Value::String(id) if k.ends_with("cacheId") || k.ends_with("CacheId") => out.push(id.clone()),
-                    _ => ids_in(v, out),
-                }
-            }
-        }
-        Value::Array(items) => items.iter().for_each(|v| ids_in(v, out)),
-        _ => {}
-    }
+    profile.write("logcat.txt", log);
+    profile
 }
 
 /// The invariant every answer keeps: its text is within the budget, and a structured answer's
@@ -209,13 +190,11 @@ pub(crate) fn check_answer(what: &str, result: &rmcp::model::CallToolResult, bud
 }
 
 /// The default profile with one more property, named with `name_chars` chars.
-fn profile_with_long_property(name_chars: usize) -> (tempfile::TempDir, String) {
-    let dir = profile_with_log(&profile_dir().join("logcat.txt"));
+fn profile_with_long_property(name_chars: usize) -> (Profile, String) {
+    let profile = Profile::new();
     let name = format!("vendor.{}", "n".repeat(name_chars));
-    let mut props = std::fs::read_to_string(dir.path().join("getprop.txt")).unwrap();
-    props.push_str(&format!("[{name}]: [a value]\n"));
-    std::fs::write(dir.path().join("getprop.txt"), props).unwrap();
-    (dir, name)
+    profile.append("getprop.txt", &format!("[{name}]: [a value]\n"));
+    (profile, name)
 }
 
 #[tokio::test]
@@ -354,60 +333,6 @@ async fn resources_list_pages_within_the_budget_and_the_pages_hold_every_resourc
     );
 }
 
-/// What the generated calls have seen so far: ids to `cache get`, refs to tap.
-#[derive(Default)]
-struct Seen {
-    ids: Vec<String>,
-    refs: Vec<String>,
-}
-
-/// Every `ref` string anywhere in an answer.
-fn refs_in(value: &Value, out: &mut Vec<String>) {
-    match value {
-        Value::Object(map) => {
-            for (k, v) in map {
-                match v {
-                    Value::String(r) if k == "ref" => out.push(r.clone()),
-                    _ => refs_in(v, out),
-                }
-            }
-        }
-        Value::Array(items) => items.iter().for_each(|v| refs_in(v, out)),
-        _ => {}
-    }
-}
-
-/// A value for `field` of `tool`, from its schema and what the hostile device has shown: its
-/// first package, a row's text, a ref of a dump, an id of an earlier answer. An enum gives its
-/// first value; otherwise the type decides.
-fn placeholder(tool: &str, field: &str, schema: &Value, seen: &Seen) -> Value {
-    if let Some(first) = schema["enum"].as_array().and_then(|e| e.first()) {
-        return first.clone();
-    }
-    let by_name = match (tool, field) {
-        (_, "package") => Some(json!(HOSTILE_APP)),
-        (_, "text") => Some(json!("row 7")),
-        (_, "ref") => Some(json!(seen.refs.last().cloned().unwrap_or("e1".into()))),
-        (_, "id") => Some(json!(seen.ids.last().cloned().unwrap_or("out-none".into()))),
-        ("adb-device", "command") => Some(json!("power capacity 15")),
-        (_, "command") => Some(json!("getprop")),
-        (_, "code") => Some(json!("console.log('x'.repeat(100000))")),
-        (_, "name") => Some(json!("HOME")),
-        (_, "path") => Some(json!("/nonexistent/hostile.apk")),
-        _ => None,
-    };
-    if let Some(value) = by_name {
-        return value;
-    }
-    match schema["type"].as_str() {
-        Some("integer" | "number") => json!(schema["minimum"].as_i64().unwrap_or(1).max(1)),
-        Some("boolean") => json!(true),
-        Some("array") => json!([100, 200]),
-        Some("object") => json!({}),
-        _ => json!("x"),
-    }
-}
-
 /// A string a model might pass where a short one is meant: 5,000 chars of quotes, escapes,
 /// emoji and a newline.
 fn hostile_string() -> String {
@@ -445,8 +370,13 @@ async fn every_tool_and_operation_answers_within_the_budget_on_a_hostile_device(
         home.path(),
     )
     .await;
-    let tools = client.list_all_tools().await.expect("tools/list");
-    let mut seen = Seen::default();
+    let mut seen = Seen {
+        ids: Vec::new(),
+        refs: Vec::new(),
+        package: HOSTILE_APP.into(),
+        text: "row 7".into(),
+        code: "console.log('x'.repeat(100000))".into(),
+    };
     let (mut calls, mut operations, mut gets) = (0usize, 0usize, 0usize);
     // Operations that answered without an error at least once: the placeholders reach them.
     let (mut answered, mut all) = (Vec::new(), Vec::new());
@@ -455,76 +385,56 @@ async fn every_tool_and_operation_answers_within_the_budget_on_a_hostile_device(
     // A ref for the tap-like operations: the hostile screen's, from a dump.
     let dump = call(&client, "ui", json!({"operation": "dump"})).await;
     refs_in(&ok(&dump), &mut seen.refs);
-    for tool in &tools {
-        let name = tool.name.to_string();
-        let schema = Value::Object((*tool.input_schema).clone());
-        let properties = schema["properties"].as_object().expect("properties").clone();
-        let ops: Vec<String> = properties["operation"]["enum"]
-            .as_array()
-            .unwrap_or_else(|| panic!("{name}: operation has no enum"))
-            .iter()
-            .map(|o| o.as_str().unwrap().to_string())
-            .collect();
-        for op in ops {
-            operations += 1;
-            all.push(format!("{name} {op}"));
-            let mut args = json!({"operation": op});
-            let mut variants = Vec::new();
-            // The operation alone, then with each field its errors name, at most four rounds.
-            for _ in 0..5 {
-                let result = call_with_progress(&client, &name, args.clone()).await;
-                variants.push((args.clone(), result.clone()));
-                if result.is_error != Some(true) {
-                    answered.push(format!("{name} {op}"));
-                    break;
-                }
-                let message = err(&result);
-                let named = message
-                    .split(|c: char| !c.is_ascii_alphanumeric())
-                    .find(|word| *word != "operation" && properties.contains_key(*word) && args.get(*word).is_none());
-                let Some(field) = named else { break };
-                args[field] = placeholder(&name, field, &properties[field], &seen);
+    let every = crate::common::operations(&client).await;
+    let tools: std::collections::BTreeSet<&str> = every.iter().map(|o| o.tool.as_str()).collect();
+    for operation in &every {
+        let (name, op, properties) = (&operation.tool, &operation.op, &operation.properties);
+        operations += 1;
+        all.push(format!("{name} {op}"));
+        // The operation alone, then with each field its errors name.
+        let (args, mut variants) = complete(&client, operation, &seen).await;
+        if variants.last().is_some_and(|(_, r)| r.is_error != Some(true)) {
+            answered.push(format!("{name} {op}"));
+        }
+        // The same with every string a model gave made hostile, and with an unknown field.
+        let mut hostile = args.clone();
+        for (key, value) in hostile.as_object_mut().unwrap() {
+            if key != "operation" && value.is_string() && properties[key.as_str()]["enum"].is_null() {
+                *value = json!(hostile_string());
             }
-            // The same with every string a model gave made hostile, and with an unknown field.
-            let mut hostile = args.clone();
-            for (key, value) in hostile.as_object_mut().unwrap() {
-                if key != "operation" && value.is_string() && properties[key.as_str()]["enum"].is_null() {
-                    *value = json!(hostile_string());
-                }
+        }
+        let mut unknown = args.clone();
+        unknown["k".repeat(5000)] = json!(1);
+        for args in [hostile, unknown] {
+            let result = call_with_progress(&client, name, args.clone()).await;
+            variants.push((args, result));
+        }
+        for (args, result) in variants {
+            calls += 1;
+            let what = format!("{name} {}", args.to_string().chars().take(100).collect::<String>());
+            let size = check_answer(&what, &result, BUDGET);
+            if size > largest.0 {
+                largest = (size, what);
             }
-            let mut unknown = args.clone();
-            unknown["k".repeat(5000)] = json!(1);
-            for args in [hostile, unknown] {
-                let result = call_with_progress(&client, &name, args.clone()).await;
-                variants.push((args, result));
-            }
-            for (args, result) in variants {
-                calls += 1;
-                let what = format!("{name} {}", args.to_string().chars().take(100).collect::<String>());
-                let size = check_answer(&what, &result, BUDGET);
-                if size > largest.0 {
-                    largest = (size, what);
-                }
-                if let Some(value) = &result.structured_content {
-                    let mut ids = Vec::new();
-                    ids_in(value, &mut ids);
-                    refs_in(value, &mut seen.refs);
-                    for id in ids {
-                        seen.ids.push(id.clone());
-                        if !paged.insert(id.clone()) {
-                            continue;
-                        }
-                        for args in [
-                            json!({"operation": "get", "id": id}),
-                            json!({"operation": "get", "id": id, "offset": 1, "limit": 1000}),
-                            json!({"operation": "get", "id": id, "filter": "e"}),
-                        ] {
-                            gets += 1;
-                            let what = format!("cache {args}");
-                            let size = check_answer(&what, &call(&client, "cache", args).await, BUDGET);
-                            if size > largest.0 {
-                                largest = (size, what);
-                            }
+            if let Some(value) = &result.structured_content {
+                let mut ids = Vec::new();
+                ids_in(value, &mut ids);
+                refs_in(value, &mut seen.refs);
+                for id in ids {
+                    seen.ids.push(id.clone());
+                    if !paged.insert(id.clone()) {
+                        continue;
+                    }
+                    for args in [
+                        json!({"operation": "get", "id": id}),
+                        json!({"operation": "get", "id": id, "offset": 1, "limit": 1000}),
+                        json!({"operation": "get", "id": id, "filter": "e"}),
+                    ] {
+                        gets += 1;
+                        let what = format!("cache {args}");
+                        let size = check_answer(&what, &call(&client, "cache", args).await, BUDGET);
+                        if size > largest.0 {
+                            largest = (size, what);
                         }
                     }
                 }

@@ -2,7 +2,7 @@
 //! simulator, each compared with doing the same through the individual tools (chars a model
 //! reads, calls it makes).
 
-use crate::common::{McpClient, call, ok, response_chars};
+use crate::common::{McpClient, Running, Server, Transport, call, ok, response_chars, status_kib};
 use serde_json::{Value, json};
 
 /// What a way of doing a task cost the model: chars read and calls made, and its answer.
@@ -219,29 +219,26 @@ async fn the_api_resource_matches_tools_list_and_its_examples_run() {
         ("cache", "cache"),
         ("flow", "flow"),
     ];
-    let tools = client.list_all_tools().await.unwrap();
     let mut operations = 0;
-    for tool in &tools {
-        if tool.name == "script" {
+    for listed in crate::common::operations(&client).await {
+        if listed.tool == "script" {
             continue;
         }
         let (_, ns) = namespaces
             .iter()
-            .find(|(t, _)| *t == tool.name)
-            .unwrap_or_else(|| panic!("{} has no namespace in the script API", tool.name));
+            .find(|(t, _)| *t == listed.tool)
+            .unwrap_or_else(|| panic!("{} has no namespace in the script API", listed.tool));
         let start = dts
             .find(&format!("declare const {ns}: {{\n"))
             .unwrap_or_else(|| panic!("{ns} is not declared"));
         let block = &dts[start..start + dts[start..].find("};").unwrap()];
-        for op in tool.input_schema["properties"]["operation"]["enum"].as_array().unwrap() {
-            let op = op.as_str().unwrap();
-            let name = droidmcp::script::api::function_name(op);
-            assert!(
-                block.contains(&format!("  {name}(args?")),
-                "{ns}.{name} ({op}) is not declared"
-            );
-            operations += 1;
-        }
+        let name = droidmcp::script::api::function_name(&listed.op);
+        assert!(
+            block.contains(&format!("  {name}(args?")),
+            "{ns}.{name} ({}) is not declared",
+            listed.op
+        );
+        operations += 1;
     }
 
     // What the sandbox adds beside the tools (args, sleep, workspace, skills) is there as declared.
@@ -476,16 +473,6 @@ async fn cancelling_a_busy_script_frees_its_slot_at_once() {
     client.cancel().await.unwrap();
 }
 
-/// `VmRSS` of a process, in KiB.
-fn rss_kib(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .unwrap()
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.split_whitespace().next()?.parse().ok())
-        .unwrap()
-}
-
 /// A script's arguments are measured before they leave the sandbox (one over 1 MiB is refused),
 /// and what its pending calls hold outside it is bounded (4 MiB): 150 calls of 100 KB each in
 /// flight cost the server a bounded amount of memory.
@@ -495,9 +482,13 @@ async fn big_and_many_pending_arguments_are_refused_and_memory_stays_bounded() {
     let sim = crate::common::SimProcess::start(&[]);
     let home = tempfile::tempdir().unwrap();
     let target = format!("tcp:{}", sim.addr);
-    let (client, pid) = crate::common::mcp_server_with_pid(&["--adb", &target], home.path()).await;
+    let server = Server::new(home.path())
+        .args(&["--adb", &target])
+        .transport(Transport::Stdio);
+    let Running { client, pid, .. } = server.serve_with(()).await;
+    let pid = pid.expect("a stdio server's pid");
     ok(&call(&client, "adb-device", json!({"operation": "list"})).await);
-    let before = rss_kib(pid);
+    let before = status_kib(pid, "VmRSS");
     let huge = call(
         &client,
         "script",
@@ -528,7 +519,7 @@ async fn big_and_many_pending_arguments_are_refused_and_memory_stays_bounded() {
     )
     .await);
     let counts: Value = serde_json::from_str(out["output"].as_str().unwrap().trim()).unwrap();
-    let after = rss_kib(pid);
+    let after = status_kib(pid, "VmRSS");
     println!(
         "150 pending calls of 100 KB and 150 of 2 MB: {counts}; server RSS {} MiB before, {} MiB after (+{} MiB)",
         before / 1024,

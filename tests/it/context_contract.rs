@@ -281,7 +281,8 @@ async fn resource_links_go_only_to_sessions_whose_protocol_has_them() {
     ] {
         let home = tempfile::tempdir().unwrap();
         let legacy = rmcp::ClientLifecycleMode::Initialize;
-        let client = mcp_server_in(legacy, OlderClient(version.clone()), &["--sim"], &[], home.path()).await;
+        let server = Server::new(home.path()).args(&["--sim"]).era(legacy);
+        let client = server.serve_with(OlderClient(version.clone())).await.client;
         let result = call(&client, "adb-logcat", json!({"operation": "read", "lines": 200})).await;
         let answer = ok(&result); // also checks that the text twin still matches
         let linked = result.content.iter().any(|c| c.as_resource_link().is_some());
@@ -297,11 +298,10 @@ async fn resource_links_go_only_to_sessions_whose_protocol_has_them() {
 
 /// The pixel-emulator profile, with its log replaced by `log` (a real capture, read from
 /// ../shared into a temporary folder, never into the repository).
-pub(crate) fn profile_with_log(log: &std::path::Path) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    copy_dir(&profile_dir(), dir.path());
-    std::fs::copy(log, dir.path().join("logcat.txt")).unwrap();
-    dir
+pub(crate) fn profile_with_log(log: &std::path::Path) -> Profile {
+    let profile = Profile::new();
+    profile.copy_in(log, "logcat.txt");
+    profile
 }
 
 /// Checks a default read: every crash listed with its exception (and cause where the log has

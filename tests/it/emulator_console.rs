@@ -17,13 +17,6 @@ async fn emulator(client: &McpClient, command: &str) -> rmcp::model::CallToolRes
     .await
 }
 
-async fn shell_out(client: &McpClient, command: &str) -> String {
-    ok(&call(client, "adb-shell", json!({"operation": "run", "command": command})).await)["stdout"]
-        .as_str()
-        .unwrap()
-        .to_string()
-}
-
 #[tokio::test]
 async fn console_commands_set_battery_location_rotation_and_messages_on_the_device() {
     let home = tempfile::tempdir().unwrap();
@@ -44,7 +37,10 @@ async fn console_commands_set_battery_location_rotation_and_messages_on_the_devi
     assert_eq!(health["health"]["battery"]["level"], 17, "{health}");
 
     ok(&emulator(&client, "geo fix -122.084 37.422 12").await);
-    let location = shell_out(&client, "dumpsys location").await;
+    let location = ok(&shell(&client, "dumpsys location").await)["stdout"]
+        .as_str()
+        .unwrap()
+        .to_string();
     assert!(location.contains("gps 37.422000,-122.084000"), "{location}");
 
     // A quarter turn: the next dump is landscape, and a tap by label still lands on its element.
@@ -69,7 +65,10 @@ async fn console_commands_set_battery_location_rotation_and_messages_on_the_devi
 
     ok(&emulator(&client, "sms send +15551234 Your code is 4321").await);
     ok(&emulator(&client, "gsm call 5550100").await);
-    let log = shell_out(&client, "logcat -d -s SmsReceiver:I Telecom:I").await;
+    let log = ok(&shell(&client, "logcat -d -s SmsReceiver:I Telecom:I").await)["stdout"]
+        .as_str()
+        .unwrap()
+        .to_string();
     assert!(log.contains("SMS received from +15551234: Your code is 4321"), "{log}");
     assert!(log.contains("Incoming call from 5550100"), "{log}");
     assert_eq!(

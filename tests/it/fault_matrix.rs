@@ -279,8 +279,8 @@ async fn run_cell(
     let (client, log, adb) = match route {
         Route::Direct => {
             let target = format!("tcp:{serial}");
-            let (client, log) =
-                mcp_server_logged(&["--adb", &target, "--timeout-ms", &timeout], &[], home.path()).await;
+            let server = Server::new(home.path()).args(&["--adb", &target, "--timeout-ms", &timeout]);
+            let Running { client, log, .. } = server.transport(Transport::Stdio).serve_with(()).await;
             (client, log, None)
         }
         Route::Server => {
@@ -288,12 +288,10 @@ async fn run_cell(
             adb.connect_only(&serial);
             adb.connect_only(bystander);
             let port = adb.port.to_string();
-            let (client, log) = mcp_server_logged(
-                &["--device", &serial, "--timeout-ms", &timeout],
-                &[("ANDROID_ADB_SERVER_PORT", &port)],
-                home.path(),
-            )
-            .await;
+            let server = Server::new(home.path())
+                .args(&["--device", &serial, "--timeout-ms", &timeout])
+                .envs(&[("ANDROID_ADB_SERVER_PORT", &port)]);
+            let Running { client, log, .. } = server.transport(Transport::Stdio).serve_with(()).await;
             (client, log, Some(adb))
         }
     };

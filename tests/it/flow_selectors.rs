@@ -12,11 +12,9 @@ use crate::common::*;
 /// The built-in profile booting into the inbox.
 fn inbox_profile(dir: &Path) -> PathBuf {
     let folder = dir.join("inbox");
-    copy_dir(&repo_dir().join("fixtures/pixel-emulator"), &folder);
-    let toml = std::fs::read_to_string(folder.join("profile.toml"))
-        .unwrap()
-        .replace("home = \"launcher\"", "home = \"inbox\"");
-    std::fs::write(folder.join("profile.toml"), toml).unwrap();
+    Profile::at(&folder).edit("profile.toml", |toml| {
+        toml.replace("home = \"launcher\"", "home = \"inbox\"")
+    });
     folder
 }
 

@@ -15,7 +15,7 @@ use crate::common::*;
 /// device boots into `home`.
 fn profile(dir: &Path, home: &str) -> PathBuf {
     let folder = dir.join(home);
-    copy_dir(&repo_dir().join("fixtures/pixel-emulator"), &folder);
+    let profile = Profile::at(&folder);
     let dialog = |title: &str, button: &str| {
         format!(
             r#"<?xml version='1.0' encoding='UTF-8' standalone='yes' ?><hierarchy rotation="0"><node index="0" text="" resource-id="" class="android.widget.FrameLayout" package="com.android.settings" clickable="false" bounds="[0,0][1080,2400]"><node index="0" text="" resource-id="android:id/parentPanel" class="android.widget.LinearLayout" package="com.android.settings" clickable="false" bounds="[77,900][1003,1500]"><node index="0" text="{title}" resource-id="android:id/alertTitle" class="android.widget.TextView" package="com.android.settings" clickable="false" bounds="[140,940][940,1030]"/><node index="1" text="Cancel" resource-id="android:id/button2" class="android.widget.Button" package="com.android.settings" clickable="true" focusable="true" bounds="[300,1340][600,1460]"/><node index="2" text="{button}" resource-id="android:id/button1" class="android.widget.Button" package="com.android.settings" clickable="true" focusable="true" bounds="[620,1340][980,1460]"/></node></node></hierarchy>"#
@@ -26,15 +26,11 @@ fn profile(dir: &Path, home: &str) -> PathBuf {
             r#"<?xml version='1.0' encoding='UTF-8' standalone='yes' ?><hierarchy rotation="0"><node index="0" text="" resource-id="" class="android.widget.FrameLayout" package="com.android.settings" clickable="false" bounds="[0,0][1080,2400]"><node index="0" text="{text}" resource-id="" class="android.widget.TextView" package="com.android.settings" clickable="false" bounds="[100,1100][980,1200]"/></node></hierarchy>"#
         )
     };
-    let screens = folder.join("screens");
-    std::fs::write(screens.join("confirm.xml"), dialog("Finish setup?", "OK")).unwrap();
-    std::fs::write(screens.join("wipe.xml"), dialog("Erase phone?", "Delete everything")).unwrap();
-    std::fs::write(screens.join("done.xml"), note("All set")).unwrap();
-    std::fs::write(screens.join("erased.xml"), note("Phone erased")).unwrap();
-    let toml = std::fs::read_to_string(folder.join("profile.toml"))
-        .unwrap()
-        .replace("home = \"launcher\"", &format!("home = \"{home}\""));
-    let mut toml = toml;
+    profile.write("screens/confirm.xml", dialog("Finish setup?", "OK"));
+    profile.write("screens/wipe.xml", dialog("Erase phone?", "Delete everything"));
+    profile.write("screens/done.xml", note("All set"));
+    profile.write("screens/erased.xml", note("Phone erased"));
+    let mut toml = String::new();
     for (name, activity) in [
         ("confirm", "ConfirmActivity"),
         ("wipe", "WipeActivity"),
@@ -50,7 +46,9 @@ fn profile(dir: &Path, home: &str) -> PathBuf {
             "\n[[transition]]\nfrom = \"{from}\"\ntap = \"id=android:id/button1\"\nto = \"{to}\"\n"
         ));
     }
-    std::fs::write(folder.join("profile.toml"), toml).unwrap();
+    profile.edit("profile.toml", |text| {
+        text.replace("home = \"launcher\"", &format!("home = \"{home}\"")) + &toml
+    });
     folder
 }
 

@@ -161,15 +161,51 @@ fn sources(root: &std::path::Path, dir: &std::path::Path, found: &mut Vec<(Strin
     }
 }
 
-#[test]
-fn each_concern_has_one_home_and_no_second_copy() {
-    let src = repo_dir().join("src");
-    let mut files = Vec::new();
-    sources(&src, &src, &mut files);
-    // The simulator is the device side: it sleeps and cuts as a device does, on its own.
-    files.retain(|(rel, _)| !rel.starts_with("sim/"));
+/// The tests' own helpers (tests/it/common), one of each (issue 38): a suite that needs one
+/// calls it rather than writing another.
+const TEST_MECHANISMS: &[Mechanism] = &[
+    Mechanism {
+        concern: "starting an MCP server on stdio (rmcp's child-process transport)",
+        markers: &["TokioChildProcess"],
+        home: "common/server.rs",
+        pending: &[],
+    },
+    Mechanism {
+        concern: "starting droidmcp serve --http and reading where it listens",
+        markers: &["MCP at "],
+        home: "common/server.rs",
+        pending: &[],
+    },
+    Mechanism {
+        concern: "a simulator profile copied to change (Profile)",
+        markers: &["copy_dir("],
+        home: "common/mod.rs",
+        pending: &[],
+    },
+    Mechanism {
+        concern: "reading a process's memory from /proc (status_kib)",
+        markers: &["/status\")", "strip_prefix("],
+        home: "common/mod.rs",
+        pending: &[],
+    },
+    Mechanism {
+        concern: "walking tools/list's tools and operations (operations, complete)",
+        markers: &["[\"operation\"][\"enum\"]"],
+        home: "common/schema.rs",
+        pending: &[],
+    },
+    Mechanism {
+        concern: "an adb-shell wrapper (shell, shell_on)",
+        markers: &["\"adb-shell\"", "command: &str"],
+        home: "common/server.rs",
+        pending: &[],
+    },
+];
+
+/// Each of `mechanisms` held only by its home (or a pending file) among `files`; what is wrong.
+fn second_copies(under: &str, files: &[(String, String)], mechanisms: &[Mechanism]) -> Vec<String> {
     let mut copies = Vec::new();
-    for m in MECHANISMS {
+    for m in mechanisms {
         let holders: Vec<&str> = files
             .iter()
             .filter(|(_, code)| m.markers.iter().all(|marker| code.contains(marker)))
@@ -198,18 +234,40 @@ fn each_concern_has_one_home_and_no_second_copy() {
         );
         if !m.home.is_empty() && !holders.contains(&m.home) {
             copies.push(format!(
-                "{}: its home src/{} no longer holds it; update MECHANISMS (and docs/ARCHITECTURE.md)",
+                "{}: its home {under}{} no longer holds it; update the list (and docs/ARCHITECTURE.md)",
                 m.concern, m.home
             ));
         }
         for rel in stray {
             copies.push(format!(
-                "src/{rel} has a second copy of {} ({:?}): use the one in src/{}",
+                "{under}{rel} has a second copy of {} ({:?}): use the one in {under}{}",
                 m.concern, m.markers, m.home
             ));
         }
     }
-    println!("{} mechanisms over {} files", MECHANISMS.len(), files.len());
+    println!("{} mechanisms over {} files", mechanisms.len(), files.len());
+    copies
+}
+
+#[test]
+fn each_concern_has_one_home_and_no_second_copy() {
+    let src = repo_dir().join("src");
+    let mut files = Vec::new();
+    sources(&src, &src, &mut files);
+    // The simulator is the device side: it sleeps and cuts as a device does, on its own.
+    files.retain(|(rel, _)| !rel.starts_with("sim/"));
+    let copies = second_copies("src/", &files, MECHANISMS);
+    assert!(copies.is_empty(), "{}", copies.join("\n"));
+}
+
+#[test]
+fn the_tests_share_one_harness() {
+    let tests = repo_dir().join("tests/it");
+    let mut files = Vec::new();
+    sources(&tests, &tests, &mut files);
+    // This file names the markers.
+    files.retain(|(rel, _)| rel != "house.rs");
+    let copies = second_copies("tests/it/", &files, TEST_MECHANISMS);
     assert!(copies.is_empty(), "{}", copies.join("\n"));
 }
 
@@ -231,6 +289,11 @@ fn no_source_file_is_over_600_lines() {
             long.push(format!("src/{rel} has {lines} lines (at most 600): split it"));
         }
     }
-    println!("{} files; the longest, src/{}, has {} lines", files.len(), longest.1, longest.0);
+    println!(
+        "{} files; the longest, src/{}, has {} lines",
+        files.len(),
+        longest.1,
+        longest.0
+    );
     assert!(long.is_empty(), "{}", long.join("\n"));
 }

@@ -5,7 +5,7 @@
 
 use std::process::Stdio;
 
-use crate::common::{HttpServer, SimProcess, call, err, ok};
+use crate::common::{HttpServer, SimProcess, call, err, ok, status_kib};
 use rmcp::ServiceExt;
 use serde_json::{Value, json};
 
@@ -525,28 +525,6 @@ fn tokens_file(dir: &std::path::Path, n: usize) -> (std::path::PathBuf, Vec<Stri
     (file, tokens)
 }
 
-/// The droidmcp process behind an `HttpServer` (the child of its `sh` wrapper).
-pub(crate) fn server_pid(server: &HttpServer) -> u32 {
-    let sh = server.child.id().expect("the wrapper runs");
-    let children = std::fs::read_to_string(format!("/proc/{sh}/task/{sh}/children")).unwrap();
-    children
-        .split_whitespace()
-        .next()
-        .expect("droidmcp under sh")
-        .parse()
-        .unwrap()
-}
-
-pub(crate) fn rss_mib(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .unwrap()
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())
-        .unwrap()
-        / 1024
-}
-
 /// The bound all principals share holds strictly: ten principals each storing a 4M-line output
 /// (31 MB) under `--sessions-cache-mib 64` keep the server within that bound plus a small
 /// overhead each; an entry the pool has no room for keeps its head and tail, and says so.
@@ -565,13 +543,13 @@ async fn ten_principals_of_big_outputs_stay_within_the_shared_bound() {
         file.to_str().unwrap(),
     ];
     let server = HttpServer::start(&args, &[], home.path()).await;
-    let pid = server_pid(&server);
+    let pid = server.pid();
     let mut sessions = Vec::new();
     for token in &tokens {
         sessions.push(().serve(server.transport(Some(token))).await.expect("a session"));
     }
     ok(&call(&sessions[0], "adb-device", json!({"operation": "list"})).await);
-    let idle = rss_mib(pid);
+    let idle = status_kib(pid, "VmRSS") / 1024;
     let mut cut = 0;
     for session in &sessions {
         let out = ok(&call(
@@ -591,7 +569,7 @@ async fn ten_principals_of_big_outputs_stay_within_the_shared_bound() {
             cut += 1;
         }
     }
-    let after = rss_mib(pid);
+    let after = status_kib(pid, "VmRSS") / 1024;
     let bound = idle + 64 + 16 * 10;
     println!(
         "ten principals × 31 MB outputs under --sessions-cache-mib 64: RSS {idle} MiB idle, {after} MiB after (bound {bound}); {cut} entries kept head and tail"

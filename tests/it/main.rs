@@ -35,6 +35,8 @@ mod mcp_core;
 mod mcp_logcat_shell;
 mod mcp_refs;
 mod mcp_ui;
+mod mcp_ui_capture;
+mod mcp_ui_waits;
 mod memory;
 mod packaging;
 mod panel;

@@ -7,15 +7,6 @@ use std::time::{Duration, Instant};
 use crate::common::*;
 use serde_json::{Value, json};
 
-async fn shell(client: &McpClient, device: &str, command: &str) -> rmcp::model::CallToolResult {
-    call(
-        client,
-        "adb-shell",
-        json!({"operation": "run", "device": device, "command": command}),
-    )
-    .await
-}
-
 fn names(list: &Value) -> Vec<String> {
     let mut names: Vec<String> = list["devices"]
         .as_array()
@@ -80,7 +71,7 @@ async fn two_adb_servers_and_a_direct_device_list_route_and_survive_one_going_do
     );
 
     // A bare serial that two sources see is refused with the two names to choose from.
-    let refused = err(&shell(&client, &shared_serial, "echo hi").await);
+    let refused = err(&shell_on(&client, Some(&shared_serial), "echo hi").await);
     assert!(
         refused.contains(&format!("labA/{shared_serial}")) && refused.contains(&format!("labB/{shared_serial}")),
         "{refused}"
@@ -88,27 +79,32 @@ async fn two_adb_servers_and_a_direct_device_list_route_and_survive_one_going_do
 
     // Each qualified name is accepted back and runs there; the same device by two routes
     // shows the same file.
-    let out = ok(&shell(
+    let out = ok(&shell_on(
         &client,
-        &format!("bench/{direct_serial}"),
+        Some(&format!("bench/{direct_serial}")),
         "echo direct > /data/local/tmp/who",
     )
     .await);
     assert_eq!(out["device"], format!("bench/{direct_serial}"));
-    let out = ok(&shell(&client, &format!("labB/{direct_serial}"), "cat /data/local/tmp/who").await);
-    assert_eq!(out["stdout"], "direct\n");
-    let out = ok(&shell(
+    let out = ok(&shell_on(
         &client,
-        &format!("labA/{shared_serial}"),
+        Some(&format!("labB/{direct_serial}")),
+        "cat /data/local/tmp/who",
+    )
+    .await);
+    assert_eq!(out["stdout"], "direct\n");
+    let out = ok(&shell_on(
+        &client,
+        Some(&format!("labA/{shared_serial}")),
         "echo shared > /data/local/tmp/who",
     )
     .await);
     assert_eq!(out["exitCode"], 0);
 
     // A serial one source sees works bare, and as `label/serial` too (answered by its bare name).
-    let out = ok(&shell(&client, &only_a_serial, "echo only-a").await);
+    let out = ok(&shell_on(&client, Some(&only_a_serial), "echo only-a").await);
     assert_eq!(out["stdout"], "only-a\n");
-    let out = ok(&shell(&client, &format!("labA/{only_a_serial}"), "echo again").await);
+    let out = ok(&shell_on(&client, Some(&format!("labA/{only_a_serial}")), "echo again").await);
     assert_eq!(out["device"], only_a_serial.as_str());
 
     // A qualified name can be selected, and later calls go there.
@@ -150,12 +146,12 @@ async fn two_adb_servers_and_a_direct_device_list_route_and_survive_one_going_do
     ];
     expected.sort();
     assert_eq!(names(&list), expected, "{list}");
-    let out = ok(&shell(&client, &picked, "echo still-here").await);
+    let out = ok(&shell_on(&client, Some(&picked), "echo still-here").await);
     assert_eq!(out["stdout"], "still-here\n");
-    let out = ok(&shell(&client, &format!("bench/{direct_serial}"), "echo direct-ok").await);
+    let out = ok(&shell_on(&client, Some(&format!("bench/{direct_serial}")), "echo direct-ok").await);
     assert_eq!(out["stdout"], "direct-ok\n");
     // A device only lab A saw names lab A's error, not "no such device".
-    let gone = err(&shell(&client, &only_a_serial, "echo x").await);
+    let gone = err(&shell_on(&client, Some(&only_a_serial), "echo x").await);
     assert!(
         gone.contains(&format!("cannot reach the adb server at 127.0.0.1:{}", lab_a.port)),
         "{gone}"
@@ -198,7 +194,7 @@ async fn a_hung_source_is_reported_and_does_not_hold_up_the_others() {
     let started = Instant::now();
     let out = ok(&call(&client, "adb-shell", json!({"operation": "run", "command": "echo a"})).await);
     assert_eq!(out["stdout"], "a\n");
-    let out = ok(&shell(&client, &sim.serial(), "echo b").await);
+    let out = ok(&shell_on(&client, Some(&sim.serial()), "echo b").await);
     assert_eq!(out["stdout"], "b\n");
     let then = started.elapsed();
     println!(

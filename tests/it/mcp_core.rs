@@ -261,105 +261,6 @@ async fn the_direct_path_makes_an_adb_key_and_a_device_that_trusts_it_lets_it_in
 }
 
 #[tokio::test]
-async fn bad_input_gets_a_clear_tool_error_and_the_server_keeps_serving() {
-    let home = tempfile::tempdir().unwrap();
-    let client = mcp_server(&["--sim"], &[], home.path()).await;
-    let id = ok(&call(&client, "adb-device", json!({"operation": "properties"})).await)["cacheId"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let expired_id = format!(
-        "props-{}",
-        ulid::Ulid::from_datetime(std::time::SystemTime::now() - std::time::Duration::from_secs(3 * 3600))
-    );
-    let unknown_id = format!("props-{}", ulid::Ulid::generate());
-
-    let cases: Vec<(&str, Value, &[&str])> = vec![
-        (
-            "adb-device",
-            json!({"operation": "reboot"}),
-            &["unknown variant `reboot`", "list"],
-        ),
-        ("adb-device", json!({}), &["missing field `operation`"]),
-        ("adb-device", json!({"operation": 5}), &["invalid type"]),
-        (
-            "adb-device",
-            json!({"operation": "list", "colour": "red"}),
-            &["unknown field `colour`"],
-        ),
-        (
-            "adb-device",
-            json!({"operation": "properties", "device": "nope-123"}),
-            &["no device `nope-123`", "adb-device list"],
-        ),
-        (
-            "adb-device",
-            json!({"operation": "wait", "timeoutMs": 0}),
-            &["timeoutMs must be between"],
-        ),
-        ("cache", json!({"operation": "get"}), &["needs `id`"]),
-        (
-            "cache",
-            json!({"operation": "get", "id": "props-; reboot"}),
-            &["is not a cache id"],
-        ),
-        (
-            "cache",
-            json!({"operation": "get", "id": unknown_id}),
-            &["unknown", "adb-device properties"],
-        ),
-        (
-            "cache",
-            json!({"operation": "get", "id": expired_id}),
-            &["expired", "adb-device properties"],
-        ),
-        (
-            "cache",
-            json!({"operation": "get", "id": id, "limit": -1}),
-            &["invalid value: integer `-1`"],
-        ),
-        (
-            "cache",
-            json!({"operation": "get", "id": id, "limit": 100000}),
-            &["limit must be between 1 and 1000"],
-        ),
-        (
-            "cache",
-            json!({"operation": "get", "id": id, "limit": 0}),
-            &["limit must be between 1 and 1000"],
-        ),
-        (
-            "cache",
-            json!({"operation": "get", "id": id, "offset": 99999}),
-            &["past the end"],
-        ),
-        (
-            "cache",
-            json!({"operation": "get", "id": id, "prefix": "ro.", "offset": -5}),
-            &["invalid value: integer `-5`"],
-        ),
-    ];
-    for (tool, args, expected) in cases {
-        let message = err(&call(&client, tool, args.clone()).await);
-        for e in expected {
-            assert!(message.contains(e), "{tool} {args}: {message:?} should say {e:?}");
-        }
-    }
-    // Shell metacharacters in a filter are a literal substring, matched locally, never run.
-    let literal = ok(&call(
-        &client,
-        "cache",
-        json!({"operation": "get", "id": id, "filter": "$(reboot); `id` | rm -rf /"}),
-    )
-    .await);
-    assert_eq!(literal["matching"], 0);
-    // Still serving, and the device is still there.
-    let again = ok(&call(&client, "adb-device", json!({"operation": "properties"})).await);
-    assert_eq!(again["propertyCount"], literal["total"]);
-    client.cancel().await.unwrap();
-}
-
-#[tokio::test]
 async fn an_answer_over_the_budget_keeps_key_fields_and_a_working_cache_id() {
     let home = tempfile::tempdir().unwrap();
     let client = mcp_server(&["--sim", "--budget", "600"], &[], home.path()).await;
@@ -453,25 +354,13 @@ async fn wait_sends_progress_and_stops_when_the_client_cancels() {
     client.cancel().await.unwrap();
 }
 
-/// `droidmcp --sim` with its stdio as pipes, for raw JSON-RPC lines.
-fn raw_stdio_server(home: &std::path::Path) -> tokio::process::Child {
-    tokio::process::Command::new(env!("CARGO_BIN_EXE_droidmcp"))
-        .arg("--sim")
-        .env("HOME", home)
-        .env("RUST_LOG", "warn")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .expect("spawn droidmcp")
-}
-
 /// Raw JSON-RPC over the server's stdio: the edges rmcp leaves open get their proper codes
 /// (-32700, -32602, -32601), and the session goes on.
 #[tokio::test]
 async fn json_rpc_edges_get_their_codes_over_raw_stdio() {
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
     let home = tempfile::tempdir().unwrap();
-    let mut child = raw_stdio_server(home.path());
+    let mut child = Server::new(home.path()).args(&["--sim"]).raw_stdio();
     let mut stdin = child.stdin.take().unwrap();
     let lines = [
         r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#,
@@ -597,7 +486,7 @@ async fn the_stdio_session_survives_any_line() {
         .count();
 
     let home = tempfile::tempdir().unwrap();
-    let mut child = raw_stdio_server(home.path());
+    let mut child = Server::new(home.path()).args(&["--sim"]).raw_stdio();
     let mut stdin = child.stdin.take().unwrap();
     stdin
         .write_all(br#"{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}

@@ -8,9 +8,8 @@ use serde_json::{Value, json};
 
 /// A copy of the bundled profile whose log is `lines` of the bundled one without crashes, plus
 /// the first Java crash: "a 2,000-line logcat with a crash".
-fn profile_with_one_crash(dir: &Path, lines: usize) -> std::path::PathBuf {
-    let profile = dir.join("one-crash");
-    copy_dir(&profile_dir(), &profile);
+fn profile_with_one_crash(lines: usize) -> Profile {
+    let profile = Profile::new();
     let log = std::fs::read_to_string(profile_dir().join("logcat.txt")).unwrap();
     let all: Vec<&str> = log.lines().collect();
     let crash_start = all.iter().position(|l| l.contains("FATAL EXCEPTION")).unwrap();
@@ -35,19 +34,19 @@ fn profile_with_one_crash(dir: &Path, lines: usize) -> std::path::PathBuf {
     let mut out: Vec<&str> = quiet[..lines / 2].to_vec();
     out.extend(&crash);
     out.extend(&quiet[lines / 2..lines - crash.len()]);
-    std::fs::write(profile.join("logcat.txt"), out.join("\n") + "\n").unwrap();
+    profile.write("logcat.txt", out.join("\n") + "\n");
     profile
 }
 
 #[tokio::test]
 async fn a_two_thousand_line_log_with_a_crash_is_summarised_within_2500_chars_with_the_crash() {
     let home = tempfile::tempdir().unwrap();
-    let profile = profile_with_one_crash(home.path(), 2000);
-    let client = mcp_server(&["--sim", profile.to_str().unwrap()], &[], home.path()).await;
+    let profile = profile_with_one_crash(2000);
+    let client = Server::new(home.path()).profile(&profile).client().await;
     let result = call(&client, "adb-logcat", json!({"operation": "read"})).await;
     let chars = response_chars(&result);
     let read = ok(&result);
-    let log_chars = std::fs::read_to_string(profile.join("logcat.txt"))
+    let log_chars = std::fs::read_to_string(profile.path().join("logcat.txt"))
         .unwrap()
         .chars()
         .count();
@@ -220,23 +219,22 @@ async fn shell_exit_codes_streams_timeouts_binary_and_the_deny_list() {
         home.path(),
     )
     .await;
-    let run = |command: &str| json!({"operation": "run", "command": command});
 
-    let zero = ok(&call(&client, "adb-shell", run("echo hello")).await);
+    let zero = ok(&shell(&client, "echo hello").await);
     assert_eq!(
         (zero["exitCode"].as_i64(), zero["stdout"].as_str()),
         (Some(0), Some("hello\n"))
     );
-    let one = ok(&call(&client, "adb-shell", run("echo out; echo err >&2; false")).await);
+    let one = ok(&shell(&client, "echo out; echo err >&2; false").await);
     assert_eq!(one["exitCode"], 1);
     assert_eq!(
         (one["stdout"].as_str(), one["stderr"].as_str()),
         (Some("out\n"), Some("err\n"))
     );
-    let missing = ok(&call(&client, "adb-shell", run("nosuchprogram --flag")).await);
+    let missing = ok(&shell(&client, "nosuchprogram --flag").await);
     assert_eq!(missing["exitCode"], 127);
     assert!(missing["stderr"].as_str().unwrap().contains("nosuchprogram"));
-    let stderr_only = ok(&call(&client, "adb-shell", run("ls /no/such/dir")).await);
+    let stderr_only = ok(&shell(&client, "ls /no/such/dir").await);
     assert_eq!(
         (stderr_only["stdout"].as_str(), stderr_only["stdoutChars"].as_u64()),
         (Some(""), Some(0))
@@ -244,7 +242,7 @@ async fn shell_exit_codes_streams_timeouts_binary_and_the_deny_list() {
     assert!(stderr_only["stderrChars"].as_u64().unwrap() > 0);
     assert_ne!(stderr_only["exitCode"], 0);
 
-    let binary = ok(&call(&client, "adb-shell", run("screencap | head -c 64")).await);
+    let binary = ok(&shell(&client, "screencap | head -c 64").await);
     assert_eq!(binary["binary"], true);
     let binary_chars = binary["stdoutChars"].as_u64().unwrap();
     assert!(
@@ -263,11 +261,17 @@ async fn shell_exit_codes_streams_timeouts_binary_and_the_deny_list() {
         "{slow}"
     );
     // The server and the device are fine afterwards.
-    ok(&call(&client, "adb-shell", run("true")).await);
+    ok(&shell(&client, "true").await);
 
     for (args, expected) in [
-        (run("reboot"), "deny-list rule `reboot`"),
-        (run("ls; pm clear com.android.settings"), "deny-list rule `pm clear`"),
+        (
+            json!({"operation": "run", "command": "reboot"}),
+            "deny-list rule `reboot`",
+        ),
+        (
+            json!({"operation": "run", "command": "ls; pm clear com.android.settings"}),
+            "deny-list rule `pm clear`",
+        ),
         (json!({"operation": "run"}), "needs `command`"),
         (json!({"operation": "run", "command": "  "}), "needs `command`"),
         (
@@ -283,14 +287,18 @@ async fn shell_exit_codes_streams_timeouts_binary_and_the_deny_list() {
         assert!(message.contains(expected), "{args}: {message}");
     }
     // Rules match the leading words of a command, not text anywhere.
-    ok(&call(&client, "adb-shell", run("echo pm clear is only text")).await);
+    ok(&shell(&client, "echo pm clear is only text").await);
     client.cancel().await.unwrap();
 }
 
 #[tokio::test]
 async fn five_megabytes_of_output_stay_within_the_budget_are_all_readable_and_memory_stays_bounded() {
     let home = tempfile::tempdir().unwrap();
-    let (client, pid) = mcp_server_with_pid(&["--sim", "--cache-mib", "16"], home.path()).await;
+    let server = Server::new(home.path())
+        .args(&["--sim", "--cache-mib", "16"])
+        .transport(Transport::Stdio);
+    let Running { client, pid, .. } = server.serve_with(()).await;
+    let pid = pid.expect("a stdio server's pid");
     let big = json!({"operation": "run", "command": "seq 1 700000"});
     let result = call(&client, "adb-shell", big.clone()).await;
     let chars = response_chars(&result);
@@ -336,29 +344,20 @@ async fn five_megabytes_of_output_stay_within_the_budget_are_all_readable_and_me
     assert_eq!(text.len() as u64, stdout_chars);
 
     // Ten more runs: the cache holds to its 16 MiB, and the process does not keep growing.
-    let rss_after_first = rss_kib(pid);
+    let rss_after_first = status_kib(pid, "VmRSS");
     for _ in 0..10 {
         ok(&call(&client, "adb-shell", big.clone()).await);
     }
     let stats = ok(&call(&client, "cache", json!({"operation": "stats"})).await);
     assert!(stats["stats"]["bytes"].as_u64().unwrap() <= 16 << 20, "{stats}");
     assert!(stats["stats"]["evictedForSize"].as_u64().unwrap() >= 8);
-    let rss = rss_kib(pid);
+    let rss = status_kib(pid, "VmRSS");
     println!("server RSS: {rss_after_first} KiB after one 5 MB output, {rss} KiB after eleven");
     assert!(
         rss < rss_after_first + 64 * 1024,
         "RSS grew from {rss_after_first} to {rss} KiB"
     );
     client.cancel().await.unwrap();
-}
-
-fn rss_kib(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.split_whitespace().next()?.parse().ok())
-        .unwrap()
 }
 
 #[tokio::test]

@@ -26,14 +26,13 @@ fn cleanup_dialog(first_row: &str) -> String {
 
 /// The bundled profile plus two cleanup dialogs: `am start` opens the "one year" one, whose
 /// Cancel opens the "one hour" one (the same rows at the same places, labels equal for 70 chars).
-fn cleanup_profile() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    copy_dir(&profile_dir(), dir.path());
+fn cleanup_profile() -> Profile {
+    let profile = Profile::new();
     for (name, label) in [("cleanup_year", YEAR), ("cleanup_hour", HOUR)] {
-        std::fs::write(dir.path().join(format!("screens/{name}.xml")), cleanup_dialog(label)).unwrap();
+        profile.write(&format!("screens/{name}.xml"), cleanup_dialog(label));
     }
-    let mut toml = std::fs::read_to_string(dir.path().join("profile.toml")).unwrap();
-    toml.push_str(
+    profile.append(
+        "profile.toml",
         r#"
 [[screen]]
 name = "cleanup_year"
@@ -51,8 +50,7 @@ tap = "text=Cancel"
 to = "cleanup_hour"
 "#,
     );
-    std::fs::write(dir.path().join("profile.toml"), toml).unwrap();
-    dir
+    profile
 }
 
 fn row(page: &Value, index: usize) -> &Value {

@@ -7,22 +7,17 @@ use serde_json::json;
 
 const MIB: u64 = 1024;
 
-/// `VmRSS` or `VmHWM` (peak) of a process, in KiB.
-fn status_kib(pid: u32, field: &str) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("read /proc status");
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix(field))
-        .and_then(|v| v.trim_start_matches(':').split_whitespace().next()?.parse().ok())
-        .unwrap_or_else(|| panic!("no {field} in /proc/{pid}/status"))
-}
-
 /// A fresh server on `sim`, warmed up by one small call; its pid and idle RSS.
 async fn fresh_server(sim: &SimProcess, extra: &[&str], home: &std::path::Path) -> (McpClient, u32, u64) {
     let target = format!("tcp:{}", sim.addr);
     let mut args = vec!["--adb", target.as_str()];
     args.extend_from_slice(extra);
-    let (client, pid) = mcp_server_with_pid(&args, home).await;
+    let Running { client, pid, .. } = Server::new(home)
+        .args(&args)
+        .transport(Transport::Stdio)
+        .serve_with(())
+        .await;
+    let pid = pid.expect("a stdio server's pid");
     ok(&call(
         &client,
         "adb-shell",

@@ -12,10 +12,6 @@ use std::time::Instant;
 use crate::common::*;
 use serde_json::{Value, json};
 
-async fn shell(client: &McpClient, command: &str) {
-    ok(&call(client, "adb-shell", json!({"operation": "run", "command": command})).await);
-}
-
 async fn ui(client: &McpClient, args: Value) -> rmcp::model::CallToolResult {
     call(client, "ui", args).await
 }
@@ -30,7 +26,7 @@ async fn locked_and_asleep_are_named_and_wake_and_unlock_open_the_phone() {
         home.path(),
     )
     .await;
-    shell(&client, "locksettings set-pin 582046193715").await;
+    ok(&shell(&client, "locksettings set-pin 582046193715").await);
     // POWER: the screen goes off, and a phone with a PIN locks.
     ok(&ui(&client, json!({"operation": "key", "name": "POWER"})).await);
 
@@ -103,7 +99,7 @@ async fn locked_and_asleep_are_named_and_wake_and_unlock_open_the_phone() {
 async fn a_swipe_lock_opens_with_unlock_alone() {
     let home = tempfile::tempdir().unwrap();
     let client = mcp_server(&["--sim"], &[], home.path()).await;
-    shell(&client, "sim-state lock swipe").await;
+    ok(&shell(&client, "sim-state lock swipe").await);
     let found = ok(&ui(&client, json!({"operation": "find", "text": "Settings"})).await);
     assert_eq!(found["state"]["name"], "locked", "{found}");
     let opened = ok(&call(&client, "adb-device", json!({"operation": "unlock"})).await);
@@ -116,7 +112,7 @@ async fn a_screen_that_never_idles_answers_with_the_grid_within_its_timeout() {
     let home = tempfile::tempdir().unwrap();
     let client = mcp_server(&["--sim", "--timeout-ms", "4000"], &[], home.path()).await;
     // uiautomator waits 1.5 s for an idle screen, then prints its real error.
-    shell(&client, "sim-state never-idle 1500").await;
+    ok(&shell(&client, "sim-state never-idle 1500").await);
     let started = Instant::now();
     let result = ui(&client, json!({"operation": "dump"})).await;
     let took = started.elapsed();
@@ -206,7 +202,7 @@ async fn system_dialogs_are_named_with_their_text_and_buttons() {
             "Allow",
         ),
     ] {
-        shell(&client, &format!("sim-state dialog {set}")).await;
+        ok(&shell(&client, &format!("sim-state dialog {set}")).await);
         let dump = ok(&ui(&client, json!({"operation": "dump"})).await);
         println!("ui dump, {name}: {} chars", dump.to_string().len());
         assert_eq!(dump["state"]["name"], name, "{dump}");
@@ -234,10 +230,7 @@ async fn system_dialogs_are_named_with_their_text_and_buttons() {
 
 /// The built-in profile, copied, with a `[phone]` table.
 fn profile_with(dir: &Path, phone: &str) {
-    copy_dir(&profile_dir(), dir);
-    let toml = dir.join("profile.toml");
-    let text = std::fs::read_to_string(&toml).unwrap();
-    std::fs::write(&toml, format!("{text}\n[phone]\n{phone}\n")).unwrap();
+    Profile::at(dir).append("profile.toml", &format!("\n[phone]\n{phone}\n"));
 }
 
 fn replay_on(profile: &Path, home: &Path) -> (bool, String) {

@@ -72,10 +72,12 @@ fn assert_journey(seen: &Value, how: &str) {
 async fn handles_work_across_stateless_requests_on_both_transports_and_legacy_sessions() {
     // stdio, MCP 2026-07-28.
     let home = tempfile::tempdir().unwrap();
-    let stdio =
-        ().serve_with_lifecycle(mcp_transport(&["--sim"], &[], home.path()), modern())
-            .await
-            .expect("server/discover over stdio");
+    let stdio = Server::new(home.path())
+        .args(&["--sim"])
+        .transport(Transport::Stdio)
+        .era(modern())
+        .client()
+        .await;
     assert_eq!(stdio.peer_info().unwrap().protocol_version.as_str(), "2026-07-28");
     assert_journey(&journey(&stdio).await, "stdio, 2026-07-28");
     stdio.cancel().await.unwrap();
@@ -198,8 +200,8 @@ async fn twenty_principals_stay_within_the_shared_cache_bound() {
         "64",
     ];
     let server = HttpServer::start(&args, &[], home.path()).await;
-    let pid = crate::http::server_pid(&server);
-    let before = crate::http::rss_mib(pid);
+    let pid = server.pid();
+    let before = status_kib(pid, "VmRSS") / 1024;
     let mut clients = Vec::new();
     for (_, token) in &names {
         clients.push(
@@ -224,7 +226,7 @@ async fn twenty_principals_stay_within_the_shared_cache_bound() {
             .as_u64()
             .unwrap_or_else(|| panic!("bytes in {stats}"));
     }
-    let after = crate::http::rss_mib(pid);
+    let after = status_kib(pid, "VmRSS") / 1024;
     println!(
         "20 principals, 83 MB stored: their caches hold {} MiB together (bound 64); server RSS {before} MiB before, {after} MiB after",
         total >> 20

@@ -58,10 +58,6 @@ impl Case {
     }
 }
 
-fn shell(command: &str) -> Value {
-    json!({"operation": "run", "command": command})
-}
-
 fn launch(package: &str) -> Value {
     json!({"operation": "launch", "package": package})
 }
@@ -93,15 +89,15 @@ fn cases(apk: &str) -> Vec<Case> {
             "adb-device",
             json!({"operation": "emulator", "command": "power display"}),
         ),
-        case("adb-device", json!({"operation": "wake"})).after("adb-shell", shell("input keyevent SLEEP")),
+        case("adb-device", json!({"operation": "wake"})).after("adb-shell", shell_run("input keyevent SLEEP")),
         case("adb-device", json!({"operation": "unlock", "pinEnv": PIN_ENV}))
             .after(
                 "adb-shell",
-                shell(&format!(
+                shell_run(&format!(
                     "locksettings set-pin {PIN}; input keyevent SLEEP; input keyevent WAKEUP"
                 )),
             )
-            .then("adb-shell", shell(&format!("locksettings clear --old {PIN}"))),
+            .then("adb-shell", shell_run(&format!("locksettings clear --old {PIN}"))),
         case("adb-app", json!({"operation": "list", "limit": 3})),
         case(
             "adb-app",
@@ -121,7 +117,7 @@ fn cases(apk: &str) -> Vec<Case> {
         ),
         case("adb-logcat", json!({"operation": "read", "lines": 5})),
         case("adb-logcat", json!({"operation": "clear"})),
-        case("adb-shell", shell("input keyevent HOME")).after("adb-app", launch("com.android.settings")),
+        case("adb-shell", shell_run("input keyevent HOME")).after("adb-app", launch("com.android.settings")),
         case("ui", json!({"operation": "dump", "limit": 3})),
         case("ui", json!({"operation": "find", "text": "Settings"})).after("ui", key("HOME")),
         case("ui", json!({"operation": "tap", "text": "Settings"})).after("ui", key("HOME")),
@@ -164,20 +160,12 @@ fn cases(apk: &str) -> Vec<Case> {
 
 /// Every (tool, operation) the model sees in tools/list (not the panel's own app-only tool).
 async fn listed(client: &rmcp::service::RunningService<rmcp::RoleClient, AppsClient>) -> Vec<(String, String)> {
-    let mut listed = Vec::new();
-    for tool in client.list_all_tools().await.unwrap() {
-        if tool.name == "device-panel" {
-            continue;
-        }
-        let schema = Value::Object((*tool.input_schema).clone());
-        let operations = schema["properties"]["operation"]["enum"]
-            .as_array()
-            .unwrap_or_else(|| panic!("{}: no operation enum in {schema}", tool.name));
-        for op in operations {
-            listed.push((tool.name.to_string(), op.as_str().unwrap().to_string()));
-        }
-    }
-    listed
+    operations(client)
+        .await
+        .into_iter()
+        .filter(|o| o.tool != "device-panel")
+        .map(|o| (o.tool, o.op))
+        .collect()
 }
 
 /// A string argument `$field` replaced by that field of `answer`.
@@ -249,7 +237,7 @@ async fn every_operation_that_changes_a_held_device_is_refused_with_nothing_done
     let apk = build_test_apk(apks.path(), "org.droidmcp.takeover", 1);
     let client = mcp_server_with(AppsClient, &["--sim"], &[(PIN_ENV, PIN)], home.path()).await;
     let state = async || {
-        let answer = ok(&panel_call(&client, "adb-shell", shell(DEVICE_STATE)).await);
+        let answer = ok(&panel_call(&client, "adb-shell", shell_run(DEVICE_STATE)).await);
         answer["stdout"].as_str().unwrap().to_string()
     };
     let cases = cases(apk.to_str().unwrap());

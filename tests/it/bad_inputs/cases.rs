@@ -1,13 +1,14 @@
-//! The bad-input corpus: malformed arguments across every tool. Each must be refused with an
-//! error that names the field, inside the budget, before anything reaches the device (the
-//! simulator's log of opened streams must not grow). Strings that do reach a device shell are
-//! checked apart: the exact command line the device got is run by a real POSIX shell on the host,
-//! which must see the text as one quoted word and run nothing else.
+//! The hand-written bad inputs a schema cannot generate (mod.rs generates the rest): values
+//! that break a grammar or a meaning (package names, paths, refs, times, ids, key names, regexes,
+//! the deny-list) across every tool. Each must be refused with an error that names the field,
+//! inside the budget, before anything reaches the device (the simulator's log of opened streams
+//! must not grow). Strings that do reach a device shell are checked apart: the exact command line
+//! the device got is run by a real POSIX shell on the host, which must see the text as one quoted
+//! word and run nothing else.
 
+use super::BUDGET;
 use crate::common::*;
 use serde_json::{Value, json};
-
-const BUDGET: usize = 4000;
 
 /// (tool, arguments, a word the error must contain: the field, or the operation at fault).
 fn corpus(big: &str, props_id: &str) -> Vec<(&'static str, Value, String)> {
@@ -36,13 +37,6 @@ fn corpus(big: &str, props_id: &str) -> Vec<(&'static str, Value, String)> {
             }
             args
         };
-        add(tool, json!({}), "operation");
-        add(tool, json!({"operation": 5}), "operation");
-        add(tool, json!({"operation": "bogus"}), "operation");
-        add(tool, json!({"operation": op.to_uppercase()}), "operation");
-        add(tool, json!({"operation": ""}), "operation");
-        add(tool, json!({"operation": op, "bogus": 1}), "bogus");
-        add(tool, json!({"operation": op, "Operation": op}), "Operation");
         if tool != "cache" {
             add(tool, with("device", json!(12)), "device");
             add(tool, with("device", json!("")), "device");
@@ -64,11 +58,6 @@ fn corpus(big: &str, props_id: &str) -> Vec<(&'static str, Value, String)> {
     );
     add(
         "adb-device",
-        json!({"operation": "wait", "timeoutMs": "soon"}),
-        "timeoutMs",
-    );
-    add(
-        "adb-device",
         json!({"operation": "properties", "timeoutMs": 99_999_999_999u64}),
         "timeoutMs",
     );
@@ -78,10 +67,6 @@ fn corpus(big: &str, props_id: &str) -> Vec<(&'static str, Value, String)> {
     add("adb-app", json!({"operation": "list", "limit": 0}), "limit");
     add("adb-app", json!({"operation": "list", "limit": 1e20}), "limit");
     add("adb-app", json!({"operation": "list", "offset": -5}), "offset");
-    add("adb-app", json!({"operation": "list", "offset": "x"}), "offset");
-    add("adb-app", json!({"operation": "list", "kind": "bogus"}), "kind");
-    add("adb-app", json!({"operation": "list", "refresh": "yes"}), "refresh");
-    add("adb-app", json!({"operation": "list", "filter": 7}), "filter");
     add("adb-app", json!({"operation": "info"}), "package");
     add("adb-app", json!({"operation": "info", "package": ""}), "package");
     add(
@@ -140,11 +125,6 @@ fn corpus(big: &str, props_id: &str) -> Vec<(&'static str, Value, String)> {
         json!({"operation": "uninstall", "package": "com.x\nreboot"}),
         "package",
     );
-    add(
-        "adb-app",
-        json!({"operation": "uninstall", "package": "com.android.settings", "keepData": "no"}),
-        "keepData",
-    );
     add("adb-app", json!({"operation": "install"}), "path");
     add("adb-app", json!({"operation": "install", "path": ""}), "path");
     add(
@@ -163,11 +143,6 @@ fn corpus(big: &str, props_id: &str) -> Vec<(&'static str, Value, String)> {
         "path",
     );
     add("adb-app", json!({"operation": "install", "path": "/tmp"}), "path");
-    add(
-        "adb-app",
-        json!({"operation": "install", "path": "/tmp/x.apk", "replace": "yes"}),
-        "replace",
-    );
 
     // ui
     add("ui", json!({"operation": "tap"}), "ref");
@@ -177,7 +152,6 @@ fn corpus(big: &str, props_id: &str) -> Vec<(&'static str, Value, String)> {
     add("ui", json!({"operation": "tap", "ref": "E1"}), "ref");
     add("ui", json!({"operation": "tap", "ref": "1"}), "ref");
     add("ui", json!({"operation": "tap", "ref": ""}), "ref");
-    add("ui", json!({"operation": "tap", "ref": 3}), "ref");
     add("ui", json!({"operation": "tap", "ref": "e1; reboot"}), "ref");
     add("ui", json!({"operation": "tap", "x": 10}), "y");
     add("ui", json!({"operation": "tap", "x": -5, "y": 10}), "x");
@@ -187,37 +161,15 @@ fn corpus(big: &str, props_id: &str) -> Vec<(&'static str, Value, String)> {
         "x",
     );
     add("ui", json!({"operation": "tap", "x": 1.5, "y": 10}), "x");
-    add("ui", json!({"operation": "tap", "x": "10", "y": 10}), "x");
-    add(
-        "ui",
-        json!({"operation": "tap", "x": 10, "y": 10, "space": "bogus"}),
-        "space",
-    );
     add(
         "ui",
         json!({"operation": "tap", "text": "OK", "resourceId": "id/ok"}),
         "one",
     );
-    add(
-        "ui",
-        json!({"operation": "tap", "text": "OK", "match": "glob"}),
-        "match",
-    );
     add("ui", json!({"operation": "tap", "gridCell": 0}), "gridCell");
     add("ui", json!({"operation": "tap", "gridCell": 99_999}), "gridCell");
-    add(
-        "ui",
-        json!({"operation": "tap", "gridCell": 3, "gridPosition": "middle"}),
-        "gridPosition",
-    );
     add("ui", json!({"operation": "swipe", "from": [1]}), "from");
     add("ui", json!({"operation": "swipe", "from": [1, 2, 3]}), "from");
-    add("ui", json!({"operation": "swipe", "from": [1, 2], "to": "a"}), "to");
-    add(
-        "ui",
-        json!({"operation": "swipe", "direction": "diagonal"}),
-        "direction",
-    );
     add(
         "ui",
         json!({"operation": "swipe", "direction": "up", "distance": 1000}),
@@ -233,16 +185,12 @@ fn corpus(big: &str, props_id: &str) -> Vec<(&'static str, Value, String)> {
     add("ui", json!({"operation": "type", "text": "a\u{0}b"}), "text");
     // Non-ASCII and a literal %s are no bad input: ADBKeyBoard types them (phone_states.rs).
     add("ui", json!({"operation": "type", "text": big}), "text");
-    add("ui", json!({"operation": "type", "text": 42}), "text");
     add("ui", json!({"operation": "key", "name": "NOPE"}), "name");
     add("ui", json!({"operation": "key", "name": "3; reboot"}), "name");
     add("ui", json!({"operation": "key", "name": big}), "name");
-    add("ui", json!({"operation": "key", "name": -1}), "name");
     add("ui", json!({"operation": "key"}), "name");
     add("ui", json!({"operation": "screenshot", "maxSize": 5}), "maxSize");
     add("ui", json!({"operation": "screenshot", "maxSize": 99_999}), "maxSize");
-    add("ui", json!({"operation": "screenshot", "annotate": "true"}), "annotate");
-    add("ui", json!({"operation": "screenshot", "x": 3}), "x");
     add("ui", json!({"operation": "wait"}), "text");
     add(
         "ui",
@@ -267,20 +215,12 @@ fn corpus(big: &str, props_id: &str) -> Vec<(&'static str, Value, String)> {
     add("ui", json!({"operation": "find", "limit": 0, "text": "x"}), "limit");
     add("ui", json!({"operation": "find", "offset": -1, "text": "x"}), "offset");
     add("ui", json!({"operation": "dump", "filter": ["a"]}), "filter");
-    add(
-        "ui",
-        json!({"operation": "scroll", "direction": "sideways"}),
-        "direction",
-    );
 
     // adb-logcat
     add("adb-logcat", json!({"operation": "read", "lines": -1}), "lines");
     add("adb-logcat", json!({"operation": "read", "lines": 1e9}), "lines");
-    add("adb-logcat", json!({"operation": "read", "level": "X"}), "level");
     add("adb-logcat", json!({"operation": "read", "level": "verbose"}), "level");
     add("adb-logcat", json!({"operation": "read", "pid": -1}), "pid");
-    add("adb-logcat", json!({"operation": "read", "pid": "abc"}), "pid");
-    add("adb-logcat", json!({"operation": "read", "tags": "notalist"}), "tags");
     add("adb-logcat", json!({"operation": "read", "tags": [1, 2]}), "tags");
     add(
         "adb-logcat",
@@ -302,13 +242,17 @@ fn corpus(big: &str, props_id: &str) -> Vec<(&'static str, Value, String)> {
         json!({"operation": "read", "package": "bad pkg;rm -rf /"}),
         "package",
     );
-    add("adb-logcat", json!({"operation": "read", "grep": 5}), "grep");
+    // A multi-byte character where a digit belongs: a clear refusal, not a panic.
+    add(
+        "adb-logcat",
+        json!({"operation": "read", "since": "2025é1-20 14:05:00"}),
+        "since",
+    );
 
     // adb-shell
     add("adb-shell", json!({"operation": "run"}), "command");
     add("adb-shell", json!({"operation": "run", "command": ""}), "command");
     add("adb-shell", json!({"operation": "run", "command": "   "}), "command");
-    add("adb-shell", json!({"operation": "run", "command": 12}), "command");
     add(
         "adb-shell",
         json!({"operation": "run", "command": ["ls", "/"]}),
@@ -329,7 +273,6 @@ fn corpus(big: &str, props_id: &str) -> Vec<(&'static str, Value, String)> {
     // script: no code, code that is not text or too long, a timeout out of range
     add("script", json!({"operation": "run"}), "code");
     add("script", json!({"operation": "run", "code": ""}), "code");
-    add("script", json!({"operation": "run", "code": 42}), "code");
     add("script", json!({"operation": "run", "code": big}), "code");
     add(
         "script",
@@ -353,7 +296,6 @@ fn corpus(big: &str, props_id: &str) -> Vec<(&'static str, Value, String)> {
         "id",
     );
     add("cache", json!({"operation": "get", "id": big}), "id");
-    add("cache", json!({"operation": "get", "id": 7}), "id");
     add("cache", json!({"operation": "get", "id": format!("sh-{ulid}")}), "id");
     add(
         "cache",
@@ -482,59 +424,47 @@ fn cut(s: &str, n: usize) -> String {
 
 /// Text that reaches the device shell (`ui type`, the one free-text field that does; package
 /// names and activities are refused unless they follow Android's grammar) arrives as one quoted
-/// word. The exact command line the simulator logged is run by the host's POSIX shell, with
-/// `input` defined to print its arguments: the text must come back whole and nothing else run.
+/// word: typed into the login demo's user name through the simulator's shell, each payload is
+/// the field's whole text afterwards, and the marker file its injected command would make does
+/// not exist. (The simulator's log leaves typed text out since it may be a secret, so the
+/// command line itself is not read back.)
 #[tokio::test]
 async fn text_with_shell_metacharacters_reaches_the_device_as_one_quoted_word() {
-    let sim = SimProcess::start_logged(&[]);
     let home = tempfile::tempdir().unwrap();
-    let client = mcp_server(&["--adb", &format!("tcp:{}", sim.addr)], &[], home.path()).await;
+    let client = mcp_server(&["--sim"], &[], home.path()).await;
+    let launch = json!({"operation": "launch", "package": "org.droidmcp.demo.login"});
+    ok(&call(&client, "adb-app", launch).await);
+    let find = json!({"operation": "find", "resourceId": "username"});
+    let field = ok(&call(&client, "ui", find.clone()).await)["matches"][0]["ref"].clone();
+    // Short enough that each payload is listed whole (labels are cut at 60 chars).
+    let marker = "/sdcard/I";
+    // The check can see a file the simulator's shell makes.
+    ok(&shell(&client, "touch /sdcard/control").await);
+    let listed = ok(&shell(&client, "ls /sdcard").await);
+    assert!(
+        listed["stdout"].as_str().unwrap().lines().any(|l| l == "control"),
+        "{listed}"
+    );
     let payloads = [
-        "it's; touch INJECTED",
-        "$(touch INJECTED)",
-        "`touch INJECTED`",
-        "a && touch INJECTED || touch INJECTED",
-        "a | touch INJECTED > INJECTED < x",
-        "'\"'\"' ; touch INJECTED #",
-        "\\'; touch INJECTED; echo \\",
-        "* ? [a-z] ~ ! { } $HOME ${IFS}touch${IFS}INJECTED",
+        "it's; touch MARKER",
+        "$(touch MARKER)",
+        "`touch MARKER`",
+        "a && touch MARKER || touch MARKER",
+        "a | touch MARKER > MARKER < x",
+        "'\"'\"' ; touch MARKER #",
+        "\\'; touch MARKER; echo \\",
+        "* ? [a-z] ~ ! { } $HOME ${IFS}touch${IFS}MARKER",
     ];
-    for (typed, payload) in payloads.iter().enumerate() {
-        ok(&call(&client, "ui", json!({"operation": "type", "text": payload})).await);
-        // The simulator's log arrives through a pipe: wait for this payload's own line.
-        let typing = |log: &str| -> Vec<String> {
-            log.lines()
-                .filter(|l| l.contains("stream opened") && l.contains("input text"))
-                .map(str::to_string)
-                .collect()
-        };
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-        let mut lines = typing(&sim.log());
-        while lines.len() <= typed && std::time::Instant::now() < deadline {
-            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-            lines = typing(&sim.log());
-        }
-        let line = lines.get(typed).expect("the simulator logged the command");
-        let service = line.split("service=").nth(1).unwrap();
-        let service = service.rsplit_once(" local_id=").map_or(service, |(s, _)| s);
-        let command = service.split_once(':').expect("service:command").1;
-
-        let dir = tempfile::tempdir().unwrap();
-        let out = std::process::Command::new("sh")
-            .arg("-c")
-            .arg(format!("input() {{ printf '[%s]' \"$@\"; echo; }}; {command}"))
-            .current_dir(dir.path())
-            .output()
-            .expect("run sh");
-        let printed = String::from_utf8_lossy(&out.stdout);
-        let expected = format!("[text][{}]", payload.replace(' ', "%s"));
+    for payload in payloads {
+        let payload = payload.replace("MARKER", marker);
+        let typed = json!({"operation": "type", "ref": field, "text": payload, "clear": true});
+        ok(&call(&client, "ui", typed).await);
+        let after = ok(&call(&client, "ui", find.clone()).await);
+        assert_eq!(after["matches"][0]["label"], payload.as_str(), "{payload:?}: {after}");
+        let listed = ok(&shell(&client, "ls /sdcard").await);
         assert!(
-            printed.lines().any(|l| l == expected),
-            "{payload:?}: sh saw {printed:?} in `{command}`"
-        );
-        assert!(
-            !dir.path().join("INJECTED").exists(),
-            "{payload:?} ran a command: `{command}`"
+            !listed["stdout"].as_str().unwrap().lines().any(|l| l == "I"),
+            "{payload:?} ran a command on the device: {listed}"
         );
     }
     println!(
@@ -566,52 +496,4 @@ async fn resource_uris_outside_the_cache_are_refused() {
         assert!(message.contains("cache"), "{uri}: {message}");
         assert!(message.chars().count() < 1000, "{uri}: {message}");
     }
-}
-
-#[tokio::test]
-async fn a_field_the_operation_does_not_take_is_refused_by_cache_and_script_too_not_ignored() {
-    let home = tempfile::tempdir().unwrap();
-    let client = mcp_server(&["--sim"], &[], home.path()).await;
-    ok(&call(&client, "adb-device", json!({"operation": "properties"})).await);
-    let cases = [
-        (
-            "cache",
-            json!({"operation": "list", "limit": 1}),
-            "`limit` does not apply to cache list; it takes no other field",
-        ),
-        (
-            "cache",
-            json!({"operation": "stats", "filter": "props"}),
-            "`filter` does not apply to cache stats",
-        ),
-        (
-            "cache",
-            json!({"operation": "clear", "id": "props-x"}),
-            "`id` does not apply to cache clear",
-        ),
-        (
-            "script",
-            json!({"operation": "list", "timeoutMs": 1000}),
-            "`timeoutMs` does not apply to script list",
-        ),
-        (
-            "script",
-            json!({"operation": "clear", "id": "x", "code": "1"}),
-            "`code` does not apply to script clear; it takes id",
-        ),
-    ];
-    for (tool, args, expected) in &cases {
-        let message = err(&call(&client, tool, args.clone()).await);
-        assert!(
-            message.contains(expected),
-            "{tool} {args}: {message:?} should say {expected:?}"
-        );
-    }
-    // The refused clear cleared nothing.
-    let listing = ok(&call(&client, "cache", json!({"operation": "list"})).await);
-    assert_eq!(listing["entries"].as_array().map(Vec::len), Some(1), "{listing}");
-    println!(
-        "{} fields an operation does not take, each refused by name",
-        cases.len()
-    );
 }
