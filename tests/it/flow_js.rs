@@ -11,8 +11,14 @@ use crate::common::*;
 
 /// `droidmcp replay FILE ARGS --sim` in a fresh process (a fresh simulated device), logging at
 /// debug level so a test can read every log line.
-fn replay(file: &Path, home: &Path, args: &[&str]) -> Output {
+pub(crate) fn replay(file: &Path, home: &Path, args: &[&str]) -> Output {
+    replay_env(file, home, args, &[])
+}
+
+/// `replay` with these environment variables set.
+pub(crate) fn replay_env(file: &Path, home: &Path, args: &[&str], vars: &[(&str, &str)]) -> Output {
     let out = Command::new(env!("CARGO_BIN_EXE_droidmcp"))
+        .envs(vars.iter().copied())
         .arg("replay")
         .arg(file)
         .args(args)
@@ -31,12 +37,12 @@ fn replay(file: &Path, home: &Path, args: &[&str]) -> Output {
     out
 }
 
-fn stdout(out: &Output) -> String {
+pub(crate) fn stdout(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// A flow (and the files beside it) in a folder of its own.
-fn flow(dir: &Path, files: &[(&str, &str)]) -> PathBuf {
+pub(crate) fn flow(dir: &Path, files: &[(&str, &str)]) -> PathBuf {
     for (name, text) in files {
         std::fs::write(dir.join(name), text).unwrap();
     }
@@ -292,146 +298,6 @@ fn on_flow_complete_runs_after_a_failure_and_its_own_failure_is_reported() {
             "{start} … {then}\n{said}"
         );
     }
-}
-
-/// A small HTTP server of the test's own on 127.0.0.1: `POST /login` answers a token made of the
-/// JSON body's `user` and the `X-Client` header; `GET /big` answers 2 MiB; anything else is a
-/// 404. Its address, and the requests it served (method and path).
-fn http_server() -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
-    use std::io::{BufRead, BufReader, Read, Write};
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let address = format!("http://{}", listener.local_addr().unwrap());
-    let served = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-    let log = served.clone();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { continue };
-            let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let mut head = String::new();
-            reader.read_line(&mut head).unwrap();
-            let (mut length, mut client) = (0, String::new());
-            loop {
-                let mut line = String::new();
-                reader.read_line(&mut line).unwrap();
-                if line.trim().is_empty() {
-                    break;
-                }
-                let (name, value) = line.split_once(':').unwrap();
-                match name.to_ascii_lowercase().as_str() {
-                    "content-length" => length = value.trim().parse().unwrap(),
-                    "x-client" => client = value.trim().to_string(),
-                    _ => {}
-                }
-            }
-            let mut body = vec![0; length];
-            reader.read_exact(&mut body).unwrap();
-            let words: Vec<&str> = head.split_whitespace().collect();
-            log.lock().unwrap().push(format!("{} {}", words[0], words[1]));
-            let (status, answer) = match (words[0], words[1]) {
-                ("POST", "/login") => {
-                    let sent: serde_json::Value = serde_json::from_slice(&body).unwrap();
-                    let token = format!("{}-{client}", sent["user"].as_str().unwrap());
-                    ("200 OK", serde_json::json!({ "token": token }).to_string())
-                }
-                ("GET", "/big") => ("200 OK", "x".repeat(2 << 20)),
-                // Never answered while the run lasts.
-                ("GET", "/slow") => {
-                    std::thread::sleep(std::time::Duration::from_secs(30));
-                    ("200 OK", "{}".to_string())
-                }
-                _ => ("404 Not Found", "{}".to_string()),
-            };
-            let _ = write!(
-                stream,
-                "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{answer}",
-                answer.len()
-            );
-        }
-    });
-    (address, served)
-}
-
-/// Maestro's `http` and `json` in a script: off unless `replay --allow-network` (the step fails
-/// naming the flag, and nothing is sent); with it, a POST with headers and a JSON body, its
-/// answer read with `json()`, the token typed into a field; a 404 is an answer (`ok` false), a
-/// body over the bound fails naming it, a URL that is not http is refused, and a server that
-/// never answers holds the run no longer than its time limit.
-#[test]
-fn http_and_json_reach_a_local_server_only_with_allow_network() {
-    let home = tempfile::tempdir().unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let (address, served) = http_server();
-    let file = flow(
-        dir.path(),
-        &[
-            (
-                "api.yaml",
-                "appId: org.droidmcp.demo.login\n---\n- launchApp\n- runScript:\n    file: login.js\n    env:\n      USER: ada\n- tapOn:\n    id: \"org.droidmcp.demo.login:id/username\"\n- inputText: ${output.token}\n- assertVisible: \"ada-droidmcp-tests\"\n- assertTrue: ${output.missing.status == 404 && !output.missing.ok}\n- assertTrue: ${output.refused.includes('is not an http URL') && output.refused.includes('has no TLS')}\n- runScript: big.js\n",
-            ),
-            (
-                "login.js",
-                "const answer = http.post(BASE + '/login', {\n  headers: { 'Content-Type': 'application/json', 'X-Client': 'droidmcp-tests' },\n  body: JSON.stringify({ user: USER }),\n});\noutput.token = json(answer.body).token;\noutput.missing = http.get(BASE + '/nothing');\nfor (const url of ['file:///etc/passwd', 'https://127.0.0.1:9/']) {\n  try {\n    http.get(url);\n  } catch (e) {\n    output.refused = (output.refused || '') + e.message;\n  }\n}\n",
-            ),
-            (
-                "big.js",
-                "output.refusedScheme = output.refused;\nhttp.get(BASE + '/big');\n",
-            ),
-        ],
-    );
-    let base = format!("BASE={address}");
-    let out = replay(&file, home.path(), &["--env", &base]);
-    let said = stdout(&out);
-    assert_eq!(out.status.code(), Some(1), "{said}");
-    assert!(
-        said.contains("login.js line ")
-            && said.contains(": http: a script reaches the network only in a replay run with --allow-network"),
-        "{said}"
-    );
-    assert!(served.lock().unwrap().is_empty(), "nothing was sent");
-    let out = replay(&file, home.path(), &["--env", &base, "--allow-network"]);
-    let said = stdout(&out);
-    assert_eq!(out.status.code(), Some(1), "{said}");
-    assert!(
-        said.lines().any(|l| l.starts_with("ok      2 run script login.js")),
-        "{said}"
-    );
-    assert!(
-        said.lines()
-            .any(|l| l.starts_with("ok      4 type \"${output.token}\"")),
-        "{said}"
-    );
-    assert!(said.lines().any(|l| l.starts_with("ok      5 assert")), "{said}");
-    assert!(said.lines().any(|l| l.starts_with("ok      6 assert")), "{said}");
-    assert!(
-        said.contains("FAILED  7 run script big.js")
-            && said.contains("big.js line 2: http: GET ")
-            && said.contains("/big answered more than 1024 KiB, the most a script is handed"),
-        "{said}"
-    );
-    assert_eq!(
-        *served.lock().unwrap(),
-        ["POST /login", "GET /nothing", "GET /big"],
-        "file:// was never fetched"
-    );
-    // A server that does not answer holds the script no longer than the run's time.
-    let file = flow(
-        dir.path(),
-        &[
-            (
-                "slow.yaml",
-                "appId: org.droidmcp.demo.login\n---\n- runScript: slow.js\n",
-            ),
-            ("slow.js", "output.answer = http.get(BASE + '/slow');\n"),
-        ],
-    );
-    let out = replay(
-        &file,
-        home.path(),
-        &["--env", &base, "--allow-network", "--run-timeout-ms", "2000"],
-    );
-    let said = stdout(&out);
-    assert_eq!(out.status.code(), Some(1), "{said}");
-    assert!(said.contains("time limit"), "{said}");
 }
 
 /// An optional `runFlow` or `retry` is Maestro's: a failure of its steps is a warning and the flow

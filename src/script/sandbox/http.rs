@@ -1,9 +1,9 @@
 //! `http` in a script, as Maestro's scripts call it: `http.get/post/put/delete(url, {headers,
 //! body})` and `http.request(url, {method, …})`, synchronous, answering `{ok, status, body,
 //! headers}`. The host decides whether a run may reach the network (`Host::http`: only
-//! `droidmcp replay --allow-network` lets it); each request is plain http (no TLS is compiled
-//! in, so https is refused saying so), bounded by what is left of the run's time and by
-//! `MAX_BODY_BYTES`.
+//! `droidmcp replay --allow-network` lets it); each request is http or https (rustls with ring,
+//! the certificate checked against the system's roots, `SSL_CERT_FILE` honoured, never an
+//! option to skip it), bounded by what is left of the run's time and by `MAX_BODY_BYTES`.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -64,20 +64,25 @@ pub(super) fn install(
 pub async fn fetch(request: Value, timeout: Duration) -> Result<Value, String> {
     let url = request["url"].as_str().unwrap_or_default();
     let parsed = reqwest::Url::parse(url).map_err(|e| format!("http: {:?} is not a URL ({e})", url))?;
-    match parsed.scheme() {
-        "http" => {}
-        "https" => {
-            return Err(format!(
-                "http: {url:?} is https, and this build of droidmcp has no TLS: reach the API over http (a local mock, a tunnel)"
-            ));
-        }
-        _ => return Err(format!("http: {url:?} is not an http URL")),
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return Err(format!("http: {url:?} is not an http or https URL"));
     }
     let method = request["method"].as_str().unwrap_or("GET");
     let method =
         reqwest::Method::from_bytes(method.as_bytes()).map_err(|_| format!("http: {method:?} is not a method"))?;
+    let tls = match (tls_config(), parsed.scheme()) {
+        (Ok(config), _) => config,
+        // Plain http needs no roots (a machine without them still reaches it); an https
+        // redirect from it is then refused by the certificate check.
+        (Err(_), "http") => rustls_config()
+            .map_err(|e| format!("http: {url}: {e}"))?
+            .with_root_certificates(rustls::RootCertStore::empty())
+            .with_no_client_auth(),
+        (Err(e), _) => return Err(format!("http: {url}: {e}")),
+    };
     let client = reqwest::Client::builder()
         .timeout(timeout)
+        .tls_backend_preconfigured(tls)
         .build()
         .map_err(|e| format!("http: {e}"))?;
     let mut asked = client.request(method.clone(), parsed);
@@ -93,7 +98,7 @@ pub async fn fetch(request: Value, timeout: Duration) -> Result<Value, String> {
             "http: {method} {url} got no answer within the {} ms left of the run's time limit",
             timeout.as_millis()
         ),
-        false => format!("http: {method} {url} failed: {e}"),
+        false => failure(&method, url, &e),
     })?;
     let status = response.status().as_u16();
     let headers: serde_json::Map<String, Value> = response
@@ -127,4 +132,66 @@ pub async fn fetch(request: Value, timeout: Duration) -> Result<Value, String> {
         "body": String::from_utf8_lossy(&body),
         "headers": headers,
     }))
+}
+
+/// rustls with ring handed to this client (no process-wide provider), the server's certificate
+/// checked by the platform verifier: on Linux the system's roots (Debian's /etc/ssl/certs), or
+/// `SSL_CERT_FILE` / `SSL_CERT_DIR` when set. HTTP/1 only, as the client speaks.
+fn tls_config() -> Result<rustls::ClientConfig, String> {
+    use rustls_platform_verifier::BuilderVerifierExt;
+    // A file that cannot be read would be skipped quietly when SSL_CERT_DIR is set too.
+    if let Some(file) = std::env::var_os("SSL_CERT_FILE") {
+        std::fs::File::open(&file).map_err(|e| {
+            format!("SSL_CERT_FILE names {file:?}, which cannot be read ({e}): name a PEM bundle of CA certificates, or unset it")
+        })?;
+    }
+    let mut config = rustls_config()?
+        .with_platform_verifier()
+        .map_err(|e| {
+            format!("no CA certificates could be read ({e}): install the system's (Debian's ca-certificates) or name a PEM bundle in SSL_CERT_FILE")
+        })?
+        .with_no_client_auth();
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Ok(config)
+}
+
+/// rustls with ring, before its certificate check is chosen.
+fn rustls_config() -> Result<rustls::ConfigBuilder<rustls::ClientConfig, rustls::WantsVerifier>, String> {
+    rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+        .with_safe_default_protocol_versions()
+        .map_err(|e| format!("TLS setup: {e}"))
+}
+
+/// Why a request failed: reqwest's own words name only the URL, so the causes below it (a
+/// refused connection, the certificate problem rustls found) are added, and for a certificate
+/// what droidmcp trusts.
+fn failure(method: &reqwest::Method, url: &str, error: &reqwest::Error) -> String {
+    let mut causes = Vec::new();
+    let mut certificate = false;
+    let mut next: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(error);
+    while let Some(cause) = next {
+        // io::Error hides the error it wraps from `source` (rustls' is in two): look inside.
+        let mut shown = cause;
+        while let Some(inner) = shown.downcast_ref::<std::io::Error>().and_then(|io| io.get_ref()) {
+            shown = inner;
+        }
+        if let Some(rustls::Error::InvalidCertificate(_)) = shown.downcast_ref::<rustls::Error>() {
+            certificate = true;
+        }
+        let text = shown.to_string();
+        if !causes.iter().any(|c: &String| c.contains(&text)) {
+            causes.push(text);
+        }
+        next = shown.source();
+    }
+    if causes.is_empty() {
+        causes.push(error.to_string());
+    }
+    let mut message = format!("http: {method} {url} failed: {}", causes.join(": "));
+    if certificate {
+        message.push_str(
+            " (the server's certificate was refused: droidmcp trusts the system's certificate roots, or the PEM bundle SSL_CERT_FILE names; add the server's CA there)",
+        );
+    }
+    message
 }
