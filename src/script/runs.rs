@@ -361,7 +361,8 @@ impl Runs {
     pub fn clear(&self, id: &str) -> Result<(), String> {
         Ulid::from_string(id).map_err(|_| {
             format!(
-                "{id:?} is not a run id; `script list` shows them (26 letters and digits, as runId in a run's answer)"
+                "{:?} is not a run id; `script list` shows them (26 letters and digits, as runId in a run's answer)",
+                crate::adb::echoed(id)
             )
         })?;
         if self.is_active(id) {
@@ -395,9 +396,13 @@ impl Runs {
     /// A saved result of a run, for `cache get {id: "<runId>/results/NNN-…json"}`.
     pub fn read_result(&self, reference: &str) -> Result<String, String> {
         let (id, path) = reference.split_once('/').ok_or_else(|| {
-            format!("{reference:?} is not a run result; they look like RUNID/results/001-ui-dump.json")
+            format!(
+                "{:?} is not a run result; they look like RUNID/results/001-ui-dump.json",
+                crate::adb::echoed(reference)
+            )
         })?;
-        Ulid::from_string(id).map_err(|_| format!("{id:?} is not a run id; `script list` shows them"))?;
+        Ulid::from_string(id)
+            .map_err(|_| format!("{:?} is not a run id; `script list` shows them", crate::adb::echoed(id)))?;
         if !self.is_mine(id) {
             return Err(no_run(id));
         }

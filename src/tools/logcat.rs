@@ -182,7 +182,10 @@ impl Command for LogcatCommand {
                 if let Some(p) = &args.package
                     && !is_valid_package_name(p)
                 {
-                    return Err(format!("`{p}` is not a package name (e.g. com.example.app)"));
+                    return Err(format!(
+                        "`{}` is not a package name (e.g. com.example.app)",
+                        crate::adb::echoed(p)
+                    ));
                 }
                 // Checked before the device is asked (the day of an HH:MM:SS form comes from
                 // the log later).

@@ -29,11 +29,6 @@ fn names(message: &str, field: &str) -> bool {
             .any(|word| word == field)
 }
 
-/// Answers the budget cut before they said what was wrong, known and left to their tools (a
-/// 100,000-char value quoted whole): (tool, operation). Printed, not failed; each needs its
-/// message to quote the value with the one `cut`.
-const CUT_BEFORE_THE_REASON: &[(&str, &str)] = &[("ui", "scroll"), ("script", "clear"), ("adb-logcat", "read")];
-
 /// A value of another JSON type than the schema's (the text of a number where a number belongs).
 fn wrong_type(schema: &Value) -> Option<Value> {
     Some(match schema["type"].as_str()? {
@@ -184,7 +179,6 @@ async fn every_field_of_every_operation_is_refused_by_name_when_broken() {
     let rng = proptest::test_runner::TestRng::from_seed(proptest::test_runner::RngAlgorithm::ChaCha, &seed_bytes);
     let mut runner = proptest::test_runner::TestRunner::new_with_rng(proptest::test_runner::Config::default(), rng);
     let (mut count, mut kinds, mut failures) = (0usize, std::collections::BTreeMap::new(), Vec::new());
-    let mut known: Vec<String> = Vec::new();
     let every = operations(&client).await;
     for operation in &every {
         let (tool, op, properties) = (operation.tool.as_str(), operation.op.as_str(), &operation.properties);
@@ -398,11 +392,7 @@ async fn every_field_of_every_operation_is_refused_by_name_when_broken() {
         for case in &hostile_cases {
             let mut wrong = Vec::new();
             check(&client, tool, case, &mut wrong).await;
-            if case.what == "a 100,000-char string" && CUT_BEFORE_THE_REASON.contains(&(tool, op)) {
-                known.extend(wrong);
-            } else {
-                failures.extend(wrong);
-            }
+            failures.extend(wrong);
         }
         for case in cases.iter().chain(&hostile_cases) {
             *kinds.entry(case.what).or_insert(0usize) += 1;
@@ -418,9 +408,6 @@ async fn every_field_of_every_operation_is_refused_by_name_when_broken() {
         "{count} cases generated from tools/list over {} operations: {kinds:?}",
         every.len()
     );
-    for k in &known {
-        println!("KNOWN (CUT_BEFORE_THE_REASON): {k}");
-    }
     assert!(every.len() >= 35, "tools/list declares {} operations", every.len());
     assert!(
         failures.is_empty(),
