@@ -46,7 +46,7 @@ fn flow(dir: &Path, name: &str, text: &str) -> std::path::PathBuf {
     path
 }
 
-fn stdout(out: &Output) -> String {
+pub(crate) fn stdout(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
@@ -330,7 +330,7 @@ fn open_link_sends_a_view_intent_and_a_quote_in_it_runs_nothing() {
 
 /// A Maestro flow as the script `droidmcp replay` runs for it, with `checks` (JavaScript reading
 /// the device back) after its steps: replayed on a fresh simulator, whose state ends with it.
-fn replay_checked(dir: &Path, yaml: &str, checks: &str) -> Output {
+pub(crate) fn replay_checked(dir: &Path, yaml: &str, checks: &str) -> Output {
     let flow = flow(dir, "flow.yaml", yaml);
     let steps = droidmcp::flow::maestro::parse(yaml).expect("the flow reads");
     let mut script = droidmcp::flow::js::render(&steps, &[format!("from {}", flow.display())]);

@@ -200,6 +200,12 @@ const TEST_MECHANISMS: &[Mechanism] = &[
         home: "common/server.rs",
         pending: &[],
     },
+    Mechanism {
+        concern: "a reqwest client (http_client: the TLS provider installed first)",
+        markers: &["reqwest::Client::new()"],
+        home: "common/server.rs",
+        pending: &[],
+    },
 ];
 
 /// Each of `mechanisms` held only by its home (or a pending file) among `files`; what is wrong.

@@ -5,7 +5,7 @@
 
 use std::process::Stdio;
 
-use crate::common::{HttpServer, SimProcess, call, err, ok, status_kib};
+use crate::common::{HttpServer, SimProcess, call, err, http_client, ok, status_kib};
 use rmcp::ServiceExt;
 use serde_json::{Value, json};
 
@@ -19,7 +19,7 @@ async fn post(
     session: Option<&str>,
     body: Value,
 ) -> (u16, Option<String>, String) {
-    let mut request = reqwest::Client::new()
+    let mut request = http_client()
         .post(&server.url)
         .header("content-type", "application/json")
         .header("accept", "application/json, text/event-stream")
@@ -267,7 +267,7 @@ async fn a_broken_answer_stream_is_resumed_with_last_event_id() {
     let (status, _, _) = post(&server, Some(TOKEN), None, Some(&session), initialized).await;
     assert_eq!(status, 202);
 
-    let client = reqwest::Client::new();
+    let client = http_client();
     let with_headers = |request: reqwest::RequestBuilder| {
         request
             .header("authorization", format!("Bearer {TOKEN}"))
@@ -409,7 +409,7 @@ async fn the_bearer_scheme_is_matched_in_any_case() {
     let post = |authorization: String| {
         let url = server.url.clone();
         async move {
-            reqwest::Client::new()
+            http_client()
                 .post(url)
                 .header("authorization", authorization)
                 .header("content-type", "application/json")
@@ -439,7 +439,7 @@ async fn unreadable_bodies_get_json_rpc_errors_and_the_server_goes_on() {
     let raw = |body: Vec<u8>| {
         let url = server.url.clone();
         async move {
-            let response = reqwest::Client::new()
+            let response = http_client()
                 .post(url)
                 .header("authorization", format!("Bearer {TOKEN}"))
                 .header("content-type", "application/json")
@@ -490,7 +490,7 @@ async fn sessions_past_the_bound_get_503() {
         );
     }
     let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
-    let refused = reqwest::Client::new()
+    let refused = http_client()
         .post(server.url.clone())
         .header("content-type", "application/json")
         .header("accept", "application/json, text/event-stream")

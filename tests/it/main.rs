@@ -20,6 +20,7 @@ mod fault_matrix;
 mod flow;
 mod flow_check;
 mod flow_commands;
+mod flow_coverage;
 mod flow_http;
 mod flow_js;
 mod flow_secrets;

@@ -316,7 +316,7 @@ async fn host_backend(mcp_url: String) -> String {
     let forward = move |headers: HeaderMap, body: axum::body::Bytes| {
         let url = mcp_url.clone();
         async move {
-            let mut request = reqwest::Client::new().post(url).body(body.to_vec());
+            let mut request = http_client().post(url).body(body.to_vec());
             for name in [
                 "authorization",
                 "content-type",

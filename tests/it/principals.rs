@@ -411,7 +411,7 @@ async fn server_discover_names_the_versions_capabilities_and_refuses_an_unknown_
                 "io.modelcontextprotocol/protocolVersion": version,
                 "io.modelcontextprotocol/clientCapabilities": {},
                 "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"}}}});
-            let text = reqwest::Client::new()
+            let text = http_client()
                 .post(url)
                 .header("content-type", "application/json")
                 .header("accept", "application/json, text/event-stream")

@@ -151,6 +151,14 @@ fn text_selector(node: &MarkedYamlOwned, pattern: &str) -> Result<Selector, Stri
 /// `"540, 1200"`: device pixels (percentages are refused).
 pub(super) fn spot(node: &MarkedYamlOwned) -> Result<Selector, String> {
     let text = string(node, "point")?;
+    if text.contains("${") {
+        // Maestro evaluates it as the step runs (a script's output, say); a replay reads points
+        // with the flow, so it says so rather than calling the template a bad point.
+        return Err(at(
+            node,
+            "a point is read with the flow: a ${…} there is not evaluated yet; write \"x, y\" or \"x%, y%\"",
+        ));
+    }
     let parts: Vec<&str> = text.split(',').map(str::trim).collect();
     let percent = |p: &str| {
         p.strip_suffix('%')
@@ -352,6 +360,10 @@ mod tests {
             (
                 "- tapOn:\n    containsDescendants: x\n",
                 "line 4: containsDescendants is a list of selectors",
+            ),
+            (
+                "- tapOn:\n    point: ${output.tab}\n",
+                "line 4: a point is read with the flow: a ${…} there is not evaluated yet",
             ),
         ] {
             let refused = super::super::parse(&format!("appId: a.b\n---\n{flow}")).unwrap_err();

@@ -306,6 +306,7 @@ impl HttpServer {
 
     /// A client transport to this server, with a bearer token or none.
     pub fn transport(&self, token: Option<&str>) -> rmcp::transport::StreamableHttpClientTransport<reqwest::Client> {
+        tls_provider();
         let mut config =
             rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(self.url.as_str());
         if let Some(token) = token {
@@ -472,4 +473,20 @@ pub async fn call_with_progress<H: rmcp::ClientHandler>(
         rmcp::model::ServerResult::CallToolResult(result) => result,
         other => panic!("unexpected answer {other:?}"),
     }
+}
+
+/// The process's TLS provider for reqwest (the crate builds it with rustls and no provider of its
+/// own: ring, as src/script/sandbox/http.rs hands its clients), installed once before a test's
+/// first client; rmcp's HTTP client transport builds a default reqwest client too.
+pub fn tls_provider() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+}
+
+/// A plain reqwest client for a test's own HTTP requests (the one way to make one).
+pub fn http_client() -> reqwest::Client {
+    tls_provider();
+    reqwest::Client::new()
 }
