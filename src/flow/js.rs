@@ -57,6 +57,17 @@ async function target(selector, recorded, warnings) {
     const [x, y] = await percent(selector.percent);
     return { x, y, ...checked };
   }
+  if ("point" in selector) {
+    // A point a `${…}` gave as the step ran: "x, y" in pixels or "x%, y%" of the screen.
+    const parts = String(selector.point).split(",").map((p) => p.trim());
+    const pct = parts.map((p) => /^\d+%$/.test(p));
+    if (parts.length === 2 && pct[0] && pct[1]) {
+      const [x, y] = await percent(parts.map((p) => Number(p.slice(0, -1))));
+      return { x, y, ...checked };
+    }
+    if (parts.length === 2 && parts.every((p) => /^\d+$/.test(p))) return { x: Number(parts[0]), y: Number(parts[1]), ...checked };
+    throw new Error(`the point ${JSON.stringify(selector.point)} is not "x, y" in pixels or "x%, y%" of the screen`);
+  }
   try {
     await ui.wait({ ...query(selector), timeoutMs: TIMEOUT });
     return { ...query(selector), ...checked };
@@ -460,6 +471,7 @@ fn selector(s: &Selector) -> String {
         Selector::ContentDesc(v) => format!("{{ contentDesc: {} }}", lit(v)),
         Selector::Point([x, y]) => format!("{{ x: {x}, y: {y} }}"),
         Selector::Percent([x, y]) => format!("{{ percent: [{x}, {y}] }}"),
+        Selector::PointTemplate(t) => format!("{{ point: {} }}", tpl(t)),
         Selector::Pattern(p) if p.contains("${") => format!("pattern({})", tpl(p)),
         Selector::Pattern(p) => format!("{{ text: {}, match: \"regex\" }}", lit(&super::whole_text_regex(p))),
         // One object in Maestro's shape; `ui` resolves it as Maestro does.

@@ -31,6 +31,9 @@ pub enum Selector {
     Point([i32; 2]),
     /// Percent of the screen's width and height (a Maestro `point: "50%, 90%"`). Fragile.
     Percent([u32; 2]),
+    /// A Maestro point with `${…}` in it (`point: ${output.tab}`): evaluated as the step runs,
+    /// then read as `"x, y"` or `"x%, y%"`. Fragile.
+    PointTemplate(String),
     /// A Maestro `text` that is a regular expression (`Log.*`): at replay, `ui`'s regex match of
     /// an element's whole text (or that very text).
     Pattern(String),
@@ -47,7 +50,10 @@ pub fn whole_text_regex(pattern: &str) -> String {
 
 impl Selector {
     pub fn fragile(&self) -> bool {
-        matches!(self, Selector::Point(_) | Selector::Percent(_))
+        matches!(
+            self,
+            Selector::Point(_) | Selector::Percent(_) | Selector::PointTemplate(_)
+        )
     }
 
     /// `resourceId "…"`, `text "…"`: how a report names it.
@@ -58,6 +64,7 @@ impl Selector {
             Selector::ContentDesc(v) => format!("contentDesc {v:?}"),
             Selector::Point([x, y]) => format!("point ({x}, {y}), fragile"),
             Selector::Percent([x, y]) => format!("point ({x}%, {y}%), fragile"),
+            Selector::PointTemplate(t) => format!("point {t:?}, fragile"),
             Selector::Pattern(v) => format!("text matching {v:?}"),
             Selector::Maestro(m) => m.describe(),
         }

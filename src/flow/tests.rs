@@ -72,6 +72,7 @@ pub(crate) fn target() -> impl Strategy<Value = Target> {
     let selector = prop_oneof![
         4 => selector(),
         1 => (0u32..=100, 0u32..=100).prop_map(|(x, y)| Selector::Percent([x, y])),
+        1 => "[a-z]{1,8}".prop_map(|v| Selector::PointTemplate(format!("${{output.{v}}}"))),
     ];
     (selector, proptest::option::of(text())).prop_map(|(selector, label)| Target {
         label,

@@ -12,7 +12,7 @@ use crate::common::*;
 
 /// `droidmcp replay FLOW ARGS`, against `device` (a running simulator) or a fresh one (`--sim`),
 /// with each device command logged (`RUST_LOG=droidmcp=debug`, on stderr).
-fn replay(flow: &Path, device: Option<&SimProcess>, args: &[&str]) -> Output {
+pub(crate) fn replay(flow: &Path, device: Option<&SimProcess>, args: &[&str]) -> Output {
     let home = tempfile::tempdir().unwrap();
     let mut command = Command::new(env!("CARGO_BIN_EXE_droidmcp"));
     command.arg("replay").arg(flow).args(args);
@@ -40,7 +40,7 @@ fn shell(sim: &SimProcess, command: &str) -> String {
     shell_by_call(sim, command)
 }
 
-fn flow(dir: &Path, name: &str, text: &str) -> std::path::PathBuf {
+pub(crate) fn flow(dir: &Path, name: &str, text: &str) -> std::path::PathBuf {
     let path = dir.join(name);
     std::fs::write(&path, text).unwrap();
     path
@@ -51,7 +51,7 @@ pub(crate) fn stdout(out: &Output) -> String {
 }
 
 /// The shell commands the replay sent to the device, from its debug log.
-fn sent(out: &Output) -> Vec<String> {
+pub(crate) fn sent(out: &Output) -> Vec<String> {
     String::from_utf8_lossy(&out.stderr)
         .lines()
         .filter(|l| l.contains("droidmcp::adb::source: shell"))

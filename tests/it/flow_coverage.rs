@@ -5,7 +5,7 @@
 use droidmcp::flow::maestro::compat::{COMMANDS, Status};
 
 use crate::common::*;
-use crate::flow_commands::{replay_checked, stdout};
+use crate::flow_commands::{flow, replay, replay_checked, sent, stdout};
 
 /// Each `inputRandom…` command, tapped into the login demo's username field, types text of its
 /// shape (read back from the simulator's dump): Maestro's lengths, digits not starting with 0.
@@ -89,4 +89,24 @@ fn every_command_the_table_replays_is_replayed_on_the_simulator_by_a_test() {
         if missing.is_empty() { "all" } else { "not all" }
     );
     assert!(missing.is_empty(), "replayed by the table but by no test: {missing:?}");
+}
+
+/// A tap's `point` from a script's output (`point: ${output.tab}`, as suites that compute tab
+/// positions write it) is evaluated as the step runs: "x%, y%" lands on that share of the
+/// screen, "x, y" on those pixels; a value that is no point fails the step saying so.
+#[test]
+fn a_point_from_a_scripts_output_is_evaluated_as_the_step_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let yaml = "appId: org.droidmcp.demo.login\n---\n- launchApp\n- evalScript: ${output.tab = '50%, 25%'}\n- tapOn:\n    point: ${output.tab}\n- evalScript: ${output.px = '123, 456'}\n- tapOn:\n    point: ${output.px}\n";
+    let out = replay(&flow(dir.path(), "points.yaml", yaml), None, &[]);
+    let said = stdout(&out);
+    assert!(out.status.success(), "{said}{}", String::from_utf8_lossy(&out.stderr));
+    let taps: Vec<String> = sent(&out).into_iter().filter(|c| c.starts_with("input tap")).collect();
+    // The built-in profile's screen is 1080 × 2400.
+    assert_eq!(taps, ["input tap 540 600", "input tap 123 456"], "{said}");
+    let bad = "appId: org.droidmcp.demo.login\n---\n- launchApp\n- evalScript: ${output.tab = 'the middle'}\n- tapOn:\n    point: ${output.tab}\n";
+    let out = replay(&flow(dir.path(), "bad.yaml", bad), None, &[]);
+    let said = stdout(&out);
+    assert!(!out.status.success(), "{said}");
+    assert!(said.contains("the point \"the middle\" is not \"x, y\""), "{said}");
 }

@@ -110,6 +110,10 @@ pub(super) fn swipe(arg: &MarkedYamlOwned) -> Result<Action, String> {
     match (spot(start)?, spot(end)?) {
         (Selector::Point(from), Selector::Point(to)) => Ok(Action::Swipe { from, to, duration_ms }),
         (Selector::Percent(from), Selector::Percent(to)) => Ok(Action::SwipePercent { from, to, duration_ms }),
+        (Selector::PointTemplate(_), _) | (_, Selector::PointTemplate(_)) => Err(at(
+            arg,
+            "a swipe's start and end are read with the flow: a ${…} there is not evaluated yet; write the points",
+        )),
         _ => Err(at(arg, "start and end are both pixels or both percentages")),
     }
 }

@@ -152,12 +152,8 @@ fn text_selector(node: &MarkedYamlOwned, pattern: &str) -> Result<Selector, Stri
 pub(super) fn spot(node: &MarkedYamlOwned) -> Result<Selector, String> {
     let text = string(node, "point")?;
     if text.contains("${") {
-        // Maestro evaluates it as the step runs (a script's output, say); a replay reads points
-        // with the flow, so it says so rather than calling the template a bad point.
-        return Err(at(
-            node,
-            "a point is read with the flow: a ${…} there is not evaluated yet; write \"x, y\" or \"x%, y%\"",
-        ));
+        // Maestro evaluates it as the step runs (a script's output, say): so does the replay.
+        return Ok(Selector::PointTemplate(text));
     }
     let parts: Vec<&str> = text.split(',').map(str::trim).collect();
     let percent = |p: &str| {
@@ -360,10 +356,6 @@ mod tests {
             (
                 "- tapOn:\n    containsDescendants: x\n",
                 "line 4: containsDescendants is a list of selectors",
-            ),
-            (
-                "- tapOn:\n    point: ${output.tab}\n",
-                "line 4: a point is read with the flow: a ${…} there is not evaluated yet",
             ),
         ] {
             let refused = super::super::parse(&format!("appId: a.b\n---\n{flow}")).unwrap_err();

@@ -242,6 +242,7 @@ fn selector_fields(s: &Selector, indent: &str) -> String {
         Selector::ContentDesc(v) => format!("{indent}text: {}\n", quoted(&escaped(v))),
         Selector::Point([x, y]) => format!("{indent}point: \"{x}, {y}\"\n"),
         Selector::Percent([x, y]) => format!("{indent}point: \"{x}%, {y}%\"\n"),
+        Selector::PointTemplate(t) => format!("{indent}point: {}\n", quoted(t)),
         Selector::Pattern(v) => format!("{indent}text: {}\n", quoted(v)),
         Selector::Maestro(m) => super::selectors::write_fields(m, indent),
     }
