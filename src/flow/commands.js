@@ -8,19 +8,6 @@ async function pullLater(devicePath, name, program) {
   await workspace.write("flow-files.json", files);
 }
 
-// takeScreenshot whose path a `${…}` makes: the name, once evaluated, held to the rules a written
-// one is (plain parts, `/` between folders, no `..`), and flattened on the device as device_file
-// does.
-async function screenshotNamed(given) {
-  const name = given.endsWith(".png") ? given.slice(0, -4) : given;
-  const parts = name.replace(/^\//, "").split("/");
-  if (name.length > 200 || !parts.every((p) => p !== "." && p !== ".." && /^[\p{L}\p{N} ._-]+$/u.test(p))) {
-    throw new Error(`takeScreenshot ${JSON.stringify(name)} is not a file name: letters, digits, - _ . and spaces, / between folders, no ..`);
-  }
-  const flat = name.replace(/[^A-Za-z0-9_-]/g, "_");
-  await pullLater(`/data/local/tmp/droidmcp-${flat}.png`, `${name}.png`, "screencap -p ");
-}
-
 // A path this script wrote itself, quoted for the device's shell (it holds no quote).
 function quoted(path) {
   if (!/^[A-Za-z0-9_.\/-]+$/.test(path)) throw new Error(`not a device path: ${path}`);

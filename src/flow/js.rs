@@ -2,7 +2,7 @@
 //! same API an assistant uses, then waits for what the recording saw after it. `droidmcp
 //! replay` runs it (a Maestro flow too, turned into this first), and so does `script run`.
 
-use super::{Action, Control, Js, Selector, Step, Target, When, one_line, quoted as lit};
+use super::{Action, Control, Js, Selector, Step, Target, When, literal, one_line, quoted as lit};
 
 /// What a replay reads back from the run's folder: one record per step.
 pub const RESULTS_FILE: &str = "flow-results.json";
@@ -56,17 +56,6 @@ async function target(selector, recorded, warnings) {
   if ("percent" in selector) {
     const [x, y] = await percent(selector.percent);
     return { x, y, ...checked };
-  }
-  if ("point" in selector) {
-    // A point a `${…}` gave as the step ran: "x, y" in pixels or "x%, y%" of the screen.
-    const parts = String(selector.point).split(",").map((p) => p.trim());
-    const pct = parts.map((p) => /^\d+%$/.test(p));
-    if (parts.length === 2 && pct[0] && pct[1]) {
-      const [x, y] = await percent(parts.map((p) => Number(p.slice(0, -1))));
-      return { x, y, ...checked };
-    }
-    if (parts.length === 2 && parts.every((p) => /^\d+$/.test(p))) return { x: Number(parts[0]), y: Number(parts[1]), ...checked };
-    throw new Error(`the point ${JSON.stringify(selector.point)} is not "x, y" in pixels or "x%, y%" of the screen`);
   }
   try {
     await ui.wait({ ...query(selector), timeoutMs: TIMEOUT });
@@ -126,6 +115,8 @@ function env(name) {
 // and its JavaScript (`true`) is true.
 async function holds(when) {
   const shows = async (selector) => {
+    // One with a ${…}: rendered and read now (`renderedSelector`, runtime.js).
+    if ("rendered" in selector) selector = await renderedSelector(selector.rendered);
     try {
       await ui.wait({ ...query(selector), timeoutMs: Math.min(TIMEOUT, 2000) });
       return true;
@@ -149,7 +140,9 @@ async function settle() {
 // What the recording saw after the step: each label shows, and the activity is in front.
 async function expect(activity, visible) {
   let focused = null;
-  for (const selector of visible) {
+  for (let selector of visible) {
+    // One with a ${…}: rendered and read now (`renderedSelector`, runtime.js).
+    if ("rendered" in selector) selector = await renderedSelector(selector.rendered);
     focused = (await ui.wait({ ...query(selector), timeoutMs: TIMEOUT })).focused;
   }
   const started = Date.now();
@@ -182,7 +175,11 @@ pub fn render(steps: &[Step], header: &[String]) -> String {
         matches!(s.action, Action::Script(_) | Action::Block { .. })
             || s.when.as_ref().is_some_and(|w| w.script.is_some())
     };
-    if steps.iter().any(evaluates) || body.contains("interp(") || body.contains("pattern(") {
+    if steps.iter().any(evaluates)
+        || body.contains("interp(")
+        || body.contains("\"rendered\"")
+        || body.contains("rendered(")
+    {
         out.push_str(RUNTIME);
     }
     // Each script file's code once, however often the flow runs it (a repeat spelled out).
@@ -232,12 +229,7 @@ fn render_steps(steps: &[Step], indent: &str, number: &mut usize, out: &mut Stri
         {
             out.push_str(&format!("{indent}  await settle();\n"));
         } else if step.expect != Default::default() {
-            let visible: Vec<String> = step.expect.visible.iter().map(selector).collect();
-            out.push_str(&format!(
-                "{indent}  await expect({}, [{}]);\n",
-                step.expect.activity.as_deref().map_or("null".into(), lit),
-                visible.join(", ")
-            ));
+            out.push_str(&format!("{indent}  {}\n", expectation(step)));
         }
         out.push_str(indent);
         out.push_str(&match &step.when {
@@ -295,21 +287,166 @@ fn pairs(vars: &[(String, String)]) -> String {
     format!("[{}]", pairs.join(", "))
 }
 
-/// A string field as JavaScript: its literal, or for a Maestro template (a `${…}` in it) its
-/// text evaluated as the step runs.
-fn tpl(s: &str) -> String {
-    match s.contains("${") {
-        true => format!("interp({})", lit(s)),
-        false => lit(s),
+/// The lines a step runs inside its `step(…)`: its action, then what must show after it (a
+/// command read again as its step runs, `maestro::read_rendered`, runs these).
+pub(crate) fn lines(steps: &[Step]) -> Vec<String> {
+    let mut out = Vec::new();
+    for step in steps {
+        out.extend(body(step));
+        if step.expect != Default::default() {
+            out.push(expectation(step));
+        }
+    }
+    out
+}
+
+fn expectation(step: &Step) -> String {
+    let visible: Vec<String> = step.expect.visible.iter().map(selector).collect();
+    format!(
+        "await expect({}, [{}]);",
+        step.expect.activity.as_deref().map_or("null".into(), lit),
+        visible.join(", ")
+    )
+}
+
+/// A call a step makes to a tool with what the flow gave it: `body` writes it, and a replay has
+/// the tool's own parse read it before the flow runs (`tools::flow::replayable`), so what the
+/// tool would refuse is refused with the flow's line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Call {
+    /// The tool, as tools/list names it, and its namespace and method in a script.
+    pub tool: &'static str,
+    pub namespace: &'static str,
+    pub method: &'static str,
+    /// Its arguments, `operation` included.
+    pub args: serde_json::Map<String, serde_json::Value>,
+}
+
+/// The tool calls `step`'s script makes whose arguments are the step's own (not a helper's
+/// computation, nor a secret the run is given).
+pub fn calls(step: &Step) -> Vec<Call> {
+    use serde_json::{Value, json};
+    let call = |tool, namespace, method, operation: &str, args: Value| {
+        let mut all = serde_json::Map::new();
+        all.insert("operation".into(), operation.into());
+        if let Value::Object(args) = args {
+            all.extend(args);
+        }
+        Call {
+            tool,
+            namespace,
+            method,
+            args: all,
+        }
+    };
+    let app = |method, operation: &str, package: &str| {
+        call("adb-app", "app", method, operation, json!({ "package": package }))
+    };
+    let one = match &step.action {
+        Action::Launch { package } => app("launch", "launch", package),
+        Action::Stop { package } => app("stop", "stop", package),
+        Action::ClearData { package } => app("clearData", "clear-data", package),
+        Action::Key { name } => call("ui", "ui", "key", "key", json!({ "name": name })),
+        Action::Type {
+            target: None,
+            text,
+            clear,
+            submit,
+        } if super::placeholder_name(text).is_none() => {
+            let mut args = json!({ "text": super::maestro::template::literal(text) });
+            if *clear {
+                args["clear"] = true.into();
+            }
+            if *submit {
+                args["submit"] = true.into();
+            }
+            call("ui", "ui", "type", "type", args)
+        }
+        Action::Wait {
+            selector: s,
+            gone,
+            timeout_ms,
+        } => {
+            let Some(mut args) = ui_query(s) else {
+                return Vec::new();
+            };
+            if *gone {
+                args.insert("gone".into(), true.into());
+            }
+            if let Some(ms) = timeout_ms {
+                args.insert("timeoutMs".into(), (*ms).into());
+            }
+            call("ui", "ui", "wait", "wait", Value::Object(args))
+        }
+        Action::SwipeToward { direction, duration_ms } => {
+            let mut args = json!({ "direction": direction });
+            if let Some(ms) = duration_ms {
+                args["durationMs"] = (*ms).into();
+            }
+            call("ui", "ui", "swipe", "swipe", args)
+        }
+        Action::Scroll { direction, until } => {
+            let mut args = match until {
+                Some(s) => match ui_query(s) {
+                    Some(query) => query,
+                    None => return Vec::new(),
+                },
+                None => serde_json::Map::new(),
+            };
+            args.insert("direction".into(), direction.as_str().into());
+            call("ui", "ui", "scroll", "scroll", Value::Object(args))
+        }
+        Action::Emulator { command } => call(
+            "adb-device",
+            "device",
+            "emulator",
+            "emulator",
+            json!({ "command": command }),
+        ),
+        _ => return Vec::new(),
+    };
+    vec![one]
+}
+
+/// How `ui` looks for `s` (matched exactly unless the selector says how), when the flow gave it
+/// all: not a point, nor a template read as the step runs.
+fn ui_query(s: &Selector) -> Option<serde_json::Map<String, serde_json::Value>> {
+    let mut query = serde_json::Map::new();
+    if !matches!(s, Selector::Maestro(_)) {
+        query.insert("match".into(), "exact".into());
+    }
+    match selector_json(s) {
+        serde_json::Value::Object(fields)
+            if !matches!(s, Selector::Point(_) | Selector::Percent(_) | Selector::Rendered(_)) =>
+        {
+            query.extend(fields);
+            Some(query)
+        }
+        _ => None,
     }
 }
 
 fn body(step: &Step) -> Vec<String> {
     let pick = |t: &Target| format!("await target({}, {}, w)", selector(&t.selector), recorded(t));
+    // A call whose arguments are all the step's: written as `calls` has the tools read it.
+    if let [call] = calls(step).as_slice() {
+        let mut fields: Vec<String> = call
+            .args
+            .iter()
+            .filter(|(k, _)| *k != "operation")
+            .map(|(k, v)| format!("{k}: {}", js(v)))
+            .collect();
+        if matches!(step.action, Action::Wait { timeout_ms: None, .. }) {
+            fields.push("timeoutMs: TIMEOUT".into());
+        }
+        return vec![format!(
+            "await {}.{}({{ {} }});",
+            call.namespace,
+            call.method,
+            fields.join(", ")
+        )];
+    }
     match &step.action {
-        Action::Launch { package } => vec![format!("await app.launch({{ package: {} }});", tpl(package))],
-        Action::Stop { package } => vec![format!("await app.stop({{ package: {} }});", tpl(package))],
-        Action::ClearData { package } => vec![format!("await app.clearData({{ package: {} }});", tpl(package))],
         Action::Install { path } => vec![format!("await app.install({{ path: {} }});", lit(path))],
         Action::Tap { target } => vec![format!("await ui.tap({});", pick(target))],
         Action::LongPress { target, duration_ms } => vec![format!(
@@ -326,7 +463,7 @@ fn body(step: &Step) -> Vec<String> {
             let mut lines: Vec<String> = target.iter().map(|t| format!("await ui.tap({});", pick(t))).collect();
             let text = match super::placeholder_name(text) {
                 Some(name) => format!("env({})", lit(name)),
-                None => tpl(text),
+                None => lit(&super::maestro::template::literal(text)),
             };
             lines.push(format!(
                 "await ui.type({{ text: {}{}{} }});",
@@ -336,7 +473,6 @@ fn body(step: &Step) -> Vec<String> {
             ));
             lines
         }
-        Action::Key { name } => vec![format!("await ui.key({{ name: {} }});", lit(name))],
         Action::Swipe { from, to, duration_ms } => vec![swipe(
             &format!("[{}, {}]", from[0], from[1]),
             &format!("[{}, {}]", to[0], to[1]),
@@ -346,11 +482,6 @@ fn body(step: &Step) -> Vec<String> {
             &format!("await percent([{}, {}])", from[0], from[1]),
             &format!("await percent([{}, {}])", to[0], to[1]),
             *duration_ms,
-        )],
-        Action::SwipeToward { direction, duration_ms } => vec![format!(
-            "await ui.swipe({{ direction: {}{} }});",
-            lit(direction),
-            duration_ms.map_or(String::new(), |d| format!(", durationMs: {d}"))
         )],
         Action::SwipeFrom {
             from,
@@ -379,9 +510,9 @@ fn body(step: &Step) -> Vec<String> {
             if *gone { ", gone: true" } else { "" },
             timeout_ms.map_or("TIMEOUT".into(), |t| t.to_string())
         )],
-        Action::Emulator { command } => vec![format!("await device.emulator({{ command: {} }});", lit(command))],
         Action::Check => Vec::new(),
         Action::Command(command) => command.body(selector, recorded),
+        Action::Rendered(r) => vec![format!("await rendered({}, w);", literal(&super::maestro::request(r)))],
         Action::Script(Js::Run { file, code, env }) => {
             vec![format!(
                 "runScript({}, {}, {});",
@@ -399,6 +530,13 @@ fn body(step: &Step) -> Vec<String> {
             "await Promise.race([settle(), sleep({})]);",
             timeout_ms.unwrap_or(15_000)
         )],
+        // Written by `calls` above.
+        Action::Launch { .. }
+        | Action::Stop { .. }
+        | Action::ClearData { .. }
+        | Action::Key { .. }
+        | Action::SwipeToward { .. }
+        | Action::Emulator { .. } => Vec::new(),
     }
 }
 
@@ -446,35 +584,48 @@ fn query(s: &Selector) -> String {
     }
 }
 
-/// A Maestro selector as a JavaScript object, each text with a `${…}` evaluated as the step runs
-/// (`tpl`), nested selectors' too.
-fn maestro_object(m: &crate::android::selector::ElementSelector) -> String {
-    fn value(v: &serde_json::Value) -> String {
-        match v {
-            serde_json::Value::String(s) => tpl(s),
-            serde_json::Value::Array(items) => format!("[{}]", items.iter().map(value).collect::<Vec<_>>().join(", ")),
-            serde_json::Value::Object(fields) => {
-                let fields: Vec<String> = fields.iter().map(|(k, v)| format!("{k}: {}", value(v))).collect();
-                format!("{{ {} }}", fields.join(", "))
-            }
-            other => super::literal(other),
-        }
-    }
-    serde_json::to_value(m).map_or_else(|_| "{}".into(), |v| value(&v))
-}
-
 /// A selector as the API's arguments.
 fn selector(s: &Selector) -> String {
+    selector_value(s)
+}
+
+/// A selector as the script's value: what `target` and `query` take.
+pub(crate) fn selector_value(s: &Selector) -> String {
+    js(&selector_json(s))
+}
+
+fn selector_json(s: &Selector) -> serde_json::Value {
+    use serde_json::json;
     match s {
-        Selector::ResourceId(v) => format!("{{ resourceId: {} }}", tpl(v)),
-        Selector::Text(v) => format!("{{ text: {} }}", lit(v)),
-        Selector::ContentDesc(v) => format!("{{ contentDesc: {} }}", lit(v)),
-        Selector::Point([x, y]) => format!("{{ x: {x}, y: {y} }}"),
-        Selector::Percent([x, y]) => format!("{{ percent: [{x}, {y}] }}"),
-        Selector::PointTemplate(t) => format!("{{ point: {} }}", tpl(t)),
-        Selector::Pattern(p) if p.contains("${") => format!("pattern({})", tpl(p)),
-        Selector::Pattern(p) => format!("{{ text: {}, match: \"regex\" }}", lit(&super::whole_text_regex(p))),
+        Selector::ResourceId(v) => json!({ "resourceId": v }),
+        Selector::Text(v) => json!({ "text": v }),
+        Selector::ContentDesc(v) => json!({ "contentDesc": v }),
+        Selector::Point([x, y]) => json!({ "x": x, "y": y }),
+        Selector::Percent([x, y]) => json!({ "percent": [x, y] }),
+        Selector::Pattern(p) => json!({ "text": super::whole_text_regex(p), "match": "regex" }),
         // One object in Maestro's shape; `ui` resolves it as Maestro does.
-        Selector::Maestro(m) => format!("{{ selector: {} }}", maestro_object(m)),
+        Selector::Maestro(m) => json!({ "selector": m }),
+        // Read as the condition is looked at, rendered then (`runtime.js`'s `renderedSelector`).
+        Selector::Rendered(r) => json!({ "rendered": super::maestro::request(r) }),
+    }
+}
+
+/// A value as JavaScript reads it, as a person would write it (`{ text: "OK" }`).
+fn js(value: &serde_json::Value) -> String {
+    let name = |k: &str| {
+        let plain = k.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        match plain {
+            true => k.to_string(),
+            false => lit(k),
+        }
+    };
+    match value {
+        serde_json::Value::Object(fields) if !fields.is_empty() => {
+            let each: Vec<String> = fields.iter().map(|(k, v)| format!("{}: {}", name(k), js(v))).collect();
+            format!("{{ {} }}", each.join(", "))
+        }
+        serde_json::Value::Array(items) => format!("[{}]", items.iter().map(js).collect::<Vec<_>>().join(", ")),
+        other => literal(other),
     }
 }

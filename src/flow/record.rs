@@ -65,7 +65,7 @@ impl Recording {
             None => screen.iter().find(|e| self.is_secret(e)),
         };
         // A flow's text is a Maestro template: a `${` typed is written `\${`, typed as it was.
-        secret.map_or_else(|| text.replace("${", "\\${"), placeholder_for)
+        secret.map_or_else(|| super::maestro::template::escape(text), placeholder_for)
     }
 
     /// `target` as a step may keep it: for a field that holds a secret, neither its text nor

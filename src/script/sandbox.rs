@@ -228,6 +228,10 @@ const PRELUDE_HEAD: &str = r#"
     write: (path, data) => local("workspace.write", { path, text: text(data) }),
     list: (dir) => local("workspace.list", { dir }),
   }));
+  // A replayed Maestro command whose ${…} the script rendered, read again by the flow's reader.
+  define("replay", Object.freeze({
+    read: async (command) => local("replay.read", command),
+  }));
   const AsyncFunction = (async () => {}).constructor;
   define("skills", Object.freeze({
     save: (name, code, description) =>

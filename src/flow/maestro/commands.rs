@@ -7,8 +7,10 @@
 use saphyr::{MarkedYamlOwned, ScalarOwned, YamlDataOwned};
 
 use super::args::{direction, flag, no_argument, scalar_or_field};
+use super::rendered::App;
 use super::selectors::{command_selector, selector, target};
-use super::yaml::{at, field, only_keys, required, scalar, string};
+use super::template::marked;
+use super::yaml::{at, field, number, only_keys, required, scalar, string, typed, written};
 
 use super::super::Action;
 use super::super::commands::{Command, Extra};
@@ -37,21 +39,15 @@ const TAP_OPTIONS: [&str; 5] = [
 ];
 
 /// Maestro's device commands, read: the step's action, or `None` for a command not of this file.
-/// `app_id` is the header's, `base` the folder of the flow being read.
+/// `app` is the header's, `base` the folder of the flow being read.
 pub(super) fn read(
     name: &str,
     arg: Option<&MarkedYamlOwned>,
     item: &MarkedYamlOwned,
-    app_id: Option<&str>,
+    app: App,
     base: Option<&std::path::Path>,
 ) -> Result<Option<Action>, String> {
     let needed = || required(arg, item, name);
-    let app = |node: Option<&MarkedYamlOwned>| match node.filter(|a| !a.data.is_null()) {
-        Some(a) => string(a, name),
-        None => app_id
-            .map(str::to_string)
-            .ok_or_else(|| at(item, "needs an app: give appId in the header")),
-    };
     Ok(Some(match name {
         "tapOn" | "doubleTapOn" | "longPressOn" => tap(name, needed()?)?,
         "scrollUntilVisible" => scroll_until(needed()?)?,
@@ -61,11 +57,12 @@ pub(super) fn read(
             no_argument(arg)?;
             Action::Command(Command::StopRecording)
         }
-        "openLink" => open_link(needed()?, app_id)?,
+        "openLink" => open_link(needed()?, app)?,
         "setPermissions" => {
             let map = needed()?;
             only_keys(map, &["appId", "permissions", "optional"])?;
-            permissions(map, &app(field(map, "appId"))?)?.ok_or_else(|| at(map, "setPermissions takes permissions"))?
+            permissions(map, &app.package(field(map, "appId"), item, name)?)?
+                .ok_or_else(|| at(map, "setPermissions takes permissions"))?
         }
         "clearKeychain" => {
             no_argument(arg)?;
@@ -83,7 +80,9 @@ pub(super) fn read(
         "setClipboard" => Action::Command(Command::SetClipboard {
             text: string(scalar_or_field(needed()?, "text")?, name)?,
         }),
-        "killApp" => Action::Command(Command::Kill { package: app(arg)? }),
+        "killApp" => Action::Command(Command::Kill {
+            package: app.package(arg, item, name)?,
+        }),
         "setAirplaneMode" => airplane(needed()?)?,
         "toggleAirplaneMode" => {
             no_argument(arg)?;
@@ -98,11 +97,7 @@ pub(super) fn read(
 
 /// A number of ms as Maestro writes it: digits, `_` between them allowed (`"10_000"`).
 fn ms(node: &MarkedYamlOwned, what: &str, max: u64) -> Result<u64, String> {
-    scalar(node)
-        .map(|s| s.trim().replace('_', ""))
-        .and_then(|s| s.parse::<u64>().ok())
-        .filter(|n| *n <= max)
-        .ok_or_else(|| at(node, &format!("{what} is a number of ms, up to {max}")))
+    number(node, what, max)
 }
 
 /// `scrollUntilVisible`: with none of Maestro's options, the scroll `ui scroll` makes (at most 8
@@ -140,19 +135,23 @@ pub(super) fn scroll_until(map: &MarkedYamlOwned) -> Result<Action, String> {
     let percent = |name: &str, default: u32| -> Result<u32, String> {
         match field(map, name) {
             None => Ok(default),
-            Some(n) => scalar(n)
-                .and_then(|s| s.trim().parse::<u32>().ok())
-                .filter(|n| *n <= 100)
-                .ok_or_else(|| at(n, &format!("{name} is 0 to 100"))),
+            Some(n) => typed(n, default, || {
+                scalar(n)
+                    .and_then(|s| s.trim().parse::<u32>().ok())
+                    .filter(|n| *n <= 100)
+                    .ok_or_else(|| at(n, &format!("{name} is 0 to 100")))
+            }),
         }
     };
     // Maestro takes a speed over 100 too: its swipe then lasts 40 ms.
     let speed = match field(map, "speed") {
         None => SCROLL_SPEED,
-        Some(n) => scalar(n)
-            .and_then(|s| s.trim().parse::<u32>().ok())
-            .filter(|n| *n <= 100_000)
-            .ok_or_else(|| at(n, "speed is a whole number, 0 to 100 (more swipes in 40 ms)"))?,
+        Some(n) => typed(n, SCROLL_SPEED, || {
+            scalar(n)
+                .and_then(|s| s.trim().parse::<u32>().ok())
+                .filter(|n| *n <= 100_000)
+                .ok_or_else(|| at(n, "speed is a whole number, 0 to 100 (more swipes in 40 ms)"))
+        })?,
     };
     // Read and checked; an element counts as shown when its centre is on the screen, which is
     // what Maestro's own check comes to for any value below 100 (its integer division).
@@ -192,6 +191,10 @@ fn file_name(arg: &MarkedYamlOwned, command: &str, extension: &str) -> Result<St
     };
     let name = string(node, command)?;
     let name = name.strip_suffix(extension).unwrap_or(&name).to_string();
+    // A template's name is held to these rules as its step reads it again, rendered.
+    if marked(node) {
+        return Ok(name);
+    }
     let plain = |part: &str| {
         !part.is_empty()
             && part != ".."
@@ -200,14 +203,8 @@ fn file_name(arg: &MarkedYamlOwned, command: &str, extension: &str) -> Result<St
                 .chars()
                 .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.' | ' '))
     };
-    // A `${…}` is evaluated as the step runs, and the name it makes held to the same rules
-    // there (`flow::commands`' screenshotNamed); its written parts are checked now.
-    let written = regex::Regex::new(r"\$\{[^$]*\}")
-        .expect("a valid regex")
-        .replace_all(&name, "x")
-        .into_owned();
     // An absolute path is written where it says, as Maestro writes it.
-    let relative = written.strip_prefix('/').unwrap_or(&written);
+    let relative = name.strip_prefix('/').unwrap_or(&name);
     if name.len() > 200 || !relative.split('/').all(plain) {
         return Err(at(
             node,
@@ -243,11 +240,13 @@ pub(super) fn tap(name: &str, arg: &MarkedYamlOwned) -> Result<Action, String> {
     let mut repeat = if name == "doubleTapOn" { 2 } else { 1 };
     if let Some(n) = field(arg, "repeat") {
         // Maestro takes 0 or less as one press.
-        repeat = match scalar(n).and_then(|s| s.trim().parse::<i64>().ok()) {
-            Some(n) if n <= 0 => 1,
-            Some(n) if n <= i64::from(MAX_REPEAT) => n as u32,
-            _ => return Err(at(n, &format!("repeat is a number of presses, up to {MAX_REPEAT}"))),
-        };
+        repeat = typed(n, repeat, || {
+            match scalar(n).and_then(|s| s.trim().parse::<i64>().ok()) {
+                Some(n) if n <= 0 => Ok(1),
+                Some(n) if n <= i64::from(MAX_REPEAT) => Ok(n as u32),
+                _ => Err(at(n, &format!("repeat is a number of presses, up to {MAX_REPEAT}"))),
+            }
+        })?;
     }
     if long && repeat > 1 {
         return Err(at(arg, "longPressOn takes no repeat: one long press"));
@@ -291,11 +290,11 @@ pub(super) fn permissions(map: &MarkedYamlOwned, package: &str) -> Result<Option
     let mut set = Vec::new();
     for (name, value) in entries {
         let name = string(name, "a permission")?;
-        let allow = match scalar(value).as_deref() {
-            Some("allow") => true,
-            Some("deny" | "unset") => false,
-            _ => return Err(at(value, &format!("{name} is allow, deny or unset"))),
-        };
+        let allow = typed(value, true, || match scalar(value).as_deref() {
+            Some("allow") => Ok(true),
+            Some("deny" | "unset") => Ok(false),
+            _ => Err(at(value, &format!("{name} is allow, deny or unset"))),
+        })?;
         set.push((name, allow));
     }
     Ok(Some(Action::Command(Command::Permissions {
@@ -327,7 +326,7 @@ pub(super) fn arguments(map: &MarkedYamlOwned) -> Result<Option<Vec<(String, Ext
 }
 
 /// `openLink: LINK` or `{link, autoVerify, browser}`.
-pub(super) fn open_link(arg: &MarkedYamlOwned, app_id: Option<&str>) -> Result<Action, String> {
+pub(super) fn open_link(arg: &MarkedYamlOwned, app: App) -> Result<Action, String> {
     let (link, verify, browser) = match arg.data.as_mapping() {
         Some(_) => {
             only_keys(arg, &["link", "autoVerify", "browser", "optional"])?;
@@ -336,18 +335,15 @@ pub(super) fn open_link(arg: &MarkedYamlOwned, app_id: Option<&str>) -> Result<A
         }
         None => (arg, false, false),
     };
-    let package = match verify {
-        true => Some(
-            app_id
-                .ok_or_else(|| {
-                    at(
-                        arg,
-                        "autoVerify opens the link in the flow's app: give appId in the header",
-                    )
-                })?
-                .to_string(),
-        ),
-        false => None,
+    let package = match (verify, app.node) {
+        (true, None) => {
+            return Err(at(
+                arg,
+                "autoVerify opens the link in the flow's app: give appId in the header",
+            ));
+        }
+        (true, Some(_)) => Some(app.package(None, arg, "openLink")?),
+        (false, _) => None,
     };
     Ok(Action::Command(Command::OpenLink {
         link: string(link, "link")?,
@@ -365,11 +361,13 @@ pub(super) fn airplane(arg: &MarkedYamlOwned) -> Result<Action, String> {
         }
         None => arg,
     };
-    let on = match scalar(node).map(|v| v.to_ascii_lowercase()).as_deref() {
-        Some("enabled" | "enable" | "true") => true,
-        Some("disabled" | "disable" | "false") => false,
-        _ => return Err(at(node, "setAirplaneMode is enabled or disabled")),
-    };
+    let on = typed(node, true, || {
+        match scalar(node).map(|v| v.to_ascii_lowercase()).as_deref() {
+            Some("enabled" | "enable" | "true") => Ok(true),
+            Some("disabled" | "disable" | "false") => Ok(false),
+            _ => Err(at(node, "setAirplaneMode is enabled or disabled")),
+        }
+    })?;
     Ok(Action::Command(Command::Airplane { on: Some(on) }))
 }
 
@@ -382,23 +380,26 @@ pub(super) fn travel(map: &MarkedYamlOwned) -> Result<Action, String> {
         .ok_or_else(|| at(map, "travel takes points: a list of \"latitude, longitude\""))?;
     let mut points = Vec::new();
     for point in list {
-        let text = string(point, "a point")?;
-        let parts: Vec<Option<f64>> = text.split(',').map(|p| p.trim().parse::<f64>().ok()).collect();
-        match parts.as_slice() {
-            [Some(lat), Some(lon)] if lat.abs() <= 90.0 && lon.abs() <= 180.0 => {
-                points.push((lat.to_string(), lon.to_string()))
+        let (lat, lon) = typed(point, (0.0, 0.0), || {
+            let text = string(point, "a point")?;
+            let parts: Vec<Option<f64>> = text.split(',').map(|p| p.trim().parse::<f64>().ok()).collect();
+            match parts.as_slice() {
+                [Some(lat), Some(lon)] if lat.abs() <= 90.0 && lon.abs() <= 180.0 => Ok((*lat, *lon)),
+                _ => Err(at(point, "a point is \"latitude, longitude\" in degrees")),
             }
-            _ => return Err(at(point, "a point is \"latitude, longitude\" in degrees")),
-        }
+        })?;
+        points.push((lat.to_string(), lon.to_string()));
     }
     if points.is_empty() {
         return Err(at(map, "travel goes through one point at least"));
     }
     let speed = match field(map, "speed") {
-        Some(n) => scalar(n)
-            .and_then(|s| s.trim().parse::<f64>().ok())
-            .filter(|v| *v > 0.0 && *v <= 1000.0)
-            .ok_or_else(|| at(n, "speed is in m/s, above 0, up to 1000"))?,
+        Some(n) => typed(n, 4.0, || {
+            scalar(n)
+                .and_then(|s| s.trim().parse::<f64>().ok())
+                .filter(|v| *v > 0.0 && *v <= 1000.0)
+                .ok_or_else(|| at(n, "speed is in m/s, above 0, up to 1000"))
+        })?,
         None => 4.0,
     };
     Ok(Action::Command(Command::Travel {
@@ -423,6 +424,7 @@ pub(super) fn add_media(arg: &MarkedYamlOwned, base: Option<&std::path::Path>) -
         .ok_or_else(|| at(list, "addMedia takes a list of files"))?;
     let mut files = Vec::new();
     for item in items {
+        written(item, "addMedia", "a file pushed to the device before the run")?;
         let given = string(item, "a file")?;
         let path = match base {
             Some(folder) => folder.join(&given),
@@ -457,17 +459,19 @@ pub(super) fn orientation(arg: &MarkedYamlOwned) -> Result<Action, String> {
         }
         None => arg,
     };
-    let given = string(node, "orientation")?;
-    let plain = |s: &str| s.replace('_', "").to_ascii_lowercase();
-    let turns = crate::flow::commands::ORIENTATIONS
-        .iter()
-        .position(|o| plain(o) == plain(&given))
-        .ok_or_else(|| {
-            at(
-                node,
-                "setOrientation is PORTRAIT, LANDSCAPE_LEFT, LANDSCAPE_RIGHT or UPSIDE_DOWN",
-            )
-        })?;
+    let turns = typed(node, 0, || {
+        let given = string(node, "orientation")?;
+        let plain = |s: &str| s.replace('_', "").to_ascii_lowercase();
+        crate::flow::commands::ORIENTATIONS
+            .iter()
+            .position(|o| plain(o) == plain(&given))
+            .ok_or_else(|| {
+                at(
+                    node,
+                    "setOrientation is PORTRAIT, LANDSCAPE_LEFT, LANDSCAPE_RIGHT or UPSIDE_DOWN",
+                )
+            })
+    })?;
     Ok(Action::Command(Command::Orientation { turns: turns as u8 }))
 }
 

@@ -8,8 +8,10 @@ use std::path::Path;
 use saphyr::MarkedYamlOwned;
 
 use super::read::Reader;
+use super::rendered::App;
 use super::selectors::selector;
-use super::yaml::{at, field, key, only_keys, scalar, string};
+use super::template::holds_one;
+use super::yaml::{at, field, key, only_keys, raw, scalar, string, written};
 use crate::flow::{Action, Control, Js, Selector, Step, When};
 
 /// The largest script file a flow may run (the replay's whole script is bounded too).
@@ -33,13 +35,14 @@ impl Reader {
         optional: bool,
         steps: &mut Vec<Step>,
     ) -> Result<(), String> {
+        // The script's own JavaScript: its `${…}` are the script's to evaluate, as written.
         let text_of = |field_name: &str| -> Result<String, String> {
             match scalar(arg) {
                 Some(text) => Ok(text),
                 None => {
                     only_keys(arg, &[field_name, "optional"])?;
                     let node = field(arg, field_name).ok_or_else(|| at(arg, &format!("{name} takes {field_name}")))?;
-                    string(node, field_name)
+                    raw(node, field_name)
                 }
             }
         };
@@ -59,6 +62,7 @@ impl Reader {
                         (file, env_of(arg)?, field(arg, "when"))
                     }
                 };
+                written(file_node, name, "a script read and compiled with the flow")?;
                 let file = string(file_node, "file")?;
                 let code = self.script_file(&file, file_node)?;
                 let step = Action::Script(Js::Run { file, code, env });
@@ -120,10 +124,15 @@ impl Reader {
     /// platform (never true here).
     pub(super) fn condition(&mut self, when: &MarkedYamlOwned) -> Result<Option<When>, String> {
         only_keys(when, &["visible", "notVisible", "platform", "true"])?;
-        if let Some(platform) = field(when, "platform")
-            && !string(platform, "platform")?.eq_ignore_ascii_case("android")
-        {
-            return Ok(None);
+        if let Some(platform) = field(when, "platform") {
+            written(
+                platform,
+                "platform",
+                "read with the flow (a block for another platform has no steps)",
+            )?;
+            if !string(platform, "platform")?.eq_ignore_ascii_case("android") {
+                return Ok(None);
+            }
         }
         let shown = |name: &str| -> Result<Option<Selector>, String> {
             let Some(node) = field(when, name) else {
@@ -134,13 +143,17 @@ impl Reader {
                     key(when, name).unwrap_or(node),
                     &format!("{name} is an id or a text, not a point"),
                 )),
+                // Looked for as the block starts, rendered then.
+                s if holds_one(node) => Ok(Some(Selector::Rendered(Box::new(
+                    self.rendered_selector(node, s.describe()),
+                )))),
                 s => Ok(Some(s)),
             }
         };
         Ok(Some(When {
             visible: shown("visible")?,
             not_visible: shown("notVisible")?,
-            script: field(when, "true").map(|s| string(s, "true")).transpose()?,
+            script: field(when, "true").map(|s| raw(s, "true")).transpose()?,
             opens: false,
         }))
     }
@@ -149,7 +162,7 @@ impl Reader {
     pub(super) fn repeat_block(
         &mut self,
         map: &MarkedYamlOwned,
-        app_id: Option<&str>,
+        app: App,
         steps: &mut Vec<Step>,
     ) -> Result<(), String> {
         let condition = match field(map, "while") {
@@ -160,10 +173,10 @@ impl Reader {
             },
             None => None,
         };
-        let times = field(map, "times").map(|t| string(t, "times")).transpose()?;
+        let times = field(map, "times").map(|t| raw(t, "times")).transpose()?;
         let commands = field(map, "commands").ok_or_else(|| at(map, "repeat takes commands"))?;
         let mut body = Vec::new();
-        self.commands(commands, app_id, &mut body)?;
+        self.commands(commands, app, &mut body)?;
         steps.push(self.step(
             Action::Block {
                 control: Control::Repeat { times, condition },
@@ -179,17 +192,17 @@ impl Reader {
         &mut self,
         arg: &MarkedYamlOwned,
         item: &MarkedYamlOwned,
-        app_id: Option<&str>,
+        app: App,
         optional: bool,
         steps: &mut Vec<Step>,
     ) -> Result<(), String> {
         only_keys(arg, &["maxRetries", "file", "commands", "env", "optional"])?;
         let max_retries = match field(arg, "maxRetries") {
-            Some(n) => string(n, "maxRetries")?,
+            Some(n) => raw(n, "maxRetries")?,
             None => "1".into(),
         };
         let mut body = Vec::new();
-        self.block(arg, item, app_id, &mut body)?;
+        self.block(arg, item, app, &mut body)?;
         let body = self.with_env(arg, true, body)?;
         let control = Control::Retry { max_retries };
         let retried = self.step(Action::Block { control, body }, false);
@@ -242,6 +255,7 @@ fn env_of(node: &MarkedYamlOwned) -> Result<Vec<(String, String)>, String> {
         .ok_or_else(|| at(env, "env is a mapping of NAME: value"))?;
     let mut vars = Vec::new();
     for (name, value) in map {
+        written(name, "env", "a variable's name, read with the flow")?;
         let name = scalar(name).unwrap_or_default();
         if crate::flow::placeholder_name(&format!("${{{name}}}")).is_none() && !name.starts_with('_') {
             return Err(at(
@@ -298,41 +312,28 @@ mod tests {
 
     use super::*;
 
-    /// What the replay's script makes of the `ui.type` text of a step: the rendered expression
-    /// evaluated by QuickJS over `runtime.js`, with `vars` as the flow's variables.
-    fn typed_at_replay(step: &Step, vars: &[(&str, &str)]) -> Result<String, String> {
-        let code = crate::flow::js::render(std::slice::from_ref(step), &[]);
+    /// The text the replay's script types for `steps` (the `ui.type` call's argument, evaluated by
+    /// QuickJS), and the script's lines.
+    fn typed_at_replay(code: &str) -> String {
         let line = code
             .lines()
-            .find(|l| l.contains("await ui.type({ text: "))
-            .expect("a type line");
-        let expression = line
+            .find(|l| l.contains("await ui.type("))
+            .unwrap_or_else(|| panic!("a type line: {code}"));
+        let argument = line
             .trim()
-            .strip_prefix("await ui.type({ text: ")
-            .and_then(|l| l.strip_suffix(" });"))
-            .expect("the text alone");
+            .strip_prefix("await ui.type(")
+            .and_then(|l| l.strip_suffix(");"))
+            .expect("the argument alone");
         let runtime = rquickjs::Runtime::new().unwrap();
         let context = rquickjs::Context::full(&runtime).unwrap();
-        context.with(|ctx| {
-            let env: serde_json::Map<String, serde_json::Value> =
-                vars.iter().map(|(k, v)| (k.to_string(), (*v).into())).collect();
-            let args = serde_json::json!({ "env": env });
-            let source = format!(
-                "globalThis.args = {args};\n{}\n{expression}",
-                include_str!("runtime.js")
-            );
-            ctx.eval::<String, _>(source).map_err(|_| {
-                let caught = ctx.catch();
-                caught.as_exception().and_then(|e| e.message()).unwrap_or_default()
-            })
-        })
+        context.with(|ctx| ctx.eval::<String, _>(format!("({argument}).text")).unwrap())
     }
 
     /// Whatever text a person types (any `$`, `{`, `}`, `\`), the recording keeps it so that a
-    /// replay types that very text, though a flow's text is a template (`${…}` evaluated): the
-    /// recorder writes a `${` typed as `\${`. And a template's `${…}` is evaluated, `\${` kept.
+    /// replay types that very text, exported as a script or as a Maestro flow read back (where a
+    /// text is a template: the recorder writes a `${` typed as `\${`).
     #[test]
-    fn recorded_text_replays_as_typed_and_a_template_is_evaluated() {
+    fn recorded_text_replays_as_typed() {
         use std::sync::atomic::{AtomicUsize, Ordering};
         let cases = AtomicUsize::new(0);
         let texts = prop_oneof![
@@ -351,33 +352,64 @@ mod tests {
                 clear: false,
                 submit: false,
             });
-            let typed = typed_at_replay(&step, &[("USER", "ada")]);
-            prop_assert_eq!(typed, Ok(text.clone()), "recorded as {:?}", recorded);
+            let script = crate::flow::js::render(std::slice::from_ref(&step), &[]);
+            prop_assert_eq!(typed_at_replay(&script), text.clone(), "recorded as {:?}", recorded);
+            let flow = super::super::render(std::slice::from_ref(&step), &[], "a.b");
+            let read = super::super::parse(&flow).map_err(TestCaseError::fail)?;
+            let script = crate::flow::js::render(&read, &[]);
+            prop_assert_eq!(typed_at_replay(&script), text.clone(), "{}", flow);
             Ok(())
         });
         eprintln!("{} cases", cases.load(Ordering::Relaxed));
         if let Err(e) = result {
             panic!("{e}");
         }
-        let template = |text: &str| {
-            Step::new(Action::Type {
-                target: None,
-                text: text.into(),
-                clear: false,
-                submit: false,
-            })
+    }
+
+    /// A Maestro `inputText` with `${…}` is read again as its step runs: its fields rendered by
+    /// `runtime.js` (the one door), then read by the reader into the lines that type the result;
+    /// `\${` is a literal `${`, and what the template gives is typed as it is, `${` and all.
+    #[test]
+    fn a_template_is_rendered_as_the_step_runs_then_read_again() {
+        let typed = |text: &str, env: serde_json::Value| -> Result<String, String> {
+            let flow = format!(
+                "appId: a.b\n---\n- inputText: {}\n",
+                serde_json::to_string(text).unwrap()
+            );
+            let steps = super::super::parse(&flow)?;
+            let Action::Rendered(rendered) = &steps[0].action else {
+                return Err(format!("not read as it runs: {steps:?}"));
+            };
+            let request = super::super::request(rendered);
+            let runtime = rquickjs::Runtime::new().unwrap();
+            let context = rquickjs::Context::full(&runtime).unwrap();
+            let rendered = context.with(|ctx| {
+                let source = format!(
+                    "globalThis.args = {};\n{}\nJSON.stringify({{ ...{request}, arg: renderFields({request}.arg) }})",
+                    serde_json::json!({ "env": env }),
+                    include_str!("runtime.js")
+                );
+                ctx.eval::<String, _>(source).map_err(|_| {
+                    let caught = ctx.catch();
+                    caught.as_exception().and_then(|e| e.message()).unwrap_or_default()
+                })
+            })?;
+            let request: serde_json::Value = serde_json::from_str(&rendered).unwrap();
+            let steps: Vec<String> = serde_json::from_str(&super::super::read_rendered(&request, |_| Ok(()))?).unwrap();
+            Ok(typed_at_replay(&steps.join("\n")))
         };
-        let with_user = [("USER", "ada")];
+        let user = serde_json::json!({ "USER": "ada", "ODD": "${X} \\${Y}" });
         assert_eq!(
-            typed_at_replay(&template("${USER.substring(0, 2)}-${1 + 1}"), &with_user),
+            typed("${USER.substring(0, 2)}-${1 + 1}", user.clone()),
             Ok("ad-2".into())
         );
         assert_eq!(
-            typed_at_replay(&template("US$ \\${USER}"), &with_user),
-            Ok("US$ ${USER}".into())
+            typed("US$ \\${USER} ${USER}", user.clone()),
+            Ok("US$ ${USER} ada".into())
         );
-        assert_eq!(typed_at_replay(&template("${NOBODY || 'x'}"), &[]), Ok("x".into()));
-        let missing = typed_at_replay(&template("a ${NOBODY}"), &[]).unwrap_err();
+        assert_eq!(typed("${ODD}", user.clone()), Ok("${X} \\${Y}".into()));
+        assert_eq!(typed("${NOBODY || 'x'}", user.clone()), Ok("x".into()));
+        let missing = typed("a ${NOBODY}", user).unwrap_err();
         assert!(
             missing.contains("NOBODY is not defined; replay with --env NOBODY=VALUE"),
             "{missing}"

@@ -6,7 +6,8 @@
 use saphyr::{MarkedYamlOwned, YamlDataOwned};
 
 use super::super::{Selector, Target};
-use super::yaml::{at, field, key, only_keys, scalar, string};
+use super::template::marked;
+use super::yaml::{at, field, key, only_keys, scalar, string, typed};
 use crate::android::selector::{ElementSelector, Index};
 
 /// The keys of a Maestro selector beyond `id`, `text` and `point`: a selector with any of them is
@@ -113,6 +114,10 @@ fn selector_in(node: &MarkedYamlOwned, allowed: &[&str]) -> Result<Selector, Str
 /// text target (waited for, healed); any other is a pattern, matched as Maestro matches it, and
 /// checked here so a pattern `ui` cannot read fails at once with its line.
 fn text_selector(node: &MarkedYamlOwned, pattern: &str) -> Result<Selector, String> {
+    // Read as the step runs, rendered.
+    if marked(node) {
+        return Ok(Selector::Text(pattern.to_string()));
+    }
     let mut literal = String::new();
     let mut chars = pattern.chars();
     while let Some(c) = chars.next() {
@@ -128,10 +133,6 @@ fn text_selector(node: &MarkedYamlOwned, pattern: &str) -> Result<Selector, Stri
             Some(next) if super::write::REGEX_SPECIAL.contains(next) => literal.push(next),
             // A metacharacter, or a class such as `\d`: a pattern.
             _ => {
-                // Evaluated as the step runs, then read as any text is (`runtime.js`'s `pattern`).
-                if pattern.contains("${") {
-                    return Ok(Selector::Pattern(pattern.to_string()));
-                }
                 return match crate::android::ui_elements::Matcher::regex(&crate::flow::whole_text_regex(pattern)) {
                     Ok(_) => Ok(Selector::Pattern(pattern.to_string())),
                     // Maestro matches a text that is no valid regex as that very text (its
@@ -151,9 +152,10 @@ fn text_selector(node: &MarkedYamlOwned, pattern: &str) -> Result<Selector, Stri
 /// `"540, 1200"`: device pixels (percentages are refused).
 pub(super) fn spot(node: &MarkedYamlOwned) -> Result<Selector, String> {
     let text = string(node, "point")?;
-    if text.contains("${") {
-        // Maestro evaluates it as the step runs (a script's output, say): so does the replay.
-        return Ok(Selector::PointTemplate(text));
+    // Maestro evaluates it as the step runs (a script's output, say): so does the replay.
+    if marked(node) {
+        super::template::sampled();
+        return Ok(Selector::Point([0, 0]));
     }
     let parts: Vec<&str> = text.split(',').map(str::trim).collect();
     let percent = |p: &str| {
@@ -187,35 +189,33 @@ fn element_selector(node: &MarkedYamlOwned) -> Result<ElementSelector, String> {
         |name: &str| -> Result<Option<String>, String> { field(node, name).map(|v| pattern(v, name)).transpose() };
     let flag = |name: &str| -> Result<Option<bool>, String> {
         let Some(v) = field(node, name) else { return Ok(None) };
-        match scalar(v).as_deref() {
+        typed(v, Some(true), || match scalar(v).as_deref() {
             Some("true") => Ok(Some(true)),
             Some("false") => Ok(Some(false)),
             _ => Err(at(v, &format!("{name} is true or false"))),
-        }
+        })
     };
     let pixels = |name: &str| -> Result<Option<i32>, String> {
         let Some(v) = field(node, name) else { return Ok(None) };
-        match scalar(v).and_then(|s| s.trim().parse::<i32>().ok()) {
-            Some(n) if n >= 0 => Ok(Some(n)),
-            _ => Err(at(v, &format!("{name} is a whole number of pixels, 0 or more"))),
-        }
+        typed(v, Some(0), || {
+            match scalar(v).and_then(|s| s.trim().parse::<i32>().ok()) {
+                Some(n) if n >= 0 => Ok(Some(n)),
+                _ => Err(at(v, &format!("{name} is a whole number of pixels, 0 or more"))),
+            }
+        })
     };
     let index = match field(node, "index") {
-        Some(v) => {
+        // Maestro reads it as a number (`2`, `"2"`, `2.0`), cut to a whole one.
+        Some(v) => typed(v, Some(Index::At(0)), || {
             let given = string(v, "index")?;
-            // Maestro reads it as a number (`2`, `"2"`, `2.0`), cut to a whole one; a `${…}` is
-            // evaluated as the step runs, and `ui` reads what it gives the same way.
             match given.trim().parse::<f64>() {
-                _ if given.contains("${") => Some(Index::Template(given)),
-                Ok(n) if n.is_finite() && n >= 0.0 => Some(Index::At(n.trunc() as i64)),
-                _ => {
-                    return Err(at(
-                        v,
-                        "index is the match's place, from 0 (by position: top, then left)",
-                    ));
-                }
+                Ok(n) if n.is_finite() && n >= 0.0 => Ok(Some(Index::At(n.trunc() as i64))),
+                _ => Err(at(
+                    v,
+                    "index is the match's place, from 0 (by position: top, then left)",
+                )),
             }
-        }
+        })?,
         None => None,
     };
     let descendants = match field(node, "containsDescendants") {
@@ -288,10 +288,10 @@ fn first_key(node: &MarkedYamlOwned) -> &MarkedYamlOwned {
 
 /// A selector's `text` or `id`: a regular expression as Maestro reads it, checked here so one
 /// `ui` cannot read fails at once with its line (one that is no regex at all is its own text).
-/// One with a `${…}` is evaluated as the step runs (js.rs), then read the same way.
+/// One with a `${…}` is read the same way as its step runs, rendered.
 fn pattern(node: &MarkedYamlOwned, what: &str) -> Result<String, String> {
     let value = string(node, what)?;
-    if value.contains("${") {
+    if marked(node) {
         return Ok(value);
     }
     match crate::android::ui_elements::Matcher::regex(&value) {
