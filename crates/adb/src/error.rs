@@ -4,6 +4,8 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use android::text::echoed;
+
 use super::Route;
 
 #[derive(Debug, thiserror::Error)]
@@ -127,16 +129,5 @@ fn silent_note(silent: &[String]) -> String {
         String::new()
     } else {
         format!("; not answering: {}", silent.join(", "))
-    }
-}
-
-/// A caller's string as errors echo it: its first 80 chars (`android::cut`, the one cut) and,
-/// when cut, how long it was, so no answer outgrows the budget.
-pub fn echoed(text: &str) -> String {
-    let head = crate::android::cut(text, 80);
-    if head.len() == text.len() {
-        head
-    } else {
-        format!("{head} ({} chars)", text.chars().count())
     }
 }

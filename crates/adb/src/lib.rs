@@ -7,7 +7,7 @@
 //! finds which one reaches a device.
 //!
 //! Every call is async, bounded by a timeout, and cancelled by dropping it. Strings from callers
-//! reach a device shell only through `quote`.
+//! reach a device shell only through `android::text::quote`.
 
 pub mod adbkey;
 pub mod capture;
@@ -20,7 +20,6 @@ mod error;
 pub mod host;
 pub mod message;
 pub mod queue;
-pub mod quote;
 pub mod shell_v2;
 mod source;
 
@@ -28,14 +27,12 @@ use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use android::text::echoed;
 pub use capture::ShellOutput;
 pub use devices::{DeviceEntry, Listing, SourceStatus, merge_sources, parse_devices_long};
 pub use env::{env_setting, is_set};
-/// `echoed`'s old name, still used by tools/ui, flow/ and replay.rs until their own refactors.
-pub use error::echoed as cut;
-pub use error::{AdbError, echoed};
+pub use error::AdbError;
 pub use message::hex;
-pub use quote::quote;
 use source::Source;
 
 /// Where devices are reached.
@@ -421,7 +418,7 @@ impl Adb {
         if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c)) {
             return Err(AdbError::DevTools(format!(
                 "`{}` is not a socket name: use letters, digits, `.`, `_` or `-` (as in webview_devtools_remote_1234)",
-                cut(name)
+                echoed(name)
             )));
         }
         let (source, serial) = self.locate(serial).await?;
@@ -493,7 +490,7 @@ pub(crate) fn abbreviate(command: &str) -> String {
 
 /// A command as logs and messages show it: what `input text` types is left out (it may be a
 /// password). Its argument has no spaces (`ui type` sends them as `%s`).
-pub(crate) fn shown(command: &str) -> String {
+pub fn shown(command: &str) -> String {
     let mut words: Vec<String> = Vec::new();
     for word in command.split(' ') {
         let typed = words.len() >= 2 && words[words.len() - 2] == "input" && words[words.len() - 1] == "text";

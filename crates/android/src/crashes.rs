@@ -306,7 +306,7 @@ pub fn collapse_runs<'a>(lines: &[&'a LogLine]) -> Vec<Run<'a>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::android::logcat::parse_threadtime_line;
+    use crate::logcat::parse_threadtime_line;
 
     fn parse(text: &str) -> Vec<LogLine> {
         text.lines().filter_map(parse_threadtime_line).collect()

@@ -13,15 +13,8 @@ pub mod logcat;
 pub mod packages;
 pub mod screen_state;
 pub mod selector;
+pub mod text;
 pub mod ui_elements;
 pub mod ui_refs;
 pub mod uiautomator;
 pub mod unix_sockets;
-
-/// The first `max` chars of `text`, marked with `…` when cut (the whole text stays in the cache).
-pub fn cut(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        Some((at, _)) => format!("{}…", &text[..at]),
-        None => text.to_string(),
-    }
-}

@@ -183,7 +183,7 @@ pub fn combine(reported: &Reported, seen: &Seen) -> ScreenState {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::android::uiautomator::parse_ui_dump;
+    use crate::uiautomator::parse_ui_dump;
 
     #[test]
     fn power_window_and_input_method_lines_as_phones_print_them() {
@@ -307,7 +307,7 @@ mod tests {
 
     /// `../shared/device-captures` from the crate root, when it is there.
     fn captures() -> Option<std::path::PathBuf> {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/device-captures");
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/device-captures");
         dir.is_dir().then_some(dir)
     }
 }

@@ -101,7 +101,7 @@ fn index<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Index>, D::Err
         Given::Text(t) => t.trim().parse::<f64>().map_err(|_| {
             serde::de::Error::custom(format!(
                 "index {:?} is not a number: give the match's place from 0 (by position: top, then left)",
-                super::cut(&t, 40)
+                crate::text::cut(&t, 40)
             ))
         })?,
     };
@@ -115,7 +115,7 @@ impl ElementSelector {
     /// `text "Delete", below (text "Row 3")`: how a message names it.
     pub fn describe(&self) -> String {
         let mut parts: Vec<String> = Vec::new();
-        let quoted = |v: &str| format!("{:?}", super::cut(v, 60));
+        let quoted = |v: &str| format!("{:?}", crate::text::cut(v, 60));
         if let Some(t) = &self.text {
             parts.push(format!("text {}", quoted(t)));
         }

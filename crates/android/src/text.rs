@@ -1,5 +1,26 @@
-//! Quoting for the device's `sh` (mksh on Android, toybox's sh, or the simulator's): every string
-//! a caller supplies goes through `quote`, so the shell sees it as one literal word.
+//! The string helpers every layer shares: `cut`, the one cut of a string to a length; `echoed`,
+//! a caller's string as errors quote it; and quoting for the device's `sh` (mksh on Android,
+//! toybox's sh, or the simulator's): every string a caller supplies goes through `quote`, so the
+//! shell sees it as one literal word.
+
+/// The first `max` chars of `text`, marked with `…` when cut (the whole text stays in the cache).
+pub fn cut(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_string(),
+    }
+}
+
+/// A caller's string as errors echo it: its first 80 chars (`cut`, the one cut) and,
+/// when cut, how long it was, so no answer outgrows the budget.
+pub fn echoed(text: &str) -> String {
+    let head = cut(text, 80);
+    if head.len() == text.len() {
+        head
+    } else {
+        format!("{head} ({} chars)", text.chars().count())
+    }
+}
 
 /// Wraps `value` in single quotes; a single quote inside becomes `'\''`. Nothing is special
 /// between single quotes in POSIX sh, so `$`, backquotes, `;`, `|`, `&`, newlines and globs

@@ -7,7 +7,7 @@
 //! left out, because the row already says it. Containers (scrollable or focusable only) keep just
 //! their own label, so they do not repeat the whole screen.
 
-use super::cut;
+use super::text::cut;
 use super::uiautomator::{Bounds, UiNode, UiTree};
 
 /// Longest label listed; longer ones end with `…` (only in the listing: identity reads the
@@ -434,7 +434,7 @@ pub fn closest<'a>(all: &'a [Element], query: &str, n: usize) -> Vec<&'a Element
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::android::uiautomator::parse_ui_dump;
+    use crate::uiautomator::parse_ui_dump;
 
     const ROW: &str = r#"<hierarchy rotation="0">
       <node index="0" text="" resource-id="" class="android.widget.FrameLayout" package="p" clickable="false" bounds="[0,0][1080,2400]">

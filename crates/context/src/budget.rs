@@ -288,7 +288,7 @@ pub fn page_of<T: Serialize + Clone>(
             _ => {
                 return Err(format!(
                     "cursor {:?} is not one this list gave (the list has {} items now); list again without a cursor",
-                    crate::adb::echoed(c),
+                    android::text::echoed(c),
                     items.len()
                 ));
             }
@@ -388,7 +388,7 @@ fn preview(value: &Value, room: usize) -> (Value, usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::context::cache::Limits;
+    use crate::cache::Limits;
 
     #[derive(Serialize, schemars::JsonSchema)]
     struct Listing {
@@ -492,11 +492,7 @@ mod tests {
         use proptest::test_runner::{Config, TestRunner};
         let mut runner = TestRunner::new(Config::with_cases(256));
         let cases = std::cell::Cell::new(0);
-        let strategy = (
-            crate::context::shrink::tests::hostile_json(),
-            100usize..6000,
-            any::<bool>(),
-        );
+        let strategy = (crate::shrink::tests::hostile_json(), 100usize..6000, any::<bool>());
         runner
             .run(&strategy, |(value, limit, with_image)| {
                 cases.set(cases.get() + 1);

@@ -123,7 +123,7 @@ fn compact(node: &mut Map<String, Value>, defs: &Value, mode: Mode, depth: usize
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::context::Kind;
+    use crate::Kind;
     use serde::{Deserialize, Serialize};
 
     #[derive(Deserialize, schemars::JsonSchema)]

@@ -30,7 +30,7 @@ pub struct Cut {
 impl Cut {
     /// The note for this cut; a path is named by its head, since it may hold keys of any length.
     pub fn describe(&self) -> String {
-        let path = crate::android::cut(&self.path, SHORT);
+        let path = android::text::cut(&self.path, SHORT);
         format!("{path}: {} of {} {}", self.kept, self.total, self.unit)
     }
 }
@@ -226,7 +226,7 @@ fn give(node: &mut Value, how: Give, excess: usize, keep: &[&str]) -> Vec<(Strin
                 return Vec::new();
             }
             let keep = total.saturating_sub(excess + 1).max(SHORT / 2).min(total - 1);
-            *s = crate::android::cut(s, keep);
+            *s = android::text::cut(s, keep);
             vec![(String::new(), keep, total, "chars")]
         }
         (Give::Items, Value::Array(items)) if !items.is_empty() => {
@@ -276,7 +276,7 @@ fn cut_keys(map: &mut Map<String, Value>, keep: &[&str]) -> Vec<(String, usize, 
             map.insert(key, value);
             continue;
         }
-        let head = crate::android::cut(&key, SHORT - 8);
+        let head = android::text::cut(&key, SHORT - 8);
         let mut name = head.clone();
         let mut n = 1;
         while taken.contains(&name) {

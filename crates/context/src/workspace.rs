@@ -166,7 +166,7 @@ fn remove(path: &Path) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::context::cache::{Cache, Kind, Limits};
+    use crate::cache::{Cache, Kind, Limits};
     use std::time::Duration;
 
     fn age(path: &Path, by: Duration) {

@@ -2,11 +2,11 @@
 //! with Maestro's options, screenshots and recordings, taps with their options, app
 //! permissions, a launch with arguments, links), as steps: what each says in a report, and the
 //! script lines that replay it through the tools an assistant uses (`ui`, `adb-app`,
-//! `adb-shell`). Every value that reaches a device shell is quoted here with `adb::quote`, as
-//! the script is written; values read from the device at replay are used only when they have
-//! the grammar of what they name.
+//! `adb-shell`). Every value that reaches a device shell is quoted here with
+//! `android::text::quote`, as the script is written; values read from the device at replay are
+//! used only when they have the grammar of what they name.
 
-use crate::adb::quote;
+use android::text::quote;
 
 use super::{Selector, Target, quoted as lit};
 
@@ -393,7 +393,7 @@ pub const PRELUDE: &str = include_str!("commands.js");
 
 /// Generated commands, for the formats' round trips (`flow::tests`), from the selectors and
 /// targets those tests generate.
-#[cfg(test)]
+#[cfg(any(test, feature = "test-support"))]
 pub(crate) fn generated(
     selector: proptest::strategy::BoxedStrategy<Selector>,
     target: proptest::strategy::BoxedStrategy<Target>,

@@ -1,7 +1,7 @@
 //! What a Maestro flow decides as it runs (issue 35): its JavaScript (`runScript`, `evalScript`,
 //! `assertTrue`) and the blocks whose steps run under a rule (variables in scope, `repeat`,
 //! `retry`, `onFlowComplete`). Strings here are Maestro templates: a `${…}` is JavaScript the
-//! replay evaluates when the step runs (`src/flow/maestro/runtime.js`), `\${` a literal `${`.
+//! replay evaluates when the step runs (`crates/flow/src/maestro/runtime.js`), `\${` a literal `${`.
 
 use super::{Step, When};
 

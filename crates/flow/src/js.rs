@@ -448,7 +448,7 @@ fn query(s: &Selector) -> String {
 
 /// A Maestro selector as a JavaScript object, each text with a `${…}` evaluated as the step runs
 /// (`tpl`), nested selectors' too.
-fn maestro_object(m: &crate::android::selector::ElementSelector) -> String {
+fn maestro_object(m: &android::selector::ElementSelector) -> String {
     fn value(v: &serde_json::Value) -> String {
         match v {
             serde_json::Value::String(s) => tpl(s),

@@ -8,12 +8,13 @@ pub mod control;
 pub mod js;
 pub mod maestro;
 pub mod record;
-#[cfg(test)]
-pub(crate) mod tests;
+/// The generated steps the formats' round trips use (and, with `test-support`, the replay's).
+#[cfg(any(test, feature = "test-support"))]
+pub mod tests;
 pub mod verify;
 
-use crate::android::ui_elements::{Element, Field, Matcher, best_target, find};
-use crate::android::uiautomator::{Bounds, UiTree};
+use android::ui_elements::{Element, Field, Matcher, best_target, find};
+use android::uiautomator::{Bounds, UiTree};
 
 pub use control::{Control, Js};
 pub use record::{Recording, Recordings};
@@ -39,7 +40,7 @@ pub enum Selector {
     Pattern(String),
     /// A Maestro selector beyond one id or text (index, flags, size, relations, id with a
     /// pattern): `ui` resolves it as Maestro does (`android::selector`).
-    Maestro(crate::android::selector::ElementSelector),
+    Maestro(android::selector::ElementSelector),
 }
 
 /// The regex `ui` matches a Maestro text pattern with: as Maestro does, over an element's whole
@@ -487,7 +488,7 @@ pub fn valid_name(name: &str) -> Result<&str, String> {
     ok.then_some(name).ok_or_else(|| {
         format!(
             "`name` {:?} is not a flow name: 1 to 64 letters, digits, _ or -",
-            crate::adb::cut(name)
+            android::text::echoed(name)
         )
     })
 }

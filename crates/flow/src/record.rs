@@ -9,8 +9,8 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Mutex;
 
 use super::{Action, Expect, MAX_VISIBLE, Selector, Step, Target, is_password, placeholder_for, selector_for};
-use crate::android::ui_elements::{Element, Field};
-use crate::android::uiautomator::{Bounds, UiTree};
+use android::ui_elements::{Element, Field};
+use android::uiautomator::{Bounds, UiTree};
 
 /// Steps kept per device; older ones are dropped (and the export says how many).
 pub const MAX_STEPS: usize = 500;
@@ -251,7 +251,7 @@ impl Recordings {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::flow::Action;
+    use crate::Action;
 
     fn labelled(labels: &[&str]) -> Vec<Element> {
         labels

@@ -38,7 +38,7 @@ pub(crate) fn selector() -> BoxedStrategy<Selector> {
 /// Maestro's whole selector: an index always (so it reads back as one), with a text, an id,
 /// flags and a selector nested under a relation now and then.
 fn maestro_selector() -> BoxedStrategy<Selector> {
-    use crate::android::selector::ElementSelector;
+    use android::selector::ElementSelector;
     let escaped = || proptest::option::of(text().prop_map(|t| regex::escape(&t)));
     (
         escaped(),
@@ -52,7 +52,7 @@ fn maestro_selector() -> BoxedStrategy<Selector> {
             Selector::Maestro(ElementSelector {
                 text,
                 id,
-                index: Some(crate::android::selector::Index::At(index)),
+                index: Some(android::selector::Index::At(index)),
                 enabled,
                 width,
                 below: below.map(|t| {
@@ -175,7 +175,7 @@ fn when() -> BoxedStrategy<When> {
         .boxed()
 }
 
-pub(crate) fn step() -> impl Strategy<Value = Step> {
+pub fn step() -> impl Strategy<Value = Step> {
     (
         action(),
         proptest::option::of(text()),

@@ -5,8 +5,8 @@
 
 use serde::Deserialize;
 
-use crate::android::ui_elements::Element;
-use crate::android::uiautomator::UiTree;
+use android::ui_elements::Element;
+use android::uiautomator::UiTree;
 
 /// What the recording saw of a step's element; each part given must hold on the element found.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
@@ -46,7 +46,7 @@ pub fn check(tree: &UiTree, element: &Element, recorded: &Recorded, what: &str) 
         return Ok(());
     }
     let describe = |label: Option<&str>, class: Option<&str>, id: Option<&str>| {
-        let mut out = format!("{:?}", crate::adb::cut(label.unwrap_or("")));
+        let mut out = format!("{:?}", android::text::echoed(label.unwrap_or("")));
         let more: Vec<&str> = [class, id].into_iter().flatten().filter(|s| !s.is_empty()).collect();
         if !more.is_empty() {
             out.push_str(&format!(" ({})", more.join(" ")));
@@ -80,9 +80,9 @@ mod tests {
     use proptest::test_runner::{Config, TestRunner};
 
     use super::*;
-    use crate::android::ui_elements::{Field, Matcher, best_target, elements, find};
-    use crate::android::uiautomator::{Bounds, parse_ui_dump};
-    use crate::flow::{Action, Selector, Step, Target, maestro, selector_for, texts_within};
+    use crate::{Action, Selector, Step, Target, maestro, selector_for, texts_within};
+    use android::ui_elements::{Field, Matcher, best_target, elements, find};
+    use android::uiautomator::{Bounds, parse_ui_dump};
 
     const LABELS: [&str; 6] = [
         "OK",
@@ -206,7 +206,7 @@ mod tests {
     fn by_hand(fields: &[(&str, &str)]) -> Target {
         let lines: Vec<String> = fields
             .iter()
-            .map(|(k, v)| format!("    {k}: {}\n", crate::flow::quoted(v)))
+            .map(|(k, v)| format!("    {k}: {}\n", crate::quoted(v)))
             .collect();
         tap_of(&format!("appId: p\n---\n- tapOn:\n{}", lines.concat()))
     }

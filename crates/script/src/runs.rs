@@ -362,7 +362,7 @@ impl Runs {
         Ulid::from_string(id).map_err(|_| {
             format!(
                 "{:?} is not a run id; `script list` shows them (26 letters and digits, as runId in a run's answer)",
-                crate::adb::echoed(id)
+                android::text::echoed(id)
             )
         })?;
         if self.is_active(id) {
@@ -398,11 +398,15 @@ impl Runs {
         let (id, path) = reference.split_once('/').ok_or_else(|| {
             format!(
                 "{:?} is not a run result; they look like RUNID/results/001-ui-dump.json",
-                crate::adb::echoed(reference)
+                android::text::echoed(reference)
             )
         })?;
-        Ulid::from_string(id)
-            .map_err(|_| format!("{:?} is not a run id; `script list` shows them", crate::adb::echoed(id)))?;
+        Ulid::from_string(id).map_err(|_| {
+            format!(
+                "{:?} is not a run id; `script list` shows them",
+                android::text::echoed(id)
+            )
+        })?;
         if !self.is_mine(id) {
             return Err(no_run(id));
         }

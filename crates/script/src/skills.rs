@@ -122,7 +122,7 @@ fn list_or_none(names: &[String]) -> String {
 mod tests {
     use std::sync::Arc;
 
-    use crate::script::runs::{RunLimits, Runs};
+    use crate::runs::{RunLimits, Runs};
 
     fn runs(dir: &std::path::Path, limits: RunLimits) -> Arc<Runs> {
         Arc::new(Runs::new(Some(dir.to_path_buf()), limits))

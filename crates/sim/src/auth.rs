@@ -64,7 +64,7 @@ pub fn verify_signature(key: &RsaPublicKey, token: &[u8], signature: &[u8]) -> b
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::adb::adbkey::{android_public_key, sign};
+    use adb::adbkey::{android_public_key, sign};
     use rsa::RsaPrivateKey;
     use rsa::traits::PublicKeyParts;
 

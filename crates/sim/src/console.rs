@@ -12,7 +12,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;
 
 use super::Simulator;
-use crate::adb::console::TOKEN_FILE;
+use adb::console::TOKEN_FILE;
 
 /// A line longer than this ends the connection.
 const MAX_LINE: usize = 4096;
@@ -32,7 +32,7 @@ impl Drop for ConsoleHandle {
 /// The token the console asks for: the token file's line, made with a random token if missing.
 /// `None` when the file is empty (auth off) or there is no home folder.
 pub fn token() -> anyhow::Result<Option<(PathBuf, String)>> {
-    let paths = crate::adb::console::token_paths(None);
+    let paths = adb::console::token_paths(None);
     let path = match paths.iter().find(|p| p.exists()) {
         Some(found) => found.clone(),
         None => {

@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use crate::sim::device::Device;
+use crate::device::Device;
 
 #[derive(Debug, Clone, Default, serde::Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -5,8 +5,8 @@ use std::collections::{BTreeMap, HashMap};
 
 use chrono::{Datelike, Duration as ChronoDuration, Local, NaiveDateTime};
 
-use crate::android::logcat::{Level, LogLine, format_threadtime, parse_threadtime_line};
-use crate::android::uiautomator::UiTree;
+use android::logcat::{Level, LogLine, format_threadtime, parse_threadtime_line};
+use android::uiautomator::UiTree;
 
 use super::fs::Fs;
 use super::profile::{Battery, Display, PackageSpec, Profile, Transition};
@@ -77,12 +77,12 @@ pub struct Device {
     /// The last rendered frame and the generation it shows.
     pub frame_cache: Option<(u64, image::RgbaImage)>,
     /// What the emulator console set (battery status, location, rotation, calls).
-    pub emulator: crate::sim::emulator::EmulatorState,
+    pub emulator: crate::emulator::EmulatorState,
     /// Asleep, locked, never idle, the keyboard, a system dialog (sim/phone).
-    pub phone: crate::sim::phone::Phone,
+    pub phone: crate::phone::Phone,
     /// What each program costs on the phone, and what was spent (sim/costs).
-    pub costs: crate::sim::costs::Costs,
-    pub spent: crate::sim::costs::Spent,
+    pub costs: crate::costs::Costs,
+    pub spent: crate::costs::Spent,
     /// The DevTools server the hosted WebView's socket leads to (`sim/webview.rs`), if any.
     pub webview_devtools: Option<std::net::SocketAddr>,
 }
@@ -138,7 +138,7 @@ impl Device {
             generation: 0,
             frame_cache: None,
             emulator: Default::default(),
-            phone: crate::sim::phone::Phone::from_spec(&p.toml.phone).expect("checked when the profile was read"),
+            phone: crate::phone::Phone::from_spec(&p.toml.phone).expect("checked when the profile was read"),
             costs: p.toml.costs.clone(),
             spent: Default::default(),
             webview_devtools: None,
@@ -169,12 +169,7 @@ impl Device {
 
     /// The app whose screen holds a WebView (the first such screen's).
     pub fn webview_package(&self) -> Option<String> {
-        let hosts = |s: &&Screen| {
-            s.tree
-                .nodes
-                .iter()
-                .any(|n| n.class() == crate::sim::webview::WEBVIEW_CLASS)
-        };
+        let hosts = |s: &&Screen| s.tree.nodes.iter().any(|n| n.class() == crate::webview::WEBVIEW_CLASS);
         self.screens.iter().find(hosts).map(|s| s.package.clone())
     }
 
@@ -257,9 +252,9 @@ impl Device {
 
     /// The current screen as the display shows it (turned by the console's `rotate`), with the
     /// phone's windows (keyguard, dialog, keyboard) as uiautomator would dump them.
-    pub fn shown_tree(&self) -> crate::android::uiautomator::UiTree {
-        let tree = crate::sim::phone::shown(self, self.screen().tree.clone());
-        crate::sim::emulator::shown_tree(&tree, self.natural_size(), self.emulator.rotation)
+    pub fn shown_tree(&self) -> android::uiautomator::UiTree {
+        let tree = crate::phone::shown(self, self.screen().tree.clone());
+        crate::emulator::shown_tree(&tree, self.natural_size(), self.emulator.rotation)
     }
 
     /// The display's width and height as it is turned now.
@@ -279,7 +274,7 @@ impl Device {
     /// A tap at device pixels (as the display is turned now): focuses an EditText, toggles a
     /// checkable, follows a transition.
     pub fn tap(&mut self, x: i32, y: i32) {
-        let (x, y) = crate::sim::emulator::natural_point(x, y, self.natural_size(), self.emulator.rotation);
+        let (x, y) = crate::emulator::natural_point(x, y, self.natural_size(), self.emulator.rotation);
         let tree = &self.screens[self.current].tree;
         let clickable = tree.deepest_at(x, y, |n| {
             n.flag("clickable") || n.flag("checkable") || n.flag("long-clickable")
@@ -450,7 +445,7 @@ impl Device {
                 .replace('<', "&lt;"),
             r = w - 48,
         );
-        let tree = crate::android::uiautomator::parse_ui_dump(&xml).expect("generated XML parses");
+        let tree = android::uiautomator::parse_ui_dump(&xml).expect("generated XML parses");
         self.screens.push(Screen {
             name: format!("app:{package}"),
             package: package.to_string(),
@@ -508,7 +503,7 @@ impl Device {
 
 /// `text=…`, `id=…` or `desc=…` against one node. An `id=` without a package matches the part
 /// after `:id/`.
-pub fn selector_matches(selector: &str, node: &crate::android::uiautomator::UiNode) -> bool {
+pub fn selector_matches(selector: &str, node: &android::uiautomator::UiNode) -> bool {
     let Some((kind, want)) = selector.split_once('=') else {
         return false;
     };

@@ -3,9 +3,9 @@
 //! and taps), SMS, calls and fingerprints (the log), network speed and delay (`network status`).
 //! `console.rs` serves the protocol; `answer` is one command line's reply.
 
-use crate::android::logcat::Level;
-use crate::android::uiautomator::UiTree;
-use crate::sim::device::{Device, LogBuffer};
+use crate::device::{Device, LogBuffer};
+use android::logcat::Level;
+use android::uiautomator::UiTree;
 
 /// The console's settings on the device.
 #[derive(Debug, Clone, Default)]

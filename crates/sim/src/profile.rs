@@ -7,7 +7,7 @@ use std::path::Path;
 use anyhow::{Context, bail};
 use serde::Deserialize;
 
-use crate::android::{
+use android::{
     getprop::parse_getprop,
     uiautomator::{UiTree, parse_ui_dump},
 };
@@ -38,10 +38,10 @@ pub struct ProfileToml {
     pub features: Vec<String>,
     /// The phone's state at boot: asleep, locked, a screen that never goes idle (sim/phone).
     #[serde(default)]
-    pub phone: crate::sim::phone::PhoneSpec,
+    pub phone: crate::phone::PhoneSpec,
     /// What each device program costs (sim/costs); none when absent.
     #[serde(default)]
-    pub costs: crate::sim::costs::Costs,
+    pub costs: crate::costs::Costs,
 }
 
 fn modern_features() -> Vec<String> {
@@ -190,7 +190,7 @@ pub struct Profile {
 
 /// The default profile, built into the binary so `--sim` works from any folder and after
 /// `cargo install`.
-static BUILTIN: include_dir::Dir = include_dir::include_dir!("$CARGO_MANIFEST_DIR/fixtures/pixel-emulator");
+static BUILTIN: include_dir::Dir = include_dir::include_dir!("$CARGO_MANIFEST_DIR/../../fixtures/pixel-emulator");
 
 /// The name `--sim` and `sim --profile` take for the built-in profile.
 pub const BUILTIN_NAME: &str = "pixel-emulator";
@@ -237,7 +237,7 @@ impl Profile {
 }
 
 fn validate(toml: &ProfileToml, packages: &[PackageSpec]) -> anyhow::Result<()> {
-    crate::sim::phone::Phone::from_spec(&toml.phone).map_err(|e| anyhow::anyhow!("[phone]: {e}"))?;
+    crate::phone::Phone::from_spec(&toml.phone).map_err(|e| anyhow::anyhow!("[phone]: {e}"))?;
     let known = |name: &str| toml.screens.iter().any(|s| s.name == name);
     if !known(&toml.home) {
         bail!("home screen {:?} is not among the [[screen]] entries", toml.home);

@@ -3,7 +3,7 @@
 
 use image::{Rgba, RgbaImage};
 
-use crate::android::uiautomator::{Bounds, UiNode};
+use android::uiautomator::{Bounds, UiNode};
 
 use super::device::Device;
 
@@ -110,7 +110,7 @@ fn draw_text(img: &mut RgbaImage, text: &str, x: i32, y: i32, scale: u32, right:
         if cx + 8 * s > right {
             break;
         }
-        let rows = crate::image::grid::bitmap(c);
+        let rows = droidmcp_image::grid::bitmap(c);
         for (row, bits) in rows.iter().enumerate() {
             for col in 0..8 {
                 if bits & (1 << col) != 0 {

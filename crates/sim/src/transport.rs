@@ -12,7 +12,7 @@ use tokio::sync::mpsc;
 
 use super::auth::{AuthPolicy, verify_signature};
 use super::{Faults, Simulator, services};
-use crate::adb::message::*;
+use adb::message::*;
 
 /// Messages the connection writes, in order.
 type Outbox = mpsc::UnboundedSender<Message>;
@@ -242,7 +242,7 @@ async fn dispatch_loop(sim: &Arc<Simulator>, reader: &mut (impl AsyncRead + Unpi
                 // At info: the reliability tests read this as the device's command log.
                 // What `input text` types stays out of the log (a password, a token).
                 let shown = match name.split_once(':') {
-                    Some((service, command)) => format!("{service}:{}", crate::adb::shown(command)),
+                    Some((service, command)) => format!("{service}:{}", adb::shown(command)),
                     None => name.to_string(),
                 };
                 tracing::info!(service = %shown, local_id, "stream opened");

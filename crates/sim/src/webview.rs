@@ -10,7 +10,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use super::device::Device;
 use super::transport::StreamIo;
-use crate::android::unix_sockets::{HEADER, format_listening};
+use android::unix_sockets::{HEADER, format_listening};
 
 /// The class uiautomator gives a WebView.
 pub const WEBVIEW_CLASS: &str = "android.webkit.WebView";

@@ -98,7 +98,7 @@ impl Console {
         };
         tokio::time::timeout(limit, exchange).await.unwrap_or_else(|_| {
             Err(AdbError::Timeout {
-                what: format!("console command `{}` at {addr}", super::cut(command)),
+                what: format!("console command `{}` at {addr}", android::text::echoed(command)),
                 after: limit,
             })
         })
@@ -218,7 +218,7 @@ impl Consoles {
         };
         tokio::time::timeout(limit, exchange).await.unwrap_or_else(|_| {
             Err(AdbError::Timeout {
-                what: format!("console command `{}` at {addr}", super::cut(command)),
+                what: format!("console command `{}` at {addr}", android::text::echoed(command)),
                 after: limit,
             })
         })

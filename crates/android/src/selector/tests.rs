@@ -4,7 +4,7 @@ use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 
 use super::*;
-use crate::android::uiautomator::parse_ui_dump;
+use crate::uiautomator::parse_ui_dump;
 
 fn sel(json: &str) -> ElementSelector {
     serde_json::from_str(json).unwrap_or_else(|e| panic!("{json}: {e}"))
@@ -28,7 +28,7 @@ fn found(tree: &UiTree, screen: [u32; 2], json: &str) -> Vec<String> {
 /// `../shared/device-captures/NAME`, parsed, when it is there.
 fn capture(name: &str) -> Option<UiTree> {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/device-captures")
+        .join("../../../shared/device-captures")
         .join(name);
     match std::fs::read_to_string(&path) {
         Ok(text) => Some(parse_ui_dump(&text).unwrap()),
@@ -152,7 +152,7 @@ fn index_relations_and_size_follow_maestros_order_on_a_real_settings_screen() {
 /// index 0 of an id is its topmost holder.
 #[test]
 fn every_text_and_id_of_every_real_capture_finds_what_shows_it() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/device-captures");
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/device-captures");
     let Ok(entries) = std::fs::read_dir(&dir) else {
         assert_ne!(
             std::env::var("CI").as_deref(),

@@ -1,7 +1,7 @@
 use super::*;
-use crate::android::cut;
-use crate::android::ui_elements::{MAX_LABEL_CHARS, elements, label_of};
-use crate::android::uiautomator::parse_ui_dump;
+use crate::text::cut;
+use crate::ui_elements::{MAX_LABEL_CHARS, elements, label_of};
+use crate::uiautomator::parse_ui_dump;
 use proptest::prelude::*;
 
 fn screen(field_one: &str, checked: bool, title: &str) -> UiTree {

@@ -213,7 +213,7 @@ fn file_name(arg: &MarkedYamlOwned, command: &str, extension: &str) -> Result<St
             node,
             &format!(
                 "{command} {:?} is not a file name: letters, digits, - _ . and spaces, / between folders, no .. (a relative one lands beside the report)",
-                crate::adb::cut(&name)
+                android::text::echoed(&name)
             ),
         ));
     }
@@ -459,7 +459,7 @@ pub(super) fn orientation(arg: &MarkedYamlOwned) -> Result<Action, String> {
     };
     let given = string(node, "orientation")?;
     let plain = |s: &str| s.replace('_', "").to_ascii_lowercase();
-    let turns = crate::flow::commands::ORIENTATIONS
+    let turns = crate::commands::ORIENTATIONS
         .iter()
         .position(|o| plain(o) == plain(&given))
         .ok_or_else(|| {

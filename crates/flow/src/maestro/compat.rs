@@ -213,7 +213,7 @@ pub fn row(command: &str) -> Option<(Status, &'static str)> {
 /// Why a command the reader does not read is refused: its row's reason, or that Maestro has no
 /// such command.
 pub fn refusal(command: &str) -> String {
-    let name = crate::adb::cut(command);
+    let name = android::text::echoed(command);
     match row(command) {
         Some((Status::Refused, note)) => format!("`{name}` is refused: {note}"),
         Some((_, note)) if !note.is_empty() => format!("`{name}` is not replayed yet ({note})"),

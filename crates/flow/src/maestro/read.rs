@@ -208,7 +208,7 @@ impl Reader {
         if let Some(complete) = on_complete {
             let mut after = Vec::new();
             self.commands(complete, app_id.as_deref(), &mut after)?;
-            let control = crate::flow::Control::Complete { after };
+            let control = crate::Control::Complete { after };
             body = vec![self.step(Action::Block { control, body }, false)];
         }
         match header {
@@ -385,12 +385,12 @@ impl Reader {
                 let key = scalar_or_field(required(arg, item, &name)?, "key")?;
                 let ours = our_key(&string(key, &name)?);
                 // Checked here, so a key the device cannot be sent fails with its line.
-                if crate::android::keys::key_code(&ours).is_none() {
+                if android::keys::key_code(&ours).is_none() {
                     return Err(at(
                         key,
                         &format!(
                             "pressKey {:?} is none of Maestro's key names (Enter, Back, Home, Remote Dpad Up, Remote Media Play Pause, TV Input…) nor an Android key name or code",
-                            crate::adb::cut(&ours)
+                            android::text::echoed(&ours)
                         ),
                     ));
                 }
@@ -541,7 +541,7 @@ impl Reader {
         // Inside another block's condition: a block of its own, its condition read as it starts.
         if self.when.is_some() {
             self.block(arg, item, app_id, &mut block)?;
-            let control = crate::flow::Control::If { condition };
+            let control = crate::Control::If { condition };
             steps.push(self.step(Action::Block { control, body: block }, false));
             return Ok(());
         }

@@ -10,7 +10,7 @@ use saphyr::MarkedYamlOwned;
 use super::read::Reader;
 use super::selectors::selector;
 use super::yaml::{at, field, key, only_keys, scalar, string};
-use crate::flow::{Action, Control, Js, Selector, Step, When};
+use crate::{Action, Control, Js, Selector, Step, When};
 
 /// The largest script file a flow may run (the replay's whole script is bounded too).
 const MAX_SCRIPT_BYTES: usize = 64 << 10;
@@ -243,12 +243,12 @@ fn env_of(node: &MarkedYamlOwned) -> Result<Vec<(String, String)>, String> {
     let mut vars = Vec::new();
     for (name, value) in map {
         let name = scalar(name).unwrap_or_default();
-        if crate::flow::placeholder_name(&format!("${{{name}}}")).is_none() && !name.starts_with('_') {
+        if crate::placeholder_name(&format!("${{{name}}}")).is_none() && !name.starts_with('_') {
             return Err(at(
                 env,
                 &format!(
                     "env {:?} is not a variable name (letters, digits and _)",
-                    crate::adb::cut(&name)
+                    android::text::echoed(&name)
                 ),
             ));
         }
@@ -301,7 +301,7 @@ mod tests {
     /// What the replay's script makes of the `ui.type` text of a step: the rendered expression
     /// evaluated by QuickJS over `runtime.js`, with `vars` as the flow's variables.
     fn typed_at_replay(step: &Step, vars: &[(&str, &str)]) -> Result<String, String> {
-        let code = crate::flow::js::render(std::slice::from_ref(step), &[]);
+        let code = crate::js::render(std::slice::from_ref(step), &[]);
         let line = code
             .lines()
             .find(|l| l.contains("await ui.type({ text: "))
@@ -336,7 +336,7 @@ mod tests {
         use std::sync::atomic::{AtomicUsize, Ordering};
         let cases = AtomicUsize::new(0);
         let texts = prop_oneof![
-            crate::flow::tests::text(),
+            crate::tests::text(),
             "[a-z$\\\\{}]{1,12}",
             Just("${USER}".to_string()),
             Just("\\${USER}".to_string()),
@@ -344,7 +344,7 @@ mod tests {
         let mut runner = proptest::test_runner::TestRunner::default();
         let result = runner.run(&texts, |text| {
             cases.fetch_add(1, Ordering::Relaxed);
-            let recorded = crate::flow::Recording::default().typed(&text, None, &[]);
+            let recorded = crate::Recording::default().typed(&text, None, &[]);
             let step = Step::new(Action::Type {
                 target: None,
                 text: recorded.clone(),

@@ -7,7 +7,7 @@ use saphyr::{MarkedYamlOwned, YamlDataOwned};
 
 use super::super::{Selector, Target};
 use super::yaml::{at, field, key, only_keys, scalar, string};
-use crate::android::selector::{ElementSelector, Index};
+use android::selector::{ElementSelector, Index};
 
 /// The keys of a Maestro selector beyond `id`, `text` and `point`: a selector with any of them is
 /// resolved as Maestro resolves it (`Selector::Maestro`).
@@ -132,7 +132,7 @@ fn text_selector(node: &MarkedYamlOwned, pattern: &str) -> Result<Selector, Stri
                 if pattern.contains("${") {
                     return Ok(Selector::Pattern(pattern.to_string()));
                 }
-                return match crate::android::ui_elements::Matcher::regex(&crate::flow::whole_text_regex(pattern)) {
+                return match android::ui_elements::Matcher::regex(&crate::whole_text_regex(pattern)) {
                     Ok(_) => Ok(Selector::Pattern(pattern.to_string())),
                     // Maestro matches a text that is no valid regex as that very text (its
                     // `toRegexSafe`); one Java reads but Rust does not (look-around,
@@ -294,7 +294,7 @@ fn pattern(node: &MarkedYamlOwned, what: &str) -> Result<String, String> {
     if value.contains("${") {
         return Ok(value);
     }
-    match crate::android::ui_elements::Matcher::regex(&value) {
+    match android::ui_elements::Matcher::regex(&value) {
         Err(e) if e.contains("not supported") || e.contains("size limit") => {
             Err(at(node, &format!("{what} {value:?} is {e}")))
         }
@@ -316,7 +316,7 @@ pub(super) fn write_fields(selector: &ElementSelector, indent: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use crate::flow::Step;
+    use crate::Step;
 
     #[test]
     fn maestro_s_whole_selector_is_read_with_each_value_checked_on_its_line() {

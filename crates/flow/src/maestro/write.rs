@@ -363,7 +363,7 @@ fn device_command(command: &Command) -> String {
         }
         Command::Orientation { turns } => format!(
             "- setOrientation: {}\n",
-            crate::flow::commands::ORIENTATIONS[usize::from(*turns % 4)]
+            crate::commands::ORIENTATIONS[usize::from(*turns % 4)]
         ),
         Command::CopyText { selector } => format!("- copyTextFrom:\n{}", selector_fields(selector, "    ")),
         Command::Paste => "- pasteText\n".into(),

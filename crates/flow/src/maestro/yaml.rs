@@ -46,7 +46,7 @@ pub(super) fn only_keys(node: &MarkedYamlOwned, allowed: &[&str]) -> Result<(), 
                 key,
                 &format!(
                     "`{}` is not supported here ({} are)",
-                    crate::adb::cut(&name),
+                    android::text::echoed(&name),
                     allowed.join(", ")
                 ),
             ));

@@ -7,8 +7,8 @@ use serde_json::json;
 struct FakeHost;
 
 impl Host for FakeHost {
-    fn namespaces(&self) -> Vec<crate::script::api::Namespace> {
-        let ns = |name, tool, ops: &[&str]| crate::script::api::Namespace {
+    fn namespaces(&self) -> Vec<crate::api::Namespace> {
+        let ns = |name, tool, ops: &[&str]| crate::api::Namespace {
             name,
             tool,
             input: json!({"properties": {"operation": {"enum": ops}}})
@@ -228,7 +228,7 @@ struct CountingHost {
 }
 
 impl Host for CountingHost {
-    fn namespaces(&self) -> Vec<crate::script::api::Namespace> {
+    fn namespaces(&self) -> Vec<crate::api::Namespace> {
         FakeHost.namespaces()
     }
 

@@ -1,7 +1,7 @@
 //! `am start`, `am force-stop` and `monkey -p PKG … 1`.
 
-use crate::sim::device::Device;
-use crate::sim::shell::Output;
+use crate::device::Device;
+use crate::shell::Output;
 
 pub fn am(d: &mut Device, args: &[&str]) -> Output {
     match args.first().copied() {
@@ -13,7 +13,7 @@ pub fn am(d: &mut Device, args: &[&str]) -> Output {
             }
             None => Output::err(1, "Error: no package specified\n"),
         },
-        Some("broadcast") => crate::sim::phone::ime::broadcast(d, &args[1..]),
+        Some("broadcast") => crate::phone::ime::broadcast(d, &args[1..]),
         Some(other) => Output::err(1, format!("Error: the simulator's am does not know '{other}'\n")),
         None => Output::err(1, "usage: am [start|force-stop|kill] ...\n"),
     }
@@ -102,9 +102,9 @@ fn start(d: &mut Device, args: &[&str]) -> Output {
     // system_server's line (its Slog goes to the system buffer).
     let pid = d.pid_of("system_server").unwrap_or(0);
     d.log_line(
-        crate::sim::device::LogBuffer::System,
+        crate::device::LogBuffer::System,
         pid,
-        crate::android::logcat::Level::Info,
+        android::logcat::Level::Info,
         "ActivityTaskManager",
         &format!("START u0 {{{intent}}} with LAUNCH_MULTIPLE from uid 2000 result code=0"),
     );

@@ -3,10 +3,10 @@
 
 use std::time::Duration;
 
-use crate::sim::Simulator;
-use crate::sim::device::Device;
-use crate::sim::fs::{Entry, now_secs};
-use crate::sim::shell::Output;
+use crate::Simulator;
+use crate::device::Device;
+use crate::fs::{Entry, now_secs};
+use crate::shell::Output;
 
 /// Commands that only need the file system or their input. `None`: no such command.
 pub fn run(sim: &Simulator, program: &str, args: &[&str], stdin: &[u8]) -> Option<Output> {
@@ -117,7 +117,7 @@ fn cat(d: &Device, args: &[&str], stdin: &[u8]) -> Output {
     for f in files {
         if **f == *"/proc/net/unix" {
             out.stdout
-                .extend_from_slice(crate::sim::webview::proc_net_unix(d).as_bytes());
+                .extend_from_slice(crate::webview::proc_net_unix(d).as_bytes());
             continue;
         }
         match d.fs.read(f) {
@@ -189,7 +189,7 @@ fn rm(d: &mut Device, args: &[&str]) -> Output {
     let mut out = Output::default();
     for p in args.iter().filter(|a| !a.starts_with('-')) {
         if let Err(e) = d.fs.remove(p, recursive)
-            && !(force && e == crate::sim::fs::FsError::NotFound)
+            && !(force && e == crate::fs::FsError::NotFound)
         {
             out.stderr.extend(format!("rm: {p}: {e}\n").into_bytes());
             out.code = 1;

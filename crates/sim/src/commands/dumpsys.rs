@@ -3,8 +3,8 @@
 
 use std::fmt::Write as _;
 
-use crate::sim::device::{Device, short_class};
-use crate::sim::shell::Output;
+use crate::device::{Device, short_class};
+use crate::shell::Output;
 
 pub fn dumpsys(d: &Device, args: &[&str]) -> Output {
     match args.first().copied() {
@@ -16,10 +16,10 @@ pub fn dumpsys(d: &Device, args: &[&str]) -> Output {
             ),
         },
         Some("battery") => battery(d),
-        Some("location") => Output::ok(crate::sim::emulator::location_dump(d)),
+        Some("location") => Output::ok(crate::emulator::location_dump(d)),
         Some("window") => window(d),
-        Some("power") => Output::ok(crate::sim::phone::power_dump(d)),
-        Some("input_method") => Output::ok(crate::sim::phone::input_method_dump(d)),
+        Some("power") => Output::ok(crate::phone::power_dump(d)),
+        Some("input_method") => Output::ok(crate::phone::input_method_dump(d)),
         Some("activity") => activity(d),
         Some("display") => Output::ok(format!(
             "DISPLAY MANAGER (dumpsys display)\n  mDisplayStates: 1\nDisplay Devices: size=1\n  DisplayDeviceInfo{{\"Built-in Screen\": uniqueId=\"local:0\", {} x {}, density {}}}\n",
@@ -112,7 +112,7 @@ fn package(d: &Device, name: &str) -> Output {
 fn battery(d: &Device) -> Output {
     let b = &d.battery;
     let powered = |kind: &str| b.powered == kind;
-    let status = crate::sim::emulator::battery_status(d);
+    let status = crate::emulator::battery_status(d);
     Output::ok(format!(
         "Current Battery Service state:\n  AC powered: {}\n  USB powered: {}\n  Wireless powered: {}\n  Dock powered: false\n  Max charging current: 0\n  Max charging voltage: 0\n  Charge counter: 10000\n  status: {status}\n  health: 2\n  present: true\n  level: {}\n  scale: 100\n  voltage: {}\n  temperature: {}\n  technology: Li-ion\n",
         powered("ac"),
@@ -126,7 +126,7 @@ fn battery(d: &Device) -> Output {
 
 fn window(d: &Device) -> Output {
     let screen = d.screen();
-    let full = crate::sim::device::full_class(&screen.package, &screen.activity);
+    let full = crate::device::full_class(&screen.package, &screen.activity);
     let mut s = format!(
         "WINDOW MANAGER WINDOWS (dumpsys window windows)\n  Window #0 Window{{{h} u0 {pkg}/{full}}}:\n    mDisplayId=0 rootTaskId=12 mSession=Session{{{h2} 4242:u0a10150}}\n    mOwnerUid=10150 showForAllUsers=false package={pkg} appop=NONE\n    mAttrs={{(0,0)(fillxfill) sim=#120 ty=BASE_APPLICATION fmt=TRANSLUCENT}}\n    mHasSurface=true isReadyForDisplay()=true mWindowRemovalAllowed=false\n\n  mGlobalConfiguration={{1.0 ?mcc?mnc [en_US] ldltr sw411dp w411dp h{hdp}dp {dpi}dpi nrml long port finger qwerty/v/v -nav/h}}\n  mHasPermanentDpad=false\n  mTopFocusedDisplayId=0\n  mCurrentFocus=Window{{{h} u0 {pkg}/{full}}}\n  mFocusedApp=ActivityRecord{{{h3} u0 {component} t12}}\n",
         h = hash(&full),
@@ -137,7 +137,7 @@ fn window(d: &Device) -> Output {
         hdp = d.display.height * 160 / d.display.density.max(1),
         dpi = d.display.density,
     );
-    s.push_str(&crate::sim::phone::window_dump(d));
+    s.push_str(&crate::phone::window_dump(d));
     Output::ok(s)
 }
 

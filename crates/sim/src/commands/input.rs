@@ -1,7 +1,7 @@
 //! `input tap|swipe|text|keyevent` and `wm size|density`.
 
-use crate::sim::device::Device;
-use crate::sim::shell::Output;
+use crate::device::Device;
+use crate::shell::Output;
 
 /// The duration of `input swipe X1 Y1 X2 Y2 MS`, at most a minute.
 pub fn swipe_duration(args: &[&str]) -> Option<u64> {
@@ -27,7 +27,7 @@ const SOURCES: [&str; 11] = [
 ];
 
 /// The key names both sides know (`android::keys`).
-use crate::android::keys::KEYS as KEYCODES;
+use android::keys::KEYS as KEYCODES;
 
 /// `BACK`, `KEYCODE_BACK` or `4` → `BACK`. Unknown numbers keep their number as the name.
 pub fn key_name(arg: &str) -> Option<String> {
@@ -55,7 +55,7 @@ pub fn input(d: &mut Device, args: &[&str]) -> Output {
     match args {
         ["tap", x, y] => match (num(x), num(y)) {
             (Some(x), Some(y)) => {
-                crate::sim::phone::tap(d, x, y);
+                crate::phone::tap(d, x, y);
                 Output::default()
             }
             _ => Output::err(1, format!("Error: Invalid arguments for command: tap\n{USAGE}")),
@@ -71,7 +71,7 @@ pub fn input(d: &mut Device, args: &[&str]) -> Output {
                     } else {
                         "right"
                     };
-                    crate::sim::phone::swipe(d, direction);
+                    crate::phone::swipe(d, direction);
                 }
                 Output::default()
             }
@@ -79,7 +79,7 @@ pub fn input(d: &mut Device, args: &[&str]) -> Output {
         },
         ["text", words @ ..] if !words.is_empty() => {
             // `input text` turns %s into a space; the shell already removed the quoting.
-            crate::sim::phone::type_text(d, &words.join(" ").replace("%s", " "));
+            crate::phone::type_text(d, &words.join(" ").replace("%s", " "));
             Output::default()
         }
         ["keyevent", keys @ ..] => {
@@ -89,7 +89,7 @@ pub fn input(d: &mut Device, args: &[&str]) -> Output {
             }
             for k in keys {
                 match key_name(k) {
-                    Some(name) => crate::sim::phone::key(d, &name),
+                    Some(name) => crate::phone::key(d, &name),
                     None => return Output::err(1, format!("Error: Unknown keycode: {k}\n")),
                 }
             }
@@ -104,7 +104,7 @@ pub fn wm(d: &mut Device, args: &[&str]) -> Output {
     match args {
         ["size"] => Output::ok(format!("Physical size: {}x{}\n", d.display.width, d.display.height)),
         ["density"] => Output::ok(format!("Physical density: {}\n", d.display.density)),
-        ["dismiss-keyguard"] => crate::sim::phone::wm_dismiss_keyguard(d),
+        ["dismiss-keyguard"] => crate::phone::wm_dismiss_keyguard(d),
         _ => Output::err(
             255,
             "the simulator's wm answers: wm size, wm density, wm dismiss-keyguard\n",

@@ -1,9 +1,9 @@
 //! `logcat` with `-d`, `-c`, `-t N|TIME`, `-T N|TIME`, `-s`, `-b`, `--pid`, `-m`, `-e` and
 //! `TAG:LEVEL` filter specs. Output is always threadtime, the format droidmcp reads.
 
-use crate::android::logcat::Level;
-use crate::sim::device::{Device, LogBuffer, format_entry};
-use crate::sim::shell::Output;
+use crate::device::{Device, LogBuffer, format_entry};
+use crate::shell::Output;
+use android::logcat::Level;
 
 struct Options<'a> {
     dump: bool,

@@ -29,12 +29,12 @@ pub async fn run(sim: &Arc<Simulator>, argv: &[String], stdin: Vec<u8>) -> Outpu
     }
     let args: Vec<&str> = argv[1..].iter().map(String::as_str).collect();
     // What starting the program costs on the phone (the profile's [costs]), outside the lock.
-    let cost = sim.with_device(|d| crate::sim::costs::start(d, program, &args));
+    let cost = sim.with_device(|d| crate::costs::start(d, program, &args));
     if !cost.is_zero() {
         tokio::time::sleep(cost).await;
     }
     let out = answer(sim, program, &args, stdin).await;
-    let cost = sim.with_device(|d| crate::sim::costs::transfer(d, out.stdout.len() + out.stderr.len()));
+    let cost = sim.with_device(|d| crate::costs::transfer(d, out.stdout.len() + out.stderr.len()));
     if !cost.is_zero() {
         tokio::time::sleep(cost).await;
     }
@@ -79,9 +79,9 @@ async fn answer(sim: &Arc<Simulator>, program: &str, args: &[&str], stdin: Vec<u
             }
             sim.with_device(|d| screen::uiautomator(d, args))
         }
-        "locksettings" => sim.with_device(|d| crate::sim::phone::locksettings(d, args)),
-        "ime" => sim.with_device(|d| crate::sim::phone::ime::ime(d, args)),
-        "sim-state" => sim.with_device(|d| crate::sim::phone::sim_state(d, args)),
+        "locksettings" => sim.with_device(|d| crate::phone::locksettings(d, args)),
+        "ime" => sim.with_device(|d| crate::phone::ime::ime(d, args)),
+        "sim-state" => sim.with_device(|d| crate::phone::sim_state(d, args)),
         "screencap" => sim.with_device(|d| screen::screencap(d, args)),
         "am" => sim.with_device(|d| am::am(d, args)),
         "monkey" => sim.with_device(|d| am::monkey(d, args)),

@@ -5,10 +5,10 @@ use std::io::Read;
 
 use rand::Rng;
 
-use crate::sim::device::Device;
-use crate::sim::fs::now_secs;
-use crate::sim::profile::PackageSpec;
-use crate::sim::shell::Output;
+use crate::device::Device;
+use crate::fs::now_secs;
+use crate::profile::PackageSpec;
+use crate::shell::Output;
 
 pub fn pm(d: &mut Device, args: &[&str], stdin: &[u8]) -> Output {
     match args.first().copied() {
@@ -175,7 +175,7 @@ fn install(d: &mut Device, args: &[&str], stdin: &[u8]) -> Output {
         last_update: now,
         min_sdk: manifest.min_sdk,
         target_sdk: manifest.target_sdk,
-        runtime: crate::sim::profile::runtime_grants(&manifest.permissions, args.contains(&"-g")),
+        runtime: crate::profile::runtime_grants(&manifest.permissions, args.contains(&"-g")),
         permissions: manifest.permissions,
     });
     Output::ok("Success\n")
@@ -260,7 +260,7 @@ fn resolve_activity(d: &Device, args: &[&str]) -> Output {
     {
         Some((name, class)) => Output::ok(format!(
             "priority=0 preferredOrder=0 match=0x108000 specificIndex=-1 isDefault=false\n{name}/{}\n",
-            crate::sim::device::short_class(&name, &class)
+            crate::device::short_class(&name, &class)
         )),
         None => Output::ok("No activity found\n"),
     }
@@ -295,7 +295,7 @@ fn read_manifest(apk: &[u8]) -> Result<Manifest, String> {
     let attr =
         |n: roxmltree::Node, name: &str| n.attributes().find(|a| a.name() == name).map(|a| a.value().to_string());
     let package = attr(root, "package").ok_or("manifest has no package attribute")?;
-    if !crate::android::packages::is_valid_package_name(&package) {
+    if !android::packages::is_valid_package_name(&package) {
         return Err(format!("invalid package name {package:?}"));
     }
     let uses_sdk = root.children().find(|n| n.has_tag_name("uses-sdk"));
@@ -312,7 +312,7 @@ fn read_manifest(apk: &[u8]) -> Result<Manifest, String> {
                 n.has_tag_name("category") && attr(n, "name").as_deref() == Some("android.intent.category.LAUNCHER")
             });
             let name = attr(act, "name")?;
-            is_launcher.then(|| crate::sim::device::full_class(&package, &name))
+            is_launcher.then(|| crate::device::full_class(&package, &name))
         })
     });
     Ok(Manifest {

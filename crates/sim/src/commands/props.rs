@@ -1,8 +1,8 @@
 //! getprop, setprop, a small `settings`, and airplane mode (`cmd connectivity`), kept among them.
 
-use crate::android::getprop::format_getprop;
-use crate::sim::device::Device;
-use crate::sim::shell::Output;
+use crate::device::Device;
+use crate::shell::Output;
+use android::getprop::format_getprop;
 
 pub fn getprop(d: &Device, args: &[&str]) -> Output {
     match args {
@@ -28,7 +28,7 @@ pub fn settings(d: &mut Device, args: &[&str]) -> Output {
         ["get", ns, key] => Output::ok(format!(
             "{}\n",
             d.prop(&format!("settings.{ns}.{key}"))
-                .or_else(|| crate::sim::phone::ime::default_setting(ns, key))
+                .or_else(|| crate::phone::ime::default_setting(ns, key))
                 .unwrap_or_else(|| "null".into())
         )),
         ["put", ns, key, value] => {

@@ -11,9 +11,9 @@ use std::time::Duration;
 
 use tokio::sync::Notify;
 
-use crate::sim::Simulator;
-use crate::sim::fs::now_secs;
-use crate::sim::shell::Output;
+use crate::Simulator;
+use crate::fs::now_secs;
+use crate::shell::Output;
 
 /// The recordings running, and the signal that ends them.
 #[derive(Default)]
@@ -57,13 +57,13 @@ pub async fn screenrecord(sim: &Arc<Simulator>, args: &[&str]) -> Output {
     interrupted.as_mut().enable();
     recorder.running.fetch_add(1, Ordering::SeqCst);
     let _running = Running(recorder);
-    let first = sim.with_device(|d| crate::sim::render::encode_png(&crate::sim::render::render(d)));
+    let first = sim.with_device(|d| crate::render::encode_png(&crate::render::render(d)));
     tokio::select! {
         _ = interrupted => {}
         _ = tokio::time::sleep(Duration::from_secs(limit)) => {}
     }
     sim.with_device(|d| {
-        let last = crate::sim::render::encode_png(&crate::sim::render::render(d));
+        let last = crate::render::encode_png(&crate::render::render(d));
         let mut mp4 = Vec::new();
         mp4.extend_from_slice(&20u32.to_be_bytes());
         mp4.extend_from_slice(b"ftypmp42\0\0\0\0isommp42");

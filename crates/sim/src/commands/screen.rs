@@ -1,9 +1,9 @@
 //! `uiautomator dump` and `screencap`, from the current screen.
 
-use crate::sim::device::Device;
-use crate::sim::fs::now_secs;
-use crate::sim::render;
-use crate::sim::shell::Output;
+use crate::device::Device;
+use crate::fs::now_secs;
+use crate::render;
+use crate::shell::Output;
 
 /// The misspelling is what most Android releases print.
 const DUMPED_TO: &str = "UI hierchary dumped to:";

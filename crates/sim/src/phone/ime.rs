@@ -5,8 +5,8 @@
 
 use base64::Engine;
 
-use crate::sim::device::Device;
-use crate::sim::shell::Output;
+use crate::device::Device;
+use crate::shell::Output;
 
 pub const GBOARD: &str = "com.google.android.inputmethod.latin/com.android.inputmethod.latin.LatinIME";
 pub const ADB_KEYBOARD: &str = "com.android.adbkeyboard/.AdbIME";

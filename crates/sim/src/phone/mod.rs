@@ -11,9 +11,9 @@
 
 pub mod ime;
 
-use crate::android::uiautomator::{UiTree, parse_ui_dump};
-use crate::sim::device::Device;
-use crate::sim::shell::Output;
+use crate::device::Device;
+use crate::shell::Output;
+use android::uiautomator::{UiTree, parse_ui_dump};
 
 /// How long uiautomator waits for an idle screen before it gives up, as AOSP's `DumpCommand`
 /// does (`waitForIdle(1000, 10_000)`).
@@ -158,7 +158,7 @@ pub fn shown(d: &Device, app: UiTree) -> UiTree {
 }
 
 /// The keyboard's frame on the natural display, when it shows.
-fn keyboard_frame(d: &Device) -> Option<crate::android::uiautomator::Bounds> {
+fn keyboard_frame(d: &Device) -> Option<android::uiautomator::Bounds> {
     d.phone
         .keyboard
         .then(|| window(KEYBOARD, "", (d.display.width, d.display.height)).nodes[0].bounds())
@@ -334,7 +334,7 @@ pub fn sim_state(d: &mut Device, args: &[&str]) -> Output {
     d.generation += 1;
     let usage = "usage: sim-state costs | never-idle MS|off | dialog anr|crash|permission [PACKAGE]|off | lock swipe|PIN|none\n";
     match args {
-        ["costs"] => return Output::ok(crate::sim::costs::report(d)),
+        ["costs"] => return Output::ok(crate::costs::report(d)),
         ["never-idle", "off"] => d.phone.never_idle_ms = None,
         ["never-idle", ms] => match ms.parse::<u64>() {
             Ok(ms) if ms <= 60_000 => d.phone.never_idle_ms = Some(ms),
@@ -417,10 +417,10 @@ pub fn window_dump(d: &Device) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::android::screen_state::{DialogKind, ScreenState, combine, from_dump, parse_reports};
+    use android::screen_state::{DialogKind, ScreenState, combine, from_dump, parse_reports};
 
     fn device() -> Device {
-        let sim = crate::sim::Simulator::builtin(None, crate::sim::AuthPolicy::None).unwrap();
+        let sim = crate::Simulator::builtin(None, crate::AuthPolicy::None).unwrap();
         sim.device.into_inner().unwrap()
     }
 

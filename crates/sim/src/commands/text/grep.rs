@@ -5,7 +5,7 @@ use regex::Regex;
 use super::opts::{Parsed, Spec};
 use super::posix_regex::{Flavor, translate};
 use super::{Input, lines_of};
-use crate::sim::shell::Output;
+use crate::shell::Output;
 
 pub const SPEC: Spec = Spec {
     name: "grep",

@@ -4,7 +4,7 @@ use std::cmp::Ordering;
 
 use super::opts::{Parsed, Spec};
 use super::{Input, lines_of};
-use crate::sim::shell::Output;
+use crate::shell::Output;
 
 const fn spec_of(name: &'static str, flags: &'static str, valued: &'static str, error_code: i32) -> Spec {
     Spec {

@@ -13,8 +13,8 @@ mod stream;
 
 use std::sync::Arc;
 
-use crate::sim::Simulator;
-use crate::sim::shell::Output;
+use crate::Simulator;
+use crate::shell::Output;
 use opts::Spec;
 
 /// One input of a command: its name as messages show it, and its bytes.
@@ -124,7 +124,7 @@ fn sed_files(sim: &Simulator, p: &opts::Parsed, stdin: &[u8]) -> Output {
     out
 }
 
-fn read_file(sim: &Simulator, path: &str) -> Result<Vec<u8>, crate::sim::fs::FsError> {
+fn read_file(sim: &Simulator, path: &str) -> Result<Vec<u8>, crate::fs::FsError> {
     sim.with_device(|d| d.fs.read(path).map(<[u8]>::to_vec))
 }
 

@@ -2,7 +2,7 @@
 //! separate (`-A4`, `-A 4`), options anywhere among the operands unless the command stops at
 //! its first operand, `--` ends them, and toybox's own error messages.
 
-use crate::sim::shell::Output;
+use crate::shell::Output;
 
 /// What a command accepts.
 pub struct Spec {

@@ -1,7 +1,7 @@
 //! toybox `printf FORMAT [ARG...]`: escapes, `%s %b %c %d %i %u %o %x %X %e %f %g %%` with
 //! flags, width and precision (`*` too); the format repeats while arguments remain.
 
-use crate::sim::shell::Output;
+use crate::shell::Output;
 
 pub fn printf(args: &[&str]) -> Output {
     let Some((format, mut rest)) = args.split_first() else {

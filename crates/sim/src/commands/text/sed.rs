@@ -7,7 +7,7 @@ use regex::{Captures, Regex};
 use super::lines_of;
 use super::opts::{Parsed, Spec};
 use super::posix_regex::{Flavor, translate};
-use crate::sim::shell::Output;
+use crate::shell::Output;
 
 pub const SPEC: Spec = Spec {
     name: "sed",

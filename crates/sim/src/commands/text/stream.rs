@@ -6,8 +6,8 @@ use base64::Engine;
 
 use super::Input;
 use super::opts::{Parsed, Spec};
-use crate::sim::Simulator;
-use crate::sim::shell::Output;
+use crate::Simulator;
+use crate::shell::Output;
 
 const TR: Spec = Spec {
     name: "tr",
@@ -266,7 +266,7 @@ pub async fn xargs(sim: &Arc<Simulator>, args: &[&str], stdin: &[u8]) -> Output 
         if p.has('t') {
             out.stderr.extend_from_slice(format!("{}\n", argv.join(" ")).as_bytes());
         }
-        let ran = Box::pin(crate::sim::commands::run(sim, &argv, Vec::new())).await;
+        let ran = Box::pin(crate::commands::run(sim, &argv, Vec::new())).await;
         out.stdout.extend_from_slice(&ran.stdout);
         out.stderr.extend_from_slice(&ran.stderr);
         match ran.code {
