@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, SystemTime};
 
+use android::text::echoed;
 use serde::Serialize;
 use ulid::Ulid;
 
@@ -362,7 +363,7 @@ impl Runs {
         Ulid::from_string(id).map_err(|_| {
             format!(
                 "{:?} is not a run id; `script list` shows them (26 letters and digits, as runId in a run's answer)",
-                android::text::echoed(id)
+                echoed(id)
             )
         })?;
         if self.is_active(id) {
@@ -398,15 +399,10 @@ impl Runs {
         let (id, path) = reference.split_once('/').ok_or_else(|| {
             format!(
                 "{:?} is not a run result; they look like RUNID/results/001-ui-dump.json",
-                android::text::echoed(reference)
+                echoed(reference)
             )
         })?;
-        Ulid::from_string(id).map_err(|_| {
-            format!(
-                "{:?} is not a run id; `script list` shows them",
-                android::text::echoed(id)
-            )
-        })?;
+        Ulid::from_string(id).map_err(|_| format!("{:?} is not a run id; `script list` shows them", echoed(id)))?;
         if !self.is_mine(id) {
             return Err(no_run(id));
         }
