@@ -47,7 +47,7 @@ pub fn load_or_create() -> Result<RsaPrivateKey, AdbError> {
             .or_else(|_| RsaPrivateKey::from_pkcs1_pem(&pem))
             .map_err(|e| AdbError::Key(format!("{} is not an RSA key: {e}", path.display()))),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            tracing::info!(path = %path.display(), "no adb key yet, making one");
+            tracing::info!(target: "droidmcp::adb::adbkey", path = %path.display(), "no adb key yet, making one");
             let key = RsaPrivateKey::new(&mut rsa::rand_core::OsRng, 2048)
                 .map_err(|e| AdbError::Key(format!("could not make an RSA key: {e}")))?;
             let pem = key

@@ -86,7 +86,7 @@ impl Router {
     fn lose(&self, why: String) {
         let mut lost = self.lost.lock().unwrap_or_else(|p| p.into_inner());
         if lost.is_none() {
-            tracing::debug!(why, "direct connection lost");
+            tracing::debug!(target: "droidmcp::adb::direct", why, "direct connection lost");
             *lost = Some(why);
         }
         drop(lost);
@@ -183,7 +183,7 @@ impl Connection {
                     write
                         .write_all(&send(Message::new(A_AUTH, AUTH_RSAPUBLICKEY, 0, public)))
                         .await?;
-                    tracing::info!(%addr, "waiting for the user to accept this host's key on the device");
+                    tracing::info!(target: "droidmcp::adb::direct", %addr, "waiting for the user to accept this host's key on the device");
                     prompt_since = Some(tokio::time::Instant::now());
                 }
                 A_AUTH => {} // a new token while the prompt is up: keep waiting
@@ -228,7 +228,7 @@ impl Connection {
                     A_WRTE => Event::Data(msg.payload),
                     A_CLSE => Event::Closed,
                     other => {
-                        tracing::debug!(command = %command_name(other), "ignored a message from the device");
+                        tracing::debug!(target: "droidmcp::adb::direct", command = %command_name(other), "ignored a message from the device");
                         continue;
                     }
                 };
@@ -237,7 +237,7 @@ impl Connection {
                     // Nobody holds this stream: it was dropped (a cancel, a timeout) before the
                     // device opened it, so the device's OKAY is the first we hear of its id.
                     // Closing it here is what ends the command, as adb's own server does.
-                    tracing::debug!(local = msg.arg1, remote = msg.arg0, "closing a stream nobody holds");
+                    tracing::debug!(target: "droidmcp::adb::direct", local = msg.arg1, remote = msg.arg0, "closing a stream nobody holds");
                     let _ = reader_outbox.send(Message::new(A_CLSE, msg.arg1, msg.arg0, Vec::new()));
                 }
             }
@@ -497,7 +497,7 @@ impl Drop for Stream {
                 .send(Message::new(A_CLSE, self.local, self.remote, Vec::new()));
         }
         if !self.closed {
-            tracing::debug!(local = self.local, addr = %inner.addr, "closed a stream before the device did");
+            tracing::debug!(target: "droidmcp::adb::direct", local = self.local, addr = %inner.addr, "closed a stream before the device did");
         }
     }
 }

@@ -155,7 +155,7 @@ pub async fn exec(
     let (written, read) = tokio::join!(write, read);
     if let Err(e) = written {
         // The device closed its end early; its output says why.
-        tracing::debug!("exec input cut short: {e}");
+        tracing::debug!(target: "droidmcp::adb::host", "exec input cut short: {e}");
     }
     Ok(read?)
 }

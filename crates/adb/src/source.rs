@@ -202,7 +202,7 @@ impl Source {
         shown: &str,
         limit: Duration,
     ) -> Result<ShellOutput, AdbError> {
-        tracing::debug!(serial, command = shown, "shell");
+        tracing::debug!(target: "droidmcp::adb::source", serial, command = shown, "shell");
         let what = || format!("`{}` on {serial}", abbreviate(shown));
         match &self.route {
             Route::Server(server) => {
@@ -238,7 +238,7 @@ impl Source {
         limit: Duration,
         sent: &(dyn Fn(u64) + Send + Sync),
     ) -> Result<Vec<u8>, AdbError> {
-        tracing::debug!(serial, command = %super::shown(command), "exec");
+        tracing::debug!(target: "droidmcp::adb::source", serial, command = %super::shown(command), "exec");
         let what = || format!("`{}` on {serial}", abbreviate(command));
         match &self.route {
             Route::Server(server) => {
@@ -267,7 +267,7 @@ impl Source {
                             }
                             if let Err(e) = stream.write(&chunk[..n]).await {
                                 // The device closed early (a refusal); its output says why.
-                                tracing::debug!("exec input cut short: {e}");
+                                tracing::debug!(target: "droidmcp::adb::source", "exec input cut short: {e}");
                                 break;
                             }
                             written += n as u64;
@@ -444,7 +444,7 @@ impl Source {
                 slot.conn = None;
             }
         }
-        tracing::info!("the direct connection was found dead; reconnecting once");
+        tracing::info!(target: "droidmcp::adb::source", "the direct connection was found dead; reconnecting once");
         self.connection(limit).await
     }
 

@@ -198,7 +198,9 @@ impl Cache {
         if let Some((workspace, threshold)) = self.workspace.take() {
             match workspace.for_principal(folder) {
                 Ok(own) => self.workspace = Some((Arc::new(own), threshold)),
-                Err(e) => tracing::warn!(folder, "no workspace folder for this principal: {e}"),
+                Err(e) => {
+                    tracing::warn!(target: "droidmcp::context::cache", folder, "no workspace folder for this principal: {e}")
+                }
             }
         }
         self
@@ -262,7 +264,7 @@ impl Cache {
             match workspace.write(&entry) {
                 Ok(path) => entry.file = Some(path),
                 Err(e) => {
-                    tracing::warn!(id = %entry.id, "could not write the workspace file: {e}");
+                    tracing::warn!(target: "droidmcp::context::cache", id = %entry.id, "could not write the workspace file: {e}");
                     entry.file_note = Some(e.to_string());
                 }
             }
@@ -304,7 +306,7 @@ impl Cache {
             cut.data = entry.data.trimmed_to(room, &why);
             cut.bytes = cut.data.bytes();
             cut.served_bytes = cut.data.full_text_bytes();
-            tracing::warn!(id = %cut.id, kept = cut.bytes, of = entry.bytes, "an entry was cut to the shared cache bound");
+            tracing::warn!(target: "droidmcp::context::cache", id = %cut.id, kept = cut.bytes, of = entry.bytes, "an entry was cut to the shared cache bound");
             let cut = Arc::new(cut);
             self.lost(&mut inner, entry.bytes);
             self.gained(&mut inner, cut.bytes);

@@ -159,7 +159,7 @@ const PARTIAL_AGE: std::time::Duration = std::time::Duration::from_secs(60);
 
 fn remove(path: &Path) {
     if let Err(e) = std::fs::remove_file(path) {
-        tracing::warn!(path = %path.display(), "could not remove a workspace file: {e}");
+        tracing::warn!(target: "droidmcp::context::workspace", path = %path.display(), "could not remove a workspace file: {e}");
     }
 }
 

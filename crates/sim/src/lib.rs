@@ -161,7 +161,7 @@ pub async fn start(sim: Simulator, listen: SocketAddr) -> anyhow::Result<SimHand
                     tokio::spawn(transport::serve_connection(shared.clone(), socket));
                 }
                 Err(e) => {
-                    tracing::warn!("accept failed: {e}");
+                    tracing::warn!(target: "droidmcp::sim", "accept failed: {e}");
                     tokio::time::sleep(Duration::from_millis(50)).await;
                 }
             }

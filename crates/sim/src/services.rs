@@ -85,7 +85,7 @@ async fn run_until_closed(sim: &Arc<Simulator>, io: &mut StreamIo, script: &str,
         out = run_script(sim, script, stdin) => Some(out),
         _ = io.closed() => {
             // At info: the reliability tests read this to see a cancel reach the device.
-            tracing::info!(script, "host closed the stream before the command ended");
+            tracing::info!(target: "droidmcp::sim::services", script, "host closed the stream before the command ended");
             None
         }
     }

@@ -122,14 +122,14 @@ where
 
     match handshake(&sim, &mut reader, &out).await {
         Ok(max_payload) => {
-            tracing::info!(%peer, max_payload, "host connected");
+            tracing::info!(target: "droidmcp::sim::transport", %peer, max_payload, "host connected");
             dispatch_loop(&sim, &mut reader, &out, max_payload).await;
         }
-        Err(e) => tracing::info!(%peer, "handshake ended: {e}"),
+        Err(e) => tracing::info!(target: "droidmcp::sim::transport", %peer, "handshake ended: {e}"),
     }
     drop(out);
     let _ = writer_task.await;
-    tracing::info!(%peer, "host disconnected");
+    tracing::info!(target: "droidmcp::sim::transport", %peer, "host disconnected");
 }
 
 /// Runs CNXN (and AUTH when the policy asks for it). Returns the payload size both sides accept.
@@ -177,10 +177,14 @@ async fn handshake(
                         break;
                     }
                     // Nobody answers the prompt: the host stays "unauthorized" until it gives up.
-                    _ => tracing::info!("public key offered but not in the allowed keys: staying unauthorized"),
+                    _ => {
+                        tracing::info!(target: "droidmcp::sim::transport", "public key offered but not in the allowed keys: staying unauthorized")
+                    }
                 }
             }
-            (cmd, _) => tracing::debug!("ignoring {} before the connection is up", command_name(cmd)),
+            (cmd, _) => {
+                tracing::debug!(target: "droidmcp::sim::transport", "ignoring {} before the connection is up", command_name(cmd))
+            }
         }
     }
     send(
@@ -202,7 +206,7 @@ async fn dispatch_loop(sim: &Arc<Simulator>, reader: &mut (impl AsyncRead + Unpi
             Ok(m) => m,
             Err(MessageError::Closed) => break,
             Err(e) => {
-                tracing::warn!("dropping connection: {e}");
+                tracing::warn!(target: "droidmcp::sim::transport", "dropping connection: {e}");
                 break;
             }
         };
@@ -211,7 +215,7 @@ async fn dispatch_loop(sim: &Arc<Simulator>, reader: &mut (impl AsyncRead + Unpi
                 let remote_id = msg.arg0;
                 let name = String::from_utf8_lossy(&msg.payload).trim_end_matches('\0').to_string();
                 if !services::is_known(sim, &name) {
-                    tracing::debug!(service = %name, "refusing unknown service");
+                    tracing::debug!(target: "droidmcp::sim::transport", service = %name, "refusing unknown service");
                     let _ = out.send(Message::new(A_CLSE, 0, remote_id, Vec::new()));
                     continue;
                 }
@@ -245,7 +249,7 @@ async fn dispatch_loop(sim: &Arc<Simulator>, reader: &mut (impl AsyncRead + Unpi
                     Some((service, command)) => format!("{service}:{}", adb::shown(command)),
                     None => name.to_string(),
                 };
-                tracing::info!(service = %shown, local_id, "stream opened");
+                tracing::info!(target: "droidmcp::sim::transport", service = %shown, local_id, "stream opened");
                 tokio::spawn(services::run(sim.clone(), name, io));
             }
             A_WRTE => {
@@ -266,8 +270,8 @@ async fn dispatch_loop(sim: &Arc<Simulator>, reader: &mut (impl AsyncRead + Unpi
                 // Dropping the entry closes the service's channels; it stops on its next read/write.
                 streams.lock().expect("streams lock").remove(&msg.arg1);
             }
-            A_CNXN => tracing::debug!("host re-sent CNXN; ignoring"),
-            other => tracing::debug!("ignoring {}", command_name(other)),
+            A_CNXN => tracing::debug!(target: "droidmcp::sim::transport", "host re-sent CNXN; ignoring"),
+            other => tracing::debug!(target: "droidmcp::sim::transport", "ignoring {}", command_name(other)),
         }
     }
     // Closing every stream wakes every service of this connection so it can finish.
@@ -287,7 +291,7 @@ async fn write_loop(mut writer: impl AsyncWrite + Unpin, mut outbox: mpsc::Unbou
             let room = limit.saturating_sub(written) as usize;
             if bytes.len() >= room {
                 let _ = writer.write_all(&bytes[..room]).await;
-                tracing::warn!(limit, "fault: dropping the connection");
+                tracing::warn!(target: "droidmcp::sim::transport", limit, "fault: dropping the connection");
                 break;
             }
         }
@@ -299,7 +303,7 @@ async fn write_loop(mut writer: impl AsyncWrite + Unpin, mut outbox: mpsc::Unbou
             rand::rng().fill_bytes(&mut junk);
             let _ = writer.write_all(&junk).await;
             garbage_sent = true;
-            tracing::warn!(after, "fault: sent 24 garbage bytes");
+            tracing::warn!(target: "droidmcp::sim::transport", after, "fault: sent 24 garbage bytes");
         }
         if writer.write_all(&bytes).await.is_err() {
             break;

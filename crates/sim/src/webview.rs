@@ -51,7 +51,7 @@ pub async fn forward(mut io: StreamIo, to: SocketAddr) {
     let socket = match tokio::net::TcpStream::connect(to).await {
         Ok(socket) => socket,
         Err(e) => {
-            tracing::warn!("the WebView's DevTools server at {to} is not reachable: {e}");
+            tracing::warn!(target: "droidmcp::sim::webview", "the WebView's DevTools server at {to} is not reachable: {e}");
             return;
         }
     };

@@ -35,7 +35,7 @@ pub fn parse_file(path: &Path) -> Result<(Option<String>, Vec<Step>), String> {
     let mut reader = Reader::default();
     reader.file(path, None, &mut steps)?;
     for note in &reader.notes {
-        tracing::warn!("{note}");
+        tracing::warn!(target: "droidmcp::flow::maestro::read", "{note}");
     }
     Ok((reader.name, steps))
 }

@@ -24,7 +24,7 @@ pub async fn run(sim: &Arc<Simulator>, argv: &[String], stdin: Vec<u8>) -> Outpu
     // `/system/bin/getprop` runs `getprop`.
     let program = first.rsplit('/').next().unwrap_or(first);
     if sim.faults.stall_on.iter().any(|s| s == program) {
-        tracing::warn!(program, "fault: stalling");
+        tracing::warn!(target: "droidmcp::sim::commands", program, "fault: stalling");
         std::future::pending::<()>().await;
     }
     let args: Vec<&str> = argv[1..].iter().map(String::as_str).collect();
