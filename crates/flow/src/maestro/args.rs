@@ -3,6 +3,7 @@
 
 use saphyr::MarkedYamlOwned;
 
+use super::fields;
 use super::selectors::spot;
 use super::template::marked;
 use super::yaml::{at, field, key, number, only_keys, scalar, string, typed};
@@ -15,11 +16,12 @@ const MAX_ERASE: u32 = 1000;
 /// A command's one value, given alone (`inputText: ada`) or as its mapping's `name`
 /// (`inputText: {text: ada}`; nothing else there but `label` and, where the caller reads it,
 /// `optional`).
-pub(super) fn scalar_or_field<'a>(arg: &'a MarkedYamlOwned, name: &str) -> Result<&'a MarkedYamlOwned, String> {
+pub(super) fn scalar_or_field<'a>(arg: &'a MarkedYamlOwned, command: &str) -> Result<&'a MarkedYamlOwned, String> {
     if arg.data.as_mapping().is_none() {
         return Ok(arg);
     }
-    only_keys(arg, &[name, "optional"])?;
+    only_keys(arg, fields::of(command))?;
+    let name = fields::of(command).first().copied().unwrap_or_default();
     field(arg, name).ok_or_else(|| at(arg, &format!("takes {name}")))
 }
 
@@ -27,7 +29,9 @@ pub(super) fn scalar_or_field<'a>(arg: &'a MarkedYamlOwned, name: &str) -> Resul
 pub(super) fn flag(map: &MarkedYamlOwned, name: &str) -> Result<bool, String> {
     match field(map, name) {
         None => Ok(false),
-        Some(value) => typed(value, false, || match scalar(value).as_deref() {
+        // A template stands for `true`: the reading it samples reads all the option asks for
+        // (the flow's app, for openLink's autoVerify).
+        Some(value) => typed(value, true, || match scalar(value).as_deref() {
             Some("true") => Ok(true),
             Some("false") => Ok(false),
             _ => Err(at(value, &format!("{name} is true or false"))),
@@ -38,7 +42,7 @@ pub(super) fn flag(map: &MarkedYamlOwned, name: &str) -> Result<bool, String> {
 /// A command that takes no argument (`- back`) may still say `optional: true`; nothing else.
 pub(super) fn no_argument(arg: Option<&MarkedYamlOwned>) -> Result<(), String> {
     match arg.filter(|a| !a.data.is_null()) {
-        Some(arg) => only_keys(arg, &["optional"]),
+        Some(arg) => only_keys(arg, fields::NO_ARGUMENT),
         None => Ok(()),
     }
 }
@@ -49,7 +53,7 @@ pub(super) fn erase(arg: Option<&MarkedYamlOwned>) -> Result<Action, String> {
     let count = match arg.filter(|a| !a.data.is_null()) {
         None => None,
         Some(map) if map.data.as_mapping().is_some() => {
-            only_keys(map, &["charactersToErase", "optional"])?;
+            only_keys(map, fields::of("eraseText"))?;
             field(map, "charactersToErase")
         }
         Some(count) => Some(count),
@@ -74,7 +78,7 @@ pub(super) fn erase(arg: Option<&MarkedYamlOwned>) -> Result<Action, String> {
 }
 
 pub(super) fn swipe(arg: &MarkedYamlOwned) -> Result<Action, String> {
-    only_keys(arg, &["start", "end", "duration", "direction", "from", "optional"])?;
+    only_keys(arg, fields::of("swipe"))?;
     // A swipe lasts what `ui swipe` can ask the device for; Maestro's default is its own.
     let duration_ms = match field(arg, "duration") {
         Some(d) => match number(d, "duration", 10_000).map_err(|_| at(d, "duration is 50 to 10000 ms"))? {
@@ -199,7 +203,7 @@ pub(super) fn random_input(command: &str, arg: Option<&MarkedYamlOwned>) -> Resu
     let takes_length = matches!(command, "inputRandomText" | "inputRandomNumber");
     let length = match arg.filter(|a| !a.data.is_null()) {
         Some(map) if takes_length => {
-            only_keys(map, &["length", "optional"])?;
+            only_keys(map, fields::of(command))?;
             match field(map, "length") {
                 Some(n) => typed(n, 8, || match scalar(n).and_then(|s| s.trim().parse::<i64>().ok()) {
                     // Maestro takes 0 or less as its default.
@@ -211,7 +215,7 @@ pub(super) fn random_input(command: &str, arg: Option<&MarkedYamlOwned>) -> Resu
             }
         }
         Some(map) => {
-            only_keys(map, &["optional"])?;
+            only_keys(map, fields::of(command))?;
             8
         }
         None => 8,

@@ -7,6 +7,7 @@
 use saphyr::{MarkedYamlOwned, ScalarOwned, YamlDataOwned};
 
 use super::args::{direction, flag, no_argument, scalar_or_field};
+use super::fields;
 use super::rendered::App;
 use super::selectors::{command_selector, selector, target};
 use super::template::marked;
@@ -28,15 +29,6 @@ const MAX_DELAY_MS: u32 = 10_000;
 
 /// Maestro's long press on Android: `input swipe x y x y 3000`.
 pub(crate) const LONG_PRESS_MS: u32 = 3000;
-
-/// The options a tap command takes beside its selector (the selector keys are `selectors.rs`'s).
-const TAP_OPTIONS: [&str; 5] = [
-    "repeat",
-    "delay",
-    "retryTapIfNoChange",
-    "waitToSettleTimeoutMs",
-    "waitUntilVisible",
-];
 
 /// Maestro's device commands, read: the step's action, or `None` for a command not of this file.
 /// `app` is the header's, `base` the folder of the flow being read.
@@ -60,7 +52,7 @@ pub(super) fn read(
         "openLink" => open_link(needed()?, app)?,
         "setPermissions" => {
             let map = needed()?;
-            only_keys(map, &["appId", "permissions", "optional"])?;
+            only_keys(map, fields::of(name))?;
             permissions(map, &app.package(field(map, "appId"), item, name)?)?
                 .ok_or_else(|| at(map, "setPermissions takes permissions"))?
         }
@@ -78,7 +70,7 @@ pub(super) fn read(
             Action::Command(Command::Paste)
         }
         "setClipboard" => Action::Command(Command::SetClipboard {
-            text: string(scalar_or_field(needed()?, "text")?, name)?,
+            text: string(scalar_or_field(needed()?, name)?, name)?,
         }),
         "killApp" => Action::Command(Command::Kill {
             package: app.package(arg, item, name)?,
@@ -95,26 +87,10 @@ pub(super) fn read(
     }))
 }
 
-/// A number of ms as Maestro writes it: digits, `_` between them allowed (`"10_000"`).
-fn ms(node: &MarkedYamlOwned, what: &str, max: u64) -> Result<u64, String> {
-    number(node, what, max)
-}
-
 /// `scrollUntilVisible`: with none of Maestro's options, the scroll `ui scroll` makes (at most 8
 /// swipes, or to the end of the list); with any, Maestro's loop (`Command::ScrollUntil`).
 pub(super) fn scroll_until(map: &MarkedYamlOwned) -> Result<Action, String> {
-    only_keys(
-        map,
-        &[
-            "element",
-            "direction",
-            "timeout",
-            "speed",
-            "visibilityPercentage",
-            "centerElement",
-            "optional",
-        ],
-    )?;
+    only_keys(map, fields::of("scrollUntilVisible"))?;
     let element = field(map, "element").ok_or_else(|| at(map, "scrollUntilVisible needs element"))?;
     let selector = selector(element)?;
     let direction = match field(map, "direction") {
@@ -129,7 +105,7 @@ pub(super) fn scroll_until(map: &MarkedYamlOwned) -> Result<Action, String> {
         });
     }
     let timeout_ms = match field(map, "timeout") {
-        Some(t) => ms(t, "timeout", MAX_WAIT_MS)?,
+        Some(t) => number(t, "timeout", MAX_WAIT_MS)?,
         None => SCROLL_TIMEOUT_MS,
     };
     let percent = |name: &str, default: u32| -> Result<u32, String> {
@@ -184,7 +160,7 @@ pub(super) fn recording(arg: &MarkedYamlOwned) -> Result<Action, String> {
 fn file_name(arg: &MarkedYamlOwned, command: &str, extension: &str) -> Result<String, String> {
     let node = match arg.data.as_mapping() {
         Some(_) => {
-            only_keys(arg, &["path", "optional"])?;
+            only_keys(arg, fields::of(command))?;
             field(arg, "path").ok_or_else(|| at(arg, &format!("{command} takes path")))?
         }
         None => arg,
@@ -226,7 +202,7 @@ pub(super) fn tap(name: &str, arg: &MarkedYamlOwned) -> Result<Action, String> {
     let retry = flag(arg, "retryTapIfNoChange")?;
     // Maestro waits for the element whether or not this is set: so does a replay's tap.
     flag(arg, "waitUntilVisible")?;
-    let target = target(&without(arg, &TAP_OPTIONS))?;
+    let target = target(&without(arg, fields::TAP_OPTIONS))?;
     let timed = ["repeat", "delay", "waitToSettleTimeoutMs"];
     if name != "doubleTapOn" && !retry && timed.iter().all(|o| field(arg, o).is_none()) {
         return Ok(match long {
@@ -252,11 +228,11 @@ pub(super) fn tap(name: &str, arg: &MarkedYamlOwned) -> Result<Action, String> {
         return Err(at(arg, "longPressOn takes no repeat: one long press"));
     }
     let delay_ms = match field(arg, "delay") {
-        Some(d) => ms(d, "delay", u64::from(MAX_DELAY_MS))? as u32,
+        Some(d) => number(d, "delay", u64::from(MAX_DELAY_MS))? as u32,
         None => 100,
     };
     let settle_ms = match field(arg, "waitToSettleTimeoutMs") {
-        Some(t) => Some(ms(t, "waitToSettleTimeoutMs", u64::MAX)?.min(MAX_SETTLE_MS)),
+        Some(t) => Some(number(t, "waitToSettleTimeoutMs", u64::MAX)?.min(MAX_SETTLE_MS)),
         None => None,
     };
     Ok(Action::Command(Command::Tap {
@@ -329,7 +305,7 @@ pub(super) fn arguments(map: &MarkedYamlOwned) -> Result<Option<Vec<(String, Ext
 pub(super) fn open_link(arg: &MarkedYamlOwned, app: App) -> Result<Action, String> {
     let (link, verify, browser) = match arg.data.as_mapping() {
         Some(_) => {
-            only_keys(arg, &["link", "autoVerify", "browser", "optional"])?;
+            only_keys(arg, fields::of("openLink"))?;
             let link = field(arg, "link").ok_or_else(|| at(arg, "openLink takes link"))?;
             (link, flag(arg, "autoVerify")?, flag(arg, "browser")?)
         }
@@ -356,7 +332,7 @@ pub(super) fn open_link(arg: &MarkedYamlOwned, app: App) -> Result<Action, Strin
 pub(super) fn airplane(arg: &MarkedYamlOwned) -> Result<Action, String> {
     let node = match arg.data.as_mapping() {
         Some(_) => {
-            only_keys(arg, &["value", "optional"])?;
+            only_keys(arg, fields::of("setAirplaneMode"))?;
             field(arg, "value").ok_or_else(|| at(arg, "setAirplaneMode takes value"))?
         }
         None => arg,
@@ -374,7 +350,7 @@ pub(super) fn airplane(arg: &MarkedYamlOwned) -> Result<Action, String> {
 /// `travel {points: ["LAT, LON", …], speed}`: one point or more, `speed` in m/s (Maestro's
 /// default 4.0).
 pub(super) fn travel(map: &MarkedYamlOwned) -> Result<Action, String> {
-    only_keys(map, &["points", "speed", "optional"])?;
+    only_keys(map, fields::of("travel"))?;
     let list = field(map, "points")
         .and_then(|p| p.data.as_sequence())
         .ok_or_else(|| at(map, "travel takes points: a list of \"latitude, longitude\""))?;
@@ -413,7 +389,7 @@ pub(super) fn travel(map: &MarkedYamlOwned) -> Result<Action, String> {
 pub(super) fn add_media(arg: &MarkedYamlOwned, base: Option<&std::path::Path>) -> Result<Action, String> {
     let list = match arg.data.as_mapping() {
         Some(_) => {
-            only_keys(arg, &["files", "optional"])?;
+            only_keys(arg, fields::of("addMedia"))?;
             field(arg, "files").ok_or_else(|| at(arg, "addMedia takes files"))?
         }
         None => arg,
@@ -454,7 +430,7 @@ pub(super) fn add_media(arg: &MarkedYamlOwned, base: Option<&std::path::Path>) -
 pub(super) fn orientation(arg: &MarkedYamlOwned) -> Result<Action, String> {
     let node = match arg.data.as_mapping() {
         Some(_) => {
-            only_keys(arg, &["orientation", "optional"])?;
+            only_keys(arg, fields::of("setOrientation"))?;
             field(arg, "orientation").ok_or_else(|| at(arg, "setOrientation takes orientation"))?
         }
         None => arg,

@@ -4,6 +4,7 @@
 mod args;
 mod commands;
 pub mod compat;
+mod fields;
 mod read;
 mod rendered;
 mod script;
@@ -12,6 +13,7 @@ pub mod template;
 mod write;
 mod yaml;
 
+pub use fields::fields;
 pub use read::{Checked, check_file, parse, parse_file};
 pub use rendered::{StepCheck, read_rendered, request};
 pub use write::{location, render};

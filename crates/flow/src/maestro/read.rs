@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use saphyr::{LoadableYamlNode, MarkedYamlOwned, YamlDataOwned};
 
 use super::args::{erase, flag, no_argument, our_key, random_input, scalar_or_field, swipe};
+use super::fields;
 use super::rendered::{App, StepCheck};
 use super::selectors::{command_selector, selector};
 use super::yaml::{at, field, number, only_keys, required, scalar, string, typed, written};
@@ -246,6 +247,7 @@ impl Reader {
         app: App,
         steps: &mut Vec<Step>,
     ) -> Result<(), String> {
+        written(commands, "commands", "the commands a flow runs, read with it")?;
         let list = match &commands.data {
             YamlDataOwned::Sequence(list) => list.as_slice(),
             // Only comments after `---` (steps Maestro cannot say): nothing to run.
@@ -329,18 +331,7 @@ impl Reader {
                     steps.push(step);
                     return Ok(());
                 };
-                only_keys(
-                    map,
-                    &[
-                        "appId",
-                        "optional",
-                        "clearState",
-                        "stopApp",
-                        "clearKeychain",
-                        "permissions",
-                        "arguments",
-                    ],
-                )?;
+                only_keys(map, fields::of(&name))?;
                 let package = package(field(map, "appId"))?;
                 // As Maestro orders them: the data cleared, the app stopped, then launched
                 // (clearKeychain is iOS's; Android has none to clear).
@@ -386,7 +377,7 @@ impl Reader {
             "waitForAnimationToEnd" => {
                 let timeout_ms = match arg.filter(|a| !a.data.is_null()) {
                     Some(map) => {
-                        only_keys(map, &["timeout", "optional"])?;
+                        only_keys(map, fields::of(&name))?;
                         field(map, "timeout")
                             .map(|t| number(t, "timeout", MAX_SETTLE_MS))
                             .transpose()?
@@ -398,7 +389,7 @@ impl Reader {
             "stopApp" => Action::Stop { package: package(arg)? },
             "clearState" => Action::ClearData { package: package(arg)? },
             "inputText" => {
-                let node = scalar_or_field(required(arg, item, &name)?, "text")?;
+                let node = scalar_or_field(required(arg, item, &name)?, &name)?;
                 let text = string(node, &name)?;
                 Action::Type {
                     target: None,
@@ -423,7 +414,7 @@ impl Reader {
                 Action::Key { name: "BACK".into() }
             }
             "pressKey" => {
-                let key = scalar_or_field(required(arg, item, &name)?, "key")?;
+                let key = scalar_or_field(required(arg, item, &name)?, &name)?;
                 let ours = typed(key, "ENTER".to_string(), || Ok(our_key(&string(key, &name)?)))?;
                 // Checked here, so a key the device cannot be sent fails with its line.
                 if android::keys::key_code(&ours).is_none() {
@@ -447,7 +438,7 @@ impl Reader {
             "swipe" => swipe(required(arg, item, &name)?)?,
             "extendedWaitUntil" => {
                 let map = required(arg, item, &name)?;
-                only_keys(map, &["visible", "notVisible", "timeout", "optional"])?;
+                only_keys(map, fields::of(&name))?;
                 let timeout_ms = field(map, "timeout")
                     .map(|t| number(t, "timeout", u64::MAX))
                     .transpose()?;
@@ -464,7 +455,7 @@ impl Reader {
             }
             "setLocation" => {
                 let map = required(arg, item, &name)?;
-                only_keys(map, &["latitude", "longitude", "optional"])?;
+                only_keys(map, fields::of(&name))?;
                 let degrees = |key: &str, limit: f64| -> Result<f64, String> {
                     let node = field(map, key).ok_or_else(|| at(map, "setLocation takes latitude and longitude"))?;
                     typed(node, 0.0, || {
@@ -518,7 +509,7 @@ impl Reader {
             }
             "repeat" => {
                 let map = required(arg, item, &name)?;
-                only_keys(map, &["times", "commands", "while"])?;
+                only_keys(map, fields::of(&name))?;
                 // Decided as the flow runs: a condition, or times from a ${…}.
                 let template = field(map, "times").is_some_and(super::template::marked);
                 if field(map, "while").is_some() || template {
@@ -545,7 +536,7 @@ impl Reader {
                     written(arg, "runFlow", "a subflow read with the flow")?;
                     return self.run_file(&super::template::literal(&file), item, steps);
                 }
-                only_keys(arg, &["file", "commands", "env", "when", "optional"])?;
+                only_keys(arg, fields::of(&name))?;
                 let mut inner = Vec::new();
                 match field(arg, "when") {
                     Some(when) => self.conditional(when, arg, item, app, &mut inner)?,

@@ -7,6 +7,7 @@ use std::path::Path;
 
 use saphyr::MarkedYamlOwned;
 
+use super::fields;
 use super::read::Reader;
 use super::rendered::App;
 use super::selectors::selector;
@@ -40,7 +41,7 @@ impl Reader {
             match scalar(arg) {
                 Some(text) => Ok(text),
                 None => {
-                    only_keys(arg, &[field_name, "optional"])?;
+                    only_keys(arg, fields::of(name))?;
                     let node = field(arg, field_name).ok_or_else(|| at(arg, &format!("{name} takes {field_name}")))?;
                     raw(node, field_name)
                 }
@@ -57,7 +58,7 @@ impl Reader {
                 let (file_node, env, when) = match scalar(arg) {
                     Some(_) => (arg, Vec::new(), None),
                     None => {
-                        only_keys(arg, &["file", "env", "when", "optional"])?;
+                        only_keys(arg, fields::of(name))?;
                         let file = field(arg, "file").ok_or_else(|| at(arg, "runScript takes file"))?;
                         (file, env_of(arg)?, field(arg, "when"))
                     }
@@ -123,7 +124,8 @@ impl Reader {
     /// A condition (`visible`, `notVisible`, `platform`, `true`): `None` when it is for another
     /// platform (never true here).
     pub(super) fn condition(&mut self, when: &MarkedYamlOwned) -> Result<Option<When>, String> {
-        only_keys(when, &["visible", "notVisible", "platform", "true"])?;
+        written(when, "when", "a block's condition, read with the flow")?;
+        only_keys(when, fields::of("when"))?;
         if let Some(platform) = field(when, "platform") {
             written(
                 platform,
@@ -196,7 +198,7 @@ impl Reader {
         optional: bool,
         steps: &mut Vec<Step>,
     ) -> Result<(), String> {
-        only_keys(arg, &["maxRetries", "file", "commands", "env", "optional"])?;
+        only_keys(arg, fields::of("retry"))?;
         let max_retries = match field(arg, "maxRetries") {
             Some(n) => raw(n, "maxRetries")?,
             None => "1".into(),

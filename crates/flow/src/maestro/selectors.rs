@@ -6,29 +6,10 @@
 use saphyr::{MarkedYamlOwned, YamlDataOwned};
 
 use super::super::{Selector, Target};
+use super::fields::{COMMAND_SELECTOR, MAESTRO_KEYS, SELECTOR, TARGET};
 use super::template::marked;
 use super::yaml::{at, field, key, only_keys, scalar, string, typed};
 use android::selector::{ElementSelector, Index};
-
-/// The keys of a Maestro selector beyond `id`, `text` and `point`: a selector with any of them is
-/// resolved as Maestro resolves it (`Selector::Maestro`).
-const MAESTRO_KEYS: &[&str] = &[
-    "index",
-    "enabled",
-    "selected",
-    "checked",
-    "focused",
-    "width",
-    "height",
-    "tolerance",
-    "below",
-    "above",
-    "leftOf",
-    "rightOf",
-    "childOf",
-    "containsChild",
-    "containsDescendants",
-];
 
 /// `allowed` and, beside `text`, Maestro's other selector keys.
 fn with_maestro_keys<'a>(allowed: &[&'a str]) -> Vec<&'a str> {
@@ -48,12 +29,12 @@ pub(super) fn target(node: &MarkedYamlOwned) -> Result<Target, String> {
     if let Some(label) = field(node, "label") {
         string(label, "label")?;
     }
-    let allowed = ["id", "text", "point", "label", "optional"];
+    let allowed = TARGET;
     if scalar(node).is_none() && MAESTRO_KEYS.iter().any(|k| field(node, k).is_some()) {
-        return Ok(Target::bare(selector_in(node, &allowed)?));
+        return Ok(Target::bare(selector_in(node, allowed)?));
     }
     if let (Some(id), Some(text)) = (field(node, "id"), field(node, "text")) {
-        only_keys(node, &allowed)?;
+        only_keys(node, allowed)?;
         if field(node, "point").is_some() {
             return Err(at(node, "a selector takes id and text, or point, not both"));
         }
@@ -67,16 +48,16 @@ pub(super) fn target(node: &MarkedYamlOwned) -> Result<Target, String> {
             _ => Ok(Target::bare(Selector::Maestro(element_selector(node)?))),
         };
     }
-    Ok(Target::bare(selector_in(node, &allowed)?))
+    Ok(Target::bare(selector_in(node, allowed)?))
 }
 
 pub(super) fn selector(node: &MarkedYamlOwned) -> Result<Selector, String> {
-    selector_in(node, &["id", "text", "point"])
+    selector_in(node, SELECTOR)
 }
 
 /// A selector that is a command's whole argument (`assertVisible: {text, optional}`).
 pub(super) fn command_selector(node: &MarkedYamlOwned) -> Result<Selector, String> {
-    selector_in(node, &["id", "text", "point", "optional"])
+    selector_in(node, COMMAND_SELECTOR)
 }
 
 fn selector_in(node: &MarkedYamlOwned, allowed: &[&str]) -> Result<Selector, String> {

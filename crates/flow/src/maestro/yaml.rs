@@ -90,7 +90,8 @@ pub(super) fn raw(node: &MarkedYamlOwned, what: &str) -> Result<String, String> 
     scalar(node).ok_or_else(|| at(node, &format!("{what} is a text")))
 }
 
-/// A number of ms, at most `max`.
+/// A number of ms, at most `max`, as Maestro writes it: digits, `_` between them allowed
+/// (`"10_000"`).
 pub(super) fn number(node: &MarkedYamlOwned, what: &str, max: u64) -> Result<u64, String> {
     typed(node, 0, || {
         scalar(node)

@@ -6,6 +6,8 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 use crate::common::*;
+
+mod generated;
 use crate::flow_commands::{flow, replay, sent, stdout};
 
 /// `droidmcp replay --check FILES`.
