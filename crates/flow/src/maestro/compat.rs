@@ -120,7 +120,7 @@ pub const COMMANDS: &[(&str, Status, &str)] = &[
     (
         "takeScreenshot",
         Status::Replayed,
-        "PATH.png beside the JUnit report (else the current folder; an absolute PATH where it says; a ${…} in it evaluated as the step runs): screencap on the device, pulled after the run",
+        "PATH.png beside the JUnit report (else the current folder; an absolute PATH where it says): screencap on the device, pulled after the run",
     ),
     (
         "startRecording",

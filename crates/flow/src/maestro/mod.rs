@@ -2,6 +2,7 @@
 //! with a `${…}` read again, rendered, as its step runs (`rendered`, `template`).
 
 mod args;
+mod blocks;
 mod commands;
 pub mod compat;
 mod fields;

@@ -119,7 +119,12 @@ impl Reader {
         }
     }
 
-    fn file(&mut self, path: &Path, from: Option<&MarkedYamlOwned>, steps: &mut Vec<Step>) -> Result<(), String> {
+    pub(super) fn file(
+        &mut self,
+        path: &Path,
+        from: Option<&MarkedYamlOwned>,
+        steps: &mut Vec<Step>,
+    ) -> Result<(), String> {
         let named = |message: String| match from {
             Some(node) => at(node, &message),
             None => message,
@@ -564,68 +569,5 @@ impl Reader {
         step.when = self.when.clone();
         steps.push(step);
         Ok(())
-    }
-
-    /// A `runFlow {when, file | commands}`: its steps carry the condition, the first one opening
-    /// the block. A block for another platform has no steps here.
-    fn conditional(
-        &mut self,
-        when: &MarkedYamlOwned,
-        arg: &MarkedYamlOwned,
-        item: &MarkedYamlOwned,
-        app: App,
-        steps: &mut Vec<Step>,
-    ) -> Result<(), String> {
-        let Some(condition) = self.condition(when)? else {
-            // A block for another platform has no steps here.
-            return Ok(());
-        };
-        let mut block = Vec::new();
-        // Inside another block's condition: a block of its own, its condition read as it starts.
-        if self.when.is_some() {
-            self.block(arg, item, app, &mut block)?;
-            let control = crate::Control::If { condition };
-            steps.push(self.step(Action::Block { control, body: block }, false));
-            return Ok(());
-        }
-        if condition.visible.is_some() || condition.not_visible.is_some() || condition.script.is_some() {
-            self.when = Some(condition);
-        }
-        let read = self.block(arg, item, app, &mut block);
-        self.when = None;
-        read?;
-        if let Some(opening) = block.first_mut().and_then(|s| s.when.as_mut()) {
-            opening.opens = true;
-        }
-        steps.extend(block);
-        Ok(())
-    }
-
-    /// What a `runFlow` mapping runs: its file, or its commands.
-    pub(super) fn block(
-        &mut self,
-        arg: &MarkedYamlOwned,
-        item: &MarkedYamlOwned,
-        app: App,
-        steps: &mut Vec<Step>,
-    ) -> Result<(), String> {
-        match (field(arg, "file"), field(arg, "commands")) {
-            (Some(file), None) => {
-                written(file, "file", "a subflow read with the flow")?;
-                self.run_file(&string(file, "file")?, item, steps)
-            }
-            (None, Some(commands)) => self.commands(commands, app, steps),
-            _ => Err(at(arg, "runFlow takes file or commands")),
-        }
-    }
-
-    fn run_file(&mut self, file: &str, item: &MarkedYamlOwned, steps: &mut Vec<Step>) -> Result<(), String> {
-        if self.files.is_empty() {
-            return Err(at(
-                item,
-                "runFlow FILE reads a file beside the flow: replay the flow's file (droidmcp replay FLOW.yaml)",
-            ));
-        }
-        self.file(Path::new(file), Some(item), steps)
     }
 }

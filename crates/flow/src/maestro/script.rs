@@ -1,7 +1,8 @@
 //! The JavaScript half of a Maestro flow, read (issue 35): `env` (a header's, a `runFlow`'s),
 //! `runScript` (its file read and compiled now, run with the flow), `evalScript`, `assertTrue`,
-//! conditions with `true`, `repeat while`, `retry` and `onFlowComplete`. What they decide is
-//! decided as the flow runs (`flow::control`, `runtime.js`); reading only checks their shape.
+//! and conditions (`when`, with `true`), which `blocks.rs` reads its blocks under. What they
+//! decide is decided as the flow runs (`flow::control`, `runtime.js`); reading only checks their
+//! shape.
 
 use std::path::Path;
 
@@ -9,7 +10,6 @@ use saphyr::MarkedYamlOwned;
 
 use super::fields;
 use super::read::Reader;
-use super::rendered::App;
 use super::selectors::selector;
 use super::template::holds_one;
 use super::yaml::{at, field, key, only_keys, raw, scalar, string, written};
@@ -159,92 +159,11 @@ impl Reader {
             opens: false,
         }))
     }
-
-    /// `repeat {while, times?}` or `repeat {times: ${…}}`: a block decided as it runs.
-    pub(super) fn repeat_block(
-        &mut self,
-        map: &MarkedYamlOwned,
-        app: App,
-        steps: &mut Vec<Step>,
-    ) -> Result<(), String> {
-        let condition = match field(map, "while") {
-            Some(when) => match self.condition(when)? {
-                Some(c) => Some(c),
-                // A while for another platform never holds: no round runs.
-                None => return Ok(()),
-            },
-            None => None,
-        };
-        let times = field(map, "times").map(|t| raw(t, "times")).transpose()?;
-        let commands = field(map, "commands").ok_or_else(|| at(map, "repeat takes commands"))?;
-        let mut body = Vec::new();
-        self.commands(commands, app, &mut body)?;
-        steps.push(self.step(
-            Action::Block {
-                control: Control::Repeat { times, condition },
-                body,
-            },
-            false,
-        ));
-        Ok(())
-    }
-
-    /// `retry {maxRetries, file | commands, env}`.
-    pub(super) fn retry_block(
-        &mut self,
-        arg: &MarkedYamlOwned,
-        item: &MarkedYamlOwned,
-        app: App,
-        optional: bool,
-        steps: &mut Vec<Step>,
-    ) -> Result<(), String> {
-        only_keys(arg, fields::of("retry"))?;
-        let max_retries = match field(arg, "maxRetries") {
-            Some(n) => raw(n, "maxRetries")?,
-            None => "1".into(),
-        };
-        let mut body = Vec::new();
-        self.block(arg, item, app, &mut body)?;
-        let body = self.with_env(arg, true, body)?;
-        let control = Control::Retry { max_retries };
-        let retried = self.step(Action::Block { control, body }, false);
-        steps.extend(self.optionally(optional, vec![retried]));
-        Ok(())
-    }
-
-    /// `steps`, or when `optional` (a runFlow's, a retry's) a block whose failure is a warning.
-    pub(super) fn optionally(&self, optional: bool, steps: Vec<Step>) -> Vec<Step> {
-        match optional {
-            true => vec![self.step(
-                Action::Block {
-                    control: Control::Optional,
-                    body: steps,
-                },
-                false,
-            )],
-            false => steps,
-        }
-    }
-
-    /// `steps` under `node`'s `env` (a runFlow's or a retry's: `strong`; a header's: not).
-    pub(super) fn with_env(&self, node: &MarkedYamlOwned, strong: bool, steps: Vec<Step>) -> Result<Vec<Step>, String> {
-        let vars = env_of(node)?;
-        if vars.is_empty() {
-            return Ok(steps);
-        }
-        Ok(vec![self.step(
-            Action::Block {
-                control: Control::Env { vars, strong },
-                body: steps,
-            },
-            false,
-        )])
-    }
 }
 
 /// `env: {NAME: value, …}` of a header, a runFlow, a retry or a runScript (values as written,
 /// templates evaluated as the flow runs).
-fn env_of(node: &MarkedYamlOwned) -> Result<Vec<(String, String)>, String> {
+pub(super) fn env_of(node: &MarkedYamlOwned) -> Result<Vec<(String, String)>, String> {
     let Some(env) = field(node, "env") else {
         return Ok(Vec::new());
     };
