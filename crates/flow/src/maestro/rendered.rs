@@ -67,8 +67,8 @@ impl App<'_> {
 
 impl Reader {
     /// A command that holds a template (or reads the header's templated appId): read now with
-    /// samples (refusing what its written fields say), kept as one step its script reads again,
-    /// rendered, as it runs.
+    /// samples (refusing what its written fields say), kept as the steps whose script reads it
+    /// again, rendered, as they run.
     pub(super) fn later(
         &mut self,
         name: &str,
@@ -107,7 +107,7 @@ impl Reader {
         // A step each, as the command would make written so (read again, a template that gives
         // another number of steps runs them all in the first); one step, named as written, when a
         // template stands for a number, a point or a choice (it may decide the steps).
-        if typed {
+        if typed || now.is_empty() {
             now = vec![Step::new(Action::Check)];
         }
         let parts = now.len();
