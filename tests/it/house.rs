@@ -303,3 +303,25 @@ fn no_source_file_is_over_600_lines() {
     );
     assert!(long.is_empty(), "{}", long.join("\n"));
 }
+
+/// The simulator takes a lock only through `sim::lock`, which takes back a lock a panicking task
+/// left poisoned: a `.lock()` anywhere else in it (with its `expect` or `unwrap`) would let one
+/// failed command stop the device answering every client.
+#[test]
+fn the_simulator_takes_its_locks_through_one_door() {
+    let root = repo_dir().join("src/sim");
+    let mut files = Vec::new();
+    sources(&root, &root, &mut files);
+    let strays: Vec<String> = files
+        .iter()
+        .filter(|(rel, code)| code.contains(".lock()") && rel != "mod.rs")
+        .map(|(rel, _)| format!("src/sim/{rel} takes a lock itself: call crate::sim::lock"))
+        .collect();
+    let home = &files.iter().find(|(rel, _)| rel == "mod.rs").expect("src/sim/mod.rs").1;
+    println!("{} simulator files; the one lock door in src/sim/mod.rs", files.len());
+    assert!(
+        home.contains("pub fn lock<T>") && home.matches(".lock()").count() == 1,
+        "src/sim/mod.rs must hold the one `lock` door and no other .lock()"
+    );
+    assert!(strays.is_empty(), "{}", strays.join("\n"));
+}
