@@ -135,6 +135,12 @@ const MECHANISMS: &[Mechanism] = &[
         pending: &[],
     },
     Mechanism {
+        concern: "running a script in a web page (devtools::Session::evaluate: droidmcp's isolated world, never the page's own)",
+        markers: &["\"Runtime.evaluate\""],
+        home: "adb/devtools.rs",
+        pending: &[],
+    },
+    Mechanism {
         concern: "a reading with a remember flag: read_screen and read_current",
         markers: &["remember: bool"],
         home: "",
