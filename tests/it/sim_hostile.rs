@@ -277,7 +277,7 @@ fn labelled_apk(dir: &Path, package: &str, label: &str) -> PathBuf {
 fn xml_can_carry(label: &str) -> bool {
     label
         .chars()
-        .all(|c| !(c < ' ' && !matches!(c, '\t' | '\n' | '\r')) && c != '\u{fffe}' && c != '\u{ffff}')
+        .all(|c| (c >= ' ' || matches!(c, '\t' | '\n' | '\r')) && !matches!(c, '\u{fffe}' | '\u{ffff}'))
 }
 
 /// An app whose label is hostile, installed with `adb install`: its screen's title and a crash
