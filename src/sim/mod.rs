@@ -182,3 +182,22 @@ pub async fn start(sim: Simulator, listen: SocketAddr) -> anyhow::Result<SimHand
         console: None,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use super::lock;
+
+    #[test]
+    fn a_lock_a_panicking_task_left_poisoned_is_taken_back() {
+        let device = Mutex::new(1);
+        let failed = std::panic::catch_unwind(|| {
+            let _held = lock(&device);
+            panic!("a command failed while holding the device");
+        });
+        assert!(failed.is_err() && device.is_poisoned());
+        *lock(&device) += 1;
+        assert_eq!(*lock(&device), 2, "the next command still gets the device");
+    }
+}
