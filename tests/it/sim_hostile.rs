@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::common::{AdbServer, connected_sim};
-use droidmcp::adb::{Adb, Route, quote};
+use droidmcp::adb::{Adb, Route};
+use droidmcp::android::text::quote;
 use droidmcp::android::uiautomator::{UiTree, parse_ui_dump};
 
 /// The pieces a hostile label is made of, each named for what it tries.
