@@ -43,7 +43,7 @@ const ATOMS: &[(&str, &str)] = &[
 ];
 
 /// The labels tried: each piece alone and inside words, every piece together, and all of them
-/// again and again (over 8,000 chars).
+/// again and again (over 10,000 chars).
 fn labels() -> Vec<(String, String)> {
     let mut out = Vec::new();
     for (what, atom) in ATOMS {
