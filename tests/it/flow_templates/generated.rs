@@ -127,7 +127,7 @@ fn samples(command: &str) -> Vec<Sample> {
         "stopApp" | "killApp" | "clearState" => vec![sample(
             CONTACTS,
             phone,
-            "- launchApp\n",
+            "- launchApp\n- pressKey: Home\n",
             &format!("- {command}: «com.google.android.contacts»\n"),
         )],
         "clearKeychain"

@@ -22,8 +22,9 @@ fn check(files: &[&Path]) -> Output {
     out
 }
 
-/// The header's `appId: ${APP_ID}`, given with `--env`, is the app `killApp` kills: the
-/// simulator no longer runs it (read back through `droidmcp call adb-shell`).
+/// The header's `appId: ${APP_ID}`, given with `--env`, is the app `killApp` kills (`am kill`,
+/// which spares the app in front, so it goes to the background first, as Maestro's docs do it):
+/// the simulator no longer runs it (read back through `droidmcp call adb-shell`).
 #[test]
 fn kill_app_kills_the_app_the_env_names() {
     let dir = tempfile::tempdir().unwrap();
@@ -32,15 +33,13 @@ fn kill_app_kills_the_app_the_env_names() {
     let killing = flow(
         dir.path(),
         "kill.yaml",
-        "appId: ${APP_ID}\n---\n- launchApp\n- assertVisible: \"Ada Lovelace\"\n- killApp\n",
+        "appId: ${APP_ID}\n---\n- launchApp\n- assertVisible: \"Ada Lovelace\"\n- pressKey: Home\n- killApp\n",
     );
     let out = replay(&killing, Some(&sim), &["--env", &format!("APP_ID={app}")]);
     let said = stdout(&out);
     assert!(out.status.success(), "{said}");
-    assert!(
-        shell_by_call(&sim, &format!("pidof {app}")).trim().is_empty(),
-        "{app} still runs: {said}"
-    );
+    let pid = shell_by_call(&sim, &format!("pidof {app}"));
+    assert!(pid.trim().is_empty(), "{app} still runs as {pid:?}: {said}");
     let killed: Vec<String> = sent(&out).into_iter().filter(|c| c.starts_with("am kill")).collect();
     assert_eq!(killed, [format!("am kill '{app}'")]);
 }
