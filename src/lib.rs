@@ -4,6 +4,7 @@
 
 pub mod adb;
 pub mod android;
+pub mod confine;
 pub mod context;
 pub mod flow;
 pub mod http;
