@@ -220,11 +220,10 @@ fn a_flows_name_never_takes_its_failure_screenshot_out_of_the_report_folder() {
 fn a_screenshot_path_never_leaves_the_report_folder() {
     let names: Vec<String> = hostile_names();
     let world = World::new("report", &["trap.png"]);
-    let before = snapshot(&world.root);
     let flows = world.root.join("flows");
     std::fs::create_dir(&flows).unwrap();
-
-    // Written in the flow: `--check` reads them all, without a device.
+    // Written in a flow each; and all made by `${…}` in one flow, through `--env` (which
+    // cannot pass a NUL).
     let written: Vec<PathBuf> = names
         .iter()
         .enumerate()
@@ -236,44 +235,6 @@ fn a_screenshot_path_never_leaves_the_report_folder() {
             flow(&flows, &format!("shot-{i}.yaml"), &text)
         })
         .collect();
-    let mut check = std::process::Command::new(env!("CARGO_BIN_EXE_droidmcp"));
-    check.arg("replay").arg("--check").args(&written);
-    let checked = check.output().unwrap();
-    let said = stdout(&checked);
-    let refused = said.lines().filter(|l| l.starts_with("refused ")).count();
-    println!("{said}");
-    let inside = |name: &String| droidmcp::confine::relative(&format!("{name}.png")).is_ok();
-    assert_eq!(refused, names.iter().filter(|n| !inside(n)).count(), "{said}");
-    for climber in [
-        "../../x",
-        "..",
-        "/ABS/abs",
-        "a/../../x",
-        "dirlink/../../x",
-        "x\0y",
-        ".hidden",
-        "-rf",
-    ] {
-        let Some(i) = names.iter().position(|n| n == climber) else {
-            continue;
-        };
-        let file = written[i].display().to_string();
-        assert!(
-            said.lines()
-                .any(|l| l.starts_with("refused ") && l.contains(&format!("{file} "))),
-            "{climber:?} ({file}) is refused at its line: {said}"
-        );
-    }
-    // Replayed, the first refusal stops them all before anything runs or is written.
-    let out = replay(
-        &written[0],
-        None,
-        &written[1..].iter().map(|f| f.to_str().unwrap()).collect::<Vec<_>>(),
-    );
-    assert!(!out.status.success());
-    only_inside(&before, &world.root, &flows, "written screenshot paths");
-
-    // Made as the step runs: every name through `--env`, in one flow (a NUL cannot be passed).
     let usable: Vec<&String> = names.iter().filter(|n| !n.contains('\0')).collect();
     let mut text = String::from("appId: com.android.settings\n---\n");
     let mut envs = Vec::new();
@@ -282,7 +243,49 @@ fn a_screenshot_path_never_leaves_the_report_folder() {
         envs.push(format!("P{i}={}", world.absolute(name)));
     }
     let made = flow(&flows, "made.yaml", &text);
+    let before = snapshot(&world.root);
+
+    // `--check` reads every written one without a device and names each refusal's line.
+    let checked = std::process::Command::new(env!("CARGO_BIN_EXE_droidmcp"))
+        .arg("replay")
+        .arg("--check")
+        .args(&written)
+        .output()
+        .unwrap();
+    let said = stdout(&checked);
+    println!("{said}");
+    let refused = said.lines().filter(|l| l.starts_with("refused ")).count();
+    let inside = |name: &String| droidmcp::confine::relative(&format!("{name}.png")).is_ok();
+    assert_eq!(refused, names.iter().filter(|n| !inside(n)).count(), "{said}");
+    for climber in ["../../x", "..", "/ABS/abs", "a/../../x", "x\0y", ".hidden", "-rf"] {
+        let i = names.iter().position(|n| n == climber).unwrap();
+        let file = written[i].display().to_string();
+        assert!(
+            said.lines()
+                .any(|l| l.starts_with("refused ") && l.contains(&format!("{file} "))),
+            "{climber:?} ({file}) is refused at its line: {said}"
+        );
+    }
+    // Replayed: the refused ones together stop at the first refusal, before anything runs or is
+    // written; the ones read whole run, and their files land inside.
+    let (accepted, refused_files): (Vec<&PathBuf>, Vec<&PathBuf>) = written
+        .iter()
+        .partition(|f| said.contains(&format!("{}: 1 steps would run, 0 refused", f.display())));
     let report = world.folder.join("report.xml");
+    for (files, extra) in [
+        (&refused_files, vec![]),
+        (&accepted, vec!["--junit", report.to_str().unwrap()]),
+    ] {
+        let mut args: Vec<&str> = files[1..].iter().map(|f| f.to_str().unwrap()).collect();
+        args.extend(extra);
+        replay(files[0], None, &args);
+    }
+    let files = only_inside(&before, &world.root, &world.folder, "written screenshot paths");
+    println!(
+        "{} written paths read whole, replayed: {files} files, all inside",
+        accepted.len()
+    );
+
     let mut args = vec!["--junit", report.to_str().unwrap()];
     for env in &envs {
         args.extend(["--env", env.as_str()]);
@@ -307,9 +310,9 @@ fn a_screenshot_path_never_leaves_the_report_folder() {
 #[test]
 fn the_report_is_never_written_through_a_link() {
     let world = World::new("report", &["linked.xml"]);
-    let before = snapshot(&world.root);
     let passing = world.root.join("passing.yaml");
     std::fs::write(&passing, "appId: com.android.settings\n---\n- back\n").unwrap();
+    let before = snapshot(&world.root);
     let mut cases = 0;
     for (file, why) in [
         ("linked.xml", "symbolic link"),
