@@ -88,7 +88,7 @@ const LAYERS: &[&[&str]] = &[
     &["principals"],
     &["tools", "script", "flow"],
     &["context", "image"],
-    &["adb", "android"],
+    &["adb", "android", "confine"],
 ];
 /// What the simulator shares with the rest (ARCHITECTURE.md names each).
 const SIM_USES: &[&str] = &["adb", "android", "image"];
