@@ -11,7 +11,8 @@
 //! (`identity_label`). Every other word is label: two single-choice dialogs put their rows at
 //! the same place with the same id, and only the label tells "Light" from "Erase all data", or
 //! "Off" from "On". A row that scrolls to another place, or a label that changes, is a new
-//! element with a new ref.
+//! element with a new ref. A web element (in a WebView's page) sits where its CSS selector
+//! says, not at a box: the page scrolls and reflows under it, and a frame reloads.
 
 use std::collections::{HashMap, HashSet};
 
@@ -31,7 +32,13 @@ pub struct Identity {
     resource_id: String,
     bounds: Bounds,
     label: String,
+    /// A web element's CSS selector (the WebView's page, tools/ui/web.rs): where it sits in
+    /// its document, which scrolling and a frame's reload keep, where its box moves.
+    web_selector: String,
 }
+
+/// The attribute a web element's node carries: the CSS selector that finds it again.
+pub const WEB_SELECTOR_ATTR: &str = "web-selector";
 
 /// The identity of one element of `tree`.
 pub fn identity(tree: &UiTree, element: &Element) -> Identity {
@@ -45,12 +52,20 @@ pub fn identity(tree: &UiTree, element: &Element) -> Identity {
     } else {
         identity_label(tree, element)
     };
+    let web_selector = node.attr(WEB_SELECTOR_ATTR).unwrap_or_default().to_string();
     Identity {
         package: node.attr("package").unwrap_or_default().to_string(),
         class: node.class().to_string(),
         resource_id: node.resource_id().to_string(),
-        bounds: element.bounds,
+        // A page scrolls and reflows under its elements: a web element is where its selector
+        // says, not where its box was.
+        bounds: if web_selector.is_empty() {
+            element.bounds
+        } else {
+            Bounds::default()
+        },
         label,
+        web_selector,
     }
 }
 
