@@ -308,7 +308,7 @@ impl Folder {
             let name = entry.file_name().to_string_lossy().into_owned();
             let Ok(meta) = entry.metadata() else { continue };
             let old = now.duration_since(meta.modified().unwrap_or(now)).unwrap_or_default() > age;
-            if name.starts_with('.') && name.ends_with(PARTIAL) && meta.is_file() && old {
+            if is_temp(&name) && meta.is_file() && old {
                 let _ = std::fs::remove_file(entry.path());
             }
         }
@@ -339,6 +339,15 @@ impl Folder {
 
 /// The end of a temp file's name (`.NAME.ULID.partial`).
 const PARTIAL: &str = ".partial";
+
+/// Whether `name` is one of `write`'s temp files, `.NAME.ULID.partial`, and no one else's.
+fn is_temp(name: &str) -> bool {
+    let made = name
+        .strip_prefix('.')
+        .and_then(|n| n.strip_suffix(PARTIAL))
+        .and_then(|n| n.rsplit_once('.'));
+    made.is_some_and(|(file, id)| plain_name(file).is_ok() && ulid::Ulid::from_string(id).is_ok())
+}
 
 /// `parts` as a path to show, each part plain and not too many.
 fn checked(parts: &[String]) -> Result<String, String> {

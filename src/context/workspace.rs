@@ -92,7 +92,7 @@ impl Workspace {
     }
 
     /// Deletes our files older than their kind's TTL, then the oldest until within the quota,
-    /// and `.partial` files a write left behind.
+    /// and the temp files a write left behind (`confine::Folder::remove_leftovers`).
     pub fn sweep(&self) {
         self.sweep_keeping(None);
     }
@@ -186,13 +186,17 @@ mod tests {
         // A temp file a crashed write left is swept once it is a minute old.
         let partial = ws
             .dir()
-            .join(format!(".{}.txt.01JBV6ZQ0000000000000000.partial", huge.id));
+            .join(format!(".{}.txt.01JBV6ZQ000000000000000000.partial", huge.id));
         std::fs::write(&partial, "half").unwrap();
+        let theirs = ws.dir().join(".notes.partial");
+        std::fs::write(&theirs, "theirs").unwrap();
+        age(&theirs, Duration::from_secs(120));
         ws.sweep();
         assert!(partial.exists(), "a write may be in progress");
         age(&partial, Duration::from_secs(120));
         ws.sweep();
         assert!(!partial.exists(), "a leftover");
+        assert!(theirs.exists(), "a stranger's file");
         assert!(
             std::fs::read_dir(ws.dir())
                 .unwrap()

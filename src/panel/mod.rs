@@ -238,7 +238,7 @@ pub fn intercept(
     tool: &str,
     args: Option<JsonObject>,
 ) -> Option<impl Future<Output = CallToolResult> + Send + 'static> {
-    (tool == TOOL).then(|| async move { hold(&state, &args.unwrap_or_default()).await })
+    (tool == TOOL).then_some(async move { hold(&state, &args.unwrap_or_default()).await })
 }
 
 /// Whether a call is the panel's own (its `_meta` marker): it goes through while a person

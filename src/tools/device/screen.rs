@@ -93,7 +93,7 @@ pub(super) async fn unlock(state: &State, device: Option<&str>, pin_env: Option<
     }
     let Some(pin) = pin else {
         return Err(
-            "the phone asks for its PIN; its pad is showing. Put the PIN in an environment variable of droidmcp's (e.g. PHONE_PIN in the MCP client's env block) and call adb-device {operation: \"unlock\", pinEnv: \"PHONE_PIN\"}".into(),
+            "the phone asks for its PIN; its pad is showing. Put the PIN in an environment variable of droidmcp's (e.g. PHONE_PIN in the MCP client's env block, with DROIDMCP_PIN_ENV=PHONE_PIN to allow it) and call adb-device {operation: \"unlock\", pinEnv: \"PHONE_PIN\"}".into(),
         );
     };
     // The PIN reaches the device as one command whose log line and errors do not show it.
