@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::adb::quote;
+use crate::android::text::quote;
 use crate::confine::Folder;
 use crate::tools::State;
 
@@ -56,7 +56,7 @@ pub async fn push(state: &State, media: &[crate::flow::commands::Media]) -> anyh
         if !said.is_empty() {
             anyhow::bail!(
                 "addMedia: cannot push {host} to {device}: {}",
-                crate::adb::cut(&String::from_utf8_lossy(&said))
+                crate::android::text::echoed(&String::from_utf8_lossy(&said))
             );
         }
     }
@@ -80,7 +80,7 @@ pub async fn pull(state: &State, run: &str, beside: Result<Folder, String>) -> (
         };
         match pulled {
             Ok(path) => written.push(path),
-            Err(e) => failed.push(format!("{}: {e}", crate::adb::echoed(&file.name))),
+            Err(e) => failed.push(format!("{}: {e}", crate::android::text::echoed(&file.name))),
         }
     }
     (written, failed)
@@ -117,7 +117,7 @@ async fn copy(state: &State, file: &Made, beside: &Folder) -> Result<PathBuf, St
         return Err(format!(
             "{} on the device is no PNG or MP4: {}",
             file.path,
-            crate::adb::cut(&String::from_utf8_lossy(&bytes[..bytes.len().min(200)]))
+            crate::android::text::echoed(&String::from_utf8_lossy(&bytes[..bytes.len().min(200)]))
         ));
     }
     beside.write(&parts, &bytes)

@@ -1,4 +1,4 @@
-//! Files go through one door (DESIGN.md, contract item 14; `src/confine/`): whatever a flow, a
+//! Files go through one door (DESIGN.md, contract item 14; `crates/confine/`): whatever a flow, a
 //! replay, a script or an export writes has a plain name, stays inside its folder, follows no
 //! link, and lands in a private folder of its principal. Hostile names, hand-picked and
 //! generated, go to every writer through the real binary and MCP: a Maestro flow's `name:` (its

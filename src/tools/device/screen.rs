@@ -53,7 +53,7 @@ fn pin_from(name: &str, allowed: &[String]) -> Result<String, String> {
         let option = if plain { name } else { "NAME" };
         return Err(format!(
             "pinEnv {:?} is not a variable droidmcp may read a PIN from: start droidmcp with --pin-env {option} (or DROIDMCP_PIN_ENV={option}) to allow it; {}",
-            crate::adb::echoed(name),
+            crate::android::text::echoed(name),
             match allowed {
                 [] => "none is allowed now".to_string(),
                 _ => format!("allowed now: {}", allowed.join(", ")),
@@ -63,7 +63,7 @@ fn pin_from(name: &str, allowed: &[String]) -> Result<String, String> {
     let value = std::env::var(name).map_err(|_| {
         format!(
             "pinEnv names {:?}, which is not set in droidmcp's environment: set it where droidmcp starts (the MCP client's env block), never in a prompt",
-            crate::adb::cut(name)
+            crate::android::text::echoed(name)
         )
     })?;
     if (4..=16).contains(&value.len()) && value.bytes().all(|b| b.is_ascii_digit()) {
@@ -97,7 +97,7 @@ pub(super) async fn unlock(state: &State, device: Option<&str>, pin_env: Option<
         );
     };
     // The PIN reaches the device as one command whose log line and errors do not show it.
-    let typed = format!("input text {} && input keyevent 66", crate::adb::quote(&pin));
+    let typed = format!("input text {} && input keyevent 66", crate::android::text::quote(&pin));
     state
         .adb
         .shell_secret(&serial, &typed, "input text <PIN> && input keyevent 66")
