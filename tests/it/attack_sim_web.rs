@@ -244,11 +244,23 @@ async fn tap_presses_only(rig: &Rig, element: &serde_json::Value, want: &str) {
     );
 }
 
+/// Taps `element`'s ref; the tap must be done (not refused) and press exactly it.
+async fn tap_presses(rig: &Rig, element: &serde_json::Value, want: &str) {
+    let result = call(&rig.client, "ui", json!({"operation": "tap", "ref": element["ref"]})).await;
+    let title = page_eval(&rig.sim, "document.title").await;
+    assert!(
+        result.is_error != Some(true) && title == format!("clicked {want}").as_str(),
+        "a tap on {} ({}): the page's title is {title}; the tap answered {}",
+        element["label"],
+        element["ref"],
+        serde_json::to_string(&result.content).unwrap()
+    );
+}
+
 /// Two buttons share an id (invalid but common HTML). droidmcp's selector for the second is the
 /// id, which finds the first: a tap on "Cancel" presses "Delete account", and the answer says it
 /// tapped Cancel.
 #[tokio::test(flavor = "multi_thread")]
-#[ignore = "bug: with a duplicate id, tapping \"Cancel\" by ref clicks the first element with that id (\"Delete account\")"]
 async fn a_duplicate_id_does_not_redirect_a_tap() {
     let Some(rig) = open_page("attack_dup_ids.html").await else {
         return;
@@ -256,14 +268,13 @@ async fn a_duplicate_id_does_not_redirect_a_tap() {
     let elements = dump(&rig.client).await;
     let cancel = find(&elements, "web:button", "Cancel");
     find(&elements, "web:button", "Delete account");
-    tap_presses_only(&rig, cancel, "cancel").await;
+    tap_presses(&rig, cancel, "cancel").await;
 }
 
 /// Cancel's own `<label for=cancel>` lies over Cancel and holds a nearly transparent "Delete
 /// account" button. The cover check accepts whatever sits inside a label of the element, so the
 /// tap on Cancel is not refused and the browser clicks Delete account.
 #[tokio::test(flavor = "multi_thread")]
-#[ignore = "bug: a button inside Cancel's own <label for> covering Cancel takes Cancel's tap (the cover check trusts anything inside the label)"]
 async fn a_button_inside_the_elements_own_label_does_not_take_its_tap() {
     let Some(rig) = open_page("attack_label_wraps.html").await else {
         return;
@@ -271,6 +282,14 @@ async fn a_button_inside_the_elements_own_label_does_not_take_its_tap() {
     let elements = dump(&rig.client).await;
     let cancel = find(&elements, "web:button", "Cancel");
     tap_presses_only(&rig, cancel, "cancel").await;
+    // Refused, naming what is on top: the page's title stays its own.
+    let result = call(&rig.client, "ui", json!({"operation": "tap", "ref": cancel["ref"]})).await;
+    let said = serde_json::to_string(&result.content).unwrap();
+    assert!(
+        result.is_error == Some(true) && said.contains("Delete account"),
+        "{said}"
+    );
+    assert_eq!(page_eval(&rig.sim, "document.title").await, "Account");
 }
 
 /// A same-origin iframe with `padding-top: 50px` (plain CSS). Frame offsets are taken as its
@@ -278,7 +297,6 @@ async fn a_button_inside_the_elements_own_label_does_not_take_its_tap() {
 /// high, and a tap on it lands 50 px higher in the frame, on "Erase data"; the cover check
 /// makes the same mistake both ways, so it sees Keep data there and lets the tap through.
 #[tokio::test(flavor = "multi_thread")]
-#[ignore = "bug: an iframe's CSS padding is left out of frame offsets: tapping \"Keep data\" presses \"Erase data\" above it"]
 async fn an_iframes_padding_does_not_shift_a_tap_onto_another_button() {
     let Some(rig) = open_page("attack_iframe_padding.html").await else {
         return;
@@ -287,7 +305,7 @@ async fn an_iframes_padding_does_not_shift_a_tap_onto_another_button() {
     assert_eq!(page_eval(&rig.sim, frame_loaded).await, true);
     let elements = dump(&rig.client).await;
     let keep = find(&elements, "web:button", "Keep data");
-    tap_presses_only(&rig, keep, "keep").await;
+    tap_presses(&rig, keep, "keep").await;
 }
 
 /// The page reorders two id-less buttons after droidmcp read it (what a re-render or an A/B
@@ -309,7 +327,6 @@ async fn elements_swapping_places_after_the_read_do_not_redirect_a_tap() {
 /// screen and a person can press it, but droidmcp's listing never descends into shadow roots, so
 /// the page hides it from the assistant.
 #[tokio::test(flavor = "multi_thread")]
-#[ignore = "bug: buttons inside (open) shadow DOM are not listed: a page hides its controls from droidmcp with a web component"]
 async fn a_button_in_a_shadow_root_is_listed_and_tapped() {
     let Some(rig) = open_page("attack_shadow.html").await else {
         return;
@@ -325,5 +342,5 @@ async fn a_button_in_a_shadow_root_is_listed_and_tapped() {
             )
         })
         .clone();
-    tap_presses_only(&rig, &buy, "buy").await;
+    tap_presses(&rig, &buy, "buy").await;
 }
