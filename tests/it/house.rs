@@ -183,6 +183,12 @@ const MECHANISMS: &[Mechanism] = &[
         pending: &[],
     },
     Mechanism {
+        concern: "a web frame's offset, its content box (web.rs's contentOffset, for reading, tapping and the cover check)",
+        markers: &["clientTop"],
+        home: "src/tools/ui/web.rs",
+        pending: &[],
+    },
+    Mechanism {
         concern: "a reading with a remember flag: read_screen and read_current",
         markers: &["remember: bool"],
         home: "",
