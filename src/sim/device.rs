@@ -9,7 +9,7 @@ use crate::android::logcat::{Level, LogLine, format_threadtime, parse_threadtime
 use crate::android::uiautomator::UiTree;
 
 use super::fs::Fs;
-use super::profile::{Battery, Display, PackageSpec, Profile, Transition};
+use super::profile::{Battery, Display, PackageSpec, Profile, Reveal, Transition};
 
 /// A screen as it is now: its template plus whatever was typed, focused or toggled.
 #[derive(Debug, Clone)]
@@ -66,6 +66,7 @@ pub struct Device {
     pub log: Vec<LogEntry>,
     screens: Vec<Screen>,
     transitions: Vec<Transition>,
+    reveals: Vec<Reveal>,
     home: usize,
     current: usize,
     back_stack: Vec<usize>,
@@ -128,6 +129,7 @@ impl Device {
             log: rebase_log(&p.logcat),
             screens,
             transitions: p.toml.transitions,
+            reveals: p.toml.reveals,
             home,
             current: home,
             back_stack: Vec::new(),
@@ -302,6 +304,13 @@ impl Device {
                 .as_deref()
                 .is_some_and(|sel| within.iter().any(|&i| selector_matches(sel, &tree.nodes[i])))
         });
+        let here = &self.screens[self.current].name;
+        let revealed: Vec<usize> = self
+            .reveals
+            .iter()
+            .filter(|r| &r.screen == here && within.iter().any(|&i| selector_matches(&r.toggle, &tree.nodes[i])))
+            .filter_map(|r| (0..tree.nodes.len()).find(|&i| selector_matches(&r.field, &tree.nodes[i])))
+            .collect();
         let is_edit = tree.nodes[target].class().contains("EditText");
         let checkable = tree.nodes[target].flag("checkable");
         if is_edit {
@@ -310,6 +319,9 @@ impl Device {
             let screen = self.screen_mut();
             let checked = screen.tree.nodes[target].flag("checked");
             screen.tree.nodes[target].set_attr("checked", if checked { "false" } else { "true" });
+        }
+        for field in revealed {
+            self.edit_field(field, |_, password| *password = !*password);
         }
         if let Some(to) = rule {
             self.go_to(&to);
@@ -337,9 +349,15 @@ impl Device {
     }
 
     fn edit_focused(&mut self, id: usize, change: impl FnOnce(&mut String)) {
+        self.edit_field(id, |value, _| change(value));
+    }
+
+    /// Changes what field `id` holds, or whether it is a password field (a reveal toggle), and
+    /// shows it as uiautomator does: a password as dots, an empty field's hint as its text.
+    fn edit_field(&mut self, id: usize, change: impl FnOnce(&mut String, &mut bool)) {
         let screen = self.screen_mut();
         let node = &screen.tree.nodes[id];
-        let password = node.flag("password");
+        let mut password = node.flag("password");
         let hint = node.attr("hint").unwrap_or_default().to_string();
         // A field never edited holds its text, unless that text is only its hint (uiautomator
         // reports an empty field's hint as its text).
@@ -351,7 +369,7 @@ impl Device {
                 text.to_string()
             }
         });
-        change(&mut value);
+        change(&mut value, &mut password);
         let shown = if value.is_empty() && !hint.is_empty() {
             hint
         } else if password {
@@ -359,7 +377,9 @@ impl Device {
         } else {
             value.clone()
         };
-        screen.tree.nodes[id].set_attr("text", &shown);
+        let node = &mut screen.tree.nodes[id];
+        node.set_attr("text", &shown);
+        node.set_attr("password", if password { "true" } else { "false" });
         screen.values.insert(id, value);
     }
 

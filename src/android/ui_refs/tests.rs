@@ -1,7 +1,7 @@
 use super::*;
 use crate::android::cut;
 use crate::android::ui_elements::{MAX_LABEL_CHARS, elements, label_of};
-use crate::android::uiautomator::parse_ui_dump;
+use crate::android::uiautomator::{UiTree, parse_ui_dump};
 use proptest::prelude::*;
 
 fn screen(field_one: &str, checked: bool, title: &str) -> UiTree {
@@ -21,7 +21,7 @@ fn screen(field_one: &str, checked: bool, title: &str) -> UiTree {
 
 fn numbered(book: &mut RefBook, tree: &UiTree) -> Vec<Element> {
     let mut els = elements(tree);
-    book.number(tree, &mut els);
+    book.number(&mut els);
     els
 }
 
