@@ -27,7 +27,13 @@ pub struct Identity {
     pub resource_id: String,
     /// The whole label, state left out (above).
     pub label: String,
+    /// A web element's CSS selector (`tools/ui/web.rs`): where it sits in its document, which
+    /// scrolling and a frame's reload keep where its box moves; empty for any other.
+    pub web_selector: String,
 }
+
+/// The attribute a web element's node carries: the CSS selector that finds it again.
+pub const WEB_SELECTOR_ATTR: &str = "web-selector";
 
 impl Identity {
     /// The identity of node `node` of `tree` as an element.
@@ -38,6 +44,7 @@ impl Identity {
             class: n.class().to_string(),
             resource_id: n.resource_id().trim().to_string(),
             label: super::ui_elements::identity_label(tree, node),
+            web_selector: n.attr(WEB_SELECTOR_ATTR).unwrap_or_default().to_string(),
         }
     }
 

@@ -6,7 +6,9 @@
 //! label, state left out) at the place it sits (bounds): two single-choice dialogs put their
 //! rows at the same place with the same id, and only the label tells "Light" from "Erase all
 //! data", or "Off" from "On". A row that scrolls to another place, or a label that changes, is a
-//! new element with a new ref.
+//! new element with a new ref. A web element (in a WebView's page) sits where its CSS selector
+//! says (part of its identity), not at a box: the page scrolls and reflows under it, and a frame
+//! reloads.
 
 use std::collections::{HashMap, HashSet};
 
@@ -20,7 +22,7 @@ use super::uiautomator::Bounds;
 const MAX_IDENTITIES: usize = 20_000;
 const MAX_LABEL_BYTES: usize = 8 << 20;
 
-/// What a ref names: an identity at its place.
+/// What a ref names: an identity at its place (none for a web element: its selector places it).
 type Placed = (Identity, Bounds);
 
 /// One device's refs: identity ↔ number, across every reading of its screen.
@@ -37,7 +39,11 @@ impl RefBook {
     /// `resolve` then refuses as not unique.
     pub fn number(&mut self, elements: &mut [Element]) {
         for element in elements.iter_mut() {
-            let placed = (element.identity.clone(), element.bounds);
+            let place = match element.identity.web_selector.is_empty() {
+                true => element.bounds,
+                false => Bounds::default(),
+            };
+            let placed = (element.identity.clone(), place);
             let number = match self.numbers.get(&placed) {
                 Some(number) => *number,
                 None => {

@@ -201,6 +201,18 @@ const TEST_MECHANISMS: &[Mechanism] = &[
         pending: &[],
     },
     Mechanism {
+        concern: "starting headless Chromium (Headless::start: one way to find and launch it)",
+        markers: &["--remote-debugging-port"],
+        home: "common/chromium.rs",
+        pending: &[],
+    },
+    Mechanism {
+        concern: "skipping a test for a missing tool or capture (skip_or_fail: a failure under CI)",
+        markers: &["SKIPPED"],
+        home: "common/mod.rs",
+        pending: &[],
+    },
+    Mechanism {
         concern: "a reqwest client (http_client: the TLS provider installed first)",
         markers: &["reqwest::Client::new()"],
         home: "common/server.rs",

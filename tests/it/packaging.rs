@@ -162,3 +162,37 @@ fn npm_global_module(name: &str) -> Option<String> {
     let path = PathBuf::from(String::from_utf8_lossy(&root.stdout).trim()).join(name);
     path.join("package.json").exists().then(|| path.display().to_string())
 }
+
+/// One CI definition: the workflow's Linux job runs `.ci/run` itself (so its installs and test
+/// commands are the ones a stop is judged by), in Debian, and no other job runs the integration
+/// suites, which need Debian's adb, toybox, Chromium and `/proc`.
+#[test]
+fn the_workflow_runs_ci_run_on_linux_and_only_unit_tests_elsewhere() {
+    let root = crate::common::repo_dir();
+    let workflow = std::fs::read_to_string(root.join(".github/workflows/ci.yml")).unwrap();
+    let (linux, macos) = workflow
+        .split_once("\n  macos:")
+        .expect("ci.yml has a linux job, then a macos job");
+    assert!(
+        linux.contains("run: bash .ci/run") && linux.contains("CI: \"true\""),
+        "the Linux job runs .ci/run with CI=true:\n{linux}"
+    );
+    assert!(
+        linux.contains("container: rust:1-bookworm"),
+        "in Debian, as .ci/run expects"
+    );
+    let test_lines: Vec<&str> = macos.lines().filter(|l| l.contains("cargo test")).collect();
+    assert_eq!(test_lines.len(), 1, "one test step on macOS: {test_lines:?}");
+    assert!(
+        test_lines[0].contains("--lib") && !test_lines[0].contains("--test "),
+        "macOS runs only the unit tests: {}",
+        test_lines[0]
+    );
+    // Whatever .ci/run installs, the workflow does not install again by another route.
+    for install in ["apt-get install", "npm install", "pip"] {
+        assert!(
+            !workflow.contains(install),
+            "ci.yml installs ({install}); .ci/run does that"
+        );
+    }
+}

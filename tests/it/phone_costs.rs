@@ -40,20 +40,28 @@ async fn a_journey_on_the_phone_profile_prints_its_device_time_and_programs() {
         json!({"operation": "launch", "package": "org.droidmcp.demo.login"}),
     )
     .await);
-    let steps: Vec<(&str, Value)> = vec![
-        ("dump", json!({"operation": "dump"})),
+    // Each call with what the profile's model charges for it: (device programs, device ms).
+    // Counted, not timed: a change of programs or of their modelled cost fails here, and
+    // docs/real-devices.md's table says the same numbers.
+    let steps: Vec<(&str, Value, (u64, &str))> = vec![
+        ("dump", json!({"operation": "dump"}), (4, "262.2")),
         (
             "tap by text, observe",
             json!({"operation": "tap", "resourceId": "username", "observe": true}),
+            (7, "743.6"),
         ),
-        ("type", json!({"operation": "type", "text": "ada"})),
-        ("key BACK", json!({"operation": "key", "name": "BACK"})),
-        ("screenshot", json!({"operation": "screenshot"})),
+        // Reads the screen first: whether the focused field is a password decides what the
+        // recording keeps (3 programs), then `input text`.
+        ("type", json!({"operation": "type", "text": "ada"}), (4, "486.4")),
+        ("key BACK", json!({"operation": "key", "name": "BACK"}), (1, "226.0")),
+        ("screenshot", json!({"operation": "screenshot"}), (1, "1817.4")),
     ];
+    let mut charged = Vec::new();
+    let mut expected = Vec::new();
     let (start_ms, start_programs) = spent(&client).await;
     let (mut device_ms, mut programs) = (start_ms, start_programs);
     let started = Instant::now();
-    for (name, args) in steps {
+    for (name, args, (want_programs, want_ms)) in steps {
         let host = Instant::now();
         ok(&call(&client, "ui", args).await);
         let host_ms = host.elapsed().as_secs_f64() * 1000.0;
@@ -63,6 +71,12 @@ async fn a_journey_on_the_phone_profile_prints_its_device_time_and_programs() {
             now_ms - device_ms,
             now_programs - programs
         );
+        charged.push(format!(
+            "{name}: {} programs, {:.1} ms",
+            now_programs - programs,
+            now_ms - device_ms
+        ));
+        expected.push(format!("{name}: {want_programs} programs, {want_ms} ms"));
         (device_ms, programs) = (now_ms, now_programs);
     }
     let host_ms = started.elapsed().as_secs_f64() * 1000.0;
@@ -70,9 +84,14 @@ async fn a_journey_on_the_phone_profile_prints_its_device_time_and_programs() {
     println!(
         "journey: device {total_ms:.1} ms, {total_programs} device programs, host {host_ms:.1} ms (with the cost reads)"
     );
-    assert!(
-        total_programs > 0 && total_ms > 0.0,
-        "the phone profile counts what it costs"
+    assert_eq!(
+        charged, expected,
+        "each call's device programs and modelled device time"
+    );
+    assert_eq!(
+        (total_programs, format!("{total_ms:.1}")),
+        (17, "3535.6".to_string()),
+        "the journey's device programs and modelled device time (docs/real-devices.md)"
     );
     client.cancel().await.unwrap();
 }

@@ -2,79 +2,28 @@
 //! Chromium the test starts (Debian's `chromium`), serving pages from tests/it/web_pages. A missing
 //! chromium skips locally and fails under CI.
 
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::PathBuf;
+use std::process::Command;
 use std::time::Duration;
 
+use crate::common::chromium::Headless;
 use crate::common::*;
 use droidmcp::adb::{Adb, Route, devtools};
 use droidmcp::android::unix_sockets::{DevtoolsOwner, devtools_sockets};
 use serde_json::json;
 
-/// A headless Chromium with a DevTools port on loopback, showing one page; killed on drop.
-pub struct Chromium {
-    child: Child,
-    pub port: u16,
-    _profile: tempfile::TempDir,
-}
+/// A headless Chromium showing one page of tests/it/web_pages, its DevTools port on loopback.
+pub struct Chromium(Headless);
 
 impl Chromium {
     /// `None` when chromium is missing (a skip locally, a failure under CI).
     pub fn start(page: &str) -> Option<Chromium> {
-        let binary = ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
-            .into_iter()
-            .find(|p| Path::new(p).exists());
-        let Some(binary) = binary else {
-            skip_or_fail("chromium is not installed (apt-get install chromium)");
-            return None;
-        };
-        let profile = tempfile::tempdir().unwrap();
         let url = format!("file://{}", page_path(page).display());
-        let child = Command::new(binary)
-            .args([
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-quic",
-                "--no-first-run",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-                "--remote-debugging-address=127.0.0.1",
-                "--remote-debugging-port=0",
-                "--window-size=412,870",
-            ])
-            .arg(format!("--user-data-dir={}", profile.path().display()))
-            .arg(url)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn chromium");
-        // Chromium writes the port it picked to DevToolsActivePort in its profile.
-        let active = profile.path().join("DevToolsActivePort");
-        let deadline = std::time::Instant::now() + Duration::from_secs(30);
-        let port = loop {
-            if let Some(port) = std::fs::read_to_string(&active)
-                .ok()
-                .and_then(|t| t.lines().next().and_then(|l| l.parse().ok()))
-            {
-                break port;
-            }
-            assert!(
-                std::time::Instant::now() < deadline,
-                "chromium wrote no DevToolsActivePort in 30 s"
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        };
-        Some(Chromium {
-            child,
-            port,
-            _profile: profile,
-        })
+        Headless::start(&["--window-size=412,870"], &url).map(Chromium)
     }
 
     pub fn addr(&self) -> String {
-        format!("127.0.0.1:{}", self.port)
+        self.0.addr()
     }
 
     /// Waits until its page has loaded, asking its DevTools port straight (no device involved).
@@ -98,13 +47,6 @@ impl Chromium {
 /// A page's load, as a promise.
 const LOADED: &str =
     "new Promise(r => document.readyState === 'complete' ? r(true) : addEventListener('load', () => r(true)))";
-
-impl Drop for Chromium {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 pub fn page_path(name: &str) -> PathBuf {
     repo_dir().join("tests/it/web_pages").join(name)
@@ -530,6 +472,11 @@ async fn a_form_in_an_iframe_is_read_and_acted_on() {
         card["at"][1].as_i64().unwrap() > heading_y + 300,
         "{card} vs heading at {heading_y}"
     );
+    // A page scrolls and a frame reloads under its elements: the refs name the same elements
+    // still (a web element is where its selector says, not where its box was).
+    let reloaded = "new Promise(r => { const f = document.getElementById('pay'); f.onload = () => r(!!f.contentDocument.getElementById('card')); f.contentWindow.location.reload(); })";
+    assert_eq!(page_eval(sim, reloaded).await, true);
+    assert_eq!(page_eval(sim, "(scrollBy(0, 40), scrollY)").await, 40);
     ok(&call(
         client,
         "ui",

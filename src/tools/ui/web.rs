@@ -16,7 +16,7 @@ use crate::android::unix_sockets::{DevtoolsOwner, devtools_sockets};
 /// The class uiautomator gives a WebView.
 const WEBVIEW_CLASS: &str = "android.webkit.WebView";
 /// The attribute a web node carries: the CSS selector that finds it again.
-pub(super) const SELECTOR_ATTR: &str = "web-selector";
+pub(super) const SELECTOR_ATTR: &str = crate::android::identity::WEB_SELECTOR_ATTR;
 
 /// What a reading saw of the page in the WebView on the screen.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]

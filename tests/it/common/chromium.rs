@@ -7,7 +7,6 @@ use std::time::Duration;
 
 use futures::{SinkExt, StreamExt};
 use serde_json::{Value, json};
-use tokio::io::AsyncBufReadExt;
 use tokio_tungstenite::tungstenite::Message;
 
 type Socket = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
@@ -18,8 +17,7 @@ const COMMAND_WAIT: Duration = Duration::from_secs(30);
 pub struct Browser {
     socket: Socket,
     next: u64,
-    _child: tokio::process::Child,
-    _profile: tempfile::TempDir,
+    _headless: Headless,
 }
 
 /// One page (a target attached in flat mode), and its iframe's isolated world once found.
@@ -27,10 +25,20 @@ pub struct Page {
     session: String,
 }
 
-impl Browser {
-    /// Starts `chromium --headless` with a fresh profile; `None` (after skip_or_fail) when it is
-    /// not installed.
-    pub async fn launch() -> Option<Browser> {
+/// A headless Chromium (Debian's `chromium`) with a DevTools port on loopback and a fresh
+/// profile, killed on drop: the one way the tests start a browser.
+pub struct Headless {
+    child: std::process::Child,
+    pub port: u16,
+    /// The browser target's WebSocket path (`/devtools/browser/…`).
+    browser_path: String,
+    _profile: tempfile::TempDir,
+}
+
+impl Headless {
+    /// Starts it on `url` with the shared flags plus `extra`; `None` (after skip_or_fail) when
+    /// chromium is not installed.
+    pub fn start(extra: &[&str], url: &str) -> Option<Headless> {
         if std::process::Command::new("chromium")
             .arg("--version")
             .output()
@@ -40,52 +48,85 @@ impl Browser {
             return None;
         }
         let profile = tempfile::tempdir().unwrap();
-        let mut child = tokio::process::Command::new("chromium")
+        let child = std::process::Command::new("chromium")
             .args([
                 "--headless",
                 // As root (CI) Chromium runs only without its sandbox.
                 "--no-sandbox",
                 "--disable-gpu",
+                "--disable-quic",
                 "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--remote-debugging-address=127.0.0.1",
                 "--remote-debugging-port=0",
+            ])
+            .args(extra)
+            .arg(format!("--user-data-dir={}", profile.path().display()))
+            .arg(url)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("spawn chromium");
+        // Chromium writes the port it picked, and the browser's path, to DevToolsActivePort.
+        let active = profile.path().join("DevToolsActivePort");
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        let (port, browser_path) = loop {
+            let written = std::fs::read_to_string(&active).unwrap_or_default();
+            let mut lines = written.lines();
+            if let (Some(Ok(port)), Some(path)) = (lines.next().map(str::parse), lines.next()) {
+                break (port, path.to_string());
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "chromium wrote no DevToolsActivePort in 60 s"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        };
+        Some(Headless {
+            child,
+            port,
+            browser_path,
+            _profile: profile,
+        })
+    }
+
+    pub fn addr(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+}
+
+impl Drop for Headless {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Browser {
+    /// A headless Chromium on `about:blank`, driven over its browser target; `None` (after
+    /// skip_or_fail) when it is not installed.
+    pub async fn launch() -> Option<Browser> {
+        let headless = Headless::start(
+            &[
                 // The app's sandboxed iframe in the page's own process, so the page's target
                 // reaches it (no out-of-process frame to attach to).
                 "--disable-features=IsolateSandboxedIframes",
                 "--disable-site-isolation-trials",
                 "--window-size=1000,760",
-            ])
-            .arg(format!("--user-data-dir={}", profile.path().display()))
-            .arg("about:blank")
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("spawn chromium");
-        let mut lines = tokio::io::BufReader::new(child.stderr.take().unwrap()).lines();
-        let mut said = String::new();
-        let url = loop {
-            let line = tokio::time::timeout(Duration::from_secs(60), lines.next_line())
-                .await
-                .unwrap_or_else(|_| panic!("chromium printed no DevTools address in 60 s: {said}"))
-                .unwrap()
-                .unwrap_or_else(|| panic!("chromium ended: {said}"));
-            said.push_str(&line);
-            said.push('\n');
-            if let Some(url) = line.strip_prefix("DevTools listening on ") {
-                break url.trim().to_string();
-            }
-        };
-        // Its later chatter is not the test's business; keep the pipe drained.
-        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+            ],
+            "about:blank",
+        )?;
+        let url = format!("ws://{}{}", headless.addr(), headless.browser_path);
         let (socket, _) = tokio_tungstenite::connect_async(url.as_str())
             .await
             .expect("connect to chromium's DevTools");
         Some(Browser {
             socket,
             next: 0,
-            _child: child,
-            _profile: profile,
+            _headless: headless,
         })
     }
 
