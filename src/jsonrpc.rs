@@ -33,7 +33,7 @@ pub fn invalid_request(message: &Value, why: &str) -> Value {
         -32600,
         &format!(
             "Invalid Request: not a message this server reads ({}): a JSON-RPC 2.0 object with \"jsonrpc\": \"2.0\", a known method and its params",
-            crate::adb::echoed(why)
+            crate::android::text::echoed(why)
         ),
     )
 }

@@ -550,7 +550,7 @@ impl ServerHandler for DroidMcp {
             return Err(ErrorData::resource_not_found(
                 format!(
                     "{} is not a droidmcp resource; they look like droidmcp://cache/ID, droidmcp://skills/NAME or droidmcp://api/droidmcp.d.ts",
-                    crate::adb::echoed(&request.uri)
+                    crate::android::text::echoed(&request.uri)
                 ),
                 None,
             ));

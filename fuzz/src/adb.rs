@@ -1,10 +1,10 @@
-//! The wire decoders of `src/adb/`, by path (see lib.rs).
+//! The wire decoders of `crates/adb/src/`, by path (see lib.rs).
 
-#[path = "../../src/adb/capture.rs"]
+#[path = "../../crates/adb/src/capture.rs"]
 pub mod capture;
-#[path = "../../src/adb/message.rs"]
+#[path = "../../crates/adb/src/message.rs"]
 pub mod message;
-#[path = "../../src/adb/shell_v2.rs"]
+#[path = "../../crates/adb/src/shell_v2.rs"]
 pub mod shell_v2;
-#[path = "../../src/adb/console/reply.rs"]
+#[path = "../../crates/adb/src/console/reply.rs"]
 pub mod console_reply;

@@ -267,13 +267,13 @@ async fn hold(state: &State, args: &JsonObject) -> CallToolResult {
         other => {
             return crate::tools::error(format!(
                 "{TOOL} takes operation \"hold\" or \"release\"; got {}",
-                other.map_or("none".to_string(), |o| format!("{:?}", crate::adb::echoed(o)))
+                other.map_or("none".to_string(), |o| format!("{:?}", crate::android::text::echoed(o)))
             ));
         }
     };
     let serial = match state.device(args.device.as_deref()).await {
         Ok(s) => s,
-        Err(e) => return e.into(),
+        Err(e) => return crate::tools::error(e.to_string()),
     };
     state.holds.set(&serial, held);
     let hint = match held {

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::adb::quote;
+use crate::android::text::quote;
 use crate::tools::State;
 
 /// One file the script made: the device that holds it, its path there, its name beside the
@@ -54,7 +54,7 @@ pub async fn push(state: &State, media: &[crate::flow::commands::Media]) -> anyh
         if !said.is_empty() {
             anyhow::bail!(
                 "addMedia: cannot push {host} to {device}: {}",
-                crate::adb::cut(&String::from_utf8_lossy(&said))
+                crate::android::text::echoed(&String::from_utf8_lossy(&said))
             );
         }
     }
@@ -113,7 +113,7 @@ async fn pull_one(state: &State, file: &Made, beside: &Path) -> Result<PathBuf, 
         return Err(format!(
             "{} on the device is no PNG or MP4: {}",
             file.path,
-            crate::adb::cut(&String::from_utf8_lossy(&bytes[..bytes.len().min(200)]))
+            crate::android::text::echoed(&String::from_utf8_lossy(&bytes[..bytes.len().min(200)]))
         ));
     }
     let path = beside.join(relative);

@@ -47,7 +47,7 @@ fn suite(out: &mut String, report: &Report) {
                 if let Some(e) = failure {
                     out.push_str(&format!(
                         "    <failure message=\"{}\">step {}: {}{}</failure>\n",
-                        xml(&crate::adb::cut(&e)),
+                        xml(&crate::android::text::echoed(&e)),
                         xml(name),
                         xml(&e),
                         xml(&shot)
@@ -66,7 +66,7 @@ fn suite(out: &mut String, report: &Report) {
     if let Some(e) = &report.run_error {
         out.push_str(&format!(
             "  <testcase classname=\"{class}\" name=\"the run\" time=\"0\">\n    <failure message=\"{}\">{}{}</failure>\n  </testcase>\n",
-            xml(&crate::adb::cut(e)),
+            xml(&crate::android::text::echoed(e)),
             xml(e),
             xml(&shot)
         ));

@@ -78,7 +78,7 @@ async fn run_guarded(
                 tracing::error!(what, "a tool call panicked");
                 tools::error(format!(
                     "internal error: this call failed on a bug in droidmcp ({}); nothing else is affected. Please report it with the arguments you used",
-                    crate::adb::echoed(what)
+                    crate::android::text::echoed(what)
                 ))
             }
             Err(_) => tools::error("the call was aborted"),

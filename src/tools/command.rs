@@ -87,11 +87,11 @@ pub fn check_fields(what: &str, given: &[String], allowed: &[&str]) -> Result<()
         None => Ok(()),
         Some(stray) if allowed.is_empty() => Err(format!(
             "`{}` does not apply to {what}; it takes no other field",
-            crate::adb::echoed(stray)
+            crate::android::text::echoed(stray)
         )),
         Some(stray) => Err(format!(
             "`{}` does not apply to {what}; it takes {}",
-            crate::adb::echoed(stray),
+            crate::android::text::echoed(stray),
             allowed.join(", ")
         )),
     }

@@ -139,7 +139,7 @@ impl Command for FlowCommand {
 pub async fn apply(state: &State, command: FlowCommand) -> CallToolResult {
     let serial = match state.device(command.device.as_deref()).await {
         Ok(s) => s,
-        Err(e) => return e.into(),
+        Err(e) => return error(e.to_string()),
     };
     let output = match &command.export {
         None => {
@@ -237,7 +237,7 @@ async fn export(state: &State, serial: &str, what: &Export) -> Result<FlowOutput
     let mut preview: Vec<String> = Vec::new();
     let mut chars = 0;
     for (i, step) in steps.iter().enumerate().take(PREVIEW_STEPS) {
-        let line = crate::adb::echoed(&format!("{} {}", i + 1, step.describe()));
+        let line = crate::android::text::echoed(&format!("{} {}", i + 1, step.describe()));
         chars += line.chars().count();
         if chars > PREVIEW_CHARS && !preview.is_empty() {
             break;

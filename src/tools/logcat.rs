@@ -8,11 +8,11 @@ use serde::{Deserialize, Serialize};
 
 use super::command::{self, Command, Deadline, Range};
 use super::{State, error};
-use crate::adb::quote;
 use crate::android::crashes::{Crash, collapse_runs, find_crashes, group_repeats, pids_of_package};
-use crate::android::cut;
 use crate::android::logcat::{Level, LogLine, format_threadtime, parse_threadtime_line, with_years};
 use crate::android::packages::is_valid_package_name;
+use crate::android::text::cut;
+use crate::android::text::quote;
 use crate::context::budget::{Budgeted, chars, respond};
 use crate::context::{Data, Kind};
 
@@ -184,7 +184,7 @@ impl Command for LogcatCommand {
                 {
                     return Err(format!(
                         "`{}` is not a package name (e.g. com.example.app)",
-                        crate::adb::echoed(p)
+                        crate::android::text::echoed(p)
                     ));
                 }
                 // Checked before the device is asked (the day of an HH:MM:SS form comes from
@@ -232,7 +232,7 @@ impl Command for LogcatCommand {
 pub async fn apply(state: &State, command: LogcatCommand) -> CallToolResult {
     let serial = match state.device(command.device.as_deref()).await {
         Ok(s) => s,
-        Err(e) => return e.into(),
+        Err(e) => return error(e.to_string()),
     };
     let outcome = match &command.read {
         Some(args) => read(state, &serial, args).await,

@@ -309,9 +309,3 @@ impl State {
 pub fn error(message: impl Into<String>) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(message.into())])
 }
-
-impl From<AdbError> for CallToolResult {
-    fn from(e: AdbError) -> Self {
-        error(e.to_string())
-    }
-}

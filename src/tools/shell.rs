@@ -172,7 +172,7 @@ pub async fn apply(
     }
     let serial = match state.device(device.as_deref()).await {
         Ok(s) => s,
-        Err(e) => return e.into(),
+        Err(e) => return error(e.to_string()),
     };
     let out = match state.adb.shell_with_timeout(&serial, command, timeout).await {
         Ok(out) => out,
@@ -182,7 +182,7 @@ pub async fn apply(
                 after.as_millis()
             ));
         }
-        Err(e) => return e.into(),
+        Err(e) => return error(e.to_string()),
     };
     let output = shape(state, &serial, command, out);
     respond(&output, state.budget, &state.cache, &format!("adb-shell on {serial}"))

@@ -78,20 +78,130 @@ fn readme_is_short_and_its_two_commands_work_as_written() {
     );
 }
 
-/// The layers of `src/`, top to bottom (docs/ARCHITECTURE.md): a module may use its own layer's
-/// and lower ones, never a higher one. The simulator stands beside them and may use only what the
-/// map names; nothing but the command line uses it.
-const LAYERS: &[&[&str]] = &[
-    &["replay", "call"],
-    &["stdio", "http", "jsonrpc"],
-    &["server", "panel"],
-    &["principals"],
-    &["tools", "script", "flow"],
-    &["context", "image"],
-    &["adb", "android"],
+/// The crates of the workspace and the workspace crates each may depend on (docs/ARCHITECTURE.md,
+/// "Layers"): a lower crate never depends on a higher one, and nothing in the library but the
+/// command line uses the simulator. The compiler keeps the rest: a crate cannot name what it does
+/// not depend on.
+const CRATES: &[(&str, &[&str])] = &[
+    (
+        "droidmcp",
+        &["adb", "android", "context", "flow", "image", "script", "sim"],
+    ),
+    ("sim", &["adb", "android", "image"]),
+    ("script", &["android"]),
+    ("flow", &["android"]),
+    ("context", &["android"]),
+    ("image", &[]),
+    ("adb", &["android"]),
+    ("android", &[]),
 ];
-/// What the simulator shares with the rest (ARCHITECTURE.md names each).
-const SIM_USES: &[&str] = &["adb", "android", "image"];
+
+/// The room of a workspace crate a dependency line names: by its package (`droidmcp-ROOM`, as
+/// `package = "droidmcp-ROOM"` or as the key), or by an alias `[workspace.dependencies]` gives
+/// it (`android.workspace = true`). Other crates (the `image` codec crate among them) are none.
+fn workspace_room(key: &str, line: &str, aliases: &std::collections::BTreeMap<String, String>) -> Option<String> {
+    let package = match line.split("package = \"").nth(1) {
+        Some(rest) => rest.split('"').next().unwrap_or_default(),
+        None => key,
+    };
+    match package.strip_prefix("droidmcp-") {
+        Some(room) => Some(room.to_string()),
+        None => aliases.get(key).cloned(),
+    }
+}
+
+/// A Cargo.toml's dependencies of each kind (normal, dev, build, per target) that are workspace
+/// crates, by room, and the aliases its `[workspace.dependencies]` defines (the root's: versions
+/// for the members, not its own dependencies).
+fn crate_dependencies(
+    manifest: &std::path::Path,
+    aliases: &std::collections::BTreeMap<String, String>,
+) -> (
+    std::collections::BTreeSet<String>,
+    std::collections::BTreeMap<String, String>,
+) {
+    let text = std::fs::read_to_string(manifest).unwrap();
+    let (mut found, mut defined) = (std::collections::BTreeSet::new(), std::collections::BTreeMap::new());
+    let mut section = String::new();
+    for line in text.lines() {
+        let line = line.split('#').next().unwrap_or_default().trim();
+        if line.starts_with('[') {
+            section = line.trim_matches(|c| c == '[' || c == ']').to_string();
+            continue;
+        }
+        let key: String = line
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == '-')
+            .collect();
+        if key.is_empty() {
+            continue;
+        }
+        let is_dependencies = ["dependencies", "dev-dependencies", "build-dependencies"]
+            .iter()
+            .any(|kind| section == *kind || section.ends_with(&format!(".{kind}")));
+        if section == "workspace.dependencies" {
+            if let Some(room) = workspace_room(&key, line, &Default::default()) {
+                defined.insert(key, room);
+            }
+        } else if is_dependencies && let Some(room) = workspace_room(&key, line, aliases) {
+            found.insert(room);
+        }
+    }
+    (found, defined)
+}
+
+/// Each crate of the workspace (the root package and `crates/*`) by its room's name, with the
+/// workspace crates its Cargo.toml depends on.
+fn crate_uses() -> std::collections::BTreeMap<String, std::collections::BTreeSet<String>> {
+    let root = repo_dir();
+    let (_, aliases) = crate_dependencies(&root.join("Cargo.toml"), &Default::default());
+    let mut uses = std::collections::BTreeMap::new();
+    uses.insert(
+        "droidmcp".to_string(),
+        crate_dependencies(&root.join("Cargo.toml"), &aliases).0,
+    );
+    for entry in std::fs::read_dir(root.join("crates")).unwrap() {
+        let dir = entry.unwrap().path();
+        let manifest = dir.join("Cargo.toml");
+        if manifest.exists() {
+            let room = dir.file_name().unwrap().to_string_lossy().into_owned();
+            uses.insert(room, crate_dependencies(&manifest, &aliases).0);
+        }
+    }
+    uses
+}
+
+#[test]
+fn no_crate_depends_on_a_higher_layer() {
+    let uses = crate_uses();
+    let mut wrong = Vec::new();
+    for (krate, used) in &uses {
+        let Some((_, allowed)) = CRATES.iter().find(|(name, _)| name == krate) else {
+            wrong.push(format!(
+                "crates/{krate} is in no layer: add it to CRATES and to docs/ARCHITECTURE.md"
+            ));
+            continue;
+        };
+        for dependency in used {
+            if !allowed.contains(&dependency.as_str()) {
+                wrong.push(format!(
+                    "`{krate}` depends on `{dependency}`, a layer above it (or the simulator)"
+                ));
+            }
+        }
+    }
+    for (name, _) in CRATES {
+        if !uses.contains_key(*name) {
+            wrong.push(format!("CRATES names `{name}`, which is not a crate of the workspace"));
+        }
+    }
+    let graph: Vec<String> = uses
+        .iter()
+        .map(|(krate, used)| format!("{krate} → {}", used.iter().cloned().collect::<Vec<_>>().join(", ")))
+        .collect();
+    println!("{} crates: {}", uses.len(), graph.join("; "));
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
 
 /// The top-level modules of the crate a source text names through `crate::`.
 fn crate_modules_named(text: &str) -> std::collections::BTreeSet<String> {
@@ -127,30 +237,26 @@ fn crate_modules_named(text: &str) -> std::collections::BTreeSet<String> {
     named
 }
 
-/// Every `.rs` file under a folder.
-fn rust_files(dir: &std::path::Path, found: &mut Vec<std::path::PathBuf>) {
+/// Every source file (`.rs`, and the JavaScript the flows' scripts run, `.js`) under a folder.
+fn source_files(dir: &std::path::Path, found: &mut Vec<std::path::PathBuf>) {
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
         if path.is_dir() {
-            rust_files(&path, found);
-        } else if path.extension().is_some_and(|e| e == "rs") {
+            source_files(&path, found);
+        } else if path.extension().is_some_and(|e| e == "rs" || e == "js") {
             found.push(path);
         }
     }
 }
 
-/// Which top-level modules each module of `src/` uses through `crate::` (code only: a comment may
-/// name any module), and how many uses were read. The binary's and the crate's roots sit on top.
-fn module_uses() -> (
-    std::collections::BTreeMap<String, std::collections::BTreeSet<String>>,
-    usize,
-    usize,
-) {
+/// Which rooms each room uses: a module of the root's `src/`, what it names through `crate::`
+/// (code only: a comment may name any module; the binary's and the crate's roots sit on top); a
+/// crate of `crates/`, the workspace crates its Cargo.toml depends on.
+fn module_uses() -> std::collections::BTreeMap<String, std::collections::BTreeSet<String>> {
     let src = repo_dir().join("src");
     let mut files = Vec::new();
-    rust_files(&src, &mut files);
+    source_files(&src, &mut files);
     let mut uses_of: std::collections::BTreeMap<String, std::collections::BTreeSet<String>> = Default::default();
-    let mut uses = 0;
     for file in &files {
         let rel = file.strip_prefix(&src).unwrap().to_string_lossy().into_owned();
         let module = rel.split('/').next().unwrap().trim_end_matches(".rs").to_string();
@@ -166,70 +272,12 @@ fn module_uses() -> (
         let entry = uses_of.entry(module.clone()).or_default();
         for used in crate_modules_named(&text) {
             if used != module {
-                uses += 1;
                 entry.insert(used);
             }
         }
     }
-    (uses_of, uses, files.len())
-}
-
-#[test]
-fn no_module_uses_a_higher_layer_and_no_imports_form_a_cycle() {
-    let layer_of = |module: &str| LAYERS.iter().position(|l| l.contains(&module));
-    let (uses_of, uses, files) = module_uses();
-    let mut edges = std::collections::BTreeSet::new();
-    let mut wrong = Vec::new();
-    for (module, used_set) in &uses_of {
-        for used in used_set {
-            edges.insert((module.clone(), used.clone()));
-            let ok = match (module.as_str(), layer_of(module), layer_of(used)) {
-                ("sim", _, _) => SIM_USES.contains(&used.as_str()),
-                (_, _, None) if used == "sim" => false,
-                (_, Some(from), Some(to)) => to >= from,
-                (_, None, _) => {
-                    wrong.push(format!(
-                        "module `{module}` is in no layer: add it to LAYERS and to docs/ARCHITECTURE.md"
-                    ));
-                    continue;
-                }
-                (_, _, None) => {
-                    wrong.push(format!("`{module}` uses `crate::{used}`, which is in no layer"));
-                    continue;
-                }
-            };
-            if !ok {
-                wrong.push(format!(
-                    "`{module}` uses `crate::{used}`, a layer above it (or the simulator)"
-                ));
-            }
-        }
-    }
-    // Within a layer, uses go one way: no two modules use each other, directly or around a loop.
-    let modules: std::collections::BTreeSet<&String> = edges.iter().flat_map(|(a, b)| [a, b]).collect();
-    for start in &modules {
-        let mut seen = std::collections::BTreeSet::new();
-        let mut todo: Vec<&String> = edges.iter().filter(|(a, _)| a == *start).map(|(_, b)| b).collect();
-        while let Some(next) = todo.pop() {
-            if next == *start {
-                wrong.push(format!("`{start}` is part of an import cycle"));
-                break;
-            }
-            if seen.insert(next) {
-                todo.extend(edges.iter().filter(|(a, _)| a == next).map(|(_, b)| b));
-            }
-        }
-    }
-    println!(
-        "{files} files, {uses} uses of another module, {} module edges: {}",
-        edges.len(),
-        if wrong.is_empty() {
-            "all point down, no cycle"
-        } else {
-            "some do not"
-        }
-    );
-    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    uses_of.extend(crate_uses().into_iter().filter(|(krate, _)| krate != "droidmcp"));
+    uses_of
 }
 
 /// Each room of docs/ARCHITECTURE.md ("### `name`" under "## Rooms") says what it uses in a line
@@ -260,7 +308,7 @@ fn each_room_of_the_map_states_exactly_the_modules_it_uses() {
             );
         }
     }
-    let (uses_of, _, _) = module_uses();
+    let uses_of = module_uses();
     let mut wrong = Vec::new();
     for (module, used) in &uses_of {
         match stated.get(module) {
@@ -274,7 +322,7 @@ fn each_room_of_the_map_states_exactly_the_modules_it_uses() {
     for module in stated.keys() {
         if !uses_of.contains_key(module) {
             wrong.push(format!(
-                "docs/ARCHITECTURE.md has a room `{module}`, which src/ does not"
+                "docs/ARCHITECTURE.md has a room `{module}`, which neither src/ nor crates/ has"
             ));
         }
     }
@@ -296,7 +344,7 @@ fn expand_braces(path: &str) -> Vec<String> {
 /// The files docs/ARCHITECTURE.md's code map names, as paths from the repository's root. A line
 /// that starts with `name/` opens that folder for the lines indented under it; a file is named by
 /// its path from the folder whose block it is in (`read.rs`, `maestro/write.rs`), or from the root
-/// when it starts with `src/` or `tests/`.
+/// when it starts with `src/`, `crates/` or `tests/`.
 fn files_the_map_names(map: &str) -> (std::collections::BTreeSet<String>, Vec<String>) {
     let block = map.split("```\n").nth(1).expect("the code map's block");
     let mut folders: Vec<(usize, String)> = Vec::new();
@@ -305,7 +353,8 @@ fn files_the_map_names(map: &str) -> (std::collections::BTreeSet<String>, Vec<St
     for line in block.lines() {
         let indent = line.len() - line.trim_start().len();
         let first = line.split_whitespace().next().unwrap_or_default();
-        let entry = first.ends_with('/') || first.ends_with(".rs") || first.ends_with(".html");
+        let is_file = |word: &str| [".rs", ".html", ".js"].iter().any(|ext| word.ends_with(ext));
+        let entry = first.ends_with('/') || is_file(first);
         if entry {
             while folders.last().is_some_and(|(at, _)| *at >= indent) {
                 folders.pop();
@@ -321,11 +370,11 @@ fn files_the_map_names(map: &str) -> (std::collections::BTreeSet<String>, Vec<St
         let is_path_char = |c: char| c.is_ascii_alphanumeric() || "_./{},-".contains(c);
         for word in line.split(|c: char| !is_path_char(c)) {
             let word = word.trim_matches(|c: char| ",.".contains(c));
-            if !(word.ends_with(".rs") || word.ends_with(".html")) {
+            if !is_file(word) {
                 continue;
             }
             for path in expand_braces(word) {
-                let from_root = path.starts_with("src/") || path.starts_with("tests/");
+                let from_root = ["src/", "crates/", "tests/"].iter().any(|top| path.starts_with(top));
                 named.insert(if from_root { path } else { format!("{folder}{path}") });
             }
         }
@@ -340,7 +389,10 @@ fn the_code_map_names_every_file_and_no_file_that_is_gone() {
     let (named, folders) = files_the_map_names(&map);
     let mut files = Vec::new();
     for dir in ["src", "tests/it"] {
-        rust_files(&root.join(dir), &mut files);
+        source_files(&root.join(dir), &mut files);
+    }
+    for entry in std::fs::read_dir(root.join("crates")).unwrap() {
+        source_files(&entry.unwrap().path().join("src"), &mut files);
     }
     files.push(root.join("src/panel/device.html"));
     let mut wrong = Vec::new();

@@ -1,6 +1,6 @@
-//! One mechanism per concern: each concern below has one home in `src/`, and this test fails
-//! when a second copy of it appears anywhere else (found by the text a copy cannot do without).
-//! When it fails, call the one in its home instead of writing another.
+//! One mechanism per concern: each concern below has one home in `src/` or `crates/*/src/`, and
+//! this test fails when a second copy of it appears anywhere else (found by the text a copy
+//! cannot do without). When it fails, call the one in its home instead of writing another.
 
 use crate::common::*;
 
@@ -17,13 +17,13 @@ const MECHANISMS: &[Mechanism] = &[
     Mechanism {
         concern: "cutting a string to a length (the one cut)",
         markers: &["fn cut("],
-        home: "android/mod.rs",
+        home: "crates/android/src/text.rs",
         pending: &[],
     },
     Mechanism {
         concern: "shrinking a JSON value to a char limit",
         markers: &["fn shrink("],
-        home: "context/shrink.rs",
+        home: "crates/context/src/shrink.rs",
         pending: &[],
     },
     Mechanism {
@@ -35,79 +35,79 @@ const MECHANISMS: &[Mechanism] = &[
     Mechanism {
         concern: "a principal's folder name",
         markers: &["fn principal_folder("],
-        home: "script/confine.rs",
+        home: "crates/script/src/confine.rs",
         pending: &[],
     },
     Mechanism {
         concern: "path confinement: refusing a symbolic link",
         markers: &["is_symlink()"],
-        home: "script/confine.rs",
+        home: "crates/script/src/confine.rs",
         pending: &[],
     },
     Mechanism {
         concern: "path confinement: a whole path kept under allowed folders",
         markers: &["canonicalize(", "starts_with(dir"],
-        home: "script/confine.rs",
+        home: "crates/script/src/confine.rs",
         pending: &[],
     },
     Mechanism {
         concern: "a poll loop (sleeps between looks, reports progress)",
         markers: &["tokio::time::sleep", "get_progress_token"],
-        home: "tools/poll.rs",
+        home: "src/tools/poll.rs",
         pending: &[],
     },
     Mechanism {
         concern: "refusing a field the operation does not take",
         markers: &["fn check_fields("],
-        home: "tools/command.rs",
+        home: "src/tools/command.rs",
         pending: &[],
     },
     Mechanism {
         concern: "reading a tool's arguments into its wire struct",
         markers: &["fn parse_args"],
-        home: "tools/command.rs",
+        home: "src/tools/command.rs",
         pending: &[],
     },
     Mechanism {
         concern: "a range check of a number on the wire",
         markers: &["must be between"],
-        home: "tools/command.rs",
+        home: "src/tools/command.rs",
         pending: &[],
     },
     Mechanism {
         concern: "a step entering a recording (Recordings::record, after the call worked)",
         markers: &["steps.push_back("],
-        home: "flow/record.rs",
+        home: "crates/flow/src/record.rs",
         pending: &[],
     },
     Mechanism {
         concern: "a reading handed to the recording (ui's recording_sees, never inside a read)",
         markers: &["flows.saw("],
-        home: "tools/ui/read.rs",
+        home: "src/tools/ui/read.rs",
         pending: &[],
     },
     Mechanism {
         concern: "a swipe's path across the screen from a direction (the one swipe geometry)",
         markers: &["cx + dx", "cy - dy"],
-        home: "tools/ui/act.rs",
+        home: "src/tools/ui/act.rs",
         pending: &[],
     },
     Mechanism {
         concern: "the text field with input focus in a reading (act.rs's focused_field; a web page's is web.rs's, over DevTools)",
         markers: &["f == \"focused\""],
-        home: "tools/ui/act.rs",
+        home: "src/tools/ui/act.rs",
         pending: &[],
     },
     Mechanism {
         concern: "reading a call's raw `operation` (only the one parse does; whether a call acts on a device is its built command's Command::acts)",
         markers: &["get(\"operation\")"],
-        home: "tools/command.rs",
+        home: "src/tools/command.rs",
         pending: &[],
     },
     Mechanism {
         concern: "whether a call acts on a device a person holds (holds::refusal, over the built command's Command::acts)",
         markers: &[".acts()"],
-        home: "tools/holds.rs",
+        home: "src/tools/holds.rs",
         pending: &[],
     },
     Mechanism {
@@ -142,13 +142,14 @@ const MECHANISMS: &[Mechanism] = &[
     },
 ];
 
-/// Every `.rs` file under a folder, as (path relative to it, code without comments).
+/// Every source file (`.rs`, and the JavaScript the flows' scripts run, `.js`) under a folder, as
+/// (path relative to `root`, code without comments).
 fn sources(root: &std::path::Path, dir: &std::path::Path, found: &mut Vec<(String, String)>) {
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
         if path.is_dir() {
             sources(root, &path, found);
-        } else if path.extension().is_some_and(|e| e == "rs") {
+        } else if path.extension().is_some_and(|e| e == "rs" || e == "js") {
             let rel = path.strip_prefix(root).unwrap().to_string_lossy().into_owned();
             let code = std::fs::read_to_string(&path)
                 .unwrap()
@@ -267,14 +268,23 @@ fn second_copies(under: &str, files: &[(String, String)], mechanisms: &[Mechanis
     copies
 }
 
+/// The code of the root's `src/` and of each crate's `crates/*/src/`, by path from the repository.
+fn code_files() -> Vec<(String, String)> {
+    let root = repo_dir();
+    let mut files = Vec::new();
+    sources(&root, &root.join("src"), &mut files);
+    for entry in std::fs::read_dir(root.join("crates")).unwrap() {
+        sources(&root, &entry.unwrap().path().join("src"), &mut files);
+    }
+    files
+}
+
 #[test]
 fn each_concern_has_one_home_and_no_second_copy() {
-    let src = repo_dir().join("src");
-    let mut files = Vec::new();
-    sources(&src, &src, &mut files);
+    let mut files = code_files();
     // The simulator is the device side: it sleeps and cuts as a device does, on its own.
-    files.retain(|(rel, _)| !rel.starts_with("sim/"));
-    let copies = second_copies("src/", &files, MECHANISMS);
+    files.retain(|(rel, _)| !rel.starts_with("crates/sim/"));
+    let copies = second_copies("", &files, MECHANISMS);
     assert!(copies.is_empty(), "{}", copies.join("\n"));
 }
 
@@ -289,13 +299,12 @@ fn the_tests_share_one_harness() {
     assert!(copies.is_empty(), "{}", copies.join("\n"));
 }
 
-/// A file of `src/` is at most 600 lines: past that it holds more than one concern (split it by
-/// stage or by concern, as `ui/` and `flow/maestro/` are).
+/// A file of `src/` or `crates/*/src/` is at most 600 lines: past that it holds more than one
+/// concern (split it by stage or by concern, as `ui/` and `flow/maestro/` are).
 #[test]
 fn no_source_file_is_over_600_lines() {
-    let root = repo_dir().join("src");
-    let mut files = Vec::new();
-    sources(&root, &root, &mut files);
+    let root = repo_dir();
+    let files = code_files();
     let mut long: Vec<String> = Vec::new();
     let mut longest = (0, String::new());
     for (rel, _) in &files {
@@ -304,11 +313,11 @@ fn no_source_file_is_over_600_lines() {
             longest = (lines, rel.clone());
         }
         if lines > 600 {
-            long.push(format!("src/{rel} has {lines} lines (at most 600): split it"));
+            long.push(format!("{rel} has {lines} lines (at most 600): split it"));
         }
     }
     println!(
-        "{} files; the longest, src/{}, has {} lines",
+        "{} files; the longest, {}, has {} lines",
         files.len(),
         longest.1,
         longest.0

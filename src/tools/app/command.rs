@@ -146,7 +146,7 @@ pub(super) fn valid_package(package: Option<&str>) -> Result<&str, String> {
     } else {
         Err(format!(
             "`{}` is not a package name: segments of letters, digits and _, starting with a letter, joined by dots (e.g. com.example.app)",
-            crate::adb::echoed(package)
+            crate::android::text::echoed(package)
         ))
     }
 }

@@ -140,5 +140,5 @@ pub(super) async fn installed_paths(state: &State, serial: &str) -> Result<HashS
 
 /// A path as an error quotes it: cut, as it may be anything a caller sent.
 fn shown(path: &std::path::Path) -> String {
-    crate::adb::echoed(&path.display().to_string())
+    crate::android::text::echoed(&path.display().to_string())
 }

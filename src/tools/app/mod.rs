@@ -11,10 +11,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{State, error};
-use crate::adb::{AdbError, quote};
+use crate::adb::AdbError;
 use crate::android::activity::Focus;
 use crate::android::dumpsys_package::{PackageDump, parse_package_dump};
 use crate::android::packages::{is_valid_package_name, parse_package_list};
+use crate::android::text::quote;
 use crate::context::budget::{Budgeted, respond};
 use crate::context::{Data, Kind};
 
@@ -170,7 +171,7 @@ type Outcome = Result<AppOutput, String>;
 pub async fn apply(state: &State, command: AppCommand, ctx: RequestContext<RoleServer>) -> CallToolResult {
     let serial = match state.device(command.device.as_deref()).await {
         Ok(s) => s,
-        Err(e) => return e.into(),
+        Err(e) => return error(e.to_string()),
     };
     let action = &command.action;
     let outcome = match action {

@@ -59,7 +59,7 @@ pub fn check_command(command: &str, allow_admin: bool) -> Result<(), String> {
     if starting(&words, DEVICE_STATE).is_none() && !allow_admin {
         return Err(format!(
             "`{}` is not a console command that only reads or sets device state ({DEVICE_STATE_NAMES}), so it is refused: it may stop, reset or crash the emulator, or reach past the device; start droidmcp with --allow-emulator-admin to allow it",
-            crate::adb::echoed(command)
+            crate::android::text::echoed(command)
         ));
     }
     Ok(())
@@ -121,7 +121,7 @@ pub async fn run(
     if let Some(why) = reply.refused {
         return Err(format!(
             "the emulator console at {addr} refused `{}`: {why}. `help` (or `help power`, …) lists what it takes",
-            crate::adb::echoed(command)
+            crate::android::text::echoed(command)
         ));
     }
     let step = changes_the_device(command).then(|| crate::flow::Action::Emulator {

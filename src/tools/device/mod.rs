@@ -266,7 +266,7 @@ pub async fn apply(state: &State, command: DeviceCommand, ctx: RequestContext<Ro
             let about = format!("adb-device {}", output.operation);
             respond(&output, state.budget, &state.cache, &about)
         }
-        Err(e) => e.into(),
+        Err(e) => error(e.to_string()),
     }
 }
 
@@ -428,7 +428,7 @@ async fn health(state: &State, device: Option<&str>) -> DeviceOutput {
             health.problems.push(e.to_string());
             return DeviceOutput {
                 operation: "health".into(),
-                device: device.map(crate::adb::echoed),
+                device: device.map(crate::android::text::echoed),
                 health: Some(health),
                 ..Default::default()
             };

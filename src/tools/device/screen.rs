@@ -45,7 +45,7 @@ fn pin_from(name: &str) -> Result<String, String> {
     let value = std::env::var(name).map_err(|_| {
         format!(
             "pinEnv names {:?}, which is not set in droidmcp's environment: set it where droidmcp starts (the MCP client's env block), never in a prompt",
-            crate::adb::cut(name)
+            crate::android::text::echoed(name)
         )
     })?;
     if (4..=16).contains(&value.len()) && value.bytes().all(|b| b.is_ascii_digit()) {
@@ -79,7 +79,7 @@ pub(super) async fn unlock(state: &State, device: Option<&str>, pin_env: Option<
         );
     };
     // The PIN reaches the device as one command whose log line and errors do not show it.
-    let typed = format!("input text {} && input keyevent 66", crate::adb::quote(&pin));
+    let typed = format!("input text {} && input keyevent 66", crate::android::text::quote(&pin));
     state
         .adb
         .shell_secret(&serial, &typed, "input text <PIN> && input keyevent 66")

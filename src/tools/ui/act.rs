@@ -388,7 +388,7 @@ pub(super) async fn scroll(
         if next.signature == snap.signature {
             return Err(format!(
                 "{:?} is not on the screen, and scrolling {} changes nothing more: the end is reached",
-                crate::adb::echoed(&query.value()),
+                crate::android::text::echoed(&query.value()),
                 toward.name()
             ));
         }

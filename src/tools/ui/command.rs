@@ -251,7 +251,7 @@ impl Command for UiCommand {
                     .ok_or("key needs `name`: BACK, HOME, ENTER, TAB, DEL, APP_SWITCH, VOLUME_UP… or a key code")?;
                 let code = key_code(&name).ok_or(format!(
                     "`name` {:?} is not a key: use BACK, HOME, ENTER, TAB, DEL, APP_SWITCH, VOLUME_UP, VOLUME_DOWN, POWER, MENU, SEARCH… or a key code (0-400)",
-                    crate::adb::cut(&name)
+                    crate::android::text::echoed(&name)
                 ))?;
                 UiAction::Key { name, code, observe }
             }
@@ -399,7 +399,7 @@ fn target(a: &UiArgs, operation: &str) -> Result<Target, String> {
         if parse_ref(reference).is_none() {
             return Err(format!(
                 "{:?} is not a ref: refs look like e12, as ui dump and ui find give them",
-                crate::adb::cut(reference)
+                crate::android::text::echoed(reference)
             ));
         }
         return Ok(Target::Ref(reference.clone()));
@@ -471,7 +471,7 @@ fn typing(a: &UiArgs) -> Result<Typing, String> {
     {
         return Err(format!(
             "{:?} is not a ref: refs look like e12, as ui dump and ui find give them",
-            crate::adb::cut(reference)
+            crate::android::text::echoed(reference)
         ));
     }
     Ok(Typing {

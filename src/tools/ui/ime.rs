@@ -46,7 +46,7 @@ pub(super) async fn type_by_broadcast(state: &State, serial: &str, text: &str) -
     if !out.stdout_text().contains("Broadcast completed: result=0") {
         return Err(format!(
             "ADBKeyBoard did not take the text (`am broadcast` said {:?}); check it with ime list -s",
-            crate::android::cut(out.stdout_text().trim(), 200)
+            crate::android::text::cut(out.stdout_text().trim(), 200)
         ));
     }
     Ok(())

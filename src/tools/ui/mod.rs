@@ -16,10 +16,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::{State, error};
-use crate::adb::quote;
 use crate::android::activity::Focus;
 use crate::android::keys::key_code;
 use crate::android::selector::{ElementSelector, find_nodes};
+use crate::android::text::quote;
 use crate::android::ui_elements::{
     Element, Field, Found, Matcher, Rank, best_target, closest, element_of, elements, find,
 };
@@ -415,7 +415,7 @@ type Outcome = Result<Done, String>;
 pub async fn apply(state: &State, command: UiCommand, ctx: RequestContext<RoleServer>) -> CallToolResult {
     let serial = match state.device(command.device.as_deref()).await {
         Ok(s) => s,
-        Err(e) => return e.into(),
+        Err(e) => return error(e.to_string()),
     };
     let action = &command.action;
     // Actions and screenshots on one device take turns, so a screenshot never races a tap;

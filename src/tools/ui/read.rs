@@ -40,7 +40,7 @@ pub(super) async fn read_screen(state: &State, serial: &str) -> Result<Snapshot,
     let mut tree = parse_ui_dump(&out.stdout_text()).map_err(|e| {
         ReadError::Failed(format!(
             "could not read the screen: {e}. uiautomator said: {}",
-            crate::android::cut(said.trim(), 200)
+            crate::android::text::cut(said.trim(), 200)
         ))
     })?;
     let (phone, _) = state_of(&tree, &out.stdout_text());

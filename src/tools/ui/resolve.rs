@@ -31,7 +31,7 @@ pub(super) async fn find_op(state: &State, serial: &str, query: &Query, grid: bo
         ..output(UiOperation::Find, serial)
     };
     // The hint quotes the query by its head: a 5,000-char text must not crowd out the caption.
-    let quoted = crate::adb::cut(value);
+    let quoted = crate::android::text::echoed(value);
     if matches.is_empty() {
         let near: Vec<Element> = closest(&snap.elements, value, MAX_MATCHES)
             .into_iter()
@@ -293,7 +293,10 @@ pub(super) fn point_on<'a>(snap: &'a Snapshot, at: [i32; 2], recorded: &Recorded
             .label
             .as_deref()
             .filter(|l| !l.trim().is_empty())
-            .map_or("an element".into(), |l| format!("{:?}", crate::adb::cut(l)))
+            .map_or("an element".into(), |l| format!(
+                "{:?}",
+                crate::android::text::echoed(l)
+            ))
     ))?;
     verified(Some(recorded), snap, element, &what)?;
     Ok(element)
@@ -396,7 +399,7 @@ fn on_screen(element: &Element, screen: [u32; 2]) -> Result<(), String> {
     Err(format!(
         "off screen: scroll {direction} first. {} {:?} sits at ({x}, {y}), outside the {w}×{h} screen; nothing was done (ui scroll {{direction: \"{direction}\"}}, then find it again)",
         element.reference,
-        crate::adb::cut(&element.label)
+        crate::android::text::echoed(&element.label)
     ))
 }
 

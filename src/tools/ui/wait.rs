@@ -44,7 +44,7 @@ pub(super) async fn wait(
         *last.lock().unwrap_or_else(|p| p.into_inner()) = describe(&snap.state, &snap.elements);
         if found.is_empty() != gone {
             let saw = if gone { "still there" } else { "not yet" };
-            return Look::NotYet(format!("{:?} {saw}", crate::adb::cut(value)));
+            return Look::NotYet(format!("{:?} {saw}", crate::android::text::echoed(value)));
         }
         let step =
             recorded_query(query, found.first().map(|f| (&snap, &f.element))).map(|selector| flow::Action::Wait {
@@ -74,7 +74,7 @@ pub(super) async fn wait(
     };
     Err(format!(
         "{:?} {} after {} ms ({polls} looks); {}",
-        crate::adb::cut(value),
+        crate::android::text::echoed(value),
         if gone {
             "is still on the screen"
         } else {

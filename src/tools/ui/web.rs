@@ -228,7 +228,7 @@ fn console(state: &State, serial: &str, events: &[Value]) -> Option<WebConsole> 
             }
             _ => continue,
         };
-        all.push(crate::android::cut(&line, 300));
+        all.push(crate::android::text::cut(&line, 300));
     }
     if all.is_empty() {
         return None;

@@ -476,7 +476,7 @@ pub async fn call_with_progress<H: rmcp::ClientHandler>(
 }
 
 /// The process's TLS provider for reqwest (the crate builds it with rustls and no provider of its
-/// own: ring, as src/script/sandbox/http.rs hands its clients), installed once before a test's
+/// own: ring, as crates/script/src/sandbox/http.rs hands its clients), installed once before a test's
 /// first client; rmcp's HTTP client transport builds a default reqwest client too.
 pub fn tls_provider() {
     static ONCE: std::sync::Once = std::sync::Once::new();

@@ -1,0 +1,599 @@
+//! Per-run workspaces and skills. Each script run gets a folder `runs/<runId>/` under the
+//! server's script root (`--workspace DIR`, else a private temp folder made on first use); every
+//! tool call's full answer is saved there as `results/NNN-<ns>-<op>.json`, and the script's
+//! `workspace.read/write/list` see only that folder and the shared `skills/` folder.
+//! A run's folder lives at most the TTL, is held to a quota, and goes at start (expired ones),
+//! on every run's start and every sweep (expired, then the oldest past `max_runs`), on
+//! `script clear`, and at shutdown (this server's runs). Names are checked before any path is
+//! made from them; symbolic links are never followed.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, SystemTime};
+
+use android::text::echoed;
+use serde::Serialize;
+use ulid::Ulid;
+
+use super::confine::{checked_path, read_confined, refuse_link, walk, write_confined};
+
+/// How long run folders live, how big each may grow, how many are kept.
+#[derive(Debug, Clone)]
+pub struct RunLimits {
+    pub ttl: Duration,
+    pub quota_bytes: u64,
+    pub max_runs: usize,
+    /// Runs at once on the server (`--script-slots`) and in one session (`--script-session-slots`).
+    pub slots: usize,
+    pub session_slots: usize,
+    /// Saved skills: how many, and their bytes in all (`--skills-max`, `--skills-mib`).
+    pub max_skills: usize,
+    pub skills_bytes: u64,
+    /// What every session's run folders hold together (`--script-runs-mib`).
+    pub total_bytes: u64,
+    /// Tool calls one run may make (`--script-max-calls`).
+    pub max_calls: usize,
+    /// Whether a run's `http` may reach the network (`droidmcp replay --allow-network` only).
+    pub network: bool,
+}
+
+impl Default for RunLimits {
+    fn default() -> Self {
+        RunLimits {
+            ttl: Duration::from_secs(3600),
+            quota_bytes: 16 << 20,
+            max_runs: 32,
+            slots: 4,
+            session_slots: 2,
+            max_skills: 200,
+            skills_bytes: 8 << 20,
+            total_bytes: 512 << 20,
+            max_calls: 200,
+            network: false,
+        }
+    }
+}
+
+/// A run's place: one of its session's slots and one of the server's, let go together when the
+/// run's thread ends.
+pub struct RunSlot {
+    _session: tokio::sync::OwnedSemaphorePermit,
+    _server: tokio::sync::OwnedSemaphorePermit,
+}
+
+/// The server's run folders and skills.
+#[derive(Debug)]
+pub struct Runs {
+    /// `--workspace`, or None for a private temp folder.
+    configured: Option<PathBuf>,
+    root: OnceLock<Result<Root, String>>,
+    limits: RunLimits,
+    /// Runs in progress (never swept) and runs this server made (removed at shutdown).
+    active: Mutex<HashSet<String>>,
+    mine: Mutex<HashSet<String>>,
+    ids: Mutex<ulid::Generator>,
+    /// The server's run slots (shared by every session's Runs) and this session's.
+    server_slots: Arc<tokio::sync::Semaphore>,
+    session_slots: Arc<tokio::sync::Semaphore>,
+    /// Bytes the runs of every principal wrote and still keep (shared, like the slots).
+    charged: Arc<Mutex<Charged>>,
+    /// This principal's skills folder, relative to the script root.
+    skills_in: PathBuf,
+}
+
+/// What the server's bound on run folders counts: each run's bytes, by its id, so whoever
+/// removes a folder (its principal, another's sweep, the shutdown) gives back what was charged.
+#[derive(Debug, Default)]
+struct Charged {
+    total: u64,
+    runs: std::collections::HashMap<String, u64>,
+}
+
+#[derive(Debug)]
+struct Root {
+    dir: PathBuf,
+    /// The private temp folder, when no `--workspace` was given.
+    temp: Option<tempfile::TempDir>,
+}
+
+/// One live run folder, as `script list` shows it.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RunInfo {
+    pub id: String,
+    pub files: usize,
+    pub bytes: u64,
+    pub age_s: u64,
+    pub expires_in_s: u64,
+    pub running: bool,
+}
+
+impl Runs {
+    pub fn new(configured: Option<PathBuf>, limits: RunLimits) -> Runs {
+        Runs {
+            configured,
+            root: OnceLock::new(),
+            active: Mutex::new(HashSet::new()),
+            mine: Mutex::new(HashSet::new()),
+            ids: Mutex::new(ulid::Generator::new()),
+            charged: Arc::default(),
+            skills_in: PathBuf::from("skills"),
+            server_slots: Arc::new(tokio::sync::Semaphore::new(limits.slots.max(1))),
+            session_slots: Arc::new(tokio::sync::Semaphore::new(limits.session_slots.max(1))),
+            limits,
+        }
+    }
+
+    /// A principal's runs (over HTTP): the same folder, limits, server slots and bound; its own
+    /// runs, slots and skills (`principals/<name>/skills`).
+    pub fn for_principal(&self, principal: &str) -> Runs {
+        let mut runs = Runs::new(self.configured.clone(), self.limits.clone());
+        runs.server_slots = self.server_slots.clone();
+        runs.charged = self.charged.clone();
+        runs.skills_in = Path::new("principals")
+            .join(super::confine::principal_folder(principal))
+            .join("skills");
+        runs
+    }
+
+    /// A slot for one run, or why there is none (the session's limit, then the server's).
+    pub fn slot(&self) -> Result<RunSlot, String> {
+        let session = self.session_slots.clone().try_acquire_owned().map_err(|_| {
+            format!(
+                "this session already runs {} scripts, its limit (--script-session-slots); wait for one to end, or cancel one",
+                self.limits.session_slots
+            )
+        })?;
+        let server = self.server_slots.clone().try_acquire_owned().map_err(|_| {
+            format!(
+                "{} scripts are already running on this server, its limit (--script-slots); wait for one to end",
+                self.limits.slots
+            )
+        })?;
+        Ok(RunSlot {
+            _session: session,
+            _server: server,
+        })
+    }
+
+    /// Sweeps on a timer (every minute, or every TTL when shorter) while the runs exist.
+    /// Needs a tokio runtime.
+    pub fn sweep_on_a_timer(self: &Arc<Self>) {
+        let runs = Arc::downgrade(self);
+        let every = self.limits.ttl.clamp(Duration::from_secs(1), Duration::from_secs(60));
+        tokio::spawn(async move {
+            let mut timer = tokio::time::interval(every);
+            timer.tick().await;
+            loop {
+                timer.tick().await;
+                let Some(runs) = runs.upgrade() else { break };
+                runs.sweep();
+            }
+        });
+    }
+
+    pub fn limits(&self) -> &RunLimits {
+        &self.limits
+    }
+
+    /// The script root (`runs/` and `skills/` inside), made on first use.
+    fn root(&self) -> Result<&Path, String> {
+        let root = self.root.get_or_init(|| {
+            let made = match &self.configured {
+                Some(dir) => std::fs::create_dir_all(dir)
+                    .and_then(|()| dir.canonicalize())
+                    .map(|dir| Root { dir, temp: None }),
+                // Made with mode 0700: private to this user.
+                None => tempfile::Builder::new()
+                    .prefix("droidmcp-scripts-")
+                    .tempdir()
+                    .and_then(|t| {
+                        Ok(Root {
+                            dir: t.path().canonicalize()?,
+                            temp: Some(t),
+                        })
+                    }),
+            };
+            let made = made.and_then(|root| {
+                std::fs::create_dir_all(root.dir.join("runs"))?;
+                std::fs::create_dir_all(root.dir.join("skills"))?;
+                Ok(root)
+            });
+            made.map_err(|e| format!("cannot make the scripts' folder: {e}"))
+        });
+        root.as_ref().map(|r| r.dir.as_path()).map_err(Clone::clone)
+    }
+
+    /// `--workspace`, when one was given.
+    pub fn workspace(&self) -> Option<&Path> {
+        self.configured.as_deref()
+    }
+
+    /// The folder holding `runs/` and `skills/`.
+    pub fn folder(&self) -> Result<PathBuf, String> {
+        self.root().map(Path::to_path_buf)
+    }
+
+    pub(super) fn runs_dir(&self) -> Result<PathBuf, String> {
+        Ok(self.root()?.join("runs"))
+    }
+
+    /// This principal's skills folder, made on first use; no part of it may be a link.
+    pub(super) fn skills_dir(&self) -> Result<PathBuf, String> {
+        let mut dir = self.root()?.to_path_buf();
+        for part in &self.skills_in {
+            dir.push(part);
+            refuse_link(&dir)?;
+            match std::fs::create_dir(&dir) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && dir.is_dir() => {}
+                Err(e) => return Err(format!("cannot make the skills folder: {e}")),
+            }
+        }
+        Ok(dir)
+    }
+
+    /// A new run's folder; sweeps first.
+    pub fn start(self: &Arc<Self>) -> Result<Run, String> {
+        self.sweep();
+        // Monotonic, so ids sort in the order runs started even within one millisecond.
+        let id = self
+            .ids
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .generate()
+            .map_err(|e| format!("cannot name the run: {e}"))?
+            .to_string();
+        self.open(id)
+    }
+
+    /// The folder of run `id`, made now.
+    fn open(self: &Arc<Self>, id: String) -> Result<Run, String> {
+        let dir = self.runs_dir()?.join(&id);
+        std::fs::create_dir_all(dir.join("results")).map_err(|e| format!("cannot make the run's folder: {e}"))?;
+        self.active.lock().unwrap_or_else(|p| p.into_inner()).insert(id.clone());
+        self.mine.lock().unwrap_or_else(|p| p.into_inner()).insert(id.clone());
+        Ok(Run {
+            id,
+            dir,
+            runs: self.clone(),
+            used: AtomicU64::new(0),
+            over_quota: std::sync::atomic::AtomicBool::new(false),
+            unsaved: Default::default(),
+        })
+    }
+
+    /// Run folders: (id, created, path). Anything not named by a run id is left alone.
+    /// Looking never makes the folder: a server that runs no script leaves no trace.
+    fn folders(&self) -> Vec<(String, SystemTime, PathBuf)> {
+        let dir = match (self.root.get(), &self.configured) {
+            (Some(Ok(root)), _) => root.dir.join("runs"),
+            (None, Some(configured)) => configured.join("runs"),
+            _ => return Vec::new(),
+        };
+        let Ok(read) = std::fs::read_dir(&dir) else {
+            return Vec::new();
+        };
+        read.filter_map(Result::ok)
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+            .filter_map(|e| {
+                let id = e.file_name().to_string_lossy().into_owned();
+                let ulid = Ulid::from_string(&id).ok()?;
+                Some((id, ulid.datetime(), e.path()))
+            })
+            .collect()
+    }
+
+    fn is_active(&self, id: &str) -> bool {
+        self.active.lock().unwrap_or_else(|p| p.into_inner()).contains(id)
+    }
+
+    /// Whether this server (or, over HTTP, this session) made the run: only those are listed,
+    /// cleared and read by id.
+    fn is_mine(&self, id: &str) -> bool {
+        self.mine.lock().unwrap_or_else(|p| p.into_inner()).contains(id)
+    }
+
+    /// Removes expired run folders, then the oldest of ours past `max_runs`; runs in progress
+    /// stay. Another server's or session's folder goes only once no run of it can still be
+    /// going (the TTL, and at least the longest run time). Returns how many went.
+    pub fn sweep(&self) -> usize {
+        let now = SystemTime::now();
+        let mut folders = self.folders();
+        folders.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut keep = folders.iter().filter(|(id, ..)| self.is_mine(id)).count();
+        let mut removed = 0;
+        let foreign_ttl = self.limits.ttl.max(FOREIGN_GRACE);
+        for (id, created, path) in &folders {
+            let age = now.duration_since(*created).unwrap_or_default();
+            let mine = self.is_mine(id);
+            let expired = age > if mine { self.limits.ttl } else { foreign_ttl };
+            let surplus = mine && keep > self.limits.max_runs;
+            if (expired || surplus) && !self.is_active(id) {
+                if self.remove(id, path).is_ok() {
+                    removed += 1;
+                }
+                if mine {
+                    self.mine.lock().unwrap_or_else(|p| p.into_inner()).remove(id);
+                    keep -= 1;
+                }
+            }
+        }
+        removed
+    }
+
+    /// Removes run `id`'s folder (ours or, once expired, another principal's or server's) and
+    /// gives back what its run was charged on the server's bound.
+    fn remove(&self, id: &str, path: &Path) -> std::io::Result<()> {
+        std::fs::remove_dir_all(path)?;
+        let mut charged = self.charged.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(bytes) = charged.runs.remove(id) {
+            charged.total -= bytes;
+        }
+        Ok(())
+    }
+
+    /// Our live run folders, oldest first.
+    pub fn list(&self) -> Vec<RunInfo> {
+        let now = SystemTime::now();
+        let mut folders = self.folders();
+        folders.retain(|(id, ..)| self.is_mine(id));
+        folders.sort_by(|a, b| a.0.cmp(&b.0));
+        folders
+            .into_iter()
+            .map(|(id, created, path)| {
+                let age = now.duration_since(created).unwrap_or_default();
+                let (files, bytes) = walk(&path).iter().fold((0, 0), |(n, b), (_, size)| (n + 1, b + size));
+                RunInfo {
+                    running: self.is_active(&id),
+                    id,
+                    files,
+                    bytes,
+                    age_s: age.as_secs(),
+                    expires_in_s: self.limits.ttl.saturating_sub(age).as_secs(),
+                }
+            })
+            .collect()
+    }
+
+    /// Removes one run's folder.
+    pub fn clear(&self, id: &str) -> Result<(), String> {
+        Ulid::from_string(id).map_err(|_| {
+            format!(
+                "{:?} is not a run id; `script list` shows them (26 letters and digits, as runId in a run's answer)",
+                echoed(id)
+            )
+        })?;
+        if self.is_active(id) {
+            return Err(format!("run {id} is still running; clear it once it ends"));
+        }
+        if !self.is_mine(id) {
+            return Err(no_run(id));
+        }
+        self.mine.lock().unwrap_or_else(|p| p.into_inner()).remove(id);
+        let path = self.runs_dir()?.join(id);
+        match self.remove(id, &path) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(no_run(id)),
+            Err(e) => Err(format!("could not remove run {id}: {e}")),
+        }
+    }
+
+    /// Removes every run folder this server made, and a private temp folder whole (called
+    /// when the server ends; nothing was made if no script ran).
+    pub fn shutdown(&self) {
+        let Some(Ok(root)) = self.root.get() else { return };
+        let mine: Vec<String> = self.mine.lock().unwrap_or_else(|p| p.into_inner()).drain().collect();
+        for id in mine {
+            let _ = self.remove(&id, &root.dir.join("runs").join(&id));
+        }
+        if root.temp.is_some() {
+            let _ = std::fs::remove_dir_all(&root.dir);
+        }
+    }
+
+    /// A saved result of a run, for `cache get {id: "<runId>/results/NNN-…json"}`.
+    pub fn read_result(&self, reference: &str) -> Result<String, String> {
+        let (id, path) = reference.split_once('/').ok_or_else(|| {
+            format!(
+                "{:?} is not a run result; they look like RUNID/results/001-ui-dump.json",
+                echoed(reference)
+            )
+        })?;
+        Ulid::from_string(id).map_err(|_| format!("{:?} is not a run id; `script list` shows them", echoed(id)))?;
+        if !self.is_mine(id) {
+            return Err(no_run(id));
+        }
+        let segments = checked_path(path)?;
+        if segments.first().map(String::as_str) != Some("results") {
+            return Err(format!(
+                "{path:?} is not under results/; only saved results are read by id"
+            ));
+        }
+        let base = self.runs_dir()?.join(id);
+        if !base.is_dir() {
+            return Err(no_run(id));
+        }
+        read_confined(&base, &segments, self.limits.quota_bytes)
+    }
+}
+
+/// How old another server's or session's run folder must be before a sweep removes it: past
+/// the longest run (`script` allows 600 s), so no run still going loses its folder.
+const FOREIGN_GRACE: Duration = Duration::from_secs(660);
+
+fn no_run(id: &str) -> String {
+    format!(
+        "no run {id} here: it expired, was cleared, or belongs to another session; `script list` shows this session's runs"
+    )
+}
+
+impl Drop for Runs {
+    /// A session (over HTTP) or the server ending takes its runs with it.
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+/// One run's folder while the run lasts.
+pub struct Run {
+    pub id: String,
+    dir: PathBuf,
+    runs: Arc<Runs>,
+    used: AtomicU64,
+    over_quota: std::sync::atomic::AtomicBool,
+    /// The calls whose answers could not be saved, and why.
+    unsaved: std::sync::Mutex<std::collections::BTreeMap<usize, String>>,
+}
+
+impl Drop for Run {
+    fn drop(&mut self) {
+        self.runs
+            .active
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&self.id);
+    }
+}
+
+impl Run {
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Whether a result was left unsaved because the run reached its quota.
+    pub fn over_quota(&self) -> bool {
+        self.over_quota.load(Ordering::SeqCst)
+    }
+
+    /// Why call `index`'s answer was not saved, if it was not.
+    pub fn unsaved(&self, index: usize) -> Option<String> {
+        self.unsaved
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&index)
+            .cloned()
+    }
+
+    fn not_saved(&self, index: usize, why: String) {
+        self.unsaved
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(index, why);
+    }
+
+    /// Saves call `index`'s full answer as `results/NNN-<ns>-<op>.json`; returns its path
+    /// relative to the run, or None when it would pass the quota.
+    pub fn save_result(&self, index: usize, tool: &str, operation: &str, answer: &serde_json::Value) -> Option<String> {
+        let ns = tool.strip_prefix("adb-").unwrap_or(tool);
+        let name = format!("{:03}-{ns}-{operation}.json", index + 1);
+        let name: String = name
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || ".-".contains(c) {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        let text = answer.to_string();
+        if let Err(why) = self.reserve(text.len() as u64) {
+            self.over_quota.store(true, Ordering::SeqCst);
+            self.not_saved(index, why);
+            return None;
+        }
+        if let Err(e) = write_confined(&self.dir, &["results".to_string(), name.clone()], &text) {
+            self.not_saved(index, format!("writing it failed: {e}"));
+            return None;
+        }
+        Some(format!("results/{name}"))
+    }
+
+    /// Counts `bytes` against the run's quota and the server's bound for all run folders; when
+    /// they do not fit, nothing is counted and the reason is given.
+    fn reserve(&self, bytes: u64) -> Result<(), String> {
+        let limits = &self.runs.limits;
+        let run_fits = self
+            .used
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |used| {
+                (used + bytes <= limits.quota_bytes).then_some(used + bytes)
+            })
+            .is_ok();
+        if !run_fits {
+            return Err(format!("the run's quota of {} MiB is used", limits.quota_bytes >> 20));
+        }
+        let mut charged = self.runs.charged.lock().unwrap_or_else(|p| p.into_inner());
+        if charged.total + bytes > limits.total_bytes {
+            self.used.fetch_sub(bytes, Ordering::SeqCst);
+            return Err(format!(
+                "the server's run folders hold {} MiB, their bound (--script-runs-mib); script clear old runs",
+                limits.total_bytes >> 20
+            ));
+        }
+        charged.total += bytes;
+        *charged.runs.entry(self.id.clone()).or_default() += bytes;
+        Ok(())
+    }
+
+    /// `workspace.read(path)`: a file of this run, or `skills/<name>.js`.
+    pub fn read(&self, path: &str) -> Result<String, String> {
+        let segments = checked_path(path)?;
+        if segments[0] == "skills" {
+            return read_confined(&self.runs.skills_dir()?, &segments[1..], self.runs.limits.quota_bytes);
+        }
+        read_confined(&self.dir, &segments, self.runs.limits.quota_bytes)
+    }
+
+    /// `workspace.write(path, text)`: a file of this run, outside `results/` and `skills/`.
+    pub fn write(&self, path: &str, text: &str) -> Result<usize, String> {
+        let segments = checked_path(path)?;
+        if matches!(segments[0].as_str(), "results" | "skills") {
+            return Err(format!(
+                "{path:?}: results/ holds the tool answers and skills/ is written by skills.save; write elsewhere in the run's folder"
+            ));
+        }
+        let old = std::fs::symlink_metadata(self.dir.join(segments.join("/")))
+            .map(|m| m.len())
+            .unwrap_or(0);
+        let grow = (text.len() as u64).saturating_sub(old);
+        if let Err(why) = self.reserve(grow) {
+            return Err(format!(
+                "writing {path:?} ({} bytes) would pass a bound: {why}",
+                text.len()
+            ));
+        }
+        write_confined(&self.dir, &segments, text)?;
+        Ok(text.len())
+    }
+
+    /// `workspace.list(dir?)`: this run's files (or `skills`), with sizes.
+    pub fn list(&self, dir: Option<&str>) -> Result<Vec<(String, u64)>, String> {
+        match dir.filter(|d| !d.is_empty() && *d != ".") {
+            None => Ok(walk(&self.dir)),
+            Some(dir) => {
+                let segments = checked_path(dir)?;
+                let (base, rest) = if segments[0] == "skills" {
+                    (self.runs.skills_dir()?, &segments[1..])
+                } else {
+                    (self.dir.clone(), &segments[..])
+                };
+                let mut folder = base;
+                for segment in rest {
+                    folder.push(segment);
+                    refuse_link(&folder)?;
+                }
+                let prefix = segments.join("/");
+                Ok(walk(&folder)
+                    .into_iter()
+                    .map(|(p, n)| (format!("{prefix}/{p}"), n))
+                    .collect())
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
