@@ -342,10 +342,10 @@ impl Step {
 
 /// The selector that finds `target` again: the first that names it alone (resolves to this very
 /// element on this screen the way a tap resolves it: exact match, the best target) of its
-/// resource-id, its content-desc, its own text or the first of its children's (a row's title,
-/// not its changing summary), and its identity's label (a row's whole label; a field's hint or a
-/// web element's accessible name, never a field's text: what was typed); its point only when
-/// none does. A framework id (`android:id/button1`: every dialog's first button) or an id
+/// resource-id, its own text or content-desc or the first of its children's (a row's title, not
+/// its changing summary), its identity's label (a row's whole label; a field's content-desc or
+/// hint or a web element's accessible name, never a field's text: what was typed), and its
+/// content-desc; its point only when none does. A framework id (`android:id/button1`: every dialog's first button) or an id
 /// several elements share names no element alone, so it is never the selector. What it keeps of
 /// the element for the check before acting (and healing) is its identity (`android::identity`):
 /// whole label, class and resource-id.
@@ -358,9 +358,9 @@ pub fn selector_for(tree: &UiTree, elements: &[Element], screen: Bounds, target:
     if !id.starts_with("android:id/") && !shared {
         candidates.push((Field::ResourceId, id.clone()));
     }
-    candidates.push((Field::ContentDesc, node.content_desc().to_string()));
     candidates.extend(texts_within(tree, target.node).into_iter().map(|t| (Field::Text, t)));
     candidates.push((Field::Text, identity.label.clone()));
+    candidates.push((Field::ContentDesc, node.content_desc().to_string()));
     let kept = |selector| Target {
         selector,
         // Even an empty one: a label-less switch that later shows a word of its own is another.

@@ -155,14 +155,15 @@ impl Recording {
 }
 
 /// Hides the text of `nodes` in `tree` (a secret field's, `Recording::hidden`): one `•` per
-/// character, as a password field shows it. Whether anything was hidden.
+/// character, as a password field shows it; an empty field's hint (its text then, on a phone
+/// and in a page) stays. Whether anything was hidden.
 pub fn hide(tree: &mut UiTree, nodes: &[usize]) -> bool {
     let mut hid = false;
     for &i in nodes {
         let Some(node) = tree.nodes.get_mut(i) else { continue };
         let text = node.text().to_string();
         let dots = "•".repeat(text.chars().count());
-        if text != dots {
+        if text != dots && Some(text.as_str()) != node.attr("hint") {
             node.set_attr("text", &dots);
             hid = true;
         }

@@ -29,8 +29,8 @@ pub struct Recorded {
 /// (`resourceId "android:id/button1"`, `the point (540, 1200)`). The element's identity decides
 /// (`Identity::is`): its whole label, class and id, state left out only where the identity
 /// leaves it out. A label with no class beside it is a selector a person wrote (a Maestro `id`
-/// with its `text`): as Maestro reads it, it holds too on an element whose own text,
-/// content-desc or hint is that text.
+/// with its `text`, a text a replay healed by): as Maestro reads it, it holds too on an element
+/// that shows that text (`shows`).
 pub fn check(tree: &UiTree, element: &Element, recorded: &Recorded, what: &str) -> Result<(), String> {
     let identity = &element.identity;
     let written = recorded.class.is_none()
@@ -61,12 +61,14 @@ pub fn check(tree: &UiTree, element: &Element, recorded: &Recorded, what: &str) 
     ))
 }
 
-/// Whether node `node` shows `text` as Maestro reads a literal `text`: its own text,
-/// content-desc or hint.
+/// Whether node `node` shows `text` as a replay reads a literal Maestro `text`: its own text,
+/// content-desc or hint, or a text inside it (a row that shows a title is what a tap on the
+/// title taps).
 fn shows(tree: &UiTree, node: usize, text: &str) -> bool {
     let n = &tree.nodes[node];
-    [n.text(), n.content_desc(), n.attr("hint").unwrap_or_default()]
-        .iter()
+    let own = [n.text(), n.content_desc(), n.attr("hint").unwrap_or_default()].map(str::to_string);
+    own.into_iter()
+        .chain(super::texts_within(tree, node))
         .any(|shown| !shown.trim().is_empty() && shown.trim() == text.trim())
 }
 

@@ -1,5 +1,6 @@
-//! The simulated device's state: properties, packages, screens and navigation, typed text,
-//! the file system, running processes and the log. Commands read and change it through here.
+//! The simulated device's state: properties, packages, screens and navigation, the file system,
+//! running processes and the log (fields.rs: its text fields, typed into and revealed). Commands
+//! read and change it through here.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -10,6 +11,8 @@ use android::uiautomator::UiTree;
 
 use super::fs::Fs;
 use super::profile::{Battery, Display, PackageSpec, Profile, Reveal, Transition};
+
+mod fields;
 
 /// A screen as it is now: its template plus whatever was typed, focused or toggled.
 #[derive(Debug, Clone)]
@@ -299,13 +302,7 @@ impl Device {
                 .as_deref()
                 .is_some_and(|sel| within.iter().any(|&i| selector_matches(sel, &tree.nodes[i])))
         });
-        let here = &self.screens[self.current].name;
-        let revealed: Vec<usize> = self
-            .reveals
-            .iter()
-            .filter(|r| &r.screen == here && within.iter().any(|&i| selector_matches(&r.toggle, &tree.nodes[i])))
-            .filter_map(|r| (0..tree.nodes.len()).find(|&i| selector_matches(&r.field, &tree.nodes[i])))
-            .collect();
+        let revealed = self.revealed_by(&within);
         let is_edit = tree.nodes[target].class().contains("EditText");
         let checkable = tree.nodes[target].flag("checkable");
         if is_edit {
@@ -315,67 +312,10 @@ impl Device {
             let checked = screen.tree.nodes[target].flag("checked");
             screen.tree.nodes[target].set_attr("checked", if checked { "false" } else { "true" });
         }
-        for field in revealed {
-            self.edit_field(field, |_, password| *password = !*password);
-        }
+        self.reveal(&revealed);
         if let Some(to) = rule {
             self.go_to(&to);
         }
-    }
-
-    fn focus(&mut self, id: usize) {
-        let screen = self.screen_mut();
-        for (i, n) in screen.tree.nodes.iter_mut().enumerate() {
-            if n.attr("focused").is_some() || i == id {
-                n.set_attr("focused", if i == id { "true" } else { "false" });
-            }
-        }
-    }
-
-    pub fn focused_edit(&self) -> Option<usize> {
-        let tree = &self.screen().tree;
-        (0..tree.nodes.len()).find(|&i| tree.nodes[i].flag("focused") && tree.nodes[i].class().contains("EditText"))
-    }
-
-    /// What `input text` does: appends to the focused EditText (lost when nothing is focused).
-    pub fn type_text(&mut self, text: &str) {
-        let Some(id) = self.focused_edit() else { return };
-        self.edit_focused(id, |value| value.push_str(text));
-    }
-
-    fn edit_focused(&mut self, id: usize, change: impl FnOnce(&mut String)) {
-        self.edit_field(id, |value, _| change(value));
-    }
-
-    /// Changes what field `id` holds, or whether it is a password field (a reveal toggle), and
-    /// shows it as uiautomator does: a password as dots, an empty field's hint as its text.
-    fn edit_field(&mut self, id: usize, change: impl FnOnce(&mut String, &mut bool)) {
-        let screen = self.screen_mut();
-        let node = &screen.tree.nodes[id];
-        let mut password = node.flag("password");
-        let hint = node.attr("hint").unwrap_or_default().to_string();
-        // A field never edited holds its text, unless that text is only its hint (uiautomator
-        // reports an empty field's hint as its text).
-        let mut value = screen.values.get(&id).cloned().unwrap_or_else(|| {
-            let text = node.text();
-            if password || (!hint.is_empty() && text == hint) {
-                String::new()
-            } else {
-                text.to_string()
-            }
-        });
-        change(&mut value, &mut password);
-        let shown = if value.is_empty() && !hint.is_empty() {
-            hint
-        } else if password {
-            "•".repeat(value.chars().count())
-        } else {
-            value.clone()
-        };
-        let node = &mut screen.tree.nodes[id];
-        node.set_attr("text", &shown);
-        node.set_attr("password", if password { "true" } else { "false" });
-        screen.values.insert(id, value);
     }
 
     /// A key event by name without `KEYCODE_` (e.g. `BACK`).
