@@ -12,6 +12,7 @@ use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use serde_json::Value;
 
 use super::{reading, recorded_tap, replayed, screen_xml, web_element};
+use crate::android::identity::field_class;
 use crate::android::ui_refs::RefBook;
 use crate::flow::{Action, Recording, Step, Target, js, maestro, placeholder_name};
 use crate::tools::ui::Snapshot;
@@ -73,11 +74,8 @@ fn form(fields: &[Field], typed: &[Option<String>], revealed: bool, focused: Opt
             Id::Framework => "android:id/edit".into(),
             Id::None => String::new(),
         };
-        let text = if password {
-            "•".repeat(value.chars().count())
-        } else {
-            value
-        };
+        // As a phone shows a password: a dot a character.
+        let text = if password { value.chars().map(|_| '•').collect() } else { value };
         let top = 100 + 180 * i;
         body.push_str(&format!(
             r#"<node index="{i}" text="{text}" resource-id="{id}" content-desc="{name}" class="android.widget.EditText" package="p" clickable="true" focusable="true" focused="{}" password="{password}" bounds="[40,{top}][900,{}]"/>"#,
@@ -92,7 +90,7 @@ fn form(fields: &[Field], typed: &[Option<String>], revealed: bool, focused: Opt
 fn element_of<'a>(snap: &'a Snapshot, fields: &[Field], i: usize) -> &'a crate::android::ui_elements::Element {
     let native = fields[..i].iter().filter(|f| !f.web).count();
     let web = fields[..i].iter().filter(|f| f.web).count();
-    let kind = |e: &&crate::android::ui_elements::Element| e.kind.ends_with("EditText") || e.kind == "web:textbox";
+    let kind = |e: &&crate::android::ui_elements::Element| field_class(&e.identity.class);
     let (nth, is_web) = if fields[i].web { (web, true) } else { (native, false) };
     snap.elements
         .iter()
