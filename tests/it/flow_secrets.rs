@@ -265,26 +265,6 @@ fn ops() -> impl proptest::strategy::Strategy<Value = Vec<Op>> {
     proptest::collection::vec(op, 1..10)
 }
 
-/// The login demo with an eye icon in its password field that shows or hides the password.
-fn login_with_eye() -> Profile {
-    let profile = Profile::new();
-    profile.edit("screens/login.xml", |xml| {
-        let field = r#"password="true" selected="false" bounds="[84,870][996,1020]" />"#;
-        assert!(xml.contains(field), "the demo's password field moved");
-        xml.replace(
-            field,
-            &format!(
-                r#"{field}<node index="9" text="" resource-id="" class="android.widget.ImageButton" package="{LOGIN}" content-desc="Show password" checkable="false" checked="false" clickable="true" enabled="true" focusable="true" focused="false" scrollable="false" long-clickable="false" password="false" selected="false" bounds="[880,890][980,1000]" />"#
-            ),
-        )
-    });
-    profile.append(
-        "profile.toml",
-        "\n[[reveal]]\nscreen = \"login\"\ntoggle = \"desc=Show password\"\nfield = \"id=password\"\n",
-    );
-    profile
-}
-
 /// Generated sequences of taps (by ref, text, resourceId, point), types and the eye icon that
 /// reveals the password, on the login demo: whatever was typed while the password field had
 /// focus (the model: the last field tapped) is in neither export nor in any cache entry nor in

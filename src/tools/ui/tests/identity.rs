@@ -187,6 +187,7 @@ struct Covered {
     acted: Cell<usize>,
     refused: Cell<usize>,
     healed: Cell<usize>,
+    bare: Cell<usize>,
     refs_kept: Cell<usize>,
     refs_refused: Cell<usize>,
     state_words: Cell<usize>,
@@ -332,6 +333,8 @@ fn a_ref_or_a_recorded_step_acts_only_on_the_element_with_its_identity() {
             for (target, from_maestro) in written {
                 bump(&covered.replays);
                 let Some((outcome, how)) = replayed(&b, &target) else {
+                    // A bare point in a Maestro flow: tapped wherever it is, as Maestro taps it.
+                    bump(&covered.bare);
                     continue;
                 };
                 let Ok(acted) = outcome else {
@@ -376,8 +379,12 @@ fn a_ref_or_a_recorded_step_acts_only_on_the_element_with_its_identity() {
             // A text written by hand: an element that shows it, never another.
             if let Some(label) = &label {
                 bump(&covered.replays);
-                if let Some((Ok(acted), _)) = replayed(&b, &by_hand_text(label)) {
-                    prop_assert!(shows(&b, &acted, label), "{label:?} acted on {acted:?}");
+                match replayed(&b, &by_hand_text(label)) {
+                    Some((Ok(acted), _)) => {
+                        prop_assert!(shows(&b, &acted, label), "{label:?} acted on {acted:?}");
+                        bump(&covered.acted);
+                    }
+                    _ => bump(&covered.refused),
                 }
             }
         }
@@ -385,12 +392,13 @@ fn a_ref_or_a_recorded_step_acts_only_on_the_element_with_its_identity() {
     });
     let n = |c: &Cell<usize>| c.get();
     println!(
-        "{} cases (screen pairs): {} replayed taps, {} acted on the recorded identity (or, by hand, on what Maestro reads; {} of them healed by the label), {} refused; refs {} kept, {} refused; covered {} switches showing a state word, {} rows whose summary changed, {} elements with shared ids, {} with none, {} web elements",
+        "{} cases (screen pairs): {} replayed taps, {} acted on the recorded identity (or, by hand, on what Maestro reads; {} of them healed by the label), {} refused, {} bare Maestro points; refs {} kept, {} refused; covered {} switches showing a state word, {} rows whose summary changed, {} elements with shared ids, {} with none, {} web elements",
         n(&covered.pairs),
         n(&covered.replays),
         n(&covered.acted),
         n(&covered.healed),
         n(&covered.refused),
+        n(&covered.bare),
         n(&covered.refs_kept),
         n(&covered.refs_refused),
         n(&covered.state_words),

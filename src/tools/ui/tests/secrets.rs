@@ -75,7 +75,11 @@ fn form(fields: &[Field], typed: &[Option<String>], revealed: bool, focused: Opt
             Id::None => String::new(),
         };
         // As a phone shows a password: a dot a character.
-        let text = if password { value.chars().map(|_| '•').collect() } else { value };
+        let text = if password {
+            value.chars().map(|_| '•').collect()
+        } else {
+            value
+        };
         let top = 100 + 180 * i;
         body.push_str(&format!(
             r#"<node index="{i}" text="{text}" resource-id="{id}" content-desc="{name}" class="android.widget.EditText" package="p" clickable="true" focusable="true" focused="{}" password="{password}" bounds="[40,{top}][900,{}]"/>"#,
