@@ -94,6 +94,7 @@ const CRATES: &[(&str, &[&str])] = &[
     ("image", &[]),
     ("adb", &["android"]),
     ("android", &[]),
+    ("testkit", &[]),
 ];
 
 /// The room of a workspace crate a dependency line names: by its package (`droidmcp-ROOM`, as
@@ -136,7 +137,8 @@ fn crate_dependencies(
         if key.is_empty() {
             continue;
         }
-        let is_dependencies = ["dependencies", "dev-dependencies", "build-dependencies"]
+        // What a crate's own code uses; its tests' dev-dependencies (testkit) are not a layer.
+        let is_dependencies = ["dependencies", "build-dependencies"]
             .iter()
             .any(|kind| section == *kind || section.ends_with(&format!(".{kind}")));
         if section == "workspace.dependencies" {

@@ -305,9 +305,8 @@ mod tests {
         eprintln!("{} cases", cases.get());
     }
 
-    /// `../shared/device-captures` from the crate root, when it is there.
+    /// `../shared/device-captures`, when it is there (testkit's one skip rule).
     fn captures() -> Option<std::path::PathBuf> {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/device-captures");
-        dir.is_dir().then_some(dir)
+        testkit::captures_dir()
     }
 }

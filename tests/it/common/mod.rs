@@ -17,17 +17,7 @@ pub use server::*;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-pub fn under_ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0")
-}
-
-/// Skips (prints why) or, under CI, fails.
-pub fn skip_or_fail(reason: &str) {
-    if under_ci() {
-        panic!("CI=true and {reason}: CI must run this test");
-    }
-    eprintln!("SKIPPED: {reason}");
-}
+pub use testkit::{captures_dir, skip_or_fail};
 
 pub fn repo_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -35,23 +25,6 @@ pub fn repo_dir() -> PathBuf {
 
 pub fn profile_dir() -> PathBuf {
     repo_dir().join("fixtures/pixel-emulator")
-}
-
-/// `../shared/device-captures`, if present. Absent, it is a skip locally and a failure under
-/// CI, unless the job says it has no captures (`DROIDMCP_NO_CAPTURES=1`, e.g. a fork's CI
-/// without access to them): then the capture tests print what they skipped and the rest stays
-/// strict.
-pub fn captures_dir() -> Option<PathBuf> {
-    let dir = repo_dir().join("../shared/device-captures");
-    if dir.is_dir() {
-        Some(dir)
-    } else if std::env::var("DROIDMCP_NO_CAPTURES").is_ok_and(|v| v == "1") {
-        eprintln!("SKIPPED (DROIDMCP_NO_CAPTURES=1): {} is absent", dir.display());
-        None
-    } else {
-        skip_or_fail(&format!("{} is absent", dir.display()));
-        None
-    }
 }
 
 /// Every capture whose file name starts with `prefix`, sorted.

@@ -25,19 +25,12 @@ fn found(tree: &UiTree, screen: [u32; 2], json: &str) -> Vec<String> {
         .collect()
 }
 
-/// `../shared/device-captures/NAME`, parsed, when it is there.
+/// `../shared/device-captures/NAME`, parsed, when the captures are there (testkit's one skip
+/// rule: a skip locally, a failure under CI).
 fn capture(name: &str) -> Option<UiTree> {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/device-captures")
-        .join(name);
-    match std::fs::read_to_string(&path) {
-        Ok(text) => Some(parse_ui_dump(&text).unwrap()),
-        Err(_) if std::env::var("CI").is_ok_and(|v| v == "true") => panic!("{} is missing", path.display()),
-        Err(_) => {
-            eprintln!("SKIPPED: {} is missing", path.display());
-            None
-        }
-    }
+    let path = testkit::captures_dir()?.join(name);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    Some(parse_ui_dump(&text).unwrap())
 }
 
 const SETTINGS: &str = "uiautomator_settings-homepage-recyclerview_com.android.settings_phone-1080x2400.xml";
@@ -152,17 +145,8 @@ fn index_relations_and_size_follow_maestros_order_on_a_real_settings_screen() {
 /// index 0 of an id is its topmost holder.
 #[test]
 fn every_text_and_id_of_every_real_capture_finds_what_shows_it() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/device-captures");
-    let Ok(entries) = std::fs::read_dir(&dir) else {
-        assert_ne!(
-            std::env::var("CI").as_deref(),
-            Ok("true"),
-            "{} is missing",
-            dir.display()
-        );
-        eprintln!("SKIPPED: {} is missing", dir.display());
-        return;
-    };
+    let Some(dir) = testkit::captures_dir() else { return };
+    let entries = std::fs::read_dir(&dir).unwrap();
     let (mut screens, mut looked) = (0, 0);
     for entry in entries {
         let path = entry.unwrap().path();
