@@ -135,6 +135,12 @@ const MECHANISMS: &[Mechanism] = &[
         pending: &[],
     },
     Mechanism {
+        concern: "running a script in a web page (devtools::Session::evaluate: droidmcp's isolated world, never the page's own)",
+        markers: &["\"Runtime.evaluate\""],
+        home: "crates/adb/src/devtools.rs",
+        pending: &[],
+    },
+    Mechanism {
         concern: "a reading with a remember flag: read_screen and read_current",
         markers: &["remember: bool"],
         home: "",
@@ -359,4 +365,33 @@ fn no_source_file_is_over_600_lines() {
         longest.0
     );
     assert!(long.is_empty(), "{}", long.join("\n"));
+}
+
+/// The simulator takes a lock only through `sim::lock`, which takes back a lock a panicking task
+/// left poisoned: a `.lock()` anywhere else in it (with its `expect` or `unwrap`) would let one
+/// failed command stop the device answering every client.
+#[test]
+fn the_simulator_takes_its_locks_through_one_door() {
+    let root = repo_dir().join("crates/sim/src");
+    let mut files = Vec::new();
+    sources(&root, &root, &mut files);
+    let strays: Vec<String> = files
+        .iter()
+        .filter(|(rel, code)| code.contains(".lock()") && rel != "lib.rs")
+        .map(|(rel, _)| format!("crates/sim/src/{rel} takes a lock itself: call sim::lock"))
+        .collect();
+    let home = &files
+        .iter()
+        .find(|(rel, _)| rel == "lib.rs")
+        .expect("crates/sim/src/lib.rs")
+        .1;
+    println!(
+        "{} simulator files; the one lock door in crates/sim/src/lib.rs",
+        files.len()
+    );
+    assert!(
+        home.contains("pub fn lock<T>") && home.matches(".lock()").count() == 1,
+        "crates/sim/src/lib.rs must hold the one `lock` door and no other .lock()"
+    );
+    assert!(strays.is_empty(), "{}", strays.join("\n"));
 }

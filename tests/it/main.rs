@@ -46,6 +46,7 @@ mod phone_states;
 mod principals;
 mod sim_adb;
 mod sim_adb_client;
+mod sim_hostile;
 mod sim_toybox;
 mod take_over;
 mod two_devices;

@@ -151,6 +151,25 @@ async fn devtools_over_our_own_adb_streams_on_both_routes() {
 /// Evaluates `expression` in the simulator's WebView page, through DevTools over our own adb
 /// stream: how the tests read the page back, apart from droidmcp's tools.
 pub async fn page_eval(sim: &SimProcess, expression: &str) -> serde_json::Value {
+    page_session(sim).await.evaluate(expression).await.unwrap()
+}
+
+/// Evaluates `expression` in the page's own JavaScript world, where its scripts run (droidmcp
+/// never does): what the page makes of itself.
+async fn page_eval_in_its_own_world(sim: &SimProcess, expression: &str) -> serde_json::Value {
+    let result = page_session(sim)
+        .await
+        .call(
+            "Runtime.evaluate",
+            json!({"expression": expression, "returnByValue": true}),
+        )
+        .await
+        .unwrap();
+    result["result"]["value"].clone()
+}
+
+/// A DevTools session on the simulator's WebView page, over our own adb stream.
+async fn page_session(sim: &SimProcess) -> devtools::Session {
     let adb = Adb::new(Route::Direct(sim.addr), Duration::from_secs(10));
     let serial = sim.serial();
     let unix = adb.shell(&serial, "cat /proc/net/unix").await.unwrap().stdout_text();
@@ -164,10 +183,9 @@ pub async fn page_eval(sim: &SimProcess, expression: &str) -> serde_json::Value 
     let page = targets.iter().find(|t| t.kind == "page").expect("a page");
     let pipe = adb.local_abstract(&serial, &socket).await.unwrap();
     let ws = page.web_socket_debugger_url.as_deref().unwrap();
-    let mut session = devtools::Session::open(pipe, ws, Duration::from_secs(10))
+    devtools::Session::open(pipe, ws, Duration::from_secs(10))
         .await
-        .unwrap();
-    session.evaluate(expression).await.unwrap()
+        .unwrap()
 }
 
 /// Waits until the page has loaded (Chromium names its DevTools port before that).
@@ -485,4 +503,58 @@ async fn a_form_in_an_iframe_is_read_and_acted_on() {
     .await);
     ok(&call(client, "ui", json!({"operation": "tap", "ref": pay["ref"]})).await);
     assert_eq!(page_eval(sim, "document.title").await, "paid by Zoë 张");
+}
+
+/// A page that lies in its own JavaScript world (web_pages/lying_page.html): it overrides
+/// getBoundingClientRect, querySelector(All), innerText, an input's labels and getComputedStyle
+/// so that, read there, Cancel and Delete account answer as each other (and, in a same-origin
+/// frame with lies of its own, Keep data and Erase data), the email field is "Password" and
+/// Report abuse is hidden. droidmcp reads and acts in an isolated world of its own: the listing
+/// names what is there, and a tap on Cancel's ref presses Cancel (the page writes which button
+/// got the trusted click). A button under a transparent element is refused, not clicked through.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_page_that_lies_in_its_own_world_is_read_and_tapped_as_it_is() {
+    let Some(rig) = open_page("lying_page.html", &[]).await else {
+        return;
+    };
+    let (sim, client) = (&rig.sim, &rig.client);
+    let frame_loaded = "new Promise(r => { const f = document.getElementById('frame'); const done = () => f.contentDocument && f.contentDocument.getElementById('erase'); if (done()) r(true); else f.onload = () => r(!!done()); })";
+    assert_eq!(page_eval(sim, frame_loaded).await, true);
+    // The trap is armed: in the page's own world, what finds Cancel finds Delete account.
+    assert_eq!(
+        page_eval_in_its_own_world(sim, "document.querySelector('#cancel').id").await,
+        "delete"
+    );
+    let dump = ok(&call(client, "ui", json!({"operation": "dump"})).await);
+    let elements = dump["elements"].as_array().unwrap();
+    web_element(elements, "web:textbox", "Email");
+    web_element(elements, "web:button", "Report abuse");
+    let y = |e: &serde_json::Value| e["at"][1].as_i64().unwrap();
+    let cancel = web_element(elements, "web:button", "Cancel");
+    let delete = web_element(elements, "web:button", "Delete account");
+    assert!(
+        y(cancel) < y(delete),
+        "Cancel is above Delete account: {cancel} {delete}"
+    );
+    let keep = web_element(elements, "web:button", "Keep data");
+    let erase = web_element(elements, "web:button", "Erase data");
+    assert!(y(keep) < y(erase), "Keep data is above Erase data: {keep} {erase}");
+
+    let tapped = ok(&call(client, "ui", json!({"operation": "tap", "ref": cancel["ref"]})).await);
+    assert_eq!(tapped["target"]["label"], "Cancel");
+    assert_eq!(page_eval(sim, "document.title").await, "clicked cancel");
+    ok(&call(client, "ui", json!({"operation": "tap", "ref": keep["ref"]})).await);
+    assert_eq!(page_eval(sim, "document.title").await, "clicked keep");
+
+    let stay = web_element(elements, "web:button", "Stay subscribed");
+    let refused = err(&call(client, "ui", json!({"operation": "tap", "ref": stay["ref"]})).await);
+    assert!(
+        refused.contains("covered") && refused.contains("nothing was tapped"),
+        "{refused}"
+    );
+    assert_eq!(
+        page_eval(sim, "document.title").await,
+        "clicked keep",
+        "the covering element got no click"
+    );
 }

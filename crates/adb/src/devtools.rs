@@ -2,6 +2,12 @@
 //! that names the pages, and a page's WebSocket (tokio-tungstenite over the same kind of stream),
 //! one request at a time. Events that arrive meanwhile are kept for the caller (console errors,
 //! failed requests).
+//!
+//! Our scripts never run in the page's own JavaScript world: a page can replace whatever its
+//! scripts see (`getBoundingClientRect`, `querySelector`, `innerText`, …) and make a reading list
+//! Delete account as Cancel. `Session::evaluate`, the one way to run one, runs it in an isolated
+//! world of the main frame (`Page.createIsolatedWorld`): the same DOM, the browser's own
+//! built-ins. A same-origin frame's document, reached from there, is in that world too.
 
 use std::time::Duration;
 
@@ -18,6 +24,9 @@ use super::{AdbError, Pipe};
 pub const MAX_MESSAGE: usize = 64 * 1024 * 1024;
 /// Events kept between two reads of them; older ones are counted, not kept.
 const MAX_EVENTS: usize = 2_000;
+/// Our isolated world's name: Chromium gives a frame one world per name, so each session finds
+/// the same one again.
+const WORLD: &str = "droidmcp";
 
 /// One debuggable target, as `/json/list` lists it.
 #[derive(Debug, Clone, serde::Deserialize)]
@@ -193,15 +202,25 @@ impl Session {
         }
     }
 
-    /// Evaluates `expression` in the page and returns its value (by value, awaiting a promise);
-    /// an exception is an error carrying its text.
+    /// Evaluates `expression` in our isolated world of the page's main frame, never in the page's
+    /// own, and returns its value (by value, awaiting a promise); an exception is an error
+    /// carrying its text.
     pub async fn evaluate(&mut self, expression: &str) -> Result<Value, AdbError> {
-        let result = self
-            .call(
-                "Runtime.evaluate",
-                json!({"expression": expression, "returnByValue": true, "awaitPromise": true}),
-            )
-            .await?;
+        // A navigation (a page still loading, a form sent) replaces the frame's document and our
+        // world with it, between asking for the world and running in it: ask again.
+        let mut tries = 0;
+        let result = loop {
+            tries += 1;
+            let context = self.isolated_world().await?;
+            let params =
+                json!({"expression": expression, "contextId": context, "returnByValue": true, "awaitPromise": true});
+            match self.call("Runtime.evaluate", params).await {
+                Err(AdbError::DevTools(e)) if tries < 3 && e.contains("context") => {
+                    tracing::debug!("evaluating again in the new document: {e}");
+                }
+                answer => break answer?,
+            }
+        };
         if let Some(exception) = result.get("exceptionDetails") {
             let text = exception["exception"]["description"]
                 .as_str()
@@ -210,5 +229,24 @@ impl Session {
             return Err(failed("Runtime.evaluate", text));
         }
         Ok(result["result"]["value"].clone())
+    }
+
+    /// The execution context of our world in the main frame as it is now (made on first use,
+    /// the same one after; a navigation makes a new one, so it is asked for each time).
+    async fn isolated_world(&mut self) -> Result<u64, AdbError> {
+        let tree = self.call("Page.getFrameTree", json!({})).await?;
+        let frame = tree["frameTree"]["frame"]["id"]
+            .as_str()
+            .ok_or_else(|| failed("Page.getFrameTree", "the page has no main frame"))?
+            .to_string();
+        let world = self
+            .call(
+                "Page.createIsolatedWorld",
+                json!({"frameId": frame, "worldName": WORLD}),
+            )
+            .await?;
+        world["executionContextId"]
+            .as_u64()
+            .ok_or_else(|| failed("Page.createIsolatedWorld", "no execution context in its answer"))
     }
 }

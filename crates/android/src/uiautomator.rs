@@ -233,6 +233,10 @@ impl UiTree {
     }
 }
 
+/// An attribute value as uiautomator writes it: its dumper turns the characters XML 1.1 does not
+/// allow into `.` (`AccessibilityNodeInfoDumper.stripInvalidXMLChars`); NUL, U+FFFE and U+FFFF,
+/// which XML cannot carry at all, are `.` too. Markup characters and the whitespace an XML reader
+/// would fold into spaces are written as references, as its serializer does.
 fn escape_xml(v: &str) -> String {
     let mut s = String::with_capacity(v.len());
     for c in v.chars() {
@@ -243,10 +247,18 @@ fn escape_xml(v: &str) -> String {
             '"' => s.push_str("&quot;"),
             '\'' => s.push_str("&apos;"),
             '\n' => s.push_str("&#10;"),
+            '\r' => s.push_str("&#13;"),
+            '\t' => s.push_str("&#9;"),
+            c if not_in_a_dump(c) => s.push('.'),
             c => s.push(c),
         }
     }
     s
+}
+
+/// The characters uiautomator's dump shows as `.`.
+fn not_in_a_dump(c: char) -> bool {
+    matches!(c as u32, 0x0..=0x8 | 0xB..=0xC | 0xE..=0x1F | 0x7F..=0x84 | 0x86..=0x9F | 0xFDD0..=0xFDDF | 0xFFFE | 0xFFFF)
 }
 
 #[cfg(test)]

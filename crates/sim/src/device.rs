@@ -1,15 +1,17 @@
-//! The simulated device's state: properties, packages, screens and navigation, the file system,
-//! running processes and the log (fields.rs: its text fields, typed into and revealed). Commands
-//! read and change it through here.
+//! The simulated device's state: properties, packages, screens and navigation, the file system
+//! and running processes (fields.rs: its text fields, typed into and revealed). Commands read and
+//! change it through here.
 
 use std::collections::{BTreeMap, HashMap};
 
-use chrono::{Datelike, Duration as ChronoDuration, Local, NaiveDateTime};
+use chrono::Local;
 
-use android::logcat::{Level, LogLine, format_threadtime, parse_threadtime_line};
+use android::logcat::{Level, LogLine};
 use android::uiautomator::UiTree;
 
 use super::fs::Fs;
+use super::log::rebase_log;
+pub use super::log::{LogBuffer, LogEntry, format_entry};
 use super::profile::{Battery, Display, PackageSpec, Profile, Reveal, Transition};
 
 mod fields;
@@ -31,33 +33,6 @@ impl Screen {
     pub fn component(&self) -> String {
         format!("{}/{}", self.package, self.activity)
     }
-}
-
-/// Which logcat buffer a line belongs to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LogBuffer {
-    Main,
-    System,
-    Crash,
-    Events,
-}
-
-impl LogBuffer {
-    pub fn parse(name: &str) -> Option<LogBuffer> {
-        Some(match name {
-            "main" => LogBuffer::Main,
-            "system" => LogBuffer::System,
-            "crash" => LogBuffer::Crash,
-            "events" => LogBuffer::Events,
-            _ => return None,
-        })
-    }
-}
-
-#[derive(Debug, Clone)]
-pub struct LogEntry {
-    pub buffer: LogBuffer,
-    pub line: LogLine,
 }
 
 pub struct Device {
@@ -396,16 +371,17 @@ impl Device {
             return i;
         }
         let (w, h) = (self.display.width, self.display.height);
+        // Only numbers go into the XML text; the package and the label are set on the parsed
+        // nodes, so any label is shown as it is (never read as markup).
         let xml = format!(
-            r#"<?xml version='1.0' encoding='UTF-8' standalone='yes' ?><hierarchy rotation="0"><node index="0" text="" resource-id="" class="android.widget.FrameLayout" package="{package}" content-desc="" checkable="false" checked="false" clickable="false" enabled="true" focusable="false" focused="false" scrollable="false" long-clickable="false" password="false" selected="false" bounds="[0,0][{w},{h}]"><node index="0" text="{label}" resource-id="android:id/title" class="android.widget.TextView" package="{package}" content-desc="" checkable="false" checked="false" clickable="false" enabled="true" focusable="false" focused="false" scrollable="false" long-clickable="false" password="false" selected="false" bounds="[48,120][{r},260]" /></node></hierarchy>"#,
-            label = spec
-                .label
-                .replace('&', "&amp;")
-                .replace('"', "&quot;")
-                .replace('<', "&lt;"),
+            r#"<?xml version='1.0' encoding='UTF-8' standalone='yes' ?><hierarchy rotation="0"><node index="0" text="" resource-id="" class="android.widget.FrameLayout" package="" content-desc="" checkable="false" checked="false" clickable="false" enabled="true" focusable="false" focused="false" scrollable="false" long-clickable="false" password="false" selected="false" bounds="[0,0][{w},{h}]"><node index="0" text="" resource-id="android:id/title" class="android.widget.TextView" package="" content-desc="" checkable="false" checked="false" clickable="false" enabled="true" focusable="false" focused="false" scrollable="false" long-clickable="false" password="false" selected="false" bounds="[48,120][{r},260]" /></node></hierarchy>"#,
             r = w - 48,
         );
-        let tree = android::uiautomator::parse_ui_dump(&xml).expect("generated XML parses");
+        let mut tree = android::uiautomator::parse_ui_dump(&xml).expect("generated XML parses");
+        for node in &mut tree.nodes {
+            node.set_attr("package", package);
+        }
+        tree.nodes[1].set_attr("text", &spec.label);
         self.screens.push(Screen {
             name: format!("app:{package}"),
             package: package.to_string(),
@@ -428,6 +404,15 @@ impl Device {
         if self.screens[self.current].package == package {
             // The app was the home screen itself: it restarts.
             self.ensure_running(package);
+        }
+    }
+
+    /// `am kill`: a phone kills only what is safe to kill, a package's processes in the
+    /// background; the app in front keeps running. Its screens stay on the back stack, and the
+    /// process starts again when one of them shows.
+    pub fn kill_background(&mut self, package: &str) {
+        if self.screen().package != package {
+            self.running.remove(package);
         }
     }
 
@@ -476,39 +461,6 @@ pub fn selector_matches(selector: &str, node: &android::uiautomator::UiNode) -> 
         }
         _ => false,
     }
-}
-
-/// Reads the profile's log and shifts its timestamps so the last line is one minute before now,
-/// so "since" filters behave as on a device that has just been running.
-fn rebase_log(text: &str) -> Vec<LogEntry> {
-    let mut buffer = LogBuffer::Main;
-    let mut entries = Vec::new();
-    for raw in text.lines() {
-        if let Some(name) = raw.strip_prefix("--------- beginning of ") {
-            buffer = LogBuffer::parse(name.trim()).unwrap_or(LogBuffer::Main);
-            continue;
-        }
-        if let Some(line) = parse_threadtime_line(raw) {
-            entries.push(LogEntry { buffer, line });
-        }
-    }
-    let year = Local::now().year();
-    let parse = |ts: &str| NaiveDateTime::parse_from_str(&format!("{year}-{ts}"), "%Y-%m-%d %H:%M:%S%.3f").ok();
-    let last = entries.iter().filter_map(|e| parse(&e.line.timestamp)).max();
-    if let Some(last) = last {
-        let shift = (Local::now().naive_local() - ChronoDuration::minutes(1)) - last;
-        for e in &mut entries {
-            if let Some(t) = parse(&e.line.timestamp) {
-                e.line.timestamp = (t + shift).format("%m-%d %H:%M:%S%.3f").to_string();
-            }
-        }
-    }
-    entries
-}
-
-/// Formats one entry as threadtime.
-pub fn format_entry(e: &LogEntry) -> String {
-    format_threadtime(&e.line)
 }
 
 #[cfg(test)]

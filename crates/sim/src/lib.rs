@@ -4,7 +4,8 @@
 //!
 //! Map: `message` (wire frames) → `transport` (handshake, streams, faults) → `services` (shell,
 //! exec, sync) → `shell` (command lines) → `commands/` (getprop, pm, input, …) → `device` (state).
-//! Beside it, `console` serves the emulator console; `emulator` is what its commands set.
+//! Beside it, `console` serves the emulator console; `emulator` is what its commands set; `log`
+//! holds the device's log. Every lock is taken through `lock`.
 
 pub mod auth;
 pub mod commands;
@@ -13,6 +14,7 @@ pub mod costs;
 pub mod device;
 pub mod emulator;
 pub mod fs;
+pub mod log;
 pub mod phone;
 pub mod profile;
 pub mod render;
@@ -24,7 +26,7 @@ pub mod webview;
 
 use std::net::SocketAddr;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use tokio::net::TcpListener;
@@ -99,7 +101,7 @@ impl Simulator {
 
     /// The CNXN banner: product name, model and device, and the profile's features.
     pub fn banner(&self) -> String {
-        let dev = self.device.lock().expect("device lock");
+        let dev = lock(&self.device);
         let prop = |k: &str| dev.prop(k).unwrap_or_default();
         format!(
             "device::ro.product.name={};ro.product.model={};ro.product.device={};features={}\0",
@@ -112,8 +114,14 @@ impl Simulator {
 
     /// Runs `f` with the device state locked. Keep `f` short: every connection shares the lock.
     pub fn with_device<T>(&self, f: impl FnOnce(&mut Device) -> T) -> T {
-        f(&mut self.device.lock().expect("device lock"))
+        f(&mut lock(&self.device))
     }
+}
+
+/// The simulator's one way to take a lock: a task that panicked while holding it leaves it
+/// poisoned, and the device must go on answering every other client, so the guard is taken back.
+pub fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// A running simulator: its address, and the task that accepts connections.
@@ -173,4 +181,23 @@ pub async fn start(sim: Simulator, listen: SocketAddr) -> anyhow::Result<SimHand
         accept_task,
         console: None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use super::lock;
+
+    #[test]
+    fn a_lock_a_panicking_task_left_poisoned_is_taken_back() {
+        let device = Mutex::new(1);
+        let failed = std::panic::catch_unwind(|| {
+            let _held = lock(&device);
+            panic!("a command failed while holding the device");
+        });
+        assert!(failed.is_err() && device.is_poisoned());
+        *lock(&device) += 1;
+        assert_eq!(*lock(&device), 2, "the next command still gets the device");
+    }
 }

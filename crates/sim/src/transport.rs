@@ -80,12 +80,7 @@ impl StreamIo {
 impl Drop for StreamIo {
     /// A finished service closes its side, unless the host closed it first.
     fn drop(&mut self) {
-        let was_open = self
-            .streams
-            .lock()
-            .expect("streams lock")
-            .remove(&self.local_id)
-            .is_some();
+        let was_open = crate::lock(&self.streams).remove(&self.local_id).is_some();
         if was_open {
             let _ = self
                 .out
@@ -213,7 +208,9 @@ async fn dispatch_loop(sim: &Arc<Simulator>, reader: &mut (impl AsyncRead + Unpi
         match msg.command {
             A_OPEN => {
                 let remote_id = msg.arg0;
-                let name = String::from_utf8_lossy(&msg.payload).trim_end_matches('\0').to_string();
+                // adbd reads a service name up to its first NUL (it was a C string).
+                let name = msg.payload.split(|b| *b == 0).next().unwrap_or_default();
+                let name = String::from_utf8_lossy(name).into_owned();
                 if !services::is_known(sim, &name) {
                     tracing::debug!(target: "droidmcp::sim::transport", service = %name, "refusing unknown service");
                     let _ = out.send(Message::new(A_CLSE, 0, remote_id, Vec::new()));
@@ -223,7 +220,7 @@ async fn dispatch_loop(sim: &Arc<Simulator>, reader: &mut (impl AsyncRead + Unpi
                 next_local_id = next_local_id.wrapping_add(1).max(1);
                 let (input_tx, input) = mpsc::unbounded_channel();
                 let (okay_tx, okays) = mpsc::unbounded_channel();
-                streams.lock().expect("streams lock").insert(
+                crate::lock(&streams).insert(
                     local_id,
                     StreamEntry {
                         remote_id,
@@ -253,7 +250,7 @@ async fn dispatch_loop(sim: &Arc<Simulator>, reader: &mut (impl AsyncRead + Unpi
                 tokio::spawn(services::run(sim.clone(), name, io));
             }
             A_WRTE => {
-                let map = streams.lock().expect("streams lock");
+                let map = crate::lock(&streams);
                 if let Some(s) = map.get(&msg.arg1) {
                     // Buffer rather than block: acknowledge at once (adb_client may send its next
                     // write before acknowledging ours, so waiting here could deadlock).
@@ -262,20 +259,20 @@ async fn dispatch_loop(sim: &Arc<Simulator>, reader: &mut (impl AsyncRead + Unpi
                 }
             }
             A_OKAY => {
-                if let Some(s) = streams.lock().expect("streams lock").get(&msg.arg1) {
+                if let Some(s) = crate::lock(&streams).get(&msg.arg1) {
                     let _ = s.okays.send(());
                 }
             }
             A_CLSE => {
                 // Dropping the entry closes the service's channels; it stops on its next read/write.
-                streams.lock().expect("streams lock").remove(&msg.arg1);
+                crate::lock(&streams).remove(&msg.arg1);
             }
             A_CNXN => tracing::debug!(target: "droidmcp::sim::transport", "host re-sent CNXN; ignoring"),
             other => tracing::debug!(target: "droidmcp::sim::transport", "ignoring {}", command_name(other)),
         }
     }
     // Closing every stream wakes every service of this connection so it can finish.
-    streams.lock().expect("streams lock").clear();
+    crate::lock(&streams).clear();
 }
 
 /// Writes outgoing messages, applying latency, garbage and dropped-connection faults.

@@ -2,9 +2,11 @@
 //! DevTools socket (`adb::devtools` over our own adb stream) and its interactive elements join
 //! the dump as nodes under the WebView, class `web:<role>`, their boxes mapped into the
 //! WebView's bounds. Tapping one scrolls it into view and clicks its center through CDP
-//! (`Input.dispatchMouseEvent`: the page sees a real pointer event); typing inserts any Unicode
-//! text (`Input.insertText`). Only debuggable WebViews have a socket: the reading says so when
-//! one has none.
+//! (`Input.dispatchMouseEvent`: the page sees a real pointer event), refused when something else
+//! covers that center; typing inserts any Unicode text (`Input.insertText`). Every script here
+//! runs in droidmcp's isolated world (`devtools::Session::evaluate`), where a page's overrides of
+//! its own built-ins cannot make it lie. Only debuggable WebViews have a socket: the reading says
+//! so when one has none.
 
 use serde_json::json;
 
@@ -406,6 +408,11 @@ async fn center(s: &mut Session, selector: &str) -> Result<[f64; 2], String> {
         find_js(selector)
     );
     let at = s.evaluate(&js).await.map_err(|e| e.to_string())?;
+    if let Some(cover) = at[2].as_str() {
+        return Err(format!(
+            "the web element ({selector}) is covered at its center by {cover}, which a tap there would press instead; nothing was tapped. ui dump lists what is on the page"
+        ));
+    }
     match (at[0].as_f64(), at[1].as_f64()) {
         (Some(x), Some(y)) => Ok([x, y]),
         _ => Err(format!(
@@ -431,8 +438,17 @@ fn find_js(selector: &str) -> String {
     )
 }
 
-/// Where the element's center is in the top page, in CSS pixels, its frames' offsets added.
-const CENTER_JS: &str = "(e => { e.scrollIntoView({block: 'nearest'}); const r = e.getBoundingClientRect(); let x = r.left + r.width / 2, y = r.top + r.height / 2; for (let w = e.ownerDocument.defaultView; w && w.frameElement; w = w.parent) { const f = w.frameElement.getBoundingClientRect(); x += f.left + w.frameElement.clientLeft; y += f.top + w.frameElement.clientTop; } return [x, y]; })";
+/// Where the element's center is in the top page, in CSS pixels, its frames' offsets added, and
+/// what else a tap there would hit (`[x, y, null]` when it is the element, something inside it, or
+/// a label of it; else a description of what covers it): the browser hit-tests the point, not
+/// the element, so a transparent layer over Cancel would take Cancel's tap.
+const CENTER_JS: &str = "(e => { e.scrollIntoView({block: 'nearest'}); const r = e.getBoundingClientRect(); let x = r.left + r.width / 2, y = r.top + r.height / 2; for (let w = e.ownerDocument.defaultView; w && w.frameElement; w = w.parent) { const f = w.frameElement.getBoundingClientRect(); x += f.left + w.frameElement.clientLeft; y += f.top + w.frameElement.clientTop; }
+  let hit = document.elementFromPoint(x, y), hx = x, hy = y;
+  while (hit && hit.tagName === 'IFRAME' && hit.contentDocument) { const f = hit.getBoundingClientRect(); hx -= f.left + hit.clientLeft; hy -= f.top + hit.clientTop; hit = hit.contentDocument.elementFromPoint(hx, hy); }
+  const label = hit && hit.closest('label');
+  if (!hit || e.contains(hit) || (label && label.control === e)) return [x, y, null];
+  const words = (hit.innerText || '').replace(/\\s+/g, ' ').trim().slice(0, 40);
+  return [x, y, '<' + hit.tagName.toLowerCase() + (hit.id ? ' id=' + JSON.stringify(hit.id.slice(0, 40)) : '') + '>' + (words ? ' ' + JSON.stringify(words) : '')]; })";
 
 /// The page's interactive elements and headings, each with its role, accessible name, value
 /// (never a password's), client box, flags and a CSS selector that finds it after a reload.

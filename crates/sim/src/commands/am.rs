@@ -1,4 +1,5 @@
-//! `am start`, `am force-stop` and `monkey -p PKG … 1`.
+//! `am start`, `am force-stop`, `am kill` (background processes only, as a phone's) and
+//! `monkey -p PKG … 1`.
 
 use crate::device::Device;
 use crate::shell::Output;
@@ -6,7 +7,11 @@ use crate::shell::Output;
 pub fn am(d: &mut Device, args: &[&str]) -> Output {
     match args.first().copied() {
         Some("start" | "start-activity") => start(d, &args[1..]),
-        Some("force-stop" | "kill") => match args.iter().skip(1).find(|a| !a.starts_with('-')) {
+        Some(verb @ ("force-stop" | "kill")) => match package_arg(&args[1..]) {
+            Some(pkg) if verb == "kill" => {
+                d.kill_background(pkg);
+                Output::default()
+            }
             Some(pkg) => {
                 d.force_stop(pkg);
                 Output::default()
@@ -17,6 +22,21 @@ pub fn am(d: &mut Device, args: &[&str]) -> Output {
         Some(other) => Output::err(1, format!("Error: the simulator's am does not know '{other}'\n")),
         None => Output::err(1, "usage: am [start|force-stop|kill] ...\n"),
     }
+}
+
+/// The package of `am force-stop|kill [--user N] PACKAGE`.
+fn package_arg<'a>(args: &[&'a str]) -> Option<&'a str> {
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match *a {
+            "--user" => {
+                it.next();
+            }
+            a if a.starts_with('-') => {}
+            a => return Some(a),
+        }
+    }
+    None
 }
 
 /// `am start`: by component (`-n PKG/ACTIVITY`), or a VIEW intent (`-a android.intent.action.VIEW

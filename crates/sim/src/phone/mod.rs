@@ -101,8 +101,14 @@ const CRASH: &str = include_str!("crash.xml");
 const PERMISSION: &str = include_str!("permission.xml");
 
 /// One of the windows above, its app's label put in, scaled from 1080×2400 to the display.
+/// The label goes into the parsed attributes, never into XML text: any label is shown as it is.
 fn window(xml: &str, app: &str, size: (u32, u32)) -> UiTree {
-    let mut tree = parse_ui_dump(&xml.replace("APP", app)).expect("the phone's windows are valid dumps");
+    let mut tree = parse_ui_dump(xml).expect("the phone's windows are valid dumps");
+    for node in &mut tree.nodes {
+        for (_, value) in node.attrs.iter_mut().filter(|(_, v)| v.contains("APP")) {
+            *value = value.replace("APP", app);
+        }
+    }
     if size != (1080, 2400) {
         for node in &mut tree.nodes {
             if let Some(b) = node.bounds() {
@@ -421,7 +427,9 @@ mod tests {
 
     fn device() -> Device {
         let sim = crate::Simulator::builtin(None, crate::AuthPolicy::None).unwrap();
-        sim.device.into_inner().unwrap()
+        sim.device
+            .into_inner()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     fn state(d: &Device) -> ScreenState {
@@ -458,6 +466,20 @@ mod tests {
         assert!(matches!(state(&d), ScreenState::Keyboard { .. }), "{:?}", state(&d));
         key(&mut d, "BACK");
         assert_eq!(state(&d), ScreenState::Ready);
+    }
+
+    /// What no shell can pass (a NUL) still dumps, as `.`; the rest of the label as it is.
+    #[test]
+    fn a_label_with_any_character_is_dumped_as_uiautomator_shows_it() {
+        let mut d = device();
+        sim_state(&mut d, &["dialog", "crash", "a\0b & <c> \"d\" ]]> \u{1}\n"]);
+        let dump = android::uiautomator::parse_ui_dump(&d.shown_tree().to_xml()).unwrap();
+        assert!(
+            dump.nodes
+                .iter()
+                .any(|n| n.text() == "a.b & <c> \"d\" ]]> .\n keeps stopping"),
+            "{dump:?}"
+        );
     }
 
     #[test]
