@@ -332,95 +332,87 @@ fn each_room_of_the_map_states_exactly_the_modules_it_uses() {
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
-/// Brace groups in a path expanded: `adb/{message,shell_v2}.rs` → `adb/message.rs`, `adb/shell_v2.rs`.
-fn expand_braces(path: &str) -> Vec<String> {
-    match (path.find('{'), path.find('}')) {
-        (Some(open), Some(close)) if open < close => path[open + 1..close]
-            .split(',')
-            .flat_map(|part| expand_braces(&format!("{}{part}{}", &path[..open], &path[close + 1..])))
-            .collect(),
-        _ => vec![path.to_string()],
-    }
-}
-
-/// The files docs/ARCHITECTURE.md's code map names, as paths from the repository's root. A line
-/// that starts with `name/` opens that folder for the lines indented under it; a file is named by
-/// its path from the folder whose block it is in (`read.rs`, `maestro/write.rs`), or from the root
-/// when it starts with `src/`, `crates/` or `tests/`.
-fn files_the_map_names(map: &str) -> (std::collections::BTreeSet<String>, Vec<String>) {
-    let block = map.split("```\n").nth(1).expect("the code map's block");
-    let mut folders: Vec<(usize, String)> = Vec::new();
-    let mut named = std::collections::BTreeSet::new();
-    let mut opened = Vec::new();
-    for line in block.lines() {
-        let indent = line.len() - line.trim_start().len();
-        let first = line.split_whitespace().next().unwrap_or_default();
-        let is_file = |word: &str| [".rs", ".html", ".js"].iter().any(|ext| word.ends_with(ext));
-        let entry = first.ends_with('/') || is_file(first);
-        if entry {
-            while folders.last().is_some_and(|(at, _)| *at >= indent) {
-                folders.pop();
-            }
-        }
-        let here = folders.last().map(|(_, f)| f.clone()).unwrap_or_default();
-        if first.ends_with('/') {
-            let folder = format!("{here}{first}");
-            opened.push(folder.clone());
-            folders.push((indent, folder));
-        }
-        let folder = folders.last().map(|(_, f)| f.clone()).unwrap_or_default();
-        let is_path_char = |c: char| c.is_ascii_alphanumeric() || "_./{},-".contains(c);
-        for word in line.split(|c: char| !is_path_char(c)) {
-            let word = word.trim_matches(|c: char| ",.".contains(c));
-            if !is_file(word) {
-                continue;
-            }
-            for path in expand_braces(word) {
-                let from_root = ["src/", "crates/", "tests/"].iter().any(|top| path.starts_with(top));
-                named.insert(if from_root { path } else { format!("{folder}{path}") });
-            }
-        }
-    }
-    (named, opened)
-}
-
+/// The map is read in ten minutes (at most 2,500 words), opens with where to start (following a
+/// call, adding a tool, a Maestro command, a simulator command), and every path it names exists.
+/// The per-file detail is each file's own `//!` comment (below).
 #[test]
-fn the_code_map_names_every_file_and_no_file_that_is_gone() {
+fn the_map_is_short_starts_newcomers_somewhere_and_names_no_path_that_is_gone() {
     let root = repo_dir();
     let map = std::fs::read_to_string(root.join("docs/ARCHITECTURE.md")).unwrap();
-    let (named, folders) = files_the_map_names(&map);
-    let mut files = Vec::new();
-    for dir in ["src", "tests/it"] {
-        source_files(&root.join(dir), &mut files);
+    let words = map.split_whitespace().count();
+    let mut wrong = Vec::new();
+    if words > 2_500 {
+        wrong.push(format!(
+            "docs/ARCHITECTURE.md has {words} words (at most 2,500): let the files' //! comments carry the detail"
+        ));
     }
+    let start = map
+        .split("\n## Start here\n")
+        .nth(1)
+        .map(|s| s.split("\n## ").next().unwrap_or_default());
+    match start {
+        None => wrong.push("docs/ARCHITECTURE.md has no \"## Start here\" section".into()),
+        Some(start) => {
+            for entry in [
+                "**Follow one call.**",
+                "**Add a tool.**",
+                "**Add a Maestro command.**",
+                "**Add a simulator command.**",
+            ] {
+                if !start.contains(entry) {
+                    wrong.push(format!("\"## Start here\" has no {entry}"));
+                }
+            }
+        }
+    }
+    let mut named = 0;
+    for quoted in map.split('`').skip(1).step_by(2) {
+        let path = quoted.split([' ', '(']).next().unwrap_or_default();
+        let path = path
+            .split("::")
+            .next()
+            .unwrap_or_default()
+            .trim_end_matches(['.', ',', ':']);
+        let is_path = ["src/", "crates/", "tests/", "docs/", "fixtures/"]
+            .iter()
+            .any(|top| path.starts_with(top));
+        if !is_path || path.contains(['*', '{']) || path.contains("NAME") || path.contains("ROOM") {
+            continue;
+        }
+        named += 1;
+        if !root.join(path).exists() {
+            wrong.push(format!("docs/ARCHITECTURE.md names {path}, which does not exist"));
+        }
+    }
+    println!("docs/ARCHITECTURE.md: {words} words, {named} paths named, all there");
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// Every source file of `src/` and `crates/*/src/` opens by saying what it is for (`//!` in Rust,
+/// a `//` comment in JavaScript): the map stops at the rooms, the files carry the rest.
+#[test]
+fn every_source_file_says_what_it_is_for() {
+    let root = repo_dir();
+    let mut files = Vec::new();
+    source_files(&root.join("src"), &mut files);
     for entry in std::fs::read_dir(root.join("crates")).unwrap() {
         source_files(&entry.unwrap().path().join("src"), &mut files);
     }
-    files.push(root.join("src/panel/device.html"));
-    let mut wrong = Vec::new();
+    let mut silent = Vec::new();
     for file in &files {
-        let rel = file.strip_prefix(&root).unwrap().to_string_lossy().into_owned();
-        if !named.contains(&rel) {
-            wrong.push(format!(
-                "{rel} is in the tree but not in docs/ARCHITECTURE.md's code map"
-            ));
+        let text = std::fs::read_to_string(file).unwrap();
+        let opening = if file.extension().is_some_and(|e| e == "js") {
+            "//"
+        } else {
+            "//!"
+        };
+        if !text.trim_start().starts_with(opening) {
+            silent.push(file.strip_prefix(&root).unwrap().display().to_string());
         }
     }
-    for path in &named {
-        if !root.join(path).exists() {
-            wrong.push(format!("the code map names {path}, which does not exist"));
-        }
-    }
-    for folder in &folders {
-        if !root.join(folder).is_dir() {
-            wrong.push(format!("the code map names the folder {folder}, which does not exist"));
-        }
-    }
-    println!(
-        "the code map names {} files and {} folders; the tree has {} files",
-        named.len(),
-        folders.len(),
-        files.len()
+    println!("{} source files, each opening with what it is for", files.len());
+    assert!(
+        silent.is_empty(),
+        "these files do not open with a `//!` comment saying what they are for: {silent:?}"
     );
-    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }

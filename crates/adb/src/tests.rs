@@ -1,3 +1,5 @@
+//! The device layer's unit tests against fake adb servers: offline and closed transports, hang-ups named, socket names and route specs checked, what `input text` types never shown.
+
 use super::*;
 
 #[test]

@@ -1,5 +1,5 @@
-// The helpers Maestro's device commands replay with (src/flow/commands.rs renders the calls):
-// appended to the replay script's prelude (src/flow/js.rs).
+// The helpers Maestro's device commands replay with (crates/flow/src/commands.rs renders the calls):
+// appended to the replay script's prelude (crates/flow/src/js.rs).
 // Files the replay pulls beside its report after the run (takeScreenshot).
 const files = [];
 async function pullLater(devicePath, name, program) {

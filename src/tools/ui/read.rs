@@ -1,5 +1,6 @@
-//! Reading the screen: one window dump plus the focused app, numbered with the device's refs;
-//! `dump` pages it, `observe` compares two readings.
+//! Reading the screen: one window dump plus the focused app, its elements with their identities
+//! and a secret field's text hidden as the recording says (`elements_of`), numbered with the
+//! device's refs; `dump` pages it, `observe` compares two readings.
 
 use super::*;
 

@@ -1,5 +1,7 @@
 //! Resolving what a call points at, a `Target`: a ref (by identity), a text query (the element a
-//! person would tap), a point (device or image pixels) or a grid cell; and `find`.
+//! person would tap), a point (device or image pixels) or a grid cell, each verified against
+//! what a replayed step recorded before anything touches the device (`ref_on`, `query_on`,
+//! `point_on`: the resolution on a reading, no device in it); and `find`.
 
 use super::*;
 use crate::flow::Recorded;

@@ -1,3 +1,5 @@
+//! Maestro's selectors on made-up screens and on every real capture (properties over generated screens).
+
 use std::cell::Cell;
 
 use proptest::prelude::*;

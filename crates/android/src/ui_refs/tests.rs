@@ -1,3 +1,5 @@
+//! Refs by identity: kept through typing and toggling, refused once the element is gone (generated screens).
+
 use super::*;
 use crate::text::cut;
 use crate::ui_elements::{MAX_LABEL_CHARS, elements, label_of};
