@@ -17,6 +17,7 @@ mod docs;
 mod e2e_device;
 mod emulator_console;
 mod fault_matrix;
+mod files;
 mod flow;
 mod flow_check;
 mod flow_commands;

@@ -348,6 +348,28 @@ async fn a_person_holding_the_device_pauses_the_assistants_acting_calls_but_not_
     apps.cancel().await.unwrap();
 }
 
+/// The panel's own tool passes the guard every call passes: an error quoting a 5,000-char field
+/// is cut to the guard's 1,000 chars, as any tool's is (it was answered before the guard, whole).
+#[tokio::test]
+async fn the_panels_own_tool_answers_through_the_guard() {
+    let home = tempfile::tempdir().unwrap();
+    let apps = mcp_server_with(AppsClient, &["--sim"], &[], home.path()).await;
+    let long = "x".repeat(5_000);
+    for tool in ["device-panel", "ui"] {
+        let mut args = json!({"operation": "hold"});
+        args[&long] = json!(1);
+        let said = err(&panel_call(&apps, tool, args).await);
+        println!(
+            "{tool}: {} chars: {}",
+            said.chars().count(),
+            &said[..said.len().min(200)]
+        );
+        assert!(said.chars().count() <= 1_000, "{tool}: {} chars", said.chars().count());
+    }
+    ok(&panel_call(&apps, "device-panel", json!({"operation": "release"})).await);
+    apps.cancel().await.unwrap();
+}
+
 /// The host's backend: serves the host page and passes its MCP requests to droidmcp (a real host
 /// holds the MCP connection the same way; the page then needs no cross-origin access).
 async fn host_backend(mcp_url: String) -> String {

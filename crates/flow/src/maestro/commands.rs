@@ -167,7 +167,7 @@ pub(super) fn scroll_until(map: &MarkedYamlOwned) -> Result<Action, String> {
 }
 
 /// `takeScreenshot: NAME` (or `{path: NAME}`): NAME.png beside the report, as Maestro appends
-/// `.png` to the path it is given. A relative path of plain names: it lands beside the report.
+/// `.png` to the path it is given. A relative path of plain names: it lands in the report's folder.
 pub(super) fn screenshot(arg: &MarkedYamlOwned) -> Result<Action, String> {
     let name = file_name(arg, "takeScreenshot", ".png")?;
     Ok(Action::Command(Command::Screenshot { name }))
@@ -179,9 +179,10 @@ pub(super) fn recording(arg: &MarkedYamlOwned) -> Result<Action, String> {
     Ok(Action::Command(Command::StartRecording { name }))
 }
 
-/// The name a command's file takes (`path`, its `extension` appended as Maestro appends it):
-/// plain names, `/` between folders, no `..`; a relative one lands beside the report, an
-/// absolute one where it says, as Maestro writes them.
+/// The name a command's file takes (`path`, its `extension` appended as Maestro appends it): a
+/// path inside the report's folder, as the one door takes it (`confine::relative`: plain names,
+/// `/` between folders); an absolute path or a `..` is refused, so a flow a third party wrote
+/// writes nowhere else.
 fn file_name(arg: &MarkedYamlOwned, command: &str, extension: &str) -> Result<String, String> {
     let node = match arg.data.as_mapping() {
         Some(_) => {
@@ -192,29 +193,16 @@ fn file_name(arg: &MarkedYamlOwned, command: &str, extension: &str) -> Result<St
     };
     let name = string(node, command)?;
     let name = name.strip_suffix(extension).unwrap_or(&name).to_string();
-    let plain = |part: &str| {
-        !part.is_empty()
-            && part != ".."
-            && part != "."
-            && part
-                .chars()
-                .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.' | ' '))
-    };
-    // A `${…}` is evaluated as the step runs, and the name it makes held to the same rules
-    // there (`flow::commands`' screenshotNamed); its written parts are checked now.
+    // A `${…}` is evaluated as the step runs, and the name it makes is checked by the door as
+    // the file is written; the written parts are checked now.
     let written = regex::Regex::new(r"\$\{[^$]*\}")
         .expect("a valid regex")
         .replace_all(&name, "x")
         .into_owned();
-    // An absolute path is written where it says, as Maestro writes it.
-    let relative = written.strip_prefix('/').unwrap_or(&written);
-    if name.len() > 200 || !relative.split('/').all(plain) {
+    if let Err(e) = confine::relative(&format!("{written}{extension}")) {
         return Err(at(
             node,
-            &format!(
-                "{command} {:?} is not a file name: letters, digits, - _ . and spaces, / between folders, no .. (a relative one lands beside the report)",
-                android::text::echoed(&name)
-            ),
+            &format!("{command}: {e}; the file lands in the report's folder"),
         ));
     }
     Ok(name)
