@@ -196,18 +196,13 @@ impl State {
     }
 
     /// Numbers a reading's elements with the device's refs (see `android::ui_refs`).
-    pub fn number_refs(
-        &self,
-        serial: &str,
-        tree: &crate::android::uiautomator::UiTree,
-        elements: &mut [crate::android::ui_elements::Element],
-    ) {
+    pub fn number_refs(&self, serial: &str, elements: &mut [crate::android::ui_elements::Element]) {
         self.refs
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .entry(serial.to_string())
             .or_default()
-            .number(tree, elements);
+            .number(elements);
     }
 
     /// Whether this device's book ever handed out `reference`.

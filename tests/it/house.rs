@@ -195,6 +195,36 @@ const MECHANISMS: &[Mechanism] = &[
         pending: &[],
     },
     Mechanism {
+        concern: "an element's identity, which refs, verify before act, the recorded selectors, the secret fields and web elements compare (android::identity::Identity, made once per reading)",
+        markers: &["struct Identity"],
+        home: "crates/android/src/identity.rs",
+        pending: &[],
+    },
+    Mechanism {
+        concern: "whether a node is a text field, whose text is state (identity::is_field, field_class)",
+        markers: &["ends_with(\"EditText\")"],
+        home: "crates/android/src/identity.rs",
+        pending: &[],
+    },
+    Mechanism {
+        concern: "an On/Off word taken for a checkable's state outside its identity (verify's and the Maestro writer's copies; identity::state_word is the rule)",
+        markers: &["\"on\" | \"off\""],
+        home: "",
+        pending: &[],
+    },
+    Mechanism {
+        concern: "what typing into a secret field is recorded as, its field's own ${NAME} (Recording::typed)",
+        markers: &["is_password(", "${{"],
+        home: "crates/flow/src/record.rs",
+        pending: &[],
+    },
+    Mechanism {
+        concern: "a secret field's text hidden from a reading (Recordings::hidden, flow::record::hide)",
+        markers: &["\"•\".repeat("],
+        home: "crates/flow/src/record.rs",
+        pending: &[],
+    },
+    Mechanism {
         concern: "skipping a test for a missing tool or capture (a failure under CI)",
         markers: &["SKIPPED"],
         home: "crates/testkit/src/lib.rs",

@@ -18,7 +18,7 @@ use crate::android::unix_sockets::{DevtoolsOwner, devtools_sockets};
 /// The class uiautomator gives a WebView.
 const WEBVIEW_CLASS: &str = "android.webkit.WebView";
 /// The attribute a web node carries: the CSS selector that finds it again.
-pub(super) const SELECTOR_ATTR: &str = crate::android::ui_refs::WEB_SELECTOR_ATTR;
+pub(super) const SELECTOR_ATTR: &str = crate::android::identity::WEB_SELECTOR_ATTR;
 
 /// What a reading saw of the page in the WebView on the screen.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
@@ -97,63 +97,8 @@ pub(super) async fn merge(state: &State, serial: &str, tree: &mut UiTree) -> Opt
     let found = page["els"].as_array().unwrap_or(&empty);
     let depth = tree.nodes[at].depth + 1;
     for e in found {
-        let num = |k: &str| e[k].as_f64().unwrap_or(0.0);
-        let [left, top] = [
-            bounds.left + (num("x") * scale).round() as i32,
-            bounds.top + (num("y") * scale).round() as i32,
-        ];
-        let [right, bottom] = [
-            left + (num("w") * scale).round() as i32,
-            top + (num("h") * scale).round() as i32,
-        ];
-        let role = e["role"].as_str().unwrap_or("generic");
-        let name = e["name"].as_str().unwrap_or_default();
-        let value = e["value"].as_str().unwrap_or_default();
-        let flag = |k: &str| if e[k].as_bool() == Some(true) { "true" } else { "false" };
-        let clickable = if role == "heading" || role == "text" {
-            "false"
-        } else {
-            "true"
-        };
-        let attrs = [
-            ("text", if value.is_empty() { name } else { value }),
-            ("resource-id", ""),
-            ("class", &format!("web:{role}")),
-            ("package", &package),
-            ("content-desc", ""),
-            ("hint", name),
-            ("clickable", clickable),
-            ("focusable", clickable),
-            (
-                "checkable",
-                if role == "checkbox" || role == "radio" {
-                    "true"
-                } else {
-                    "false"
-                },
-            ),
-            ("checked", flag("checked")),
-            ("focused", flag("focused")),
-            ("password", flag("password")),
-            (
-                "enabled",
-                if e["disabled"].as_bool() == Some(true) {
-                    "false"
-                } else {
-                    "true"
-                },
-            ),
-            ("bounds", &format!("[{left},{top}][{right},{bottom}]")),
-            (SELECTOR_ATTR, e["sel"].as_str().unwrap_or_default()),
-        ];
         let index = tree.nodes.len();
-        tree.nodes.push(UiNode {
-            tag: "node".into(),
-            attrs: attrs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
-            parent: Some(at),
-            children: Vec::new(),
-            depth,
-        });
+        tree.nodes.push(node(e, &package, bounds, scale, at, depth));
         tree.nodes[at].children.push(index);
     }
     Some(WebPage {
@@ -165,6 +110,68 @@ pub(super) async fn merge(state: &State, serial: &str, tree: &mut UiTree) -> Opt
         socket,
         ws_url,
     })
+}
+
+/// The node of one element `COLLECT` read (`e`) under the WebView at `bounds` (node `parent`),
+/// CSS pixels times `scale`: class `web:<role>`, its value (never a password's) as its text and
+/// its accessible name as its hint, which is what its identity reads (`android::identity`).
+pub(super) fn node(e: &Value, package: &str, bounds: Bounds, scale: f64, parent: usize, depth: usize) -> UiNode {
+    let num = |k: &str| e[k].as_f64().unwrap_or(0.0);
+    let [left, top] = [
+        bounds.left + (num("x") * scale).round() as i32,
+        bounds.top + (num("y") * scale).round() as i32,
+    ];
+    let [right, bottom] = [
+        left + (num("w") * scale).round() as i32,
+        top + (num("h") * scale).round() as i32,
+    ];
+    let role = e["role"].as_str().unwrap_or("generic");
+    let name = e["name"].as_str().unwrap_or_default();
+    let value = e["value"].as_str().unwrap_or_default();
+    let flag = |k: &str| if e[k].as_bool() == Some(true) { "true" } else { "false" };
+    let clickable = if role == "heading" || role == "text" {
+        "false"
+    } else {
+        "true"
+    };
+    let attrs = [
+        ("text", if value.is_empty() { name } else { value }),
+        ("resource-id", ""),
+        ("class", &format!("web:{role}")),
+        ("package", package),
+        ("content-desc", ""),
+        ("hint", name),
+        ("clickable", clickable),
+        ("focusable", clickable),
+        (
+            "checkable",
+            if role == "checkbox" || role == "radio" {
+                "true"
+            } else {
+                "false"
+            },
+        ),
+        ("checked", flag("checked")),
+        ("focused", flag("focused")),
+        ("password", flag("password")),
+        (
+            "enabled",
+            if e["disabled"].as_bool() == Some(true) {
+                "false"
+            } else {
+                "true"
+            },
+        ),
+        ("bounds", &format!("[{left},{top}][{right},{bottom}]")),
+        (SELECTOR_ATTR, e["sel"].as_str().unwrap_or_default()),
+    ];
+    UiNode {
+        tag: "node".into(),
+        attrs: attrs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+        parent: Some(parent),
+        children: Vec::new(),
+        depth,
+    }
 }
 
 /// A page's errors, summarised as `adb-logcat read` does: counts, the first few, and a cacheId
