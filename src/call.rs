@@ -2,7 +2,8 @@
 //! module, beside main.rs on the command line's layer).
 
 /// One compact JSON line: the tool's structured result (else its text), `{"isError": true,
-/// "message": …}` for an error, and each image written to a file named under `imageFiles`.
+/// "message": …}` for an error, and each image written to a file named under `imageFiles` (in
+/// `droidmcp-call-UID` in the temp folder).
 pub fn summary(result: &rmcp::model::CallToolResult, tool: &str) -> anyhow::Result<String> {
     use rmcp::model::ContentBlock;
     let mut texts = Vec::new();
@@ -19,8 +20,12 @@ pub fn summary(result: &rmcp::model::CallToolResult, tool: &str) -> anyhow::Resu
                     .next()
                     .unwrap_or("bin")
                     .replace("jpeg", "jpg");
-                let path = std::env::temp_dir().join(format!("droidmcp-{tool}-{}.{ext}", ulid::Ulid::generate()));
-                std::fs::write(&path, bytes).map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))?;
+                // Through the one door, into this user's private folder: a screen can show what
+                // only they should see.
+                let file = format!("{tool}-{}.{ext}", ulid::Ulid::generate());
+                let path = droidmcp::confine::Folder::user_temp("call")
+                    .and_then(|folder| folder.write(&[file], &bytes))
+                    .map_err(|e| anyhow::anyhow!("{e}"))?;
                 image_files.push(path.display().to_string());
             }
             _ => {}

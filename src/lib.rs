@@ -7,6 +7,7 @@
 
 pub use ::adb;
 pub use ::android;
+pub use ::confine;
 pub use ::context;
 pub use ::flow;
 pub mod http;

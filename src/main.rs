@@ -83,6 +83,10 @@ struct ServeArgs {
     /// stop|pause, avd snapshot, redir, screenrecord).
     #[arg(long)]
     allow_emulator_admin: bool,
+    /// An environment variable `adb-device unlock {pinEnv}` may read a PIN from (repeatable, or
+    /// DROIDMCP_PIN_ENV=NAME,NAME): a call naming any other variable is refused.
+    #[arg(long = "pin-env", value_name = "NAME", env = "DROIDMCP_PIN_ENV", value_delimiter = ',', value_parser = parse_pin_env)]
+    pin_env: Vec<String>,
     /// Byte bound of the cache, in MiB (each HTTP session's).
     #[arg(long, default_value_t = 64)]
     cache_mib: usize,
@@ -367,7 +371,22 @@ async fn build_state(args: &ServeArgs) -> anyhow::Result<(Arc<State>, Option<Sim
     let rules: Vec<&String> = args.shell_deny.iter().filter(|r| r.as_str() != "none").collect();
     state.shell_deny = droidmcp::tools::shell::DenyList::new(&rules);
     state.emulator_admin = args.allow_emulator_admin;
+    state.pin_envs = Arc::new(args.pin_env.clone());
     Ok((Arc::new(state), sim))
+}
+
+/// `--pin-env NAME`: an environment variable's name (letters, digits and _, not starting with a
+/// digit).
+fn parse_pin_env(name: &str) -> Result<String, String> {
+    let mut chars = name.chars();
+    let first = chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
+    if first && chars.all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        Ok(name.to_string())
+    } else {
+        Err(format!(
+            "{name:?} is not an environment variable's name (letters, digits and _, not starting with a digit), e.g. PHONE_PIN"
+        ))
+    }
 }
 
 /// `--emulator-console [SERIAL=]HOST:PORT` values.

@@ -3,6 +3,8 @@
 //! device. A client of the server on the command line's layer: `flow/` only models, reads and
 //! writes flows. One
 //! line per step, a JUnit report, and for a failed step what the screen showed and a screenshot.
+//! Whatever it writes (the report, the failure's screenshot, the files a flow made) goes through
+//! the one door (`crate::confine`) into the report's folder.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -12,6 +14,7 @@ use base64::Engine;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use crate::confine::Folder;
 use crate::server::{DroidMcp, call_once};
 use crate::tools::State;
 
@@ -26,7 +29,8 @@ pub struct Options {
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
     /// Write a JUnit XML report here (a testsuite per flow, a testcase per step); a failed
-    /// step's screenshot goes beside it.
+    /// step's screenshot and the files a flow makes go in its folder (made 0700 if new). The
+    /// file's name is plain: letters, digits, spaces, - _ . (not first: . or -).
     #[arg(long, value_name = "PATH")]
     pub junit: Option<PathBuf>,
     /// The report's shape: `steps` (a testsuite per flow, a testcase per step) or `maestro`
@@ -132,6 +136,8 @@ pub async fn run(state: Arc<State>, options: &Options) -> anyhow::Result<Vec<Rep
         .iter()
         .map(|f| script_of(f))
         .collect::<anyhow::Result<Vec<_>>>()?;
+    // Where the report goes, checked before anything runs.
+    let report = report_file(options).map_err(|e| anyhow::anyhow!("--junit: {e}"))?;
     let mut reports = Vec::new();
     for (name, code, media) in flows {
         // What addMedia adds goes to the device first (a script cannot push a host file).
@@ -146,14 +152,38 @@ pub async fn run(state: Arc<State>, options: &Options) -> anyhow::Result<Vec<Rep
             reports.len() - passed
         );
     }
-    if let Some(path) = &options.junit {
+    if let Some((folder, file)) = report {
         let xml = match options.junit_format {
             JunitFormat::Steps => junit(&reports),
             JunitFormat::Maestro => junit_maestro(&reports),
         };
-        std::fs::write(path, xml).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+        folder
+            .write(&[file], xml.as_bytes())
+            .map_err(|e| anyhow::anyhow!("--junit: {e}"))?;
     }
     Ok(reports)
+}
+
+/// The report's folder (made 0700 when new) and its file's plain name, from `--junit`.
+fn report_file(options: &Options) -> Result<Option<(Folder, String)>, String> {
+    let Some(path) = &options.junit else {
+        return Ok(None);
+    };
+    let file = path
+        .file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .ok_or_else(|| format!("{} names no file", path.display()))?;
+    crate::confine::plain_name(&file)?;
+    let folder = Folder::chosen(path.parent().unwrap_or(Path::new("")))?;
+    Ok(Some((folder, file)))
+}
+
+/// The folder a replay's files go in: the report's (`--junit`), else `otherwise`.
+fn report_folder(options: &Options, otherwise: impl FnOnce() -> Result<Folder, String>) -> Result<Folder, String> {
+    match report_file(options)? {
+        Some((folder, _)) => Ok(folder),
+        None => otherwise(),
+    }
 }
 
 /// `droidmcp replay --check`: each flow read without a device (a Maestro flow with its subflows,
@@ -305,7 +335,8 @@ async fn run_one(state: &Arc<State>, options: &Options, name: String, code: Stri
     }
     // What the flow made on the device (takeScreenshot), pulled beside the report.
     let run = answer.get("runId").and_then(Value::as_str).unwrap_or_default();
-    let (pulled, unpulled) = files::pull(state, run, options.junit.as_deref()).await;
+    let beside = report_folder(options, || Folder::chosen(Path::new("")));
+    let (pulled, unpulled) = files::pull(state, run, beside).await;
     let failed_step = results.iter().any(|r| r.error.is_some());
     report.ended = answer.get("ok") == Some(&Value::Bool(true));
     if !report.ended && !failed_step {
@@ -321,11 +352,6 @@ async fn run_one(state: &Arc<State>, options: &Options, name: String, code: Stri
             Some((name, _)) => format!("{error}, in step {name}"),
             None => error.to_string(),
         });
-    }
-    if let Some(folder) = options.junit.as_deref().and_then(Path::parent)
-        && !folder.as_os_str().is_empty()
-    {
-        std::fs::create_dir_all(folder).map_err(|e| anyhow::anyhow!("cannot make {}: {e}", folder.display()))?;
     }
     if !report.passed() {
         let (seen, shot) = what_the_screen_shows(state, options, &report.name).await;
@@ -445,18 +471,17 @@ fn read_results(state: &State, answer: &Value) -> Vec<StepResult> {
     let Some(run) = answer.get("runId").and_then(Value::as_str) else {
         return Vec::new();
     };
-    let Ok(folder) = state.runs.folder() else {
-        return Vec::new();
-    };
-    let path = folder.join("runs").join(run).join(crate::flow::js::RESULTS_FILE);
-    std::fs::read_to_string(path)
+    state
+        .runs
+        .read_run_file(run, crate::flow::js::RESULTS_FILE)
         .ok()
         .and_then(|t| serde_json::from_str(&t).ok())
         .unwrap_or_default()
 }
 
 /// After a failure: the activity and the first labels on the screen, and a screenshot saved
-/// beside the report (or in the temp folder).
+/// beside the report (or in the user's private `droidmcp-replay-UID` in the temp folder), named
+/// by the flow's name made plain: a flow's `name:` is a third party's text.
 async fn what_the_screen_shows(state: &Arc<State>, options: &Options, name: &str) -> (Option<String>, Option<PathBuf>) {
     let seen = match call(state, "ui", json!({"operation": "dump", "limit": 12})).await {
         Ok(dump) if dump.get("elements").is_some() => {
@@ -483,22 +508,17 @@ async fn what_the_screen_shows(state: &Arc<State>, options: &Options, name: &str
         Ok(result) => result.content.iter().find_map(|c| c.as_image().cloned()),
         Err(_) => None,
     };
-    let folder = options
-        .junit
-        .as_deref()
-        .and_then(Path::parent)
-        .map(Path::to_path_buf)
-        .unwrap_or_else(std::env::temp_dir);
-    let folder = if folder.as_os_str().is_empty() {
-        PathBuf::from(".")
-    } else {
-        folder
-    };
+    let folder = report_folder(options, || Folder::user_temp("replay"));
     let path = shot.and_then(|image| {
         let bytes = base64::engine::general_purpose::STANDARD.decode(&image.data).ok()?;
-        let path = folder.join(format!("{name}-failure.jpg"));
-        std::fs::write(&path, bytes).ok()?;
-        Some(path)
+        let file = format!("{}-failure.jpg", crate::confine::plain_from(name));
+        match folder.and_then(|folder| folder.write(&[file], &bytes)) {
+            Ok(path) => Some(path),
+            Err(e) => {
+                tracing::warn!("the failure's screenshot was not saved: {e}");
+                None
+            }
+        }
     });
     (seen, path)
 }

@@ -371,11 +371,12 @@ impl ServerHandler for DroidMcp {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        // The device panel's own tool (crate::panel); its take-over pause is checked in
-        // `dispatch`, once the call's command is built.
+        // The device panel's own tool (crate::panel), under the guard as every call; its
+        // take-over pause is checked in `dispatch`, once the call's command is built.
         let state = self.state(&context);
-        if let Some(answer) = crate::panel::intercept(&state, &request.name, request.arguments.as_ref()).await {
-            return Ok(CallToolResponse::Complete(answer));
+        if let Some(work) = crate::panel::intercept(state.clone(), &request.name, request.arguments.clone()) {
+            let call = self.call(&context, &state, Deadline::SERVER);
+            return Ok(CallToolResponse::Complete(guard(call, work).await));
         }
         let takes_tasks = context.client_capabilities().is_some_and(|c| c.supports_tasks());
         if !(takes_tasks && runs_long(&request)) {

@@ -229,14 +229,16 @@ fn percent_decode(text: &str) -> Result<String, String> {
     String::from_utf8(bytes).map_err(|_| bad())
 }
 
-/// The panel's own tool, answered before routing; `None` for any other tool, which is routed
-/// as usual (its take-over check, `tools::holds::refusal`, runs once its command is built).
-pub async fn intercept(state: &State, tool: &str, args: Option<&JsonObject>) -> Option<CallToolResult> {
-    if tool != TOOL {
-        return None;
-    }
-    let empty = JsonObject::new();
-    Some(hold(state, args.unwrap_or(&empty)).await)
+/// The panel's own tool, taken before routing: its work, which the server runs under the guard
+/// every call passes (deadline, a panic as isError, the budget); `None` for any other tool,
+/// which is routed as usual (its take-over check, `tools::holds::refusal`, runs once its
+/// command is built).
+pub fn intercept(
+    state: Arc<State>,
+    tool: &str,
+    args: Option<JsonObject>,
+) -> Option<impl Future<Output = CallToolResult> + Send + 'static> {
+    (tool == TOOL).then_some(async move { hold(&state, &args.unwrap_or_default()).await })
 }
 
 /// Whether a call is the panel's own (its `_meta` marker): it goes through while a person

@@ -2,14 +2,16 @@
 //! steps add, pushed before the run (a script cannot push a host file), and what it made on the
 //! device (Maestro's `takeScreenshot`, `startRecording`), pulled after the run to where Maestro writes them:
 //! beside the report (the `--junit` file's folder, else the current folder), under the name the
-//! flow gave. The script lists those in the run's `flow-files.json` (`flow::commands`); each is
-//! read with `exec:cat`, checked, written, and removed from the device.
+//! flow gave, through the one door (`crate::confine`): a path of plain names inside that folder,
+//! no link followed. The script lists those in the run's `flow-files.json` (`flow::commands`);
+//! each is read with `exec:cat`, checked, written, and removed from the device.
 
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
 use crate::android::text::quote;
+use crate::confine::Folder;
 use crate::tools::State;
 
 /// One file the script made: the device that holds it, its path there, its name beside the
@@ -61,41 +63,43 @@ pub async fn push(state: &State, media: &[crate::flow::commands::Media]) -> anyh
     Ok(())
 }
 
-/// Pulls every file the run `run` listed; returns the host paths written, and a line per file
-/// that could not be (the run's report prints them).
-pub async fn pull(state: &State, run: &str, report: Option<&Path>) -> (Vec<PathBuf>, Vec<String>) {
-    let Ok(folder) = state.runs.folder() else {
-        return (Vec::new(), Vec::new());
-    };
-    let listed = folder.join("runs").join(run).join(crate::flow::commands::FILES_FILE);
-    let made: Vec<Made> = std::fs::read_to_string(listed)
+/// Pulls every file the run `run` listed into `beside` (the report's folder); returns the host
+/// paths written, and a line per file that could not be (the run's report prints them).
+pub async fn pull(state: &State, run: &str, beside: Result<Folder, String>) -> (Vec<PathBuf>, Vec<String>) {
+    let made: Vec<Made> = state
+        .runs
+        .read_run_file(run, crate::flow::commands::FILES_FILE)
         .ok()
         .and_then(|t| serde_json::from_str(&t).ok())
         .unwrap_or_default();
-    let beside = match report.and_then(Path::parent) {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
     let (mut written, mut failed) = (Vec::new(), Vec::new());
     for file in made {
-        match pull_one(state, &file, &beside).await {
+        let pulled = match &beside {
+            Ok(beside) => pull_one(state, &file, beside).await,
+            Err(e) => Err(e.clone()),
+        };
+        match pulled {
             Ok(path) => written.push(path),
-            Err(e) => failed.push(format!("{}: {e}", file.name)),
+            Err(e) => failed.push(format!("{}: {e}", crate::android::text::echoed(&file.name))),
         }
     }
     (written, failed)
 }
 
-async fn pull_one(state: &State, file: &Made, beside: &Path) -> Result<PathBuf, String> {
-    // The script wrote the name (checked as the flow was read); checked again, as it came back
-    // through a file: plain names, no `..` (an absolute one is written where it says).
-    let relative = Path::new(&file.name);
-    if relative
-        .components()
-        .any(|c| !matches!(c, std::path::Component::Normal(_) | std::path::Component::RootDir))
-    {
-        return Err("not a plain file name".into());
-    }
+async fn pull_one(state: &State, file: &Made, beside: &Folder) -> Result<PathBuf, String> {
+    let pulled = copy(state, file, beside).await;
+    // The device keeps no copy, pulled or not, as Maestro leaves none there.
+    let _ = state
+        .adb
+        .shell(&file.device, &format!("rm -f {}", quote(&file.path)))
+        .await;
+    pulled
+}
+
+async fn copy(state: &State, file: &Made, beside: &Folder) -> Result<PathBuf, String> {
+    // The name came back through a file the script wrote (a `${…}` in it made as the step ran):
+    // checked before the device is asked, and again by the door as it is written.
+    let parts = crate::confine::relative(&file.name)?;
     let bytes = state
         .adb
         .exec(
@@ -116,15 +120,5 @@ async fn pull_one(state: &State, file: &Made, beside: &Path) -> Result<PathBuf, 
             crate::android::text::echoed(&String::from_utf8_lossy(&bytes[..bytes.len().min(200)]))
         ));
     }
-    let path = beside.join(relative);
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).map_err(|e| format!("cannot make {}: {e}", parent.display()))?;
-    }
-    std::fs::write(&path, bytes).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    // The device keeps no copy, as Maestro leaves none there.
-    let _ = state
-        .adb
-        .shell(&file.device, &format!("rm -f {}", quote(&file.path)))
-        .await;
-    Ok(path)
+    beside.write(&parts, &bytes)
 }

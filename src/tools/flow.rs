@@ -3,17 +3,15 @@
 //! Maestro flow and answers with its path, a preview and a cacheId for the whole file; `reset`
 //! starts a new recording.
 
-use std::path::PathBuf;
-
 use rmcp::model::{CallToolResult, JsonObject};
 use serde::{Deserialize, Serialize};
 
 use super::command::{self, Command, Deadline};
 use super::{State, error};
+use crate::confine::Folder;
 use crate::context::budget::{Budgeted, respond};
 use crate::context::{Data, Kind};
 use crate::flow::{self, Action};
-use crate::script::confine;
 
 /// Flow files kept in the flows folder at most: a client cannot fill the host's disk.
 const MAX_FILES: usize = 200;
@@ -182,7 +180,6 @@ async fn export(state: &State, serial: &str, what: &Export) -> Result<FlowOutput
     };
     let folder = flows_folder(state)?;
     let file = format!("{name}.{ext}");
-    let path = folder.join(&file);
     let fragile = recording.fragile();
     let mut header = vec![
         format!("droidmcp flow {name:?}: {} steps recorded on {serial}", steps.len()),
@@ -230,7 +227,7 @@ async fn export(state: &State, serial: &str, what: &Export) -> Result<FlowOutput
         Format::Js => flow::js::render(&steps, &header),
         Format::Maestro => flow::maestro::render(&steps, &header, &app_id(&steps)),
     };
-    write(&folder, &file, &text)?;
+    let path = write(&folder, &file, &text)?;
     let entry = state
         .cache
         .put(Kind::Output, format!("flow {name}.{ext} of {serial}"), Data::Text(text));
@@ -282,36 +279,25 @@ fn app_id(steps: &[flow::Step]) -> String {
 /// `WORKSPACE/flows/PRINCIPAL` with `--workspace`, else `droidmcp-flows-UID/PRINCIPAL` in the
 /// system's temp folder (it outlives the server, so the file can be committed after it ended).
 /// Two principals never share a folder, so a name (the default `flow`) never collides.
-fn flows_folder(state: &State) -> Result<PathBuf, String> {
+fn flows_folder(state: &State) -> Result<Folder, String> {
     let base = match state.runs.workspace() {
-        Some(workspace) => {
-            std::fs::create_dir_all(workspace).map_err(|e| format!("cannot make {}: {e}", workspace.display()))?;
-            workspace.join("flows")
-        }
-        None => {
-            // SAFETY: getuid has no preconditions and cannot fail.
-            let uid = unsafe { libc::getuid() };
-            std::env::temp_dir().join(format!("droidmcp-flows-{uid}"))
-        }
+        Some(workspace) => Folder::chosen(workspace)?.sub("flows")?,
+        None => Folder::user_temp("flows")?,
     };
-    let folder = base.join(confine::principal_folder(&state.principal));
-    confine::private_dir(&base)?;
-    confine::private_dir(&folder)?;
-    Ok(folder)
+    base.principal(&state.principal)
 }
 
-/// Writes `folder/file` 0600, never through a link (one there is refused), within the count.
-fn write(folder: &std::path::Path, file: &str, text: &str) -> Result<(), String> {
-    let path = folder.join(file);
-    confine::refuse_link(&path)?;
-    let files = std::fs::read_dir(folder).map(|d| d.count()).unwrap_or(0);
-    if !path.exists() && files >= MAX_FILES {
+/// Writes `folder/file` through the one door (0600, a link there refused), within the count.
+fn write(folder: &Folder, file: &str, text: &str) -> Result<std::path::PathBuf, String> {
+    let files = folder.list(&[])?;
+    if !files.iter().any(|(name, _)| name == file) && files.len() >= MAX_FILES {
         return Err(format!(
-            "{} already holds {files} flows (at most {MAX_FILES}): export under a name used before, or remove old ones",
-            folder.display()
+            "{} already holds {} flows (at most {MAX_FILES}): export under a name used before, or remove old ones",
+            folder.path().display(),
+            files.len()
         ));
     }
-    confine::write_confined(folder, &[file.to_string()], text)
+    folder.write(&[file.to_string()], text.as_bytes())
 }
 
 /// The run's check of a step a replay reads from a flow: each call it makes with the flow's own

@@ -66,6 +66,9 @@ pub struct State {
     pub confined_installs: bool,
     /// Whether `adb-device emulator` may send commands that stop or reset the emulator.
     pub emulator_admin: bool,
+    /// The environment variables `adb-device unlock {pinEnv}` may read (`--pin-env`): a call
+    /// names one, never any variable of the server's.
+    pub pin_envs: std::sync::Arc<Vec<String>>,
     /// Long calls run as MCP tasks (for clients that take them), found by their task id.
     pub tasks: Tasks,
     /// Each device's acting calls that succeeded, as flow steps (`flow export`).
@@ -126,6 +129,7 @@ impl State {
             install_dirs: Default::default(),
             confined_installs: false,
             emulator_admin: false,
+            pin_envs: Default::default(),
             tasks: Default::default(),
             flows: Default::default(),
             principal: LOCAL_PRINCIPAL.into(),
@@ -138,10 +142,7 @@ impl State {
     /// the recordings, the tasks, the script runs and the skills are the principal's own, so one
     /// can never read, list or overwrite another's (docs/http.md lists them).
     pub fn session(&self, principal: &str) -> State {
-        let cache = self
-            .cache
-            .empty_like()
-            .in_workspace_folder(&crate::script::confine::principal_folder(principal));
+        let cache = self.cache.empty_like().in_principal_folder(principal);
         let mut session = State::sharing(self.adb.clone(), cache, self.budget, self.selected());
         session.shell_deny = self.shell_deny.clone();
         session.turns = self.turns.clone();
@@ -150,6 +151,7 @@ impl State {
         session.install_dirs = self.install_dirs.clone();
         session.confined_installs = true;
         session.emulator_admin = self.emulator_admin;
+        session.pin_envs = self.pin_envs.clone();
         session.principal = principal.into();
         if tokio::runtime::Handle::try_current().is_ok() {
             session.runs.sweep_on_a_timer();
@@ -194,18 +196,13 @@ impl State {
     }
 
     /// Numbers a reading's elements with the device's refs (see `android::ui_refs`).
-    pub fn number_refs(
-        &self,
-        serial: &str,
-        tree: &crate::android::uiautomator::UiTree,
-        elements: &mut [crate::android::ui_elements::Element],
-    ) {
+    pub fn number_refs(&self, serial: &str, elements: &mut [crate::android::ui_elements::Element]) {
         self.refs
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .entry(serial.to_string())
             .or_default()
-            .number(tree, elements);
+            .number(elements);
     }
 
     /// Whether this device's book ever handed out `reference`.

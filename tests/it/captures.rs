@@ -545,9 +545,9 @@ fn check_refs_across(a: &droidmcp::android::uiautomator::UiTree, b: &droidmcp::a
     use droidmcp::android::ui_refs::{RefBook, Resolved, resolve};
     let mut book = RefBook::default();
     let mut first = elements(a);
-    book.number(a, &mut first);
+    book.number(&mut first);
     let mut second = elements(b);
-    book.number(b, &mut second);
+    book.number(&mut second);
     let label = |e: &Element| {
         let state = if e.flags.iter().any(|f| f == "checked") {
             "on"

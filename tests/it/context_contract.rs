@@ -368,8 +368,8 @@ async fn the_workspace_never_names_a_file_it_does_not_hold() {
     let home = tempfile::tempdir().unwrap();
     let workspace = home.path().join("ws");
     std::fs::create_dir_all(&workspace).unwrap();
-    // A leftover of a write that never finished, from an earlier run.
-    let leftover = workspace.join(".sh-01M82TGJWEX7Q56M2GP7S6ZV9P.txt.partial");
+    // A leftover of a write that never finished, from an earlier run (the one door's temp name).
+    let leftover = workspace.join(".sh-01M82TGJWEX7Q56M2GP7S6ZV9P.txt.01M82TGJWEX7Q56M2GP7S6ZV9P.partial");
     std::fs::write(&leftover, "half").unwrap();
     let old = std::time::SystemTime::now() - std::time::Duration::from_secs(600);
     std::fs::File::options()

@@ -85,14 +85,15 @@ fn readme_is_short_and_its_two_commands_work_as_written() {
 const CRATES: &[(&str, &[&str])] = &[
     (
         "droidmcp",
-        &["adb", "android", "context", "flow", "image", "script", "sim"],
+        &["adb", "android", "confine", "context", "flow", "image", "script", "sim"],
     ),
     ("sim", &["adb", "android", "image"]),
-    ("script", &["android"]),
-    ("flow", &["android"]),
-    ("context", &["android"]),
+    ("script", &["android", "confine"]),
+    ("flow", &["android", "confine"]),
+    ("context", &["android", "confine"]),
     ("image", &[]),
-    ("adb", &["android"]),
+    ("adb", &["android", "confine"]),
+    ("confine", &["android"]),
     ("android", &[]),
     ("testkit", &[]),
 ];

@@ -103,8 +103,9 @@ fn scroll_until_visible_swipes_with_maestros_options_until_the_element_shows() {
     );
 }
 
-/// takeScreenshot: NAME.png lands beside the JUnit report (in its own folder when NAME has one;
-/// an absolute NAME where it says), a PNG of the whole screen, and the device keeps no copy.
+/// takeScreenshot: NAME.png lands beside the JUnit report (in its own folder when NAME has one),
+/// a PNG of the whole screen, and the device keeps no copy; an absolute NAME is refused at its
+/// line (it would land anywhere).
 #[test]
 fn take_screenshot_writes_the_png_beside_the_report() {
     let dir = tempfile::tempdir().unwrap();
@@ -112,19 +113,12 @@ fn take_screenshot_writes_the_png_beside_the_report() {
     let shots = flow(
         dir.path(),
         "shots.yaml",
-        &format!(
-            "appId: com.android.settings\n---\n- launchApp\n- takeScreenshot: settings_home\n- takeScreenshot:\n    path: shots/settings again.png\n- takeScreenshot: {}\n",
-            dir.path().join("absolute/home").display()
-        ),
+        "appId: com.android.settings\n---\n- launchApp\n- takeScreenshot: settings_home\n- takeScreenshot:\n    path: shots/settings again.png\n",
     );
     let report = dir.path().join("out/report.xml");
     let out = replay(&shots, Some(&sim), &["--junit", report.to_str().unwrap()]);
     assert!(out.status.success(), "{}", stdout(&out));
-    for name in [
-        "out/settings_home.png",
-        "out/shots/settings again.png",
-        "absolute/home.png",
-    ] {
+    for name in ["out/settings_home.png", "out/shots/settings again.png"] {
         let png = std::fs::read(dir.path().join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
         let image = image::load_from_memory(&png).expect("a PNG");
         assert_eq!((image.width(), image.height()), (1080, 2400), "{name}");
@@ -133,6 +127,19 @@ fn take_screenshot_writes_the_png_beside_the_report() {
         !shell(&sim, "ls /data/local/tmp").contains("droidmcp-"),
         "left on the device"
     );
+    let absolute = flow(
+        dir.path(),
+        "absolute.yaml",
+        &format!(
+            "appId: com.android.settings\n---\n- takeScreenshot: {}\n",
+            dir.path().join("absolute/home").display()
+        ),
+    );
+    let out = replay(&absolute, Some(&sim), &[]);
+    assert!(!out.status.success());
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("absolute") && said.contains("line 3"), "{said}");
+    assert!(!dir.path().join("absolute").exists());
 }
 
 /// swipe {from, direction}: the finger starts on the element and goes a tenth of the screen
@@ -562,8 +569,9 @@ fn a_long_press_lasts_three_seconds_as_maestros() {
     assert_eq!((words[2], words[3], words[6]), (words[4], words[5], "3000"), "{only}");
 }
 
-/// A takeScreenshot path with a `${…}` is made as the step runs and held to a written name's
-/// rules: a value that climbs out (`..`) fails the step and writes nothing.
+/// A takeScreenshot path with a `${…}` is made as the step runs and held to the one door's rule
+/// as a written one is: a value that climbs out (`..`) fails its step, naming it, and writes
+/// nothing.
 #[test]
 fn a_screenshot_path_from_a_variable_is_made_as_the_step_runs() {
     let dir = tempfile::tempdir().unwrap();
@@ -582,7 +590,7 @@ fn a_screenshot_path_from_a_variable_is_made_as_the_step_runs() {
     assert_eq!(out.status.code(), Some(1), "{said}");
     assert!(dir.path().join("out/shots/dark_home.png").exists(), "{said}");
     assert!(
-        said.contains("FAILED  3 screenshot ${PLACE}/escaped.png") && said.contains("is not a file name"),
+        said.contains("FAILED  3 screenshot ${PLACE}/escaped.png") && said.contains("is not a path inside the folder"),
         "{said}"
     );
     assert!(!dir.path().join("escaped.png").exists() && !dir.path().parent().unwrap().join("escaped.png").exists());

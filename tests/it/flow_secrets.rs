@@ -232,6 +232,8 @@ enum Op {
     TapPoint(bool),
     /// A tap on a label by its text (focus stays where it is).
     TapText(&'static str),
+    /// A tap on the eye icon that shows or hides the password (focus stays where it is).
+    Reveal,
     /// Typing (tapping the field of a ref first, when given), observed or not.
     Type {
         into_ref: Option<bool>,
@@ -258,25 +260,28 @@ fn ops() -> impl proptest::strategy::Strategy<Value = Vec<Op>> {
         )
             .prop_map(|(into_ref, observe, text)| Op::Type { into_ref, observe, text }),
         1 => Just(Op::Dump),
+        1 => Just(Op::Reveal),
     ];
     proptest::collection::vec(op, 1..10)
 }
 
-/// Generated sequences of taps (by ref, text, resourceId, point) and types on the login demo:
-/// whatever was typed while the password field had focus (the model: the last field tapped) is
-/// in neither export nor in any cache entry nor in any answer; what was typed into the user name
-/// is in the exports, and so is the password's placeholder.
+/// Generated sequences of taps (by ref, text, resourceId, point), types and the eye icon that
+/// reveals the password, on the login demo: whatever was typed while the password field had
+/// focus (the model: the last field tapped) is in neither export nor in any cache entry nor in
+/// any answer, revealed or not; what was typed into the user name is in the exports, and so is
+/// the password's placeholder.
 #[tokio::test]
 async fn generated_taps_and_types_never_write_a_password() {
     use proptest::strategy::{Strategy, ValueTree};
     let home = tempfile::tempdir().unwrap();
     let workspace = tempfile::tempdir().unwrap();
     let ws = workspace.path().to_str().unwrap();
-    let client = mcp_server(&["--sim", "--workspace", ws], &[], home.path()).await;
+    let profile = login_with_eye();
+    let client = mcp_server(&["--sim", profile.arg(), "--workspace", ws], &[], home.path()).await;
     let mut runner = proptest::test_runner::TestRunner::default();
     let cases = 32;
     let mut secrets: Vec<String> = Vec::new();
-    let (mut typed_secrets, mut typed_public) = (0, 0);
+    let (mut typed_secrets, mut typed_public, mut reveals) = (0, 0, 0);
     for case in 0..cases {
         let sequence = ops().new_tree(&mut runner).unwrap().current();
         let mut said: Vec<String> = Vec::new();
@@ -351,6 +356,15 @@ async fn generated_taps_and_types_never_write_a_password() {
                     call(&client, "ui", args).await
                 }
                 Op::Dump => call(&client, "ui", json!({"operation": "dump"})).await,
+                Op::Reveal => {
+                    reveals += 1;
+                    call(
+                        &client,
+                        "ui",
+                        json!({"operation": "tap", "contentDesc": "Show password", "observe": true}),
+                    )
+                    .await
+                }
             };
             let answer = ok(&result).to_string();
             said.push(format!("{op:?}"));
@@ -394,8 +408,217 @@ async fn generated_taps_and_types_never_write_a_password() {
         }
     }
     eprintln!(
-        "{cases} cases: {typed_secrets} passwords and {typed_public} other texts typed, none of the passwords written"
+        "{cases} cases: {typed_secrets} passwords and {typed_public} other texts typed, {reveals} taps on the eye icon, none of the passwords written"
     );
-    assert!(typed_secrets > 0 && typed_public > 0, "the cases typed both kinds");
+    assert!(
+        typed_secrets > 0 && typed_public > 0 && reveals > 0,
+        "the cases typed both kinds and revealed"
+    );
     client.cancel().await.unwrap();
+}
+
+/// The id React Native Elements gives every input of a form.
+const SHARED_ID: &str = "RNE__Input__text-input";
+
+/// A React Native login form (as the demo app's login screen): two EditTexts with one
+/// resource-id, told apart only by their content-descs, the second a password field; the first
+/// is a password field too when `first_secret` (a PIN). An eye icon ("Show password") reveals the
+/// password (the profile's `[[reveal]]`).
+fn shared_id_form(first: &str, first_secret: bool) -> String {
+    let field = |index: usize, desc: &str, password: bool, top: i32| {
+        format!(
+            r#"<node index="{index}" text="" resource-id="{SHARED_ID}" class="android.widget.EditText" package="{LOGIN}" content-desc="{desc}" checkable="false" checked="false" clickable="true" enabled="true" focusable="true" focused="false" scrollable="false" long-clickable="true" password="{password}" selected="false" bounds="[84,{top}][900,{}]" />"#,
+            top + 150
+        )
+    };
+    format!(
+        r#"<?xml version='1.0' encoding='UTF-8' standalone='yes' ?><hierarchy rotation="0"><node index="0" text="" resource-id="" class="android.widget.FrameLayout" package="{LOGIN}" content-desc="" checkable="false" checked="false" clickable="false" enabled="true" focusable="false" focused="false" scrollable="false" long-clickable="false" password="false" selected="false" bounds="[0,0][1080,2400]"><node index="0" text="Sign in" resource-id="" class="android.widget.TextView" package="{LOGIN}" content-desc="" checkable="false" checked="false" clickable="false" enabled="true" focusable="false" focused="false" scrollable="false" long-clickable="false" password="false" selected="false" bounds="[84,300][996,420]" />{}{}<node index="3" text="" resource-id="" class="android.widget.ImageView" package="{LOGIN}" content-desc="Show password" checkable="false" checked="false" clickable="true" enabled="true" focusable="true" focused="false" scrollable="false" long-clickable="false" password="false" selected="false" bounds="[900,870][1020,1020]" /><node index="4" text="LOG IN" resource-id="RNE__Button" class="android.widget.Button" package="{LOGIN}" content-desc="" checkable="false" checked="false" clickable="true" enabled="true" focusable="true" focused="false" scrollable="false" long-clickable="false" password="false" selected="false" bounds="[84,1240][996,1384]" /></node></hierarchy>"#,
+        field(1, first, first_secret, 590),
+        field(2, "Password input", true, 870),
+    )
+}
+
+/// The built-in profile with the demo's login screen replaced by `shared_id_form`.
+fn shared_id_profile(folder: &Path, first: &str, first_secret: bool) {
+    let profile = Profile::at(folder);
+    profile.write("screens/login.xml", shared_id_form(first, first_secret));
+    profile.append(
+        "profile.toml",
+        "\n[[reveal]]\nscreen = \"login\"\ntoggle = \"desc=Show password\"\nfield = \"desc=Password input\"\n",
+    );
+}
+
+/// Each `${NAME}` of an exported Maestro flow, or `env("NAME")` of a script, in order.
+fn placeholders(path: &str, text: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    let (open, close) = if path.ends_with(".js") {
+        ("env(\"", "\")")
+    } else {
+        ("${", "}")
+    };
+    {
+        let mut rest = text;
+        while let Some(at) = rest.find(open) {
+            rest = &rest[at + open.len()..];
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            if !name.is_empty() && rest[name.len()..].starts_with(close) && !names.contains(&name) {
+                names.push(name);
+            }
+        }
+    }
+    names
+}
+
+/// What the field with `desc` shows on the simulator now (a fresh server's reading): its text,
+/// or its dots.
+async fn shown(client: &McpClient, desc: &str) -> String {
+    let found = ok(&call(
+        client,
+        "ui",
+        json!({"operation": "find", "contentDesc": desc, "match": "exact"}),
+    )
+    .await);
+    found["matches"][0]["label"].as_str().unwrap_or_default().to_string()
+}
+
+/// Issue 42: on a React Native form whose two fields share one resource-id, the password is
+/// typed, revealed by its eye icon, then the other field is typed. Each field is recorded by
+/// its own content-desc (not its point), a secret field as a `${NAME}` of its own (the shared id
+/// made both one placeholder, so a replay typed the password into the email field), the revealed
+/// password in no export, answer, cache entry or log; `droidmcp replay` of each export with the
+/// values in `--env` types each value into its own field, as the simulator shows afterwards.
+/// Two forms: an email and a password, and a PIN and a password (two secrets, two values).
+#[tokio::test]
+async fn fields_sharing_an_id_are_recorded_and_replayed_each_with_its_own_value() {
+    let password = "Hunter2-secret!";
+    for (first, first_secret, first_value) in [
+        ("Email input", false, "ada.lovelace@example.org"),
+        ("PIN input", true, "73915604"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let home = tempfile::tempdir().unwrap();
+        let workspace = tempfile::tempdir().unwrap();
+        let folder = dir.path().join("profile");
+        shared_id_profile(&folder, first, first_secret);
+        let secrets: Vec<&str> = if first_secret {
+            vec![password, first_value]
+        } else {
+            vec![password]
+        };
+
+        let sim = SimProcess::start_profile(&folder, &[]);
+        let target = format!("tcp:{}", sim.addr);
+        let ws = workspace.path().to_str().unwrap();
+        let (client, log) = mcp_server_logged(
+            &["--adb", &target, "--workspace", ws],
+            &[("RUST_LOG", "droidmcp=debug")],
+            home.path(),
+        )
+        .await;
+        let mut answers = Vec::new();
+        for (tool, args) in [
+            ("adb-app", json!({"operation": "launch", "package": LOGIN})),
+            (
+                "ui",
+                json!({"operation": "tap", "contentDesc": "Password input", "match": "exact"}),
+            ),
+            ("ui", json!({"operation": "type", "text": password, "observe": true})),
+            (
+                "ui",
+                json!({"operation": "tap", "contentDesc": "Show password", "observe": true}),
+            ),
+            ("ui", json!({"operation": "dump"})),
+            (
+                "ui",
+                json!({"operation": "tap", "contentDesc": first, "match": "exact"}),
+            ),
+            ("ui", json!({"operation": "type", "text": first_value, "observe": true})),
+            ("ui", json!({"operation": "dump"})),
+        ] {
+            answers.push(ok(&call(&client, tool, args).await).to_string());
+        }
+        let exports = export_both(&client, "shared").await;
+        let entries = cached(&client).await;
+        client.cancel().await.unwrap();
+        let log = log.lock().unwrap().clone();
+        for secret in &secrets {
+            for answer in &answers {
+                assert!(
+                    !answer.contains(secret),
+                    "{first}: an answer holds {secret:?}: {answer}"
+                );
+            }
+            for (uri, text) in &entries {
+                assert!(!text.contains(secret), "{first}: {uri} holds {secret:?}");
+            }
+            assert!(!log.contains(secret), "{first}: the server's log holds {secret:?}");
+        }
+        drop(sim);
+
+        for (path, text, answer) in &exports {
+            println!("{path}:\n{text}");
+            for secret in &secrets {
+                assert!(!text.contains(secret), "{path} holds {secret:?}:\n{text}");
+                assert!(!answer.to_string().contains(secret), "{answer}");
+            }
+            // Each field by its content-desc, never by the shared id or a point.
+            assert!(text.contains("Password input") && text.contains(first), "{text}");
+            let by_shared_id = text.lines().any(|l| {
+                l.trim_start().starts_with(&format!("id: \"{SHARED_ID}"))
+                    || l.contains(&format!("resourceId: \"{SHARED_ID}"))
+            });
+            assert!(!by_shared_id, "{path} names a field by the shared id:\n{text}");
+            let by_point = text.contains("target({ x: ") || text.lines().any(|l| l.trim_start().starts_with("point:"));
+            assert!(!by_point, "{path} taps a point:\n{text}");
+            // One placeholder per secret field, in the order they were typed.
+            let names = placeholders(path, text);
+            assert_eq!(names.len(), secrets.len(), "{path}: {names:?}\n{text}");
+            if !first_secret {
+                assert!(text.contains(first_value), "{path} lost what was typed:\n{text}");
+            }
+
+            // Replayed on a fresh device with the values given: each lands in its own field.
+            let sim = SimProcess::start_profile(&folder, &[]);
+            let target = format!("tcp:{}", sim.addr);
+            let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_droidmcp"));
+            command.arg("replay").arg(path).args(["--adb", &target]);
+            for (name, value) in names.iter().zip(&secrets) {
+                command.args(["--env", &format!("{name}={value}")]);
+            }
+            let out = command.env("HOME", home.path()).output().expect("droidmcp replay runs");
+            let said = format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            println!("replay {path}: {}\n{said}", out.status);
+            assert!(out.status.success(), "{said}");
+            for secret in &secrets {
+                assert!(!said.contains(secret), "the replay's report holds {secret:?}: {said}");
+            }
+            let check_home = tempfile::tempdir().unwrap();
+            let checker = mcp_server(&["--adb", &target], &[], check_home.path()).await;
+            let dots = |value: &str| "•".repeat(value.chars().count());
+            let want_first = if first_secret {
+                dots(first_value)
+            } else {
+                first_value.to_string()
+            };
+            assert_eq!(shown(&checker, first).await, want_first, "{path}: {first}");
+            // The flow revealed the password, as it was recorded: it shows what the replay typed;
+            // hidden again, its dots.
+            assert_eq!(shown(&checker, "Password input").await, password, "{path}");
+            ok(&call(
+                &checker,
+                "ui",
+                json!({"operation": "tap", "contentDesc": "Show password"}),
+            )
+            .await);
+            assert_eq!(shown(&checker, "Password input").await, dots(password), "{path}");
+            checker.cancel().await.unwrap();
+        }
+    }
 }

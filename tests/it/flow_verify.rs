@@ -274,3 +274,89 @@ fn maestro_options_have_their_effect_on_the_device() {
         "the swipe's device command: {swipes:?}"
     );
 }
+
+/// Issue 42: verify before act compares the element's whole identity. A row recorded by its
+/// title alone is not the row that now shows that title above another summary, and a choice
+/// recorded reading "Off" is not the one that now reads "On" (a checkable row's word is its
+/// label, not its state); both taps are refused, naming both, and nothing is tapped (the row
+/// would open "Phone erased", the choice would be checked). The same calls with the whole label
+/// act.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_row_by_its_title_alone_or_an_off_for_an_on_is_refused_before_the_tap() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("wipe");
+    let profile = Profile::at(&folder);
+    profile.write(
+        "screens/wipe_settings.xml",
+        r#"<?xml version='1.0' encoding='UTF-8' standalone='yes' ?><hierarchy rotation="0"><node index="0" text="" resource-id="" class="android.widget.FrameLayout" package="com.android.settings" clickable="false" bounds="[0,0][1080,2400]"><node index="0" text="" resource-id="com.android.settings:id/wipe_row" class="android.widget.LinearLayout" package="com.android.settings" clickable="true" bounds="[0,300][1080,500]"><node index="0" text="Remote wipe" resource-id="android:id/title" class="android.widget.TextView" package="com.android.settings" clickable="false" bounds="[40,320][1000,400]"/><node index="1" text="On: erases the phone when it is lost" resource-id="android:id/summary" class="android.widget.TextView" package="com.android.settings" clickable="false" bounds="[40,400][1000,480]"/></node><node index="1" text="On" resource-id="com.android.settings:id/wipe_choice" class="android.widget.CheckedTextView" package="com.android.settings" checkable="true" checked="false" clickable="true" bounds="[0,600][1080,740]"/></node></hierarchy>"#,
+    );
+    profile.write(
+        "screens/erased.xml",
+        r#"<?xml version='1.0' encoding='UTF-8' standalone='yes' ?><hierarchy rotation="0"><node index="0" text="" resource-id="" class="android.widget.FrameLayout" package="com.android.settings" clickable="false" bounds="[0,0][1080,2400]"><node index="0" text="Phone erased" resource-id="" class="android.widget.TextView" package="com.android.settings" clickable="false" bounds="[100,1100][980,1200]"/></node></hierarchy>"#,
+    );
+    profile.edit("profile.toml", |text| {
+        text.replace("home = \"launcher\"", "home = \"wipe_settings\"")
+            + "\n[[screen]]\nname = \"wipe_settings\"\nxml = \"screens/wipe_settings.xml\"\nactivity = \"com.android.settings/.WipeSettingsActivity\"\n\n[[screen]]\nname = \"erased\"\nxml = \"screens/erased.xml\"\nactivity = \"com.android.settings/.ErasedActivity\"\n\n[[transition]]\nfrom = \"wipe_settings\"\ntap = \"id=com.android.settings:id/wipe_row\"\nto = \"erased\"\n"
+    });
+    let client = mcp_server(&["--sim", profile.arg()], &[], home.path()).await;
+    let choice_checked = || async {
+        let found = ok(&call(
+            &client,
+            "ui",
+            json!({"operation": "find", "resourceId": "com.android.settings:id/wipe_choice", "match": "exact"}),
+        )
+        .await);
+        found["matches"][0]["flags"].to_string().contains("checked")
+    };
+    let tap = |id: &str, label: &str, class: &str| json!({"operation": "tap", "resourceId": id, "match": "exact", "recorded": {"label": label, "class": class, "id": id}});
+    // The choice recorded reading "Off": refused where it reads "On".
+    let refused = err(&call(
+        &client,
+        "ui",
+        tap("com.android.settings:id/wipe_choice", "Off", "CheckedTextView"),
+    )
+    .await);
+    println!("{refused}");
+    assert!(
+        refused
+            .contains(r#"is now "On" (CheckedTextView com.android.settings:id/wipe_choice), not the recorded "Off""#)
+            && refused.contains("nothing was done"),
+        "{refused}"
+    );
+    assert!(!choice_checked().await, "the choice was tapped");
+    // The row recorded by its title alone: refused where its summary says something else.
+    let refused = err(&call(
+        &client,
+        "ui",
+        tap("com.android.settings:id/wipe_row", "Remote wipe", "LinearLayout"),
+    )
+    .await);
+    println!("{refused}");
+    assert!(
+        refused.contains(r#"is now "Remote wipe · On: erases the phone when it is lost" (LinearLayout"#)
+            && refused.contains(r#"not the recorded "Remote wipe""#),
+        "{refused}"
+    );
+    // Recorded whole, each is the element: the choice is checked, the row opens.
+    ok(&call(
+        &client,
+        "ui",
+        tap("com.android.settings:id/wipe_choice", "On", "CheckedTextView"),
+    )
+    .await);
+    assert!(choice_checked().await, "the choice was not tapped");
+    ok(&call(
+        &client,
+        "ui",
+        tap(
+            "com.android.settings:id/wipe_row",
+            "Remote wipe · On: erases the phone when it is lost",
+            "LinearLayout",
+        ),
+    )
+    .await);
+    let shown = ok(&call(&client, "ui", json!({"operation": "dump"})).await);
+    assert!(shown.to_string().contains("Phone erased"), "{shown}");
+    client.cancel().await.unwrap();
+}

@@ -301,3 +301,48 @@ async fn no_principal_can_read_list_overwrite_or_learn_of_anothers_handles() {
     }
     server.terminate().await;
 }
+
+/// Each principal's script runs are in a folder of its own on disk (`principals/NAME/runs`,
+/// 0700), never in one folder shared by all: the same file name written by two principals' runs
+/// is two files, and neither's workspace shows the other's.
+#[tokio::test]
+async fn each_principals_script_runs_are_in_a_folder_of_its_own() {
+    use std::os::unix::fs::PermissionsExt;
+    let home = tempfile::tempdir().unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let ws = workspace.path().to_str().unwrap();
+    let (a, b) = (format!("alice={ALICE}"), format!("bob={BOB}"));
+    let server = HttpServer::start(
+        &["--sim", "--workspace", ws, "--token", &a, "--token", &b],
+        &[],
+        home.path(),
+    )
+    .await;
+    let alice = ().serve_with_lifecycle(server.transport(Some(ALICE)), modern()).await.unwrap();
+    let bob = ().serve_with_lifecycle(server.transport(Some(BOB)), modern()).await.unwrap();
+    let mut runs = Vec::new();
+    for (who, client) in [("alice", &alice), ("bob", &bob)] {
+        let code = format!(
+            "await workspace.write('mine.txt', {who:?}); console.log((await workspace.list()).map((f) => f.path).join(' '))"
+        );
+        let run = ok(&call(client, "script", json!({"operation": "run", "code": code})).await);
+        println!("{who}: {run}");
+        assert_eq!(run["output"], "mine.txt\n", "{who} sees only its own run's file");
+        runs.push((who, run["runId"].as_str().unwrap().to_string()));
+    }
+    for (who, run) in &runs {
+        let folder = workspace.path().join("principals").join(who).join("runs");
+        let file = std::fs::read_to_string(folder.join(run).join("mine.txt")).unwrap_or_default();
+        assert_eq!(file, *who, "{who}'s run is in {}", folder.display());
+        let mode = std::fs::metadata(&folder).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o700, "{}", folder.display());
+        assert!(
+            !workspace.path().join("runs").join(run).exists(),
+            "no run in a shared folder"
+        );
+    }
+    for client in [alice, bob] {
+        client.cancel().await.unwrap();
+    }
+    server.terminate().await;
+}

@@ -6,6 +6,7 @@
 
 mod common;
 
+mod attack_sim_web;
 mod bad_inputs;
 mod budget;
 mod captures;
@@ -17,6 +18,7 @@ mod docs;
 mod e2e_device;
 mod emulator_console;
 mod fault_matrix;
+mod files;
 mod flow;
 mod flow_check;
 mod flow_commands;

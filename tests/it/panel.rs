@@ -247,6 +247,47 @@ async fn the_screen_resource_holds_refs_boxes_and_a_jpeg_and_the_answers_do_not_
     apps.cancel().await.unwrap();
 }
 
+/// Issue 42: the panel reads the screen through the one identity and the recording's secrets. A
+/// password an eye icon revealed shows as dots in the panel's frame (its elements, its last
+/// steps), and the panel's ref of the field taps that very field.
+#[tokio::test]
+async fn the_panels_frame_shows_a_revealed_password_as_dots_and_its_refs_tap_by_identity() {
+    let home = tempfile::tempdir().unwrap();
+    let profile = login_with_eye();
+    let apps = mcp_server_with(AppsClient, &["--sim", profile.arg()], &[], home.path()).await;
+    let secret = "Hunter2-secret!";
+    ok(&call(
+        &apps,
+        "adb-app",
+        json!({"operation": "launch", "package": "org.droidmcp.demo.login"}),
+    )
+    .await);
+    for args in [
+        json!({"operation": "tap", "resourceId": "org.droidmcp.demo.login:id/password"}),
+        json!({"operation": "type", "text": secret}),
+        json!({"operation": "tap", "contentDesc": "Show password"}),
+    ] {
+        ok(&call(&apps, "ui", args).await);
+    }
+    let (view, _) = screen(&apps).await;
+    println!("{view}");
+    assert!(
+        !view.to_string().contains(secret),
+        "the frame shows the password: {view}"
+    );
+    let field = view["elements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["type"] == "EditText" && e["label"].as_str().unwrap().starts_with('•'))
+        .unwrap_or_else(|| panic!("no password field in {view}"));
+    assert_eq!(field["label"], "•".repeat(secret.len()));
+    assert!(view["steps"].to_string().contains("${PASSWORD}"), "{view}");
+    let tapped = ok(&panel_call(&apps, "ui", json!({"operation": "tap", "ref": field["ref"]})).await);
+    assert_eq!(tapped["target"]["id"], "password", "{tapped}");
+    apps.cancel().await.unwrap();
+}
+
 /// A tool call that carries the panel's marker in `_meta`, as the panel sends it.
 pub async fn panel_call<H: rmcp::ClientHandler>(
     client: &rmcp::service::RunningService<rmcp::RoleClient, H>,
@@ -304,6 +345,28 @@ async fn a_person_holding_the_device_pauses_the_assistants_acting_calls_but_not_
     ok(&call(&apps, "ui", json!({"operation": "key", "name": "BACK"})).await);
     let bad = err(&panel_call(&apps, "device-panel", json!({"operation": "grab"})).await);
     assert!(bad.contains("\"hold\" or \"release\""), "{bad}");
+    apps.cancel().await.unwrap();
+}
+
+/// The panel's own tool passes the guard every call passes: an error quoting a 5,000-char field
+/// is cut to the guard's 1,000 chars, as any tool's is (it was answered before the guard, whole).
+#[tokio::test]
+async fn the_panels_own_tool_answers_through_the_guard() {
+    let home = tempfile::tempdir().unwrap();
+    let apps = mcp_server_with(AppsClient, &["--sim"], &[], home.path()).await;
+    let long = "x".repeat(5_000);
+    for tool in ["device-panel", "ui"] {
+        let mut args = json!({"operation": "hold"});
+        args[&long] = json!(1);
+        let said = err(&panel_call(&apps, tool, args).await);
+        println!(
+            "{tool}: {} chars: {}",
+            said.chars().count(),
+            &said[..said.len().min(200)]
+        );
+        assert!(said.chars().count() <= 1_000, "{tool}: {} chars", said.chars().count());
+    }
+    ok(&panel_call(&apps, "device-panel", json!({"operation": "release"})).await);
     apps.cancel().await.unwrap();
 }
 

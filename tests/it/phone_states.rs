@@ -21,7 +21,7 @@ async fn locked_and_asleep_are_named_and_wake_and_unlock_open_the_phone() {
     let home = tempfile::tempdir().unwrap();
     // A long PIN, so that finding it in an answer means it leaked, not that a port held it.
     let client = mcp_server(
-        &["--sim"],
+        &["--sim", "--pin-env", "PHONE_PIN", "--pin-env", "NOT_A_PIN,NO_SUCH_VAR"],
         &[("PHONE_PIN", "582046193715"), ("NOT_A_PIN", "12ab")],
         home.path(),
     )
@@ -93,6 +93,64 @@ async fn locked_and_asleep_are_named_and_wake_and_unlock_open_the_phone() {
     assert!(dump.get("state").is_none(), "ready: {dump}");
     ok(&ui(&client, json!({"operation": "tap", "text": "Settings"})).await);
     client.cancel().await.unwrap();
+}
+
+/// `pinEnv` reads only a variable the server was started to allow (`DROIDMCP_PIN_ENV` here):
+/// another of the server's variables (HOME) is refused before it is read, naming the option to
+/// set, and nothing reaches the phone; the allowed one opens it.
+#[tokio::test]
+async fn pin_env_reads_only_a_variable_allowed_when_the_server_starts() {
+    const PIN: &str = "582046193715";
+    let home = tempfile::tempdir().unwrap();
+    let client = mcp_server(
+        &["--sim"],
+        &[("PHONE_PIN", PIN), ("DROIDMCP_PIN_ENV", "PHONE_PIN")],
+        home.path(),
+    )
+    .await;
+    ok(&shell(&client, &format!("locksettings set-pin {PIN}")).await);
+    ok(&ui(&client, json!({"operation": "key", "name": "POWER"})).await);
+    let home_value = home.path().to_string_lossy().into_owned();
+    for name in ["HOME", "PATH", "DROIDMCP_PIN_ENV", "NOT SET"] {
+        let refused = err(&call(&client, "adb-device", json!({"operation": "unlock", "pinEnv": name})).await);
+        println!("pinEnv {name:?}: {refused}");
+        assert!(
+            refused.contains("--pin-env")
+                && refused.contains("DROIDMCP_PIN_ENV")
+                && refused.contains("allowed now: PHONE_PIN"),
+            "{refused}"
+        );
+        assert!(!refused.contains(&home_value), "HOME's value is not read: {refused}");
+    }
+    let dump = ok(&ui(&client, json!({"operation": "dump"})).await);
+    assert_eq!(dump["state"]["name"], "asleep", "refused before the device: {dump}");
+    let opened = ok(&call(
+        &client,
+        "adb-device",
+        json!({"operation": "unlock", "pinEnv": "PHONE_PIN"}),
+    )
+    .await);
+    assert_eq!(opened["locked"], false, "{opened}");
+    client.cancel().await.unwrap();
+}
+
+/// A `--pin-env` that names no variable stops the server at start, saying why.
+#[test]
+fn a_pin_env_that_is_no_variable_name_is_refused_at_start() {
+    let out = Command::new(env!("CARGO_BIN_EXE_droidmcp"))
+        .args([
+            "call",
+            "adb-device",
+            r#"{"operation":"list"}"#,
+            "--pin-env",
+            "PIN;rm",
+            "--sim",
+        ])
+        .output()
+        .expect("droidmcp call runs");
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{said}");
+    assert!(said.contains("not an environment variable's name"), "{said}");
 }
 
 #[tokio::test]
@@ -344,6 +402,8 @@ fn the_pin_never_reaches_the_servers_log() {
             "call",
             "adb-device",
             r#"{"operation":"unlock","pinEnv":"PHONE_PIN"}"#,
+            "--pin-env",
+            "PHONE_PIN",
             "--sim",
         ])
         .arg(profile.path())

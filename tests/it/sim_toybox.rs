@@ -158,6 +158,30 @@ fn cases() -> Vec<Case> {
         case(&[&["printf", "%3s|%-3s|%.1s\\n", "a", "b", "xyz"]]),
         case(&[&["printf", "%#x %#o %X\\n", "255", "8", "3054"]]),
         case(&[&["printf", "%i %u %d\\n", "-5", "7", "0x1f"]]),
+        // Precisions past Rust's (65535) and past a double's exact digits (values exact in
+        // binary: toybox prints a long double, the simulator a double); wide fields; inf, nan.
+        case(&[&["printf", "%.99999f|%.99999e|%.99999g|%.99999E", "1", "1", "1", "0.375"]]),
+        case(&[&[
+            "printf",
+            "%.1200f|%.800e|%.99999g|%.70000d",
+            "9.5367431640625e-07",
+            "0.375",
+            "9.5367431640625e-07",
+            "5",
+        ]]),
+        case(&[&["printf", "%300000d|%-200000s|", "7", "x"]]),
+        case(&[&[
+            "printf",
+            "%f|%e|%g|%E|%G|%5.2f|%-6e|%05g|\\n",
+            "inf",
+            "-inf",
+            "nan",
+            "inf",
+            "-inf",
+            "nan",
+            "inf",
+            "-inf",
+        ]]),
         // yes, base64, xargs, rev, tac, seq
         case(&[&["yes"], &["head", "-3"]]),
         case(&[&["yes", "ab", "cd"], &["head", "-n", "2"]]),

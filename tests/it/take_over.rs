@@ -235,7 +235,13 @@ async fn every_operation_that_changes_a_held_device_is_refused_with_nothing_done
     let home = tempfile::tempdir().unwrap();
     let apks = tempfile::tempdir().unwrap();
     let apk = build_test_apk(apks.path(), "org.droidmcp.takeover", 1);
-    let client = mcp_server_with(AppsClient, &["--sim"], &[(PIN_ENV, PIN)], home.path()).await;
+    let client = mcp_server_with(
+        AppsClient,
+        &["--sim"],
+        &[(PIN_ENV, PIN), ("DROIDMCP_PIN_ENV", PIN_ENV)],
+        home.path(),
+    )
+    .await;
     let state = async || {
         let answer = ok(&panel_call(&client, "adb-shell", shell_run(DEVICE_STATE)).await);
         answer["stdout"].as_str().unwrap().to_string()

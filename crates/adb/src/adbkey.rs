@@ -1,5 +1,6 @@
 //! The host's adb key, `~/.android/adbkey` (PEM) and `adbkey.pub` (Android's mincrypt format),
-//! shared with the `adb` program so a device that trusts one trusts the other.
+//! shared with the `adb` program so a device that trusts one trusts the other. Written through
+//! the one door for files (`confine`): 0600, renamed into place, never through a link.
 
 use std::path::PathBuf;
 
@@ -53,41 +54,23 @@ pub fn load_or_create() -> Result<RsaPrivateKey, AdbError> {
             let pem = key
                 .to_pkcs8_pem(LineEnding::LF)
                 .map_err(|e| AdbError::Key(format!("could not encode the key: {e}")))?;
-            let write = || -> std::io::Result<()> {
-                std::fs::create_dir_all(&dir)?;
-                write_private(&path, pem.as_bytes())?;
-                std::fs::write(
-                    dir.join("adbkey.pub"),
-                    format!("{} droidmcp@host\n", android_public_key(&key)?),
-                )
-            };
-            write().map_err(|e| AdbError::Key(format!("could not save {}: {e}", path.display())))?;
+            let public =
+                android_public_key(&key).map_err(|e| AdbError::Key(format!("could not encode the public key: {e}")))?;
+            save(&dir, pem.as_bytes(), format!("{public} droidmcp@host\n").as_bytes())
+                .map_err(|e| AdbError::Key(format!("could not save {}: {e}", path.display())))?;
             Ok(key)
         }
         Err(e) => Err(AdbError::Key(format!("could not read {}: {e}", path.display()))),
     }
 }
 
-/// Writes the private key as adb does: readable by its owner only (0600), and atomically (a
-/// temporary file renamed into place), so a concurrent reader never sees half a key.
-fn write_private(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    let result = options.open(&tmp).and_then(|mut file| {
-        file.write_all(bytes)?;
-        file.sync_all()
-    });
-    match result.and_then(|()| std::fs::rename(&tmp, path)) {
-        Ok(()) => Ok(()),
-        Err(e) => {
-            let _ = std::fs::remove_file(&tmp);
-            Err(e)
-        }
-    }
+/// Saves the key pair in `dir` (made 0700 when new), each file readable by its owner only and
+/// renamed into place, so a concurrent reader never sees half a key.
+fn save(dir: &std::path::Path, private: &[u8], public: &[u8]) -> Result<(), String> {
+    let folder = confine::Folder::chosen(dir)?;
+    folder.write(&["adbkey".into()], private)?;
+    folder.write(&["adbkey.pub".into()], public)?;
+    Ok(())
 }
 
 /// adbd's AUTH token is signed as if it were a SHA-1 digest (PKCS#1 v1.5).
@@ -143,12 +126,12 @@ mod tests {
         use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("adbkey");
-        write_private(&path, b"secret").unwrap();
+        save(dir.path(), b"secret", b"public").unwrap();
         assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
         assert_eq!(std::fs::read(&path).unwrap(), b"secret");
         assert_eq!(
             std::fs::read_dir(dir.path()).unwrap().count(),
-            1,
+            2,
             "no temporary file is left"
         );
     }

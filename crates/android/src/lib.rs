@@ -8,6 +8,7 @@ pub mod crashes;
 pub mod device_state;
 pub mod dumpsys_package;
 pub mod getprop;
+pub mod identity;
 pub mod keys;
 pub mod logcat;
 pub mod packages;

@@ -7,6 +7,7 @@
 //! left out, because the row already says it. Containers (scrollable or focusable only) keep just
 //! their own label, so they do not repeat the whole screen.
 
+use super::identity::{self, Identity};
 use super::text::cut;
 use super::uiautomator::{Bounds, UiNode, UiTree};
 
@@ -39,6 +40,13 @@ pub struct Element {
     pub bounds: Bounds,
     #[serde(skip)]
     pub clickable: bool,
+    /// What the element is (`identity`): its whole label, class, id and app.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub identity: Identity,
+    /// How many elements before it on its reading have the same identity.
+    #[serde(skip)]
+    pub twin: usize,
 }
 
 fn interactive(n: &UiNode) -> bool {
@@ -70,21 +78,6 @@ fn own_label(n: &UiNode) -> String {
         return text.to_string();
     }
     n.content_desc().trim().to_string()
-}
-
-/// The node's own label as identity reads it (`ui_refs`): all of it, but for one word that is
-/// only a flag. A Switch or ToggleButton with no text of its own reports the word for its state
-/// (textOn/textOff, "ON"/"OFF") as its text: that word says what `checked` says, and `checked`
-/// is state. Only that exact word, on such a widget, agreeing with its flag; a dialog's row or a
-/// summary reading "Off" is a label like any other.
-fn own_identity_label(n: &UiNode) -> String {
-    let class = short_class(n.class());
-    let two_state = n.flag("checkable") && (class.contains("Switch") || class.ends_with("ToggleButton"));
-    let state_word = if n.flag("checked") { "on" } else { "off" };
-    if two_state && n.text().trim().eq_ignore_ascii_case(state_word) {
-        return n.content_desc().trim().to_string();
-    }
-    own_label(n)
 }
 
 /// The own labels (by `own`) of the node's descendants, in order, joined by ` · `.
@@ -126,10 +119,10 @@ fn element_label(tree: &UiTree, id: usize, own: fn(&UiNode) -> String) -> String
     }
 }
 
-/// What an element's identity compares (`ui_refs`): its whole label, never cut (two rows that
-/// differ after the listed chars are two elements), with only a switch's state word left out.
-pub fn identity_label(tree: &UiTree, element: &Element) -> String {
-    element_label(tree, element.node, own_identity_label)
+/// The label an element's identity holds (`identity`): its whole label, never cut (two rows that
+/// differ after the listed chars are two elements), state left out (`identity::own_label`).
+pub(super) fn identity_label(tree: &UiTree, node: usize) -> String {
+    element_label(tree, node, identity::own_label)
 }
 
 /// The elements that matter, in document order, numbered `e1`…
@@ -175,10 +168,16 @@ pub fn elements(tree: &UiTree) -> Vec<Element> {
             node: i,
             bounds,
             clickable: tappable(n),
+            identity: Identity::of(tree, i),
+            twin: 0,
         });
     }
+    let mut seen: std::collections::HashMap<Identity, usize> = std::collections::HashMap::new();
     for (k, e) in out.iter_mut().enumerate() {
         e.reference = format!("e{}", k + 1);
+        let count = seen.entry(e.identity.clone()).or_default();
+        e.twin = *count;
+        *count += 1;
     }
     out
 }
@@ -304,7 +303,12 @@ fn has_labelled_tappable_descendant(tree: &UiTree, id: usize) -> bool {
 pub fn find(tree: &UiTree, all: &[Element], field: Field, matcher: &Matcher, screen: Bounds) -> Vec<Found> {
     let values = |n: &UiNode| -> Vec<String> {
         match field {
-            Field::Text => vec![n.text().to_string(), n.content_desc().to_string()],
+            // A field's hint names it too (Maestro's `text` matches hints as well).
+            Field::Text => vec![
+                n.text().to_string(),
+                n.content_desc().to_string(),
+                n.attr("hint").unwrap_or_default().to_string(),
+            ],
             Field::ResourceId => {
                 let rid = n.resource_id();
                 vec![rid.to_string(), short_id(rid).unwrap_or_default()]
@@ -412,6 +416,8 @@ fn element_for(tree: &UiTree, i: usize) -> Option<Element> {
         node: i,
         bounds,
         clickable: false,
+        identity: Identity::of(tree, i),
+        twin: 0,
     })
 }
 

@@ -190,16 +190,16 @@ impl Cache {
         self
     }
 
-    /// The same cache writing its big entries to `folder` of its workspace instead (a
-    /// principal's own, `Workspace::for_principal`); without one, unchanged. A folder that cannot
-    /// be made leaves the cache without a workspace (said in the log): entries are still served
-    /// by cache get and resources/read.
-    pub fn in_workspace_folder(mut self, folder: &str) -> Cache {
+    /// The same cache writing its big entries to `principal`'s own folder of its workspace
+    /// instead (`Workspace::for_principal`); without one, unchanged. A folder that cannot be made
+    /// leaves the cache without a workspace (said in the log): entries are still served by cache
+    /// get and resources/read.
+    pub fn in_principal_folder(mut self, principal: &str) -> Cache {
         if let Some((workspace, threshold)) = self.workspace.take() {
-            match workspace.for_principal(folder) {
+            match workspace.for_principal(principal) {
                 Ok(own) => self.workspace = Some((Arc::new(own), threshold)),
                 Err(e) => {
-                    tracing::warn!(target: "droidmcp::context::cache", folder, "no workspace folder for this principal: {e}")
+                    tracing::warn!(target: "droidmcp::context::cache", principal, "no workspace folder for this principal: {e}")
                 }
             }
         }

@@ -2,52 +2,49 @@
 //! to DIR as `<cacheId>.json` or `<cacheId>.txt`, for clients that read files. Names come only from
 //! our own cache ids, never from user input. Files older than their kind's TTL go at start and
 //! on every sweep; over the quota, the oldest go first. Other files in DIR are never touched.
+//! Files are written through the one door, `confine`.
 
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use super::cache::{Data, Entry, parse_id};
+use confine::Folder;
 
 #[derive(Debug)]
 pub struct Workspace {
-    dir: PathBuf,
+    dir: Folder,
     quota_bytes: u64,
 }
 
 impl Workspace {
+    /// The folder `--workspace` names, made 0700 when it does not exist yet.
     pub fn open(dir: &Path, quota_bytes: u64) -> std::io::Result<Workspace> {
-        std::fs::create_dir_all(dir)?;
-        let workspace = Workspace {
-            dir: dir.canonicalize()?,
+        Ok(Workspace::in_folder(
+            Folder::chosen(dir).map_err(std::io::Error::other)?,
             quota_bytes,
-        };
+        ))
+    }
+
+    fn in_folder(dir: Folder, quota_bytes: u64) -> Workspace {
+        let workspace = Workspace { dir, quota_bytes };
         workspace.sweep();
-        Ok(workspace)
+        workspace
     }
 
     pub fn dir(&self) -> &Path {
-        &self.dir
+        self.dir.path()
     }
 
-    /// A principal's own workspace (HTTP): `DIR/principals/FOLDER`, made 0700, with its own
-    /// quota, so one principal's big entries never push out another's files and no file of one
-    /// sits beside another's. `folder` is a plain folder name the caller made from the principal
-    /// (`script::confine::principal_folder`).
-    pub fn for_principal(&self, folder: &str) -> std::io::Result<Workspace> {
-        if folder.is_empty() || folder.contains(['/', '\\']) || folder == "." || folder == ".." {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::InvalidInput,
-                format!("{folder:?} is not a plain folder name"),
-            ));
-        }
-        let dir = self.dir.join("principals").join(folder);
-        std::fs::create_dir_all(&dir)?;
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))?;
-        }
-        Workspace::open(&dir, self.quota_bytes)
+    /// A principal's own workspace (HTTP): `DIR/principals/FOLDER` (`confine::principal_folder`),
+    /// private, with its own quota, so one principal's big entries never push out another's
+    /// files and no file of one sits beside another's.
+    pub fn for_principal(&self, principal: &str) -> std::io::Result<Workspace> {
+        let dir = self
+            .dir
+            .sub("principals")
+            .and_then(|all| all.principal(principal))
+            .map_err(std::io::Error::other)?;
+        Ok(Workspace::in_folder(dir, self.quota_bytes))
     }
 
     /// Writes the entry whole; returns where. The name is the entry's id, checked again here.
@@ -65,22 +62,18 @@ impl Workspace {
             Data::Text(_) => "txt",
             _ => "json",
         };
-        let path = self.dir.join(format!("{}.{ext}", entry.id));
-        let partial = self.dir.join(format!(".{}.{ext}.partial", entry.id));
         // 0600: an answer can hold what only its principal should read.
-        let mut file = std::fs::OpenOptions::new();
-        file.write(true).create(true).truncate(true);
-        #[cfg(unix)]
-        std::os::unix::fs::OpenOptionsExt::mode(&mut file, 0o600);
-        std::io::Write::write_all(&mut file.open(&partial)?, entry.data.full_text().as_bytes())?;
-        std::fs::rename(&partial, &path)?;
+        let path = self
+            .dir
+            .write(&[format!("{}.{ext}", entry.id)], entry.data.full_text().as_bytes())
+            .map_err(std::io::Error::other)?;
         self.sweep_keeping(Some(&path));
         Ok(path)
     }
 
     /// Our files: (path, cache id, modified, size). Anything else in the folder is left alone.
     fn files(&self) -> Vec<(PathBuf, String, SystemTime, u64)> {
-        let Ok(read) = std::fs::read_dir(&self.dir) else {
+        let Ok(read) = std::fs::read_dir(self.dir.path()) else {
             return Vec::new();
         };
         read.filter_map(Result::ok)
@@ -99,7 +92,7 @@ impl Workspace {
     }
 
     /// Deletes our files older than their kind's TTL, then the oldest until within the quota,
-    /// and `.partial` files a write left behind.
+    /// and the temp files a write left behind (`confine::Folder::remove_leftovers`).
     pub fn sweep(&self) {
         self.sweep_keeping(None);
     }
@@ -128,30 +121,8 @@ impl Workspace {
             remove(&path);
             total -= size;
         }
-        // A write in progress is seconds old at most; older partial files are leftovers.
-        for (path, modified) in self.partial_files() {
-            if now.duration_since(modified).unwrap_or_default() > PARTIAL_AGE {
-                remove(&path);
-            }
-        }
-    }
-
-    /// `.ID.EXT.partial` files (ours by their id), with when they were last written.
-    fn partial_files(&self) -> Vec<(PathBuf, SystemTime)> {
-        let Ok(read) = std::fs::read_dir(&self.dir) else {
-            return Vec::new();
-        };
-        read.filter_map(Result::ok)
-            .filter_map(|e| {
-                let name = e.file_name().to_string_lossy().into_owned();
-                let stem = name.strip_prefix('.')?.strip_suffix(".partial")?;
-                let id = stem.strip_suffix(".txt").or_else(|| stem.strip_suffix(".json"))?;
-                parse_id(id).ok()?;
-                let meta = e.metadata().ok()?;
-                meta.is_file()
-                    .then(|| (e.path(), meta.modified().unwrap_or(SystemTime::now())))
-            })
-            .collect()
+        // A write in progress is seconds old at most; older temp files are leftovers.
+        self.dir.remove_leftovers(PARTIAL_AGE);
     }
 }
 
@@ -212,14 +183,20 @@ mod tests {
         assert!(refused.contains("over the workspace quota"), "{refused}");
         assert!(b.exists() && props_path.exists(), "the other files stay");
 
-        // A partial file a crashed write left is swept once it is a minute old.
-        let partial = ws.dir().join(format!(".{}.txt.partial", huge.id));
+        // A temp file a crashed write left is swept once it is a minute old.
+        let partial = ws
+            .dir()
+            .join(format!(".{}.txt.01JBV6ZQ000000000000000000.partial", huge.id));
         std::fs::write(&partial, "half").unwrap();
+        let theirs = ws.dir().join(".notes.partial");
+        std::fs::write(&theirs, "theirs").unwrap();
+        age(&theirs, Duration::from_secs(120));
         ws.sweep();
         assert!(partial.exists(), "a write may be in progress");
         age(&partial, Duration::from_secs(120));
         ws.sweep();
         assert!(!partial.exists(), "a leftover");
+        assert!(theirs.exists(), "a stranger's file");
         assert!(
             std::fs::read_dir(ws.dir())
                 .unwrap()
@@ -247,8 +224,11 @@ mod tests {
         assert_eq!(std::fs::metadata(&a).unwrap().permissions().mode() & 0o777, 0o600);
         let folder = a.parent().unwrap();
         assert_eq!(std::fs::metadata(folder).unwrap().permissions().mode() & 0o777, 0o700);
-        for bad in ["", ".", "..", "a/b"] {
-            assert!(root.for_principal(bad).is_err(), "{bad:?}");
+        assert!(root.for_principal("").is_err());
+        for odd in [".", "..", "a/b"] {
+            let theirs = root.for_principal(odd).unwrap();
+            assert!(theirs.dir().starts_with(root.dir().join("principals")), "{odd:?}");
+            assert_ne!(theirs.dir(), root.dir().join("principals"), "{odd:?}");
         }
     }
 }

@@ -13,6 +13,7 @@ pub mod record;
 pub mod tests;
 pub mod verify;
 
+use android::identity::is_field;
 use android::ui_elements::{Element, Field, Matcher, best_target, find};
 use android::uiautomator::{Bounds, UiTree};
 
@@ -338,56 +339,53 @@ impl Step {
     }
 }
 
-/// The selector that finds `target` again: its resource-id, else its own text or the first of
-/// its children's (a row's title, not its changing summary), else its whole label or its
-/// content-desc: the first that resolves to this very element on this screen the way a tap
-/// resolves it (exact match, the best target); its point only when none does. A framework id
-/// (`android:id/button1`: every dialog's first button) or an id several elements share names
-/// no element alone, so it is never the selector. The label kept (for healing and the check
-/// before acting) is its name: that first text; its class and resource-id are kept too.
+/// The selector that finds `target` again: the first that names it alone (resolves to this very
+/// element on this screen the way a tap resolves it: exact match, the best target) of its
+/// resource-id, its own text or content-desc or the first of its children's (a row's title, not
+/// its changing summary), its identity's label (a row's whole label; a field's content-desc or
+/// hint or a web element's accessible name, never a field's text: what was typed), and its
+/// content-desc; its point only when none does. A framework id (`android:id/button1`: every dialog's first button) or an id
+/// several elements share names no element alone, so it is never the selector. What it keeps of
+/// the element for the check before acting (and healing) is its identity (`android::identity`):
+/// whole label, class and resource-id.
 pub fn selector_for(tree: &UiTree, elements: &[Element], screen: Bounds, target: &Element) -> Target {
+    let identity = &target.identity;
     let node = &tree.nodes[target.node];
-    let texts = texts_within(tree, target.node);
-    let name = texts.first().cloned().or_else(|| Some(target.label.clone()));
-    let label = name.filter(|l| !l.trim().is_empty());
-    let id = node.resource_id().trim().to_string();
+    let id = identity.resource_id.clone();
     let shared = tree.nodes.iter().filter(|n| n.resource_id().trim() == id).count() > 1;
     let mut candidates = Vec::new();
     if !id.starts_with("android:id/") && !shared {
         candidates.push((Field::ResourceId, id.clone()));
     }
-    candidates.extend(texts.into_iter().map(|t| (Field::Text, t)));
-    candidates.push((Field::Text, target.label.clone()));
+    candidates.extend(texts_within(tree, target.node).into_iter().map(|t| (Field::Text, t)));
+    candidates.push((Field::Text, identity.label.clone()));
     candidates.push((Field::ContentDesc, node.content_desc().to_string()));
+    let kept = |selector| Target {
+        selector,
+        // Even an empty one: a label-less switch that later shows a word of its own is another.
+        label: Some(identity.label.clone()),
+        class: Some(identity.kind()),
+        id: (!id.is_empty()).then(|| id.clone()),
+    };
     for (field, value) in candidates {
         if value.trim().is_empty() || value.trim() != value {
             continue;
         }
         let found = find(tree, elements, field, &Matcher::Exact(value.clone()), screen);
         if best_target(&found).is_ok_and(|one| one.element.node == target.node) {
-            let selector = match field {
+            return kept(match field {
                 Field::ResourceId => Selector::ResourceId(value),
                 Field::Text => Selector::Text(value),
                 _ => Selector::ContentDesc(value),
-            };
-            return Target {
-                selector,
-                label,
-                class: Some(target.kind.clone()),
-                id: (!id.is_empty()).then_some(id),
-            };
+            });
         }
     }
-    Target {
-        selector: Selector::Point(target.at),
-        label,
-        class: Some(target.kind.clone()),
-        id: (!id.is_empty()).then_some(id),
-    }
+    kept(Selector::Point(target.at))
 }
 
-/// The texts and content-descs of a node and the nodes inside it, in document order (a few).
-pub(crate) fn texts_within(tree: &UiTree, node: usize) -> Vec<String> {
+/// The texts and content-descs of a node and the nodes inside it, in document order (a few); a
+/// field's text (what was typed) is none of them.
+pub fn texts_within(tree: &UiTree, node: usize) -> Vec<String> {
     let inside = |mut i: usize| loop {
         if i == node {
             return true;
@@ -402,17 +400,17 @@ pub(crate) fn texts_within(tree: &UiTree, node: usize) -> Vec<String> {
         .enumerate()
         .skip(node)
         .filter(|(i, _)| inside(*i))
-        .flat_map(|(_, n)| [n.text().to_string(), n.content_desc().to_string()])
+        .flat_map(|(_, n)| {
+            let text = if is_field(n) {
+                String::new()
+            } else {
+                n.text().to_string()
+            };
+            [text, n.content_desc().to_string()]
+        })
         .filter(|t| !t.trim().is_empty())
         .take(6)
         .collect()
-}
-
-/// What typing into `field` is recorded as when it is a password field: `${NAME}` (NAME from its
-/// resource-id, e.g. `${PASSWORD}`), which a replay takes from `--env NAME=VALUE`; a secret is
-/// never written to a flow file.
-pub fn secret_placeholder(field: &Element) -> Option<String> {
-    is_password(field).then(|| placeholder_for(field))
 }
 
 /// Whether the screen shows `element` as a password field.
@@ -420,26 +418,29 @@ pub fn is_password(element: &Element) -> bool {
     element.flags.iter().any(|f| f == "password")
 }
 
-/// `${NAME}` for a secret typed into `field`, NAME from its resource-id (`${SECRET}` without one).
-pub fn placeholder_for(field: &Element) -> String {
-    let name: String = field
-        .id
-        .as_deref()
-        .unwrap_or("secret")
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_uppercase()
-            } else {
-                '_'
-            }
-        })
-        .collect();
+/// `NAME` for a `${NAME}` from any words (a resource-id, a field's content-desc): letters and
+/// digits upper-cased, runs of anything else one `_`, starting with a letter (`SECRET_…` else),
+/// at most 48 chars; `SECRET` when nothing is left.
+pub fn placeholder_word(words: &str) -> String {
+    let mut name = String::new();
+    for c in words.chars() {
+        if c.is_ascii_alphanumeric() {
+            name.push(c.to_ascii_uppercase());
+        } else if !name.is_empty() && !name.ends_with('_') {
+            name.push('_');
+        }
+    }
+    let name = name.trim_end_matches('_');
     let name = match name.chars().next() {
-        Some(c) if c.is_ascii_alphabetic() => name,
-        _ => format!("SECRET_{name}"),
+        None => "SECRET".to_string(),
+        Some(c) if c.is_ascii_alphabetic() => name.to_string(),
+        Some(_) => format!("SECRET_{name}"),
     };
-    format!("${{{name}}}")
+    name.chars()
+        .take(48)
+        .collect::<String>()
+        .trim_end_matches('_')
+        .to_string()
 }
 
 /// The NAME of a `${NAME}` placeholder.

@@ -54,7 +54,7 @@ async function target(selector, recorded, warnings) {
     return { ...query(selector), ...checked };
   } catch (e) {
     const label = recorded === null ? null : recorded.label ?? null;
-    if (label === null || selector.text === label) throw e;
+    if (label === null || label.trim() === "" || selector.text === label) throw e;
     const found = await ui.find({ text: label, match: "exact" });
     if (found.totalCount !== 1) throw e;
     warnings.push(`healed: ${JSON.stringify(selector)} no longer matches; now ${JSON.stringify({ text: label })}`);

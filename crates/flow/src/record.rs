@@ -2,13 +2,16 @@
 //! `MAX_STEPS` kept (`Recordings::record`, the one way in), and the selectors a step keeps
 //! (`selector_at`, `selector_for_query`, beside `flow::selector_for`). A step's outcome is what
 //! the first screen reading handed to it after the step shows (`Recordings::saw`), so
-//! recording costs no reading of its own. It also decides what typed text is kept: a secret
-//! typed into a password field becomes `${NAME}` (`Recording::typed`).
+//! recording costs no reading of its own. It is also the one door for secrets: which fields
+//! hold one (every field a reading showed as a password, known by its identity,
+//! `android::identity::FieldKey`, however it shows later), the `${NAME}` each is typed as, one
+//! per field (`Recording::typed`), and what a reading may show of them (`Recordings::hidden`).
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Mutex;
 
-use super::{Action, Expect, MAX_VISIBLE, Selector, Step, Target, is_password, placeholder_for, selector_for};
+use super::{Action, Expect, MAX_VISIBLE, Selector, Step, Target, is_password, placeholder_word, selector_for};
+use android::identity::FieldKey;
 use android::ui_elements::{Element, Field};
 use android::uiautomator::{Bounds, UiTree};
 
@@ -24,9 +27,10 @@ pub struct Recording {
     last_labels: Option<HashSet<String>>,
     /// The labels seen before the newest step, while its outcome is still to be read.
     pending: Option<Option<HashSet<String>>>,
-    /// The resource-ids of every field any reading showed as a password field: a field that
-    /// shows its text for a while (a "show password" toggle) still holds a secret.
-    passwords: HashSet<String>,
+    /// Every field any reading showed as a password, by its identity, with the NAME of the
+    /// `${NAME}` typed into it: a field that shows its text for a while (a "show password"
+    /// toggle) still holds a secret, and two fields never share a NAME.
+    secrets: Vec<(FieldKey, String)>,
 }
 
 impl Recording {
@@ -42,10 +46,10 @@ impl Recording {
         self.pending = Some(self.last_labels.clone());
     }
 
-    /// A screen was read: the newest step's outcome, if it has none yet, is what this shows.
+    /// A screen was read: the password fields it shows, and the newest step's outcome, if it
+    /// has none yet, is what this shows.
     pub fn saw(&mut self, activity: Option<&str>, elements: &[Element]) {
-        self.passwords
-            .extend(elements.iter().filter(|e| is_password(e)).filter_map(|e| e.id.clone()));
+        self.learn(elements);
         // A password field's text is never an outcome to assert.
         let shown: Vec<Element> = elements.iter().filter(|e| !self.is_secret(e)).cloned().collect();
         let labels: HashSet<String> = shown.iter().map(|e| e.label.clone()).collect();
@@ -55,47 +59,116 @@ impl Recording {
         self.last_labels = Some(labels);
     }
 
-    /// What typing `text` is recorded as, decided as it is typed: `${NAME}` when `field` (the
-    /// field with input focus now) is a password field or one a reading showed as one; when no
-    /// field has focus, when the screen shows such a field (the text may go there); else
-    /// `text` itself.
-    pub fn typed(&self, text: &str, field: Option<&Element>, screen: &[Element]) -> String {
-        let secret = match field {
-            Some(field) => self.is_secret(field).then_some(field),
-            None => screen.iter().find(|e| self.is_secret(e)),
-        };
-        // A flow's text is a Maestro template: a `${` typed is written `\${`, typed as it was.
-        secret.map_or_else(|| super::maestro::template::escape(text), placeholder_for)
+    /// Every password field of a reading that is not known yet becomes a secret field, with a
+    /// NAME of its own: its resource-id's when no other element of the reading has that id,
+    /// else its content-desc's or hint's, else `SECRET`; `_2`, `_3`… when another field has it.
+    fn learn(&mut self, elements: &[Element]) {
+        for element in elements.iter().filter(|e| is_password(e)) {
+            let key = FieldKey::of(element);
+            if self.secrets.iter().any(|(known, _)| *known == key) {
+                continue;
+            }
+            let identity = &element.identity;
+            let id = identity.resource_id.as_str();
+            let alone = elements.iter().filter(|e| e.identity.resource_id == id).count() == 1;
+            let short = id.split_once(":id/").map_or(id, |(_, short)| short);
+            let word = if !id.is_empty() && alone && !id.starts_with("android:id/") {
+                short
+            } else if !identity.label.trim().is_empty() {
+                identity.label.as_str()
+            } else {
+                short
+            };
+            let base = placeholder_word(word);
+            let taken = |name: &str| self.secrets.iter().any(|(_, n)| n == name);
+            let mut name = base.clone();
+            for n in 2.. {
+                if !taken(&name) {
+                    break;
+                }
+                name = format!("{base}_{n}");
+            }
+            self.secrets.push((key, name));
+        }
     }
 
-    /// `target` as a step may keep it: for a field that holds a secret, neither its text nor
-    /// its label (a "show password" field shows the secret): its resource-id, else its point.
+    /// The NAME a secret field's text is typed as, if `element` is one.
+    fn secret_name(&self, element: &Element) -> Option<&str> {
+        let key = FieldKey::of(element);
+        self.secrets
+            .iter()
+            .find(|(known, _)| *known == key)
+            .map(|(_, name)| name.as_str())
+    }
+
+    /// What typing `text` is recorded as, decided as it is typed: `${NAME}` when `field` (the
+    /// field with input focus now, of the reading `screen`) is a password field or one a reading
+    /// showed as one, NAME that field's own; when no field has focus, when the screen shows such a
+    /// field (the text may go there); else `text` itself.
+    pub fn typed(&mut self, text: &str, field: Option<&Element>, screen: &[Element]) -> String {
+        self.learn(screen);
+        if let Some(field) = field.filter(|f| is_password(f)) {
+            self.learn(std::slice::from_ref(field));
+        }
+        let name = match field {
+            Some(field) => self.secret_name(field),
+            None => screen.iter().find_map(|e| self.secret_name(e)),
+        };
+        // A flow's text is a Maestro template: a `${` typed is written `\${`, typed as it was.
+        name.map_or_else(|| super::maestro::template::escape(text), |name| format!("${{{name}}}"))
+    }
+
+    /// `target` as a step may keep it: for a field that holds a secret, only what names it
+    /// (its resource-id, content-desc, or the label its identity holds: never its text), else
+    /// its point. `flow::selector_for` never takes a field's text; this holds for any other
+    /// element a reading showed as a password.
     pub fn guarded(&self, element: &Element, target: Target) -> Target {
-        // A web field's label is its accessible name (its <label>), never its value: the page is
-        // read without a password's value (`tools/ui/web.rs`), so its selector may stay.
-        if !self.is_secret(element) || element.kind.starts_with("web:") {
+        if !self.is_secret(element) {
             return target;
         }
+        let label = &element.identity.label;
         let selector = match target.selector {
             Selector::ResourceId(id) => Selector::ResourceId(id),
+            Selector::ContentDesc(desc) => Selector::ContentDesc(desc),
+            Selector::Text(text) if text == *label => Selector::Text(text),
             _ => Selector::Point(element.at),
         };
-        // Class and id hold no secret and still let a replay verify the field before typing.
         Target {
             selector,
-            label: None,
-            class: target.class,
-            id: target.id,
+            label: target.label.filter(|l| l == label),
+            ..target
         }
     }
 
     fn is_secret(&self, element: &Element) -> bool {
-        is_password(element) || element.id.as_ref().is_some_and(|id| self.passwords.contains(id))
+        is_password(element) || self.secret_name(element).is_some()
+    }
+
+    /// The nodes of a reading's secret fields: what a reading never shows the text of.
+    pub fn hidden(&self, elements: &[Element]) -> Vec<usize> {
+        elements.iter().filter(|e| self.is_secret(e)).map(|e| e.node).collect()
     }
 
     pub fn fragile(&self) -> usize {
         self.steps.iter().filter(|s| s.fragile()).count()
     }
+}
+
+/// Hides the text of `nodes` in `tree` (a secret field's, `Recording::hidden`): one `•` per
+/// character, as a password field shows it; an empty field's hint (its text then, on a phone
+/// and in a page) stays. Whether anything was hidden.
+pub fn hide(tree: &mut UiTree, nodes: &[usize]) -> bool {
+    let mut hid = false;
+    for &i in nodes {
+        let Some(node) = tree.nodes.get_mut(i) else { continue };
+        let text = node.text().to_string();
+        let dots = "•".repeat(text.chars().count());
+        if text != dots && Some(text.as_str()) != node.attr("hint") {
+            node.set_attr("text", &dots);
+            hid = true;
+        }
+    }
+    hid
 }
 
 /// What a step was seen to do: the activity in front and the stable labels that appeared (on a
@@ -170,7 +243,7 @@ pub fn selector_for_query(
     let (tree, elements, screen, element) = found?;
     let target = selector_for(tree, elements, screen, element);
     match target.selector {
-        Selector::Point(_) => target.label.map(Selector::Text),
+        Selector::Point(_) => target.label.filter(|l| !l.trim().is_empty()).map(Selector::Text),
         selector => Some(selector),
     }
 }
@@ -227,6 +300,12 @@ impl Recordings {
         }
     }
 
+    /// `Recording::hidden` on this device's recording: the nodes of a reading whose text no
+    /// answer shows (a secret field's, even revealed).
+    pub fn hidden(&self, serial: &str, elements: &[Element]) -> Vec<usize> {
+        self.lock().get(serial).map(|r| r.hidden(elements)).unwrap_or_default()
+    }
+
     /// Starts a new recording (which still knows the password fields seen); says how many
     /// steps the old one had.
     pub fn reset(&self, serial: &str) -> usize {
@@ -236,7 +315,7 @@ impl Recordings {
         all.insert(
             serial.to_string(),
             Recording {
-                passwords: old.passwords,
+                secrets: old.secrets,
                 ..Default::default()
             },
         );
@@ -250,8 +329,11 @@ impl Recordings {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::{MAX_STEPS, Recording, Recordings, Selector, Step, Target};
     use crate::Action;
+    use android::identity::Identity;
+    use android::ui_elements::{Element, elements};
+    use android::uiautomator::parse_ui_dump;
 
     fn labelled(labels: &[&str]) -> Vec<Element> {
         labels
@@ -266,60 +348,114 @@ mod tests {
                 node: 0,
                 bounds: Default::default(),
                 clickable: false,
+                identity: Identity {
+                    class: "android.widget.TextView".into(),
+                    label: l.to_string(),
+                    ..Identity::default()
+                },
+                twin: 0,
             })
             .collect()
     }
 
-    fn field(id: &str, label: &str, flags: &[&str]) -> Element {
-        Element {
-            id: Some(id.into()),
-            kind: "EditText".into(),
-            flags: flags.iter().map(|f| f.to_string()).collect(),
-            ..labelled(&[label]).remove(0)
+    /// A form's fields as a reading lists them: (resource-id, content-desc, text, password,
+    /// focused) each.
+    fn form(fields: &[(&str, &str, &str, bool, bool)]) -> Vec<Element> {
+        let mut xml = r#"<hierarchy rotation="0"><node index="0" text="" class="android.widget.FrameLayout" package="p" bounds="[0,0][1080,2400]">"#.to_string();
+        for (i, (id, desc, text, password, focused)) in fields.iter().enumerate() {
+            let top = 200 + 200 * i;
+            xml.push_str(&format!(
+                r#"<node index="{i}" text="{text}" resource-id="{id}" content-desc="{desc}" class="android.widget.EditText" package="p" clickable="true" focusable="true" focused="{focused}" password="{password}" bounds="[40,{top}][1040,{}]"/>"#,
+                top + 150
+            ));
         }
+        xml.push_str("</node></hierarchy>");
+        elements(&parse_ui_dump(&xml).unwrap())
     }
 
     #[test]
     fn typing_into_a_password_field_or_one_seen_as_one_is_recorded_as_a_placeholder() {
         let mut r = Recording::default();
-        let user = field("username", "ada", &["focused"]);
-        let pass = field("password", "••••", &["password", "focused"]);
-        assert_eq!(r.typed("ada", Some(&user), &[]), "ada");
-        assert_eq!(r.typed("hunter2", Some(&pass), &[]), "${PASSWORD}");
+        let login = form(&[
+            ("p:id/username", "", "ada", false, false),
+            ("p:id/password", "", "••••", true, true),
+        ]);
+        let (user, pass) = (&login[0], &login[1]);
+        assert_eq!(r.typed("ada", Some(user), &login), "ada");
+        assert_eq!(r.typed("hunter2", Some(pass), &login), "${PASSWORD}");
         // No field has focus: a password field on the screen may get the text.
-        assert_eq!(r.typed("hunter2", None, &[user.clone(), pass.clone()]), "${PASSWORD}");
-        assert_eq!(r.typed("ada", None, std::slice::from_ref(&user)), "ada");
-        // A field once shown as a password, now showing its text ("show password").
-        r.saw(None, &[user.clone(), pass]);
-        let shown = field("password", "hunter2", &["focused"]);
-        assert_eq!(r.typed("hunter2", Some(&shown), &[]), "${PASSWORD}");
+        assert_eq!(r.typed("hunter2", None, &login), "${PASSWORD}");
+        assert_eq!(r.typed("ada", None, &login[..1]), "ada");
+        // The field once shown as a password, now showing its text ("show password").
+        r.saw(None, &login);
+        let revealed = form(&[
+            ("p:id/username", "", "ada", false, false),
+            ("p:id/password", "", "hunter2", false, true),
+        ]);
+        let shown = &revealed[1];
+        assert_eq!(r.typed("hunter2", Some(shown), &revealed), "${PASSWORD}");
+        assert_eq!(r.hidden(&revealed), vec![shown.node]);
         // Its text is never an outcome to assert.
         r.push(Step::new(Action::Key { name: "TAB".into() }));
-        r.saw(None, &[user.clone(), shown.clone()]);
+        r.saw(None, &revealed);
         assert!(!r.steps[0].expect.visible.contains(&Selector::Text("hunter2".into())));
-        // Nor its label, nor its text as a selector.
+        // Nor a selector.
         let by_text = Target {
             selector: Selector::Text("hunter2".into()),
             label: Some("hunter2".into()),
-            class: Some("android.widget.EditText".into()),
+            class: Some("EditText".into()),
             id: None,
         };
-        let kept = r.guarded(&shown, by_text.clone());
+        let kept = r.guarded(shown, by_text.clone());
         assert_eq!(
             kept,
             Target {
-                selector: Selector::Point([0, 0]),
+                selector: Selector::Point(shown.at),
                 label: None,
-                class: Some("android.widget.EditText".into()),
+                class: Some("EditText".into()),
                 id: None,
             }
         );
-        assert_eq!(r.guarded(&user, by_text.clone()), by_text);
+        assert_eq!(r.guarded(&revealed[0], by_text.clone()), by_text);
         // A new recording still knows the field.
         let all = Recordings::default();
-        all.saw("s", None, &[field("password", "", &["password"])]);
+        all.saw("s", None, &login);
         all.reset("s");
-        assert_eq!(all.typed("s", "hunter2", Some(&shown), &[]), "${PASSWORD}");
+        assert_eq!(all.typed("s", "hunter2", Some(shown), &revealed), "${PASSWORD}");
+    }
+
+    /// React Native Elements gives every input one resource-id: the fields are told apart by
+    /// their content-descs, and a form's unnamed fields by their order.
+    #[test]
+    fn fields_that_share_an_id_or_have_none_are_each_their_own() {
+        let mut r = Recording::default();
+        let shared = "RNE__Input__text-input";
+        let rn = form(&[
+            (shared, "Email input", "", false, false),
+            (shared, "Password input", "", true, false),
+            (shared, "PIN input", "", true, false),
+        ]);
+        r.saw(None, &rn);
+        assert_eq!(r.typed("pw", Some(&rn[1]), &rn), "${PASSWORD_INPUT}");
+        assert_eq!(r.typed("1234", Some(&rn[2]), &rn), "${PIN_INPUT}");
+        assert_eq!(r.typed("ada@example.com", Some(&rn[0]), &rn), "ada@example.com");
+        let anonymous = form(&[
+            ("", "", "", false, false),
+            ("", "", "", true, false),
+            ("", "", "", true, false),
+        ]);
+        r.saw(None, &anonymous);
+        assert_eq!(r.typed("ada", Some(&anonymous[0]), &anonymous), "ada");
+        assert_eq!(r.typed("pw", Some(&anonymous[1]), &anonymous), "${SECRET}");
+        assert_eq!(r.typed("pw2", Some(&anonymous[2]), &anonymous), "${SECRET_2}");
+        // Revealed, each keeps its own name; the plain field stays plain.
+        let revealed = form(&[
+            ("", "", "ada", false, false),
+            ("", "", "pw", false, false),
+            ("", "", "", true, false),
+        ]);
+        assert_eq!(r.typed("pw", Some(&revealed[1]), &revealed), "${SECRET}");
+        assert_eq!(r.typed("ada", Some(&revealed[0]), &revealed), "ada");
     }
 
     #[test]

@@ -351,35 +351,20 @@ fn a_maestro_flow_written_by_hand_reads_as_steps() {
 }
 
 #[test]
-fn a_password_field_is_recorded_as_a_placeholder_named_by_its_id() {
-    let field = |id: Option<&str>, flags: &[&str]| Element {
-        reference: "e1".into(),
-        label: "hunter2".into(),
-        kind: "EditText".into(),
-        id: id.map(str::to_string),
-        at: [0, 0],
-        flags: flags.iter().map(|f| f.to_string()).collect(),
-        node: 0,
-        bounds: Default::default(),
-        clickable: true,
-    };
-    assert_eq!(
-        secret_placeholder(&field(Some("password"), &["password"])).as_deref(),
-        Some("${PASSWORD}")
-    );
-    assert_eq!(
-        secret_placeholder(&field(Some("pin-code"), &["focused", "password"])).as_deref(),
-        Some("${PIN_CODE}")
-    );
-    assert_eq!(
-        secret_placeholder(&field(Some("1pin"), &["password"])).as_deref(),
-        Some("${SECRET_1PIN}")
-    );
-    assert_eq!(
-        secret_placeholder(&field(None, &["password"])).as_deref(),
-        Some("${SECRET}")
-    );
-    assert_eq!(secret_placeholder(&field(Some("username"), &["focused"])), None);
+fn a_placeholder_is_named_by_words_a_replay_can_pass() {
+    for (words, name) in [
+        ("password", "PASSWORD"),
+        ("pin-code", "PIN_CODE"),
+        ("1pin", "SECRET_1PIN"),
+        ("Password input", "PASSWORD_INPUT"),
+        ("  Confirm -- password ", "CONFIRM_PASSWORD"),
+        ("סיסמה", "SECRET"),
+        ("", "SECRET"),
+    ] {
+        assert_eq!(placeholder_word(words), name, "{words:?}");
+        assert_eq!(placeholder_name(&format!("${{{name}}}")), Some(name));
+    }
+    assert_eq!(placeholder_word(&"x".repeat(100)).len(), 48);
     assert_eq!(placeholder_name("${PIN_CODE}"), Some("PIN_CODE"));
     for not_one in ["$PASSWORD", "${}", "${1X}", "${A B}", "x${A}", "${A}}"] {
         assert_eq!(placeholder_name(not_one), None, "{not_one}");

@@ -1,15 +1,15 @@
-//! Per-run workspaces and skills. Each script run gets a folder `runs/<runId>/` under the
-//! server's script root (`--workspace DIR`, else a private temp folder made on first use); every
-//! tool call's full answer is saved there as `results/NNN-<ns>-<op>.json`, and the script's
-//! `workspace.read/write/list` see only that folder and the shared `skills/` folder.
-//! A run's folder lives at most the TTL, is held to a quota, and goes at start (expired ones),
-//! on every run's start and every sweep (expired, then the oldest past `max_runs`), on
-//! `script clear`, and at shutdown (this server's runs). Names are checked before any path is
-//! made from them; symbolic links are never followed.
+//! Per-run workspaces and skills. Each script run gets a folder `runs/<runId>/` in its
+//! principal's folder under the server's script root (`--workspace DIR`, else a private temp
+//! folder made on first use): the root itself on stdio, `principals/<name>/` over HTTP, so two
+//! principals' runs never share a folder. Every tool call's full answer is saved there as
+//! `results/NNN-<ns>-<op>.json`, and the script's `workspace.read/write/list` see only that
+//! folder and the principal's `skills/` folder. A run's folder lives at most the TTL, is held to
+//! a quota, and goes at start (expired ones), on every run's start and every sweep (expired,
+//! then the oldest past `max_runs`), on `script clear`, and at shutdown (this server's runs).
+//! Every file goes through the one door, `confine`.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, SystemTime};
 
@@ -17,7 +17,7 @@ use android::text::echoed;
 use serde::Serialize;
 use ulid::Ulid;
 
-use super::confine::{checked_path, read_confined, refuse_link, walk, write_confined};
+use confine::{Folder, relative};
 
 /// How long run folders live, how big each may grow, how many are kept.
 #[derive(Debug, Clone)]
@@ -79,8 +79,8 @@ pub struct Runs {
     session_slots: Arc<tokio::sync::Semaphore>,
     /// Bytes the runs of every principal wrote and still keep (shared, like the slots).
     charged: Arc<Mutex<Charged>>,
-    /// This principal's skills folder, relative to the script root.
-    skills_in: PathBuf,
+    /// Whose runs and skills these are: `None` for the server's own (stdio), in the root.
+    principal: Option<String>,
 }
 
 /// What the server's bound on run folders counts: each run's bytes, by its id, so whoever
@@ -93,7 +93,7 @@ struct Charged {
 
 #[derive(Debug)]
 struct Root {
-    dir: PathBuf,
+    dir: Folder,
     /// The private temp folder, when no `--workspace` was given.
     temp: Option<tempfile::TempDir>,
 }
@@ -119,22 +119,20 @@ impl Runs {
             mine: Mutex::new(HashSet::new()),
             ids: Mutex::new(ulid::Generator::new()),
             charged: Arc::default(),
-            skills_in: PathBuf::from("skills"),
+            principal: None,
             server_slots: Arc::new(tokio::sync::Semaphore::new(limits.slots.max(1))),
             session_slots: Arc::new(tokio::sync::Semaphore::new(limits.session_slots.max(1))),
             limits,
         }
     }
 
-    /// A principal's runs (over HTTP): the same folder, limits, server slots and bound; its own
-    /// runs, slots and skills (`principals/<name>/skills`).
+    /// A principal's runs (over HTTP): the same root, limits, server slots and bound; its own
+    /// slots, and its own folder (`principals/<name>/`) for its runs and skills.
     pub fn for_principal(&self, principal: &str) -> Runs {
         let mut runs = Runs::new(self.configured.clone(), self.limits.clone());
         runs.server_slots = self.server_slots.clone();
         runs.charged = self.charged.clone();
-        runs.skills_in = Path::new("principals")
-            .join(super::confine::principal_folder(principal))
-            .join("skills");
+        runs.principal = Some(principal.to_string());
         runs
     }
 
@@ -178,32 +176,24 @@ impl Runs {
         &self.limits
     }
 
-    /// The script root (`runs/` and `skills/` inside), made on first use.
-    fn root(&self) -> Result<&Path, String> {
-        let root = self.root.get_or_init(|| {
-            let made = match &self.configured {
-                Some(dir) => std::fs::create_dir_all(dir)
-                    .and_then(|()| dir.canonicalize())
-                    .map(|dir| Root { dir, temp: None }),
-                // Made with mode 0700: private to this user.
-                None => tempfile::Builder::new()
-                    .prefix("droidmcp-scripts-")
-                    .tempdir()
-                    .and_then(|t| {
-                        Ok(Root {
-                            dir: t.path().canonicalize()?,
-                            temp: Some(t),
-                        })
-                    }),
-            };
-            let made = made.and_then(|root| {
-                std::fs::create_dir_all(root.dir.join("runs"))?;
-                std::fs::create_dir_all(root.dir.join("skills"))?;
-                Ok(root)
-            });
-            made.map_err(|e| format!("cannot make the scripts' folder: {e}"))
+    /// The script root, made on first use: `--workspace` (the person's folder), else a private
+    /// temp folder.
+    fn root(&self) -> Result<&Folder, String> {
+        let root = self.root.get_or_init(|| match &self.configured {
+            Some(dir) => Folder::chosen(dir).map(|dir| Root { dir, temp: None }),
+            // Made with mode 0700: private to this user.
+            None => tempfile::Builder::new()
+                .prefix("droidmcp-scripts-")
+                .tempdir()
+                .map_err(|e| format!("cannot make the scripts' folder: {e}"))
+                .and_then(|t| {
+                    Ok(Root {
+                        dir: Folder::chosen(t.path())?,
+                        temp: Some(t),
+                    })
+                }),
         });
-        root.as_ref().map(|r| r.dir.as_path()).map_err(Clone::clone)
+        root.as_ref().map(|r| &r.dir).map_err(Clone::clone)
     }
 
     /// `--workspace`, when one was given.
@@ -211,28 +201,45 @@ impl Runs {
         self.configured.as_deref()
     }
 
-    /// The folder holding `runs/` and `skills/`.
-    pub fn folder(&self) -> Result<PathBuf, String> {
-        self.root().map(Path::to_path_buf)
-    }
-
-    pub(super) fn runs_dir(&self) -> Result<PathBuf, String> {
-        Ok(self.root()?.join("runs"))
-    }
-
-    /// This principal's skills folder, made on first use; no part of it may be a link.
-    pub(super) fn skills_dir(&self) -> Result<PathBuf, String> {
-        let mut dir = self.root()?.to_path_buf();
-        for part in &self.skills_in {
-            dir.push(part);
-            refuse_link(&dir)?;
-            match std::fs::create_dir(&dir) {
-                Ok(()) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && dir.is_dir() => {}
-                Err(e) => return Err(format!("cannot make the skills folder: {e}")),
-            }
+    /// The principal's folder, holding its `runs/` and `skills/`: the root on stdio,
+    /// `principals/<name>/` in it over HTTP; private, made on first use.
+    fn home(&self) -> Result<Folder, String> {
+        let root = self.root()?;
+        match &self.principal {
+            None => Ok(root.clone()),
+            Some(principal) => root.sub("principals")?.principal(principal),
         }
-        Ok(dir)
+    }
+
+    /// The principal's folder, holding its `runs/` and `skills/`.
+    pub fn folder(&self) -> Result<PathBuf, String> {
+        self.home().map(|home| home.path().to_path_buf())
+    }
+
+    fn runs_dir(&self) -> Result<Folder, String> {
+        self.home()?.sub("runs")
+    }
+
+    /// This principal's skills folder, made on first use.
+    pub(super) fn skills_dir(&self) -> Result<Folder, String> {
+        self.home()?.sub("skills")
+    }
+
+    /// Where this principal's run folders are, without making anything: a server that runs no
+    /// script leaves no trace.
+    fn runs_path(&self) -> Option<PathBuf> {
+        let root = match (self.root.get(), &self.configured) {
+            (Some(Ok(root)), _) => root.dir.path().to_path_buf(),
+            (None, Some(configured)) => configured.clone(),
+            _ => return None,
+        };
+        Some(match &self.principal {
+            None => root.join("runs"),
+            Some(principal) => root
+                .join("principals")
+                .join(confine::principal_folder(principal))
+                .join("runs"),
+        })
     }
 
     /// A new run's folder; sweeps first.
@@ -251,27 +258,18 @@ impl Runs {
 
     /// The folder of run `id`, made now.
     fn open(self: &Arc<Self>, id: String) -> Result<Run, String> {
-        let dir = self.runs_dir()?.join(&id);
-        std::fs::create_dir_all(dir.join("results")).map_err(|e| format!("cannot make the run's folder: {e}"))?;
+        let dir = self.runs_dir()?.sub(&id)?;
+        dir.sub("results")?;
         self.active.lock().unwrap_or_else(|p| p.into_inner()).insert(id.clone());
         self.mine.lock().unwrap_or_else(|p| p.into_inner()).insert(id.clone());
-        Ok(Run {
-            id,
-            dir,
-            runs: self.clone(),
-            used: AtomicU64::new(0),
-            over_quota: std::sync::atomic::AtomicBool::new(false),
-            unsaved: Default::default(),
-        })
+        Ok(Run::new(id, dir, self.clone()))
     }
 
-    /// Run folders: (id, created, path). Anything not named by a run id is left alone.
-    /// Looking never makes the folder: a server that runs no script leaves no trace.
+    /// This principal's run folders: (id, created, path). Anything not named by a run id is
+    /// left alone.
     fn folders(&self) -> Vec<(String, SystemTime, PathBuf)> {
-        let dir = match (self.root.get(), &self.configured) {
-            (Some(Ok(root)), _) => root.dir.join("runs"),
-            (None, Some(configured)) => configured.join("runs"),
-            _ => return Vec::new(),
+        let Some(dir) = self.runs_path() else {
+            return Vec::new();
         };
         let Ok(read) = std::fs::read_dir(&dir) else {
             return Vec::new();
@@ -324,8 +322,8 @@ impl Runs {
         removed
     }
 
-    /// Removes run `id`'s folder (ours or, once expired, another principal's or server's) and
-    /// gives back what its run was charged on the server's bound.
+    /// Removes run `id`'s folder (ours or, once expired, another server's of this principal)
+    /// and gives back what its run was charged on the server's bound.
     fn remove(&self, id: &str, path: &Path) -> std::io::Result<()> {
         std::fs::remove_dir_all(path)?;
         let mut charged = self.charged.lock().unwrap_or_else(|p| p.into_inner());
@@ -345,7 +343,8 @@ impl Runs {
             .into_iter()
             .map(|(id, created, path)| {
                 let age = now.duration_since(created).unwrap_or_default();
-                let (files, bytes) = walk(&path).iter().fold((0, 0), |(n, b), (_, size)| (n + 1, b + size));
+                let files = Folder::private(&path).and_then(|run| run.list(&[])).unwrap_or_default();
+                let (files, bytes) = files.iter().fold((0, 0), |(n, b), (_, size)| (n + 1, b + size));
                 RunInfo {
                     running: self.is_active(&id),
                     id,
@@ -373,7 +372,7 @@ impl Runs {
             return Err(no_run(id));
         }
         self.mine.lock().unwrap_or_else(|p| p.into_inner()).remove(id);
-        let path = self.runs_dir()?.join(id);
+        let path = self.runs_path().ok_or_else(|| no_run(id))?.join(id);
         match self.remove(id, &path) {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(no_run(id)),
@@ -384,13 +383,15 @@ impl Runs {
     /// Removes every run folder this server made, and a private temp folder whole (called
     /// when the server ends; nothing was made if no script ran).
     pub fn shutdown(&self) {
-        let Some(Ok(root)) = self.root.get() else { return };
+        let (Some(Ok(root)), Some(runs)) = (self.root.get(), self.runs_path()) else {
+            return;
+        };
         let mine: Vec<String> = self.mine.lock().unwrap_or_else(|p| p.into_inner()).drain().collect();
         for id in mine {
-            let _ = self.remove(&id, &root.dir.join("runs").join(&id));
+            let _ = self.remove(&id, &runs.join(&id));
         }
         if root.temp.is_some() {
-            let _ = std::fs::remove_dir_all(&root.dir);
+            let _ = std::fs::remove_dir_all(root.dir.path());
         }
     }
 
@@ -402,21 +403,36 @@ impl Runs {
                 echoed(reference)
             )
         })?;
-        Ulid::from_string(id).map_err(|_| format!("{:?} is not a run id; `script list` shows them", echoed(id)))?;
-        if !self.is_mine(id) {
-            return Err(no_run(id));
-        }
-        let segments = checked_path(path)?;
+        let run = self.run_folder(id)?;
+        let segments = relative(path)?;
         if segments.first().map(String::as_str) != Some("results") {
             return Err(format!(
                 "{path:?} is not under results/; only saved results are read by id"
             ));
         }
-        let base = self.runs_dir()?.join(id);
-        if !base.is_dir() {
+        run.read(&segments, self.limits.quota_bytes)
+    }
+
+    /// A file this principal's run `id` left in its folder (a replay reads its step records).
+    pub fn read_run_file(&self, id: &str, path: &str) -> Result<String, String> {
+        self.run_folder(id)?.read(&relative(path)?, self.limits.quota_bytes)
+    }
+
+    /// The folder of run `id`, when the run is this principal's and its folder is there.
+    fn run_folder(&self, id: &str) -> Result<Folder, String> {
+        Ulid::from_string(id).map_err(|_| {
+            format!(
+                "{:?} is not a run id; `script list` shows them",
+                android::text::echoed(id)
+            )
+        })?;
+        let there = self
+            .runs_path()
+            .is_some_and(|runs| std::fs::symlink_metadata(runs.join(id)).is_ok_and(|m| m.is_dir()));
+        if !self.is_mine(id) || !there {
             return Err(no_run(id));
         }
-        read_confined(&base, &segments, self.limits.quota_bytes)
+        self.runs_dir()?.sub(id)
     }
 }
 
@@ -437,163 +453,8 @@ impl Drop for Runs {
     }
 }
 
-/// One run's folder while the run lasts.
-pub struct Run {
-    pub id: String,
-    dir: PathBuf,
-    runs: Arc<Runs>,
-    used: AtomicU64,
-    over_quota: std::sync::atomic::AtomicBool,
-    /// The calls whose answers could not be saved, and why.
-    unsaved: std::sync::Mutex<std::collections::BTreeMap<usize, String>>,
-}
-
-impl Drop for Run {
-    fn drop(&mut self) {
-        self.runs
-            .active
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(&self.id);
-    }
-}
-
-impl Run {
-    pub fn dir(&self) -> &Path {
-        &self.dir
-    }
-
-    /// Whether a result was left unsaved because the run reached its quota.
-    pub fn over_quota(&self) -> bool {
-        self.over_quota.load(Ordering::SeqCst)
-    }
-
-    /// Why call `index`'s answer was not saved, if it was not.
-    pub fn unsaved(&self, index: usize) -> Option<String> {
-        self.unsaved
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(&index)
-            .cloned()
-    }
-
-    fn not_saved(&self, index: usize, why: String) {
-        self.unsaved
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(index, why);
-    }
-
-    /// Saves call `index`'s full answer as `results/NNN-<ns>-<op>.json`; returns its path
-    /// relative to the run, or None when it would pass the quota.
-    pub fn save_result(&self, index: usize, tool: &str, operation: &str, answer: &serde_json::Value) -> Option<String> {
-        let ns = tool.strip_prefix("adb-").unwrap_or(tool);
-        let name = format!("{:03}-{ns}-{operation}.json", index + 1);
-        let name: String = name
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || ".-".contains(c) {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect();
-        let text = answer.to_string();
-        if let Err(why) = self.reserve(text.len() as u64) {
-            self.over_quota.store(true, Ordering::SeqCst);
-            self.not_saved(index, why);
-            return None;
-        }
-        if let Err(e) = write_confined(&self.dir, &["results".to_string(), name.clone()], &text) {
-            self.not_saved(index, format!("writing it failed: {e}"));
-            return None;
-        }
-        Some(format!("results/{name}"))
-    }
-
-    /// Counts `bytes` against the run's quota and the server's bound for all run folders; when
-    /// they do not fit, nothing is counted and the reason is given.
-    fn reserve(&self, bytes: u64) -> Result<(), String> {
-        let limits = &self.runs.limits;
-        let run_fits = self
-            .used
-            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |used| {
-                (used + bytes <= limits.quota_bytes).then_some(used + bytes)
-            })
-            .is_ok();
-        if !run_fits {
-            return Err(format!("the run's quota of {} MiB is used", limits.quota_bytes >> 20));
-        }
-        let mut charged = self.runs.charged.lock().unwrap_or_else(|p| p.into_inner());
-        if charged.total + bytes > limits.total_bytes {
-            self.used.fetch_sub(bytes, Ordering::SeqCst);
-            return Err(format!(
-                "the server's run folders hold {} MiB, their bound (--script-runs-mib); script clear old runs",
-                limits.total_bytes >> 20
-            ));
-        }
-        charged.total += bytes;
-        *charged.runs.entry(self.id.clone()).or_default() += bytes;
-        Ok(())
-    }
-
-    /// `workspace.read(path)`: a file of this run, or `skills/<name>.js`.
-    pub fn read(&self, path: &str) -> Result<String, String> {
-        let segments = checked_path(path)?;
-        if segments[0] == "skills" {
-            return read_confined(&self.runs.skills_dir()?, &segments[1..], self.runs.limits.quota_bytes);
-        }
-        read_confined(&self.dir, &segments, self.runs.limits.quota_bytes)
-    }
-
-    /// `workspace.write(path, text)`: a file of this run, outside `results/` and `skills/`.
-    pub fn write(&self, path: &str, text: &str) -> Result<usize, String> {
-        let segments = checked_path(path)?;
-        if matches!(segments[0].as_str(), "results" | "skills") {
-            return Err(format!(
-                "{path:?}: results/ holds the tool answers and skills/ is written by skills.save; write elsewhere in the run's folder"
-            ));
-        }
-        let old = std::fs::symlink_metadata(self.dir.join(segments.join("/")))
-            .map(|m| m.len())
-            .unwrap_or(0);
-        let grow = (text.len() as u64).saturating_sub(old);
-        if let Err(why) = self.reserve(grow) {
-            return Err(format!(
-                "writing {path:?} ({} bytes) would pass a bound: {why}",
-                text.len()
-            ));
-        }
-        write_confined(&self.dir, &segments, text)?;
-        Ok(text.len())
-    }
-
-    /// `workspace.list(dir?)`: this run's files (or `skills`), with sizes.
-    pub fn list(&self, dir: Option<&str>) -> Result<Vec<(String, u64)>, String> {
-        match dir.filter(|d| !d.is_empty() && *d != ".") {
-            None => Ok(walk(&self.dir)),
-            Some(dir) => {
-                let segments = checked_path(dir)?;
-                let (base, rest) = if segments[0] == "skills" {
-                    (self.runs.skills_dir()?, &segments[1..])
-                } else {
-                    (self.dir.clone(), &segments[..])
-                };
-                let mut folder = base;
-                for segment in rest {
-                    folder.push(segment);
-                    refuse_link(&folder)?;
-                }
-                let prefix = segments.join("/");
-                Ok(walk(&folder)
-                    .into_iter()
-                    .map(|(p, n)| (format!("{prefix}/{p}"), n))
-                    .collect())
-            }
-        }
-    }
-}
+mod run;
+pub use run::Run;
 
 #[cfg(test)]
 mod tests;

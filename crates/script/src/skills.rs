@@ -3,7 +3,6 @@
 
 use serde::Serialize;
 
-use super::confine::{read_confined, walk, write_confined};
 use super::runs::Runs;
 
 /// Largest skill, in chars (the same as a script).
@@ -37,7 +36,8 @@ impl Runs {
         let dir = self.skills_dir()?;
         // The quota, counting every saved skill but the one this replaces.
         let file = format!("{name}.js");
-        let others: Vec<u64> = walk(&dir)
+        let others: Vec<u64> = dir
+            .list(&[])?
             .into_iter()
             .filter(|(path, _)| *path != file)
             .map(|(_, bytes)| bytes)
@@ -53,7 +53,7 @@ impl Runs {
                 others.iter().sum::<u64>() >> 10
             ));
         }
-        write_confined(&dir, &[file], &text)?;
+        dir.write(&[file], text.as_bytes())?;
         Ok(SkillInfo {
             name: name.to_string(),
             description: description.to_string(),
@@ -64,25 +64,29 @@ impl Runs {
     /// A skill's code (its whole file: the description line is a comment).
     pub fn skill(&self, name: &str) -> Result<String, String> {
         check_skill_name(name)?;
-        read_confined(&self.skills_dir()?, &[format!("{name}.js")], MAX_SKILL_CHARS as u64 * 4).map_err(|e| {
-            if e.starts_with("no file") {
-                let known: Vec<String> = self.skills().into_iter().map(|s| s.name).collect();
-                format!("no skill named {name:?}; saved skills: {}", list_or_none(&known))
-            } else {
-                e
-            }
-        })
+        let dir = self.skills_dir()?;
+        dir.read(&[format!("{name}.js")], MAX_SKILL_CHARS as u64 * 4)
+            .map_err(|e| {
+                if e.starts_with("no file") {
+                    let known: Vec<String> = self.skills().into_iter().map(|s| s.name).collect();
+                    format!("no skill named {name:?}; saved skills: {}", list_or_none(&known))
+                } else {
+                    e
+                }
+            })
     }
 
     /// Saved skills, by name.
     pub fn skills(&self) -> Vec<SkillInfo> {
         let Ok(dir) = self.skills_dir() else { return Vec::new() };
-        let mut skills: Vec<SkillInfo> = walk(&dir)
+        let mut skills: Vec<SkillInfo> = dir
+            .list(&[])
+            .unwrap_or_default()
             .into_iter()
             .filter_map(|(path, _)| {
                 let name = path.strip_suffix(".js")?;
                 check_skill_name(name).ok()?;
-                let text = read_confined(&dir, std::slice::from_ref(&path), MAX_SKILL_CHARS as u64 * 4).ok()?;
+                let text = dir.read(std::slice::from_ref(&path), MAX_SKILL_CHARS as u64 * 4).ok()?;
                 let first = text.lines().next().unwrap_or_default();
                 Some(SkillInfo {
                     name: name.to_string(),

@@ -1,5 +1,6 @@
-//! The simulated device's state: properties, packages, screens and navigation, typed text,
-//! the file system, running processes and the log. Commands read and change it through here.
+//! The simulated device's state: properties, packages, screens and navigation, the file system
+//! and running processes (fields.rs: its text fields, typed into and revealed). Commands read and
+//! change it through here.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -11,7 +12,9 @@ use android::uiautomator::UiTree;
 use super::fs::Fs;
 use super::log::rebase_log;
 pub use super::log::{LogBuffer, LogEntry, format_entry};
-use super::profile::{Battery, Display, PackageSpec, Profile, Transition};
+use super::profile::{Battery, Display, PackageSpec, Profile, Reveal, Transition};
+
+mod fields;
 
 /// A screen as it is now: its template plus whatever was typed, focused or toggled.
 #[derive(Debug, Clone)]
@@ -41,6 +44,7 @@ pub struct Device {
     pub log: Vec<LogEntry>,
     screens: Vec<Screen>,
     transitions: Vec<Transition>,
+    reveals: Vec<Reveal>,
     home: usize,
     current: usize,
     back_stack: Vec<usize>,
@@ -103,6 +107,7 @@ impl Device {
             log: rebase_log(&p.logcat),
             screens,
             transitions: p.toml.transitions,
+            reveals: p.toml.reveals,
             home,
             current: home,
             back_stack: Vec::new(),
@@ -272,6 +277,7 @@ impl Device {
                 .as_deref()
                 .is_some_and(|sel| within.iter().any(|&i| selector_matches(sel, &tree.nodes[i])))
         });
+        let revealed = self.revealed_by(&within);
         let is_edit = tree.nodes[target].class().contains("EditText");
         let checkable = tree.nodes[target].flag("checkable");
         if is_edit {
@@ -281,56 +287,10 @@ impl Device {
             let checked = screen.tree.nodes[target].flag("checked");
             screen.tree.nodes[target].set_attr("checked", if checked { "false" } else { "true" });
         }
+        self.reveal(&revealed);
         if let Some(to) = rule {
             self.go_to(&to);
         }
-    }
-
-    fn focus(&mut self, id: usize) {
-        let screen = self.screen_mut();
-        for (i, n) in screen.tree.nodes.iter_mut().enumerate() {
-            if n.attr("focused").is_some() || i == id {
-                n.set_attr("focused", if i == id { "true" } else { "false" });
-            }
-        }
-    }
-
-    pub fn focused_edit(&self) -> Option<usize> {
-        let tree = &self.screen().tree;
-        (0..tree.nodes.len()).find(|&i| tree.nodes[i].flag("focused") && tree.nodes[i].class().contains("EditText"))
-    }
-
-    /// What `input text` does: appends to the focused EditText (lost when nothing is focused).
-    pub fn type_text(&mut self, text: &str) {
-        let Some(id) = self.focused_edit() else { return };
-        self.edit_focused(id, |value| value.push_str(text));
-    }
-
-    fn edit_focused(&mut self, id: usize, change: impl FnOnce(&mut String)) {
-        let screen = self.screen_mut();
-        let node = &screen.tree.nodes[id];
-        let password = node.flag("password");
-        let hint = node.attr("hint").unwrap_or_default().to_string();
-        // A field never edited holds its text, unless that text is only its hint (uiautomator
-        // reports an empty field's hint as its text).
-        let mut value = screen.values.get(&id).cloned().unwrap_or_else(|| {
-            let text = node.text();
-            if password || (!hint.is_empty() && text == hint) {
-                String::new()
-            } else {
-                text.to_string()
-            }
-        });
-        change(&mut value);
-        let shown = if value.is_empty() && !hint.is_empty() {
-            hint
-        } else if password {
-            "•".repeat(value.chars().count())
-        } else {
-            value.clone()
-        };
-        screen.tree.nodes[id].set_attr("text", &shown);
-        screen.values.insert(id, value);
     }
 
     /// A key event by name without `KEYCODE_` (e.g. `BACK`).

@@ -27,6 +27,9 @@ pub struct ProfileToml {
     pub screens: Vec<ScreenSpec>,
     #[serde(default, rename = "transition")]
     pub transitions: Vec<Transition>,
+    /// "Show password" toggles: a tap on `toggle` shows or hides the text of `field`.
+    #[serde(default, rename = "reveal")]
+    pub reveals: Vec<Reveal>,
     #[serde(default)]
     pub faults: Faults,
     /// Processes running at boot, package → pid (so the log's pids match `pidof`).
@@ -100,6 +103,18 @@ pub struct Transition {
     pub key: Option<String>,
     /// `up`, `down`, `left` or `right`: the direction the finger moves.
     pub swipe: Option<String>,
+}
+
+/// A toggle that shows or hides a password field's text on one screen (an eye icon, a "Show
+/// password" checkbox): a tap on the element `toggle` names flips the field's `password` flag.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Reveal {
+    pub screen: String,
+    /// `text=…`, `id=…` or `desc=…`, as a transition's `tap`.
+    pub toggle: String,
+    /// The field it reveals, named the same way.
+    pub field: String,
 }
 
 /// One row of `packages.tsv`.
@@ -249,6 +264,16 @@ fn validate(toml: &ProfileToml, packages: &[PackageSpec]) -> anyhow::Result<()> 
         let triggers = [&t.tap, &t.key, &t.swipe].iter().filter(|x| x.is_some()).count();
         if triggers != 1 {
             bail!("transition {} -> {} needs exactly one of tap, key, swipe", t.from, t.to);
+        }
+    }
+    for r in &toml.reveals {
+        if !known(&r.screen) {
+            bail!("reveal on {:?} names an unknown screen", r.screen);
+        }
+        for selector in [&r.toggle, &r.field] {
+            if !matches!(selector.split_once('='), Some(("text" | "id" | "desc", _))) {
+                bail!("reveal on {:?}: {selector:?} is not text=…, id=… or desc=…", r.screen);
+            }
         }
     }
     for s in &toml.screens {

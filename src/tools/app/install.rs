@@ -23,7 +23,7 @@ fn confined(state: &State, path: &std::path::Path) -> Result<std::path::PathBuf,
             }
         )
     };
-    crate::script::confine::within(path, &state.install_dirs).ok_or_else(refused)
+    crate::confine::within(path, &state.install_dirs).ok_or_else(refused)
 }
 
 pub(super) async fn install(state: &State, serial: &str, args: &Install, ctx: &RequestContext<RoleServer>) -> Outcome {

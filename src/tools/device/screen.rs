@@ -1,6 +1,7 @@
 //! `adb-device wake` and `unlock`: a phone asleep or locked, as `ui` answers name it. The PIN
-//! comes from an environment variable the user names (`pinEnv`); it goes to the device once,
-//! and is never logged, cached, recorded or answered.
+//! comes from an environment variable the call names (`pinEnv`), one of those the server was
+//! started to allow (`--pin-env`); it goes to the device once, and is never logged, cached,
+//! recorded or answered.
 
 use super::*;
 use crate::android::screen_state::{Reported, parse_reports};
@@ -40,8 +41,25 @@ pub(super) async fn wake(state: &State, device: Option<&str>) -> Result<DeviceOu
     Ok(answer("wake", &serial, &r, hint))
 }
 
-/// The PIN from the environment variable `name`: 4 to 16 digits.
-fn pin_from(name: &str) -> Result<String, String> {
+/// The PIN from the environment variable `name`, one of `allowed`: 4 to 16 digits. Another
+/// name is refused before the environment is read, so a call learns nothing of the server's
+/// other variables.
+fn pin_from(name: &str, allowed: &[String]) -> Result<String, String> {
+    if !allowed.iter().any(|a| a == name) {
+        // The option to set names the variable when it is one a shell can name.
+        let plain = name.len() <= 64
+            && name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        let option = if plain { name } else { "NAME" };
+        return Err(format!(
+            "pinEnv {:?} is not a variable droidmcp may read a PIN from: start droidmcp with --pin-env {option} (or DROIDMCP_PIN_ENV={option}) to allow it; {}",
+            crate::android::text::echoed(name),
+            match allowed {
+                [] => "none is allowed now".to_string(),
+                _ => format!("allowed now: {}", allowed.join(", ")),
+            }
+        ));
+    }
     let value = std::env::var(name).map_err(|_| {
         format!(
             "pinEnv names {:?}, which is not set in droidmcp's environment: set it where droidmcp starts (the MCP client's env block), never in a prompt",
@@ -60,7 +78,7 @@ fn pin_from(name: &str) -> Result<String, String> {
 
 pub(super) async fn unlock(state: &State, device: Option<&str>, pin_env: Option<&str>) -> Result<DeviceOutput, String> {
     // Checked before anything reaches the device.
-    let pin = pin_env.map(pin_from).transpose()?;
+    let pin = pin_env.map(|name| pin_from(name, &state.pin_envs)).transpose()?;
     let serial = state.device(device).await.map_err(|e| e.to_string())?;
     let woke = report(state, &serial, WAKE).await.map_err(|e| e.to_string())?;
     if woke.awake == Some(false) {
@@ -75,7 +93,7 @@ pub(super) async fn unlock(state: &State, device: Option<&str>, pin_env: Option<
     }
     let Some(pin) = pin else {
         return Err(
-            "the phone asks for its PIN; its pad is showing. Put the PIN in an environment variable of droidmcp's (e.g. PHONE_PIN in the MCP client's env block) and call adb-device {operation: \"unlock\", pinEnv: \"PHONE_PIN\"}".into(),
+            "the phone asks for its PIN; its pad is showing. Put the PIN in an environment variable of droidmcp's (e.g. PHONE_PIN in the MCP client's env block, with DROIDMCP_PIN_ENV=PHONE_PIN to allow it) and call adb-device {operation: \"unlock\", pinEnv: \"PHONE_PIN\"}".into(),
         );
     };
     // The PIN reaches the device as one command whose log line and errors do not show it.

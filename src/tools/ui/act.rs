@@ -142,11 +142,15 @@ pub(super) async fn act(state: &State, serial: &str, action: &UiAction) -> Outco
                 // A replayed `inputText` after a tap on a web field: the page's focused field.
                 web = web::focused_field(state, serial).await;
             }
-            let screen = reading.as_ref().map(|s| s.elements.as_slice()).unwrap_or_default();
-            let field = out.target.as_ref().or_else(|| focused_field(screen));
+            // The reading the field is of: this call's, or the one that resolved its ref.
+            let screen = match &reading {
+                Some(now) => now.elements.clone(),
+                None => state.screen(serial).map(|s| s.elements).unwrap_or_default(),
+            };
+            let field = out.target.as_ref().or_else(|| focused_field(&screen));
             let step = flow::Action::Type {
                 target: selector,
-                text: state.flows.typed(serial, text, field, screen),
+                text: state.flows.typed(serial, text, field, &screen),
                 clear: *clear,
                 submit: *submit,
             };
@@ -243,11 +247,13 @@ fn swipe_across(screen: [u32; 2], finger: FingerDirection, percent: u32) -> ([i3
     }
 }
 
-/// The text field with input focus in a reading: an EditText, or any field shown as a password.
-fn focused_field(elements: &[Element]) -> Option<&Element> {
-    elements
-        .iter()
-        .find(|e| (e.kind.ends_with("EditText") || flow::is_password(e)) && e.flags.iter().any(|f| f == "focused"))
+/// The text field with input focus in a reading: an EditText, a web page's text box, or any
+/// field shown as a password.
+pub(super) fn focused_field(elements: &[Element]) -> Option<&Element> {
+    elements.iter().find(|e| {
+        (crate::android::identity::field_class(&e.identity.class) || flow::is_password(e))
+            && e.flags.iter().any(|f| f == "focused")
+    })
 }
 
 /// The page and selector of a web element (`web.rs`), from the reading that resolved it.

@@ -30,7 +30,7 @@ use crate::context::{Data, Kind};
 use crate::flow;
 use crate::image::grid::{self, Position};
 
-mod act;
+pub(super) mod act;
 mod capture;
 pub mod command;
 mod ime;
@@ -38,6 +38,8 @@ mod phone;
 pub use phone::PhoneState;
 mod read;
 mod resolve;
+#[cfg(test)]
+mod tests;
 mod wait;
 mod web;
 

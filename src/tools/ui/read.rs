@@ -1,5 +1,6 @@
-//! Reading the screen: one window dump plus the focused app, numbered with the device's refs;
-//! `dump` pages it, `observe` compares two readings.
+//! Reading the screen: one window dump plus the focused app, its elements with their identities
+//! and a secret field's text hidden as the recording says (`elements_of`), numbered with the
+//! device's refs; `dump` pages it, `observe` compares two readings.
 
 use super::*;
 
@@ -23,8 +24,9 @@ impl From<ReadError> for String {
 /// Reads the screen: the window dump (one round trip, `uiautomator dump /dev/tty`), the resumed
 /// activity, and the display size (read once per device). Every reading numbers its elements
 /// with the device's refs, by identity, so the numbers agree across readings. The same round
-/// trip reads the phone's state (`phone::READING`). Nothing else is kept of it: see
-/// `read_current`, and `recording_sees` for the recording.
+/// trip reads the phone's state (`phone::READING`). A secret field's text is hidden (the
+/// recording's `hidden`). Nothing else is kept of it: see `read_current`, and `recording_sees`
+/// for the recording.
 pub(super) async fn read_screen(state: &State, serial: &str) -> Result<Snapshot, ReadError> {
     let started = std::time::Instant::now();
     let out = state
@@ -73,13 +75,13 @@ pub(super) async fn read_screen(state: &State, serial: &str) -> Result<Snapshot,
         .filter(|w| w.left > 0 || w.top > 0 || w.right < screen[0] as i32 || w.bottom < screen[1] as i32);
     // A WebView's page joins the tree: its elements get refs like any other.
     let web = web::merge(state, serial, &mut tree).await;
-    let mut els = elements(&tree);
+    let mut els = elements_of(&mut tree, |els| state.flows.hidden(serial, els));
     let keyboard = match &phone {
         ScreenState::Keyboard { frame } => Some(*frame),
         _ => None,
     };
     mark_covered(&tree, &mut els, keyboard);
-    state.number_refs(serial, &tree, &mut els);
+    state.number_refs(serial, &mut els);
     let mut hasher = DefaultHasher::new();
     for e in &els {
         (&e.label, &e.kind, e.at, &e.flags).hash(&mut hasher);
@@ -97,6 +99,17 @@ pub(super) async fn read_screen(state: &State, serial: &str) -> Result<Snapshot,
         web,
     };
     Ok(snapshot)
+}
+
+/// A dump's elements, each with its identity (`android::identity`), a field the recording knows
+/// holds a secret (`hidden`: `Recordings::hidden`) showing none of it, even revealed: hidden in
+/// the tree before anything (an answer, a cache entry, a selector, an outcome) reads it.
+pub(super) fn elements_of(tree: &mut UiTree, hidden: impl FnOnce(&[Element]) -> Vec<usize>) -> Vec<Element> {
+    let els = elements(tree);
+    match flow::record::hide(tree, &hidden(&els)) {
+        true => elements(tree),
+        false => els,
+    }
 }
 
 /// `read_screen`, kept as the device's current screen: what later calls take the screen's size,

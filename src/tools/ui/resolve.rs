@@ -1,5 +1,7 @@
 //! Resolving what a call points at, a `Target`: a ref (by identity), a text query (the element a
-//! person would tap), a point (device or image pixels) or a grid cell; and `find`.
+//! person would tap), a point (device or image pixels) or a grid cell, each verified against
+//! what a replayed step recorded before anything touches the device (`ref_on`, `query_on`,
+//! `point_on`: the resolution on a reading, no device in it); and `find`.
 
 use super::*;
 use crate::flow::Recorded;
@@ -145,19 +147,30 @@ async fn by_ref(state: &State, serial: &str, reference: &str, recorded: Option<&
     }
     let now = read_current(state, serial).await?;
     recording_sees(state, serial, &now);
+    let element = ref_on(&now, reference, recorded)?;
+    Ok(Landing {
+        at: element.at,
+        element: Some(element.clone()),
+        selector: step_selector(&now, element),
+    })
+}
+
+/// The element `reference` names on a reading numbered by the device's book, verified against
+/// what a recording saw of it: the resolution a ref gets, with no device in it.
+pub(super) fn ref_on<'a>(
+    now: &'a Snapshot,
+    reference: &str,
+    recorded: Option<&Recorded>,
+) -> Result<&'a Element, String> {
     match resolve(&now.elements, reference) {
         Resolved::One(element) => {
-            refuse(&now, Some(element))?;
+            refuse(now, Some(element))?;
             // A web element off the screen is scrolled into view by the tap itself.
-            if web::selector_of(&now, element).is_none() {
+            if web::selector_of(now, element).is_none() {
                 on_screen(element, now.screen)?;
             }
-            verified(recorded, &now, element, &format!("ref {reference}"))?;
-            Ok(Landing {
-                at: element.at,
-                element: Some(element.clone()),
-                selector: step_selector(&now, element),
-            })
+            verified(recorded, now, element, &format!("ref {reference}"))?;
+            Ok(element)
         }
         Resolved::Gone => Err(format!(
             "ref {reference} is no longer on the screen (it changed{}); nothing was done. ui find or ui dump gives the current refs",
@@ -178,26 +191,33 @@ async fn by_ref(state: &State, serial: &str, reference: &str, recorded: Option<&
 }
 
 async fn by_query(state: &State, serial: &str, query: &Query, recorded: Option<&Recorded>) -> Result<Landing, String> {
-    let value = &query.value();
     let snap = read_current(state, serial).await?;
     recording_sees(state, serial, &snap);
+    let element = query_on(&snap, query, recorded)?;
+    Ok(Landing {
+        at: element.at,
+        element: Some(element.clone()),
+        selector: step_selector(&snap, &element),
+    })
+}
+
+/// The element a query names on a reading, verified against what a recording saw of it: the
+/// resolution a text, id, content-desc or Maestro selector gets, with no device in it.
+pub(super) fn query_on(snap: &Snapshot, query: &Query, recorded: Option<&Recorded>) -> Result<Element, String> {
+    let value = &query.value();
     // Asleep or locked, the dump is the keyguard's: say so before "nothing matches".
-    refuse(&snap, None)?;
-    let found = query.find(&snap);
+    refuse(snap, None)?;
+    let found = query.find(snap);
     match query.pick(&found) {
         Ok(one) => {
-            refuse(&snap, Some(&one.element))?;
+            refuse(snap, Some(&one.element))?;
             on_screen(&one.element, snap.screen)?;
             let what = match query {
                 Query::Field { field, .. } => format!("{} {value:?}", query_field(*field)),
                 Query::Maestro(_) => format!("the selector's {value}"),
             };
-            verified(recorded, &snap, &one.element, &what)?;
-            Ok(Landing {
-                at: one.element.at,
-                element: Some(one.element.clone()),
-                selector: step_selector(&snap, &one.element),
-            })
+            verified(recorded, snap, &one.element, &what)?;
+            Ok(one.element.clone())
         }
         Err(tied) if tied.is_empty() => {
             let near: Vec<String> = closest(&snap.elements, value, 3)
@@ -260,18 +280,28 @@ async fn verified_point(
     };
     let snap = read_current(state, serial).await?;
     recording_sees(state, serial, &snap);
+    point_on(&snap, at, recorded).map(|e| Some(e.clone()))
+}
+
+/// The element a tap at `at` lands on in a reading, verified against what a recording saw of
+/// it: the resolution a recorded point gets, with no device in it.
+pub(super) fn point_on<'a>(snap: &'a Snapshot, at: [i32; 2], recorded: &Recorded) -> Result<&'a Element, String> {
     let what = format!("the element at ({}, {})", at[0], at[1]);
     let element = crate::flow::verify::under(&snap.elements, at).ok_or(format!(
         "nothing tappable is at ({}, {}), where the recording tapped {}; nothing was done",
         at[0],
         at[1],
-        recorded.label.as_deref().map_or("an element".into(), |l| format!(
-            "{:?}",
-            crate::android::text::echoed(l)
-        ))
+        recorded
+            .label
+            .as_deref()
+            .filter(|l| !l.trim().is_empty())
+            .map_or("an element".into(), |l| format!(
+                "{:?}",
+                crate::android::text::echoed(l)
+            ))
     ))?;
-    verified(Some(recorded), &snap, element, &what)?;
-    Ok(Some(element.clone()))
+    verified(Some(recorded), snap, element, &what)?;
+    Ok(element)
 }
 
 /// How a query's field is named in the call.
@@ -285,7 +315,7 @@ fn query_field(field: Field) -> &'static str {
 }
 
 /// How a recorded step finds `element` of this reading again (`flow::selector_for`).
-fn step_selector(snap: &Snapshot, element: &Element) -> crate::flow::Target {
+pub(super) fn step_selector(snap: &Snapshot, element: &Element) -> crate::flow::Target {
     crate::flow::selector_for(&snap.tree, &snap.elements, screen_bounds(snap), element)
 }
 
@@ -344,7 +374,7 @@ impl Query {
 
     /// What a tap acts on among the matches: a Maestro selector's first (Maestro's choice), else
     /// the one best (`Err`: the tied best, or none).
-    fn pick<'a>(&self, found: &'a [Found]) -> Result<&'a Found, Vec<&'a Found>> {
+    pub(super) fn pick<'a>(&self, found: &'a [Found]) -> Result<&'a Found, Vec<&'a Found>> {
         match self {
             Query::Maestro(_) => found.first().ok_or_else(Vec::new),
             Query::Field { .. } => best_target(found),

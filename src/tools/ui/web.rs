@@ -18,7 +18,7 @@ use crate::android::unix_sockets::{DevtoolsOwner, devtools_sockets};
 /// The class uiautomator gives a WebView.
 const WEBVIEW_CLASS: &str = "android.webkit.WebView";
 /// The attribute a web node carries: the CSS selector that finds it again.
-pub(super) const SELECTOR_ATTR: &str = crate::android::ui_refs::WEB_SELECTOR_ATTR;
+pub(super) const SELECTOR_ATTR: &str = crate::android::identity::WEB_SELECTOR_ATTR;
 
 /// What a reading saw of the page in the WebView on the screen.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
@@ -97,63 +97,8 @@ pub(super) async fn merge(state: &State, serial: &str, tree: &mut UiTree) -> Opt
     let found = page["els"].as_array().unwrap_or(&empty);
     let depth = tree.nodes[at].depth + 1;
     for e in found {
-        let num = |k: &str| e[k].as_f64().unwrap_or(0.0);
-        let [left, top] = [
-            bounds.left + (num("x") * scale).round() as i32,
-            bounds.top + (num("y") * scale).round() as i32,
-        ];
-        let [right, bottom] = [
-            left + (num("w") * scale).round() as i32,
-            top + (num("h") * scale).round() as i32,
-        ];
-        let role = e["role"].as_str().unwrap_or("generic");
-        let name = e["name"].as_str().unwrap_or_default();
-        let value = e["value"].as_str().unwrap_or_default();
-        let flag = |k: &str| if e[k].as_bool() == Some(true) { "true" } else { "false" };
-        let clickable = if role == "heading" || role == "text" {
-            "false"
-        } else {
-            "true"
-        };
-        let attrs = [
-            ("text", if value.is_empty() { name } else { value }),
-            ("resource-id", ""),
-            ("class", &format!("web:{role}")),
-            ("package", &package),
-            ("content-desc", ""),
-            ("hint", name),
-            ("clickable", clickable),
-            ("focusable", clickable),
-            (
-                "checkable",
-                if role == "checkbox" || role == "radio" {
-                    "true"
-                } else {
-                    "false"
-                },
-            ),
-            ("checked", flag("checked")),
-            ("focused", flag("focused")),
-            ("password", flag("password")),
-            (
-                "enabled",
-                if e["disabled"].as_bool() == Some(true) {
-                    "false"
-                } else {
-                    "true"
-                },
-            ),
-            ("bounds", &format!("[{left},{top}][{right},{bottom}]")),
-            (SELECTOR_ATTR, e["sel"].as_str().unwrap_or_default()),
-        ];
         let index = tree.nodes.len();
-        tree.nodes.push(UiNode {
-            tag: "node".into(),
-            attrs: attrs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
-            parent: Some(at),
-            children: Vec::new(),
-            depth,
-        });
+        tree.nodes.push(node(e, &package, bounds, scale, at, depth));
         tree.nodes[at].children.push(index);
     }
     Some(WebPage {
@@ -165,6 +110,68 @@ pub(super) async fn merge(state: &State, serial: &str, tree: &mut UiTree) -> Opt
         socket,
         ws_url,
     })
+}
+
+/// The node of one element `COLLECT` read (`e`) under the WebView at `bounds` (node `parent`),
+/// CSS pixels times `scale`: class `web:<role>`, its value (never a password's) as its text and
+/// its accessible name as its hint, which is what its identity reads (`android::identity`).
+pub(super) fn node(e: &Value, package: &str, bounds: Bounds, scale: f64, parent: usize, depth: usize) -> UiNode {
+    let num = |k: &str| e[k].as_f64().unwrap_or(0.0);
+    let [left, top] = [
+        bounds.left + (num("x") * scale).round() as i32,
+        bounds.top + (num("y") * scale).round() as i32,
+    ];
+    let [right, bottom] = [
+        left + (num("w") * scale).round() as i32,
+        top + (num("h") * scale).round() as i32,
+    ];
+    let role = e["role"].as_str().unwrap_or("generic");
+    let name = e["name"].as_str().unwrap_or_default();
+    let value = e["value"].as_str().unwrap_or_default();
+    let flag = |k: &str| if e[k].as_bool() == Some(true) { "true" } else { "false" };
+    let clickable = if role == "heading" || role == "text" {
+        "false"
+    } else {
+        "true"
+    };
+    let attrs = [
+        ("text", if value.is_empty() { name } else { value }),
+        ("resource-id", ""),
+        ("class", &format!("web:{role}")),
+        ("package", package),
+        ("content-desc", ""),
+        ("hint", name),
+        ("clickable", clickable),
+        ("focusable", clickable),
+        (
+            "checkable",
+            if role == "checkbox" || role == "radio" {
+                "true"
+            } else {
+                "false"
+            },
+        ),
+        ("checked", flag("checked")),
+        ("focused", flag("focused")),
+        ("password", flag("password")),
+        (
+            "enabled",
+            if e["disabled"].as_bool() == Some(true) {
+                "false"
+            } else {
+                "true"
+            },
+        ),
+        ("bounds", &format!("[{left},{top}][{right},{bottom}]")),
+        (SELECTOR_ATTR, e["sel"].as_str().unwrap_or_default()),
+    ];
+    UiNode {
+        tag: "node".into(),
+        attrs: attrs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+        parent: Some(parent),
+        children: Vec::new(),
+        depth,
+    }
 }
 
 /// A page's errors, summarised as `adb-logcat read` does: counts, the first few, and a cacheId
@@ -360,7 +367,7 @@ async fn type_text(
 ) -> Result<(), String> {
     let mut s = session(state, serial, page).await?;
     let focus = format!(
-        "(() => {{ const e = {find}; if (!e) return false; e.scrollIntoView({{block: 'nearest'}}); e.focus({{preventScroll: true}}); if ({clear}) {{ e.select && e.select(); e.ownerDocument.execCommand('delete'); }} return e.ownerDocument.activeElement === e; }})()",
+        "(() => {{ const e = {find}; if (!e) return false; e.scrollIntoView({{block: 'nearest'}}); e.focus({{preventScroll: true}}); if ({clear}) {{ e.select && e.select(); e.ownerDocument.execCommand('delete'); }} return e.getRootNode().activeElement === e; }})()",
         find = find_js(selector),
     );
     if s.evaluate(&focus).await.map_err(|e| e.to_string())? != json!(true) {
@@ -397,8 +404,8 @@ pub(super) async fn focused_field(state: &State, serial: &str) -> Option<(WebPag
 /// The element's center in CSS pixels after scrolling it into view.
 async fn center(s: &mut Session, selector: &str) -> Result<[f64; 2], String> {
     let js = format!(
-        "(() => {{ const e = {}; return e ? {CENTER_JS}(e) : null; }})()",
-        find_js(selector)
+        "(() => {{ {PRELUDE} const e = find({sel}); return e ? center(e) : null; }})()",
+        sel = json!(selector)
     );
     let at = s.evaluate(&js).await.map_err(|e| e.to_string())?;
     if let Some(cover) = at[2].as_str() {
@@ -414,38 +421,70 @@ async fn center(s: &mut Session, selector: &str) -> Result<[f64; 2], String> {
     }
 }
 
-/// A JS expression for the element `selector` names: `:focus` is the focused field (into
-/// same-origin frames), `FRAME >>> ELEMENT` descends into a frame; null when gone. Its center is
-/// in the page's coordinates (a frame's offset added).
+/// A JS expression for the element `selector` names (`find` in `PRELUDE`); null when gone.
 fn find_js(selector: &str) -> String {
-    format!(
-        "(() => {{ const sel = {sel}; let doc = document, dx = 0, dy = 0, e = null;
-          if (sel === ':focus') {{ e = document.activeElement; while (e && e.tagName === 'IFRAME' && e.contentDocument) e = e.contentDocument.activeElement; return e; }}
-          const parts = sel.split(' >>> ');
-          for (const [i, part] of parts.entries()) {{
-            e = doc.querySelector(part); if (!e) return null;
-            if (i < parts.length - 1) {{ doc = e.contentDocument; if (!doc) return null; }}
-          }}
-          return e; }})()",
-        sel = json!(selector)
-    )
+    format!("(() => {{ {PRELUDE} return find({sel}); }})()", sel = json!(selector))
 }
 
-/// Where the element's center is in the top page, in CSS pixels, its frames' offsets added, and
-/// what else a tap there would hit (`[x, y, null]` when it is the element, something inside it, or
-/// a label of it; else a description of what covers it): the browser hit-tests the point, not
-/// the element, so a transparent layer over Cancel would take Cancel's tap.
-const CENTER_JS: &str = "(e => { e.scrollIntoView({block: 'nearest'}); const r = e.getBoundingClientRect(); let x = r.left + r.width / 2, y = r.top + r.height / 2; for (let w = e.ownerDocument.defaultView; w && w.frameElement; w = w.parent) { const f = w.frameElement.getBoundingClientRect(); x += f.left + w.frameElement.clientLeft; y += f.top + w.frameElement.clientTop; }
-  let hit = document.elementFromPoint(x, y), hx = x, hy = y;
-  while (hit && hit.tagName === 'IFRAME' && hit.contentDocument) { const f = hit.getBoundingClientRect(); hx -= f.left + hit.clientLeft; hy -= f.top + hit.clientTop; hit = hit.contentDocument.elementFromPoint(hx, hy); }
-  const label = hit && hit.closest('label');
-  if (!hit || e.contains(hit) || (label && label.control === e)) return [x, y, null];
-  const words = (hit.innerText || '').replace(/\\s+/g, ' ').trim().slice(0, 40);
-  return [x, y, '<' + hit.tagName.toLowerCase() + (hit.id ? ' id=' + JSON.stringify(hit.id.slice(0, 40)) : '') + '>' + (words ? ' ' + JSON.stringify(words) : '')]; })";
+/// The functions every script here shares; `PRELUDE` for `format!`, the macro for `concat!`.
+///
+/// Selectors: each ` >>> `-separated part is a CSS selector matching exactly one element in
+/// its root (the document first); `HOST >>> INNER` looks INNER up in what HOST holds: a
+/// same-origin frame's document, or an element's open shadow root (a closed one cannot be read,
+/// by droidmcp or by the page). `:focus` is the focused element, through frames and shadow roots.
+///
+/// `contentOffset` is the one place a frame's offset is computed (reading, tapping, the cover
+/// check): its content box (border box, then border and padding), where its document starts.
+///
+/// `center` gives where the element's center is in the top page, in CSS pixels, and what else a
+/// tap there would press (`[x, y, null]` when it is the element, something inside it, its own
+/// label, or content of that label that is not itself interactive; else a description of what
+/// covers it): the browser hit-tests the point, not the element, so a transparent layer over
+/// Cancel, or a button inside Cancel's label, would take Cancel's tap.
+macro_rules! prelude_js {
+    () => {
+        r#"
+  const contentOffset = f => { const r = f.getBoundingClientRect(), s = f.ownerDocument.defaultView.getComputedStyle(f);
+    return [r.left + f.clientLeft + parseFloat(s.paddingLeft), r.top + f.clientTop + parseFloat(s.paddingTop)]; };
+  const inside = e => { if (e.tagName === 'IFRAME' || e.tagName === 'FRAME') { try { return e.contentDocument; } catch (_) { return null; } } return e.shadowRoot; };
+  const find = sel => {
+    if (sel === ':focus') { let e = document.activeElement; for (let r; e && (r = inside(e)) && r.activeElement; ) e = r.activeElement; return e; }
+    let root = document, e = null;
+    for (const part of sel.split(' >>> ')) {
+      if (!root) return null;
+      const all = root.querySelectorAll(part); if (all.length !== 1) return null;
+      e = all[0]; root = inside(e);
+    }
+    return e;
+  };
+  const INTERACTIVE = 'a[href],area[href],button,input,select,textarea,summary,[contenteditable=""],[contenteditable=true],[onclick],[tabindex],'
+    + ['button', 'link', 'checkbox', 'radio', 'switch', 'tab', 'menuitem', 'menuitemcheckbox', 'menuitemradio', 'option', 'textbox', 'searchbox', 'combobox', 'slider', 'spinbutton', 'treeitem'].map(r => '[role=' + r + ']').join(',');
+  const center = e => {
+    e.scrollIntoView({block: 'nearest'}); const r = e.getBoundingClientRect(); let x = r.left + r.width / 2, y = r.top + r.height / 2;
+    for (let w = e.ownerDocument.defaultView; w && w.frameElement; w = w.parent) { const [fx, fy] = contentOffset(w.frameElement); x += fx; y += fy; }
+    let hit = document.elementFromPoint(x, y), hx = x, hy = y;
+    for (let next = hit; next; ) {
+      hit = next; next = null;
+      if (hit.tagName === 'IFRAME' && hit.contentDocument) { const [fx, fy] = contentOffset(hit); hx -= fx; hy -= fy; next = hit.contentDocument.elementFromPoint(hx, hy); if (!next) hit = null; }
+      else if (hit.shadowRoot) { const inner = hit.shadowRoot.elementFromPoint(hx, hy); if (inner && inner !== hit) next = inner; }
+    }
+    if (!hit || e.contains(hit)) return [x, y, null];
+    const label = hit.closest('label');
+    if (label && label.control === e) { let n = hit; while (n !== label && !n.matches(INTERACTIVE)) n = n.parentElement; if (n === label) return [x, y, null]; }
+    const words = (hit.innerText || '').replace(/\s+/g, ' ').trim().slice(0, 40);
+    return [x, y, '<' + hit.tagName.toLowerCase() + (hit.id ? ' id=' + JSON.stringify(hit.id.slice(0, 40)) : '') + '>' + (words ? ' ' + JSON.stringify(words) : '')];
+  };
+"#
+    };
+}
+const PRELUDE: &str = prelude_js!();
 
 /// The page's interactive elements and headings, each with its role, accessible name, value
-/// (never a password's), client box, flags and a CSS selector that finds it after a reload.
-const COLLECT: &str = r#"(() => {
+/// (never a password's), client box, flags and a selector that finds it again, and it alone.
+const COLLECT: &str = concat!(
+    "(() => {",
+    prelude_js!(),
+    r#"
   const roleOf = e => {
     const r = e.getAttribute('role'); if (r) return r;
     const t = e.tagName.toLowerCase();
@@ -464,42 +503,52 @@ const COLLECT: &str = r#"(() => {
   const nameOf = e => {
     const a = e.getAttribute('aria-label'); if (a) return text(a);
     const by = e.getAttribute('aria-labelledby');
-    if (by) { const t = text(by.split(/\s+/).map(id => (document.getElementById(id) || {}).innerText).join(' ')); if (t) return t; }
+    if (by) { const root = e.getRootNode(); const t = text(by.split(/\s+/).map(id => (root.getElementById(id) || {}).innerText).join(' ')); if (t) return t; }
     if (e.labels && e.labels.length) return text([...e.labels].map(l => l.innerText).join(' '));
     if (e.tagName === 'INPUT' && ['submit', 'button', 'reset'].includes(e.type)) return text(e.value);
     if (!['INPUT', 'SELECT', 'TEXTAREA'].includes(e.tagName)) { const t = text(e.innerText); if (t) return t; }
     return text(e.getAttribute('placeholder') || e.getAttribute('alt') || e.getAttribute('title'));
   };
+  // Unique in e's root (a document or a shadow root): its id when no other element there has
+  // it, else the nth-of-type path from the nearest ancestor with such an id, or from the root
+  // (`:not(* *)` anchors a shadow root's top element, which has no parent to name).
   const cssOf = e => {
-    if (e.id) return '#' + CSS.escape(e.id);
+    const root = e.getRootNode();
+    const byId = n => { if (!n.id) return null; const s = '#' + CSS.escape(n.id); return root.querySelectorAll(s).length === 1 ? s : null; };
     const parts = [];
-    for (let n = e; n && n.nodeType === 1 && n !== document.documentElement; n = n.parentElement) {
-      if (n.id) { parts.unshift('#' + CSS.escape(n.id)); break; }
+    for (let n = e; n && n !== root.documentElement; n = n.parentElement) {
+      const id = byId(n); if (id) { parts.unshift(id); break; }
       let i = 1; for (let s = n.previousElementSibling; s; s = s.previousElementSibling) if (s.tagName === n.tagName) i++;
-      parts.unshift(n.tagName.toLowerCase() + ':nth-of-type(' + i + ')');
+      parts.unshift(n.tagName.toLowerCase() + ':nth-of-type(' + i + ')' + (n.parentElement ? '' : ':not(* *)'));
     }
     return parts.join(' > ');
   };
+  const LISTED = 'a[href],button,input,select,textarea,[role],h1,h2,h3,h4,h5,h6,li,[onclick],[tabindex]';
   const els = [];
-  // A same-origin iframe's elements are listed too, their boxes offset by the frame's and their
-  // selectors prefixed with the frame's (`FRAME >>> ELEMENT`); a cross-origin one is not readable.
-  const walk = (doc, dx, dy, prefix) => {
-    for (const e of doc.querySelectorAll('a[href],button,input,select,textarea,[role],h1,h2,h3,h4,h5,h6,li,[onclick],[tabindex],iframe')) {
-      const r = e.getBoundingClientRect();
+  // Same-origin frames and open shadow roots are read too (`HOST >>> ELEMENT` selectors), a
+  // frame's boxes offset by its content box; a cross-origin frame or a closed shadow root is not
+  // readable.
+  const walk = (root, dx, dy, prefix) => {
+    for (const e of root.querySelectorAll('*')) {
       if (e.tagName === 'IFRAME') {
-        let inner = null; try { inner = e.contentDocument; } catch (_) {}
-        if (inner) walk(inner, dx + r.left + e.clientLeft, dy + r.top + e.clientTop, prefix + cssOf(e) + ' >>> ');
+        const inner = inside(e);
+        if (inner) { const [fx, fy] = contentOffset(e); walk(inner, dx + fx, dy + fy, prefix + cssOf(e) + ' >>> '); }
         continue;
       }
+      if (e.shadowRoot) walk(e.shadowRoot, dx, dy, prefix + cssOf(e) + ' >>> ');
+      if (!e.matches(LISTED)) continue;
       const role = roleOf(e); if (!role) continue;
+      const r = e.getBoundingClientRect();
       if (r.width === 0 && r.height === 0) continue;
       const st = getComputedStyle(e); if (st.visibility === 'hidden' || st.display === 'none') continue;
       const password = e.type === 'password';
       const value = 'value' in e && role !== 'button' && !password && typeof e.value === 'string' ? e.value : '';
       els.push({role, name: nameOf(e).slice(0, 500), value: value.slice(0, 500), x: dx + r.left, y: dy + r.top, w: r.width, h: r.height,
-        sel: prefix + cssOf(e), password, checked: !!e.checked, disabled: !!e.disabled, focused: doc.activeElement === e && doc.hasFocus()});
+        sel: prefix + cssOf(e), password, checked: !!e.checked, disabled: !!e.disabled,
+        focused: root.activeElement === e && (root.ownerDocument || root).hasFocus()});
     }
   };
   walk(document, 0, 0, '');
   return {vw: innerWidth, vh: innerHeight, title: document.title, url: location.href, els};
-})()"#;
+})()"#
+);

@@ -3,7 +3,7 @@
 
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 
 use super::{Log, free_port, profile_dir, skip_or_fail};
@@ -22,6 +22,11 @@ impl SimProcess {
         Self::spawn("127.0.0.1:0", extra, false)
     }
 
+    /// On a free port, playing the profile in `folder` (a `Profile` a test changed).
+    pub fn start_profile(folder: &Path, extra: &[&str]) -> SimProcess {
+        Self::spawn_profile(folder, "127.0.0.1:0", extra, false)
+    }
+
     /// On a free port, with its info-level log kept for `log()`.
     pub fn start_logged(extra: &[&str]) -> SimProcess {
         Self::spawn("127.0.0.1:0", extra, true)
@@ -33,13 +38,17 @@ impl SimProcess {
     }
 
     fn spawn(listen: &str, extra: &[&str], logged: bool) -> SimProcess {
+        Self::spawn_profile(&profile_dir(), listen, extra, logged)
+    }
+
+    fn spawn_profile(profile: &Path, listen: &str, extra: &[&str], logged: bool) -> SimProcess {
         let listen = match listen {
             "127.0.0.1:0" => format!("127.0.0.1:{}", free_port()),
             given => given.to_string(),
         };
         let mut child = Command::new(env!("CARGO_BIN_EXE_droidmcp"))
             .args(["sim", "--listen", &listen, "--profile"])
-            .arg(profile_dir())
+            .arg(profile)
             .args(extra)
             .env("RUST_LOG", if logged { "info" } else { "warn" })
             .env("NO_COLOR", "1")

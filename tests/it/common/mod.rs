@@ -179,6 +179,26 @@ impl Profile {
     }
 }
 
+/// The login demo with an eye icon in its password field that shows or hides the password.
+pub fn login_with_eye() -> Profile {
+    let profile = Profile::new();
+    profile.edit("screens/login.xml", |xml| {
+        let field = r#"password="true" selected="false" bounds="[84,870][996,1020]" />"#;
+        assert!(xml.contains(field), "the demo's password field moved");
+        xml.replace(
+            field,
+            &format!(
+                r#"{field}<node index="9" text="" resource-id="" class="android.widget.ImageButton" package="org.droidmcp.demo.login" content-desc="Show password" checkable="false" checked="false" clickable="true" enabled="true" focusable="true" focused="false" scrollable="false" long-clickable="false" password="false" selected="false" bounds="[880,890][980,1000]" />"#
+            ),
+        )
+    });
+    profile.append(
+        "profile.toml",
+        "\n[[reveal]]\nscreen = \"login\"\ntoggle = \"desc=Show password\"\nfield = \"id=password\"\n",
+    );
+    profile
+}
+
 /// A field of `/proc/PID/status` in KiB (`VmRSS`, `VmHWM`): the one memory reader.
 pub fn status_kib(pid: u32, field: &str) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("read /proc status");

@@ -3,7 +3,7 @@
 use super::*;
 use crate::text::cut;
 use crate::ui_elements::{MAX_LABEL_CHARS, elements, label_of};
-use crate::uiautomator::parse_ui_dump;
+use crate::uiautomator::{UiTree, parse_ui_dump};
 use proptest::prelude::*;
 
 fn screen(field_one: &str, checked: bool, title: &str) -> UiTree {
@@ -23,7 +23,7 @@ fn screen(field_one: &str, checked: bool, title: &str) -> UiTree {
 
 fn numbered(book: &mut RefBook, tree: &UiTree) -> Vec<Element> {
     let mut els = elements(tree);
-    book.number(tree, &mut els);
+    book.number(&mut els);
     els
 }
 

@@ -142,7 +142,7 @@ pub(super) fn scroll_until(map: &MarkedYamlOwned) -> Result<Action, String> {
 }
 
 /// `takeScreenshot: NAME` (or `{path: NAME}`): NAME.png beside the report, as Maestro appends
-/// `.png` to the path it is given. A relative path of plain names: it lands beside the report.
+/// `.png` to the path it is given. A relative path of plain names: it lands in the report's folder.
 pub(super) fn screenshot(arg: &MarkedYamlOwned) -> Result<Action, String> {
     let name = file_name(arg, "takeScreenshot", ".png")?;
     Ok(Action::Command(Command::Screenshot { name }))
@@ -154,9 +154,10 @@ pub(super) fn recording(arg: &MarkedYamlOwned) -> Result<Action, String> {
     Ok(Action::Command(Command::StartRecording { name }))
 }
 
-/// The name a command's file takes (`path`, its `extension` appended as Maestro appends it):
-/// plain names, `/` between folders, no `..`; a relative one lands beside the report, an
-/// absolute one where it says, as Maestro writes them.
+/// The name a command's file takes (`path`, its `extension` appended as Maestro appends it): a
+/// path inside the report's folder, as the one door takes it (`confine::relative`: plain names,
+/// `/` between folders); an absolute path or a `..` is refused, so a flow a third party wrote
+/// writes nowhere else.
 fn file_name(arg: &MarkedYamlOwned, command: &str, extension: &str) -> Result<String, String> {
     let node = match arg.data.as_mapping() {
         Some(_) => {
@@ -167,27 +168,14 @@ fn file_name(arg: &MarkedYamlOwned, command: &str, extension: &str) -> Result<St
     };
     let name = string(node, command)?;
     let name = name.strip_suffix(extension).unwrap_or(&name).to_string();
-    // A template's name is held to these rules as its step reads it again, rendered.
+    // A template's name is held to the door's rules as its step reads it again, rendered.
     if marked(node) {
         return Ok(name);
     }
-    let plain = |part: &str| {
-        !part.is_empty()
-            && part != ".."
-            && part != "."
-            && part
-                .chars()
-                .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.' | ' '))
-    };
-    // An absolute path is written where it says, as Maestro writes it.
-    let relative = name.strip_prefix('/').unwrap_or(&name);
-    if name.len() > 200 || !relative.split('/').all(plain) {
+    if let Err(e) = confine::relative(&format!("{name}{extension}")) {
         return Err(at(
             node,
-            &format!(
-                "{command} {:?} is not a file name: letters, digits, - _ . and spaces, / between folders, no .. (a relative one lands beside the report)",
-                android::text::echoed(&name)
-            ),
+            &format!("{command}: {e}; the file lands in the report's folder"),
         ));
     }
     Ok(name)

@@ -282,15 +282,13 @@ fn escaped(text: &str) -> String {
 
 /// A target's selector, and where it is an id, the recorded label as the text that element
 /// shows: Maestro finds only an element that has both (`label` is only a report's caption), and a
-/// replay acts only on the element with that id when it shows the label. An editable field's
-/// text is what was typed, and a switch's ON/OFF its state: neither names it, so they keep the id
-/// alone.
+/// replay acts only on the element with that id when it has that label. The label is the
+/// element's identity's (`android::identity`): never what was typed into a field, nor the
+/// state word a switch shows.
 fn target_fields(t: &Target) -> String {
     let mut out = selector_fields(&t.selector, "    ");
-    let editable = t.class.as_deref().is_some_and(|c| c.ends_with("EditText"));
     if let (Selector::ResourceId(_), Some(label)) = (&t.selector, &t.label)
-        && !editable
-        && !matches!(label.trim().to_lowercase().as_str(), "on" | "off")
+        && !label.trim().is_empty()
     {
         out.push_str(&format!("    text: {}\n", quoted(&escaped(label))));
     }

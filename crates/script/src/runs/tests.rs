@@ -14,7 +14,7 @@ fn paths_outside_the_run_are_refused() {
     assert!(
         run.write("../escape.txt", "x")
             .unwrap_err()
-            .contains("not a workspace path")
+            .contains("not a path inside the folder")
     );
     assert!(run.read("../../../etc/passwd").is_err());
     assert!(run.write("results/fake.json", "{}").is_err(), "results/ is the host's");
@@ -35,9 +35,15 @@ fn links_are_not_followed() {
     assert!(run.read("out/secret.txt").unwrap_err().contains("symbolic link"));
     assert!(run.read("s.txt").unwrap_err().contains("symbolic link"));
     assert!(run.write("out/new.txt", "x").unwrap_err().contains("symbolic link"));
-    // Writing over a link replaces the link, never the file it points to.
-    run.write("s.txt", "mine").unwrap();
+    // A link where the file would go is refused and left as it is, never written through.
+    assert!(run.write("s.txt", "mine").unwrap_err().contains("symbolic link"));
     assert_eq!(std::fs::read_to_string(outside.join("secret.txt")).unwrap(), "secret");
+    assert!(
+        std::fs::symlink_metadata(run.dir().join("s.txt"))
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
     assert!(!run.list(None).unwrap().iter().any(|(p, _)| p.starts_with("out")));
 }
 
@@ -145,21 +151,25 @@ fn shutdown_removes_this_servers_runs_and_a_temp_root_goes_with_it() {
 }
 
 #[test]
-fn a_run_folder_another_principal_sweeps_gives_its_bytes_back_to_the_servers_bound() {
+fn a_run_folder_a_sweep_removes_gives_its_bytes_back_to_the_bound_all_principals_share() {
     let tmp = tempfile::tempdir().unwrap();
     let limits = RunLimits {
         total_bytes: 1500,
         ..RunLimits::default()
     };
-    let alice = runs(tmp.path(), limits);
-    let bob = Arc::new(alice.for_principal("bob"));
-    // A finished run of Alice's from two hours ago: past the grace any other principal's sweep
-    // gives a folder not its own.
+    let server = runs(tmp.path(), limits);
+    let alice = Arc::new(server.for_principal("alice"));
+    let bob = Arc::new(server.for_principal("bob"));
+    // A finished run of Alice's from two hours ago: past its TTL.
     let old = ulid::Ulid::from_datetime(std::time::SystemTime::now() - Duration::from_secs(7200));
     let run = alice.open(old.to_string()).unwrap();
     run.write("a.txt", &"a".repeat(1000)).unwrap();
+    let dir = run.dir().to_path_buf();
     drop(run);
-    assert_eq!(bob.sweep(), 1, "Bob's sweep removed Alice's old folder");
+    assert!(dir.starts_with(tmp.path().join("principals/alice/runs")), "{dir:?}");
+    assert_eq!(bob.sweep(), 0, "Bob's sweep sees only his own folder");
+    assert!(dir.exists());
+    assert_eq!(alice.sweep(), 1, "Alice's sweep removed her old folder");
     // Its 1000 bytes went back to the bound all principals share: 1000 more fit under 1500.
     let again = bob.start().unwrap();
     again.write("b.txt", &"b".repeat(1000)).unwrap();

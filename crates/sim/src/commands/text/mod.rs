@@ -17,6 +17,11 @@ use crate::Simulator;
 use crate::shell::Output;
 use opts::Spec;
 
+/// What an endless writer (`yes`, a `printf` with a huge width) writes before it stops: a
+/// device's runs until its reader goes away; the simulator's pipes are buffers, so it writes
+/// this much and then waits like a blocked writer (`keeps_running`).
+pub const WRITER_BYTES: usize = 1 << 20;
+
 /// One input of a command: its name as messages show it, and its bytes.
 pub struct Input {
     pub name: String,

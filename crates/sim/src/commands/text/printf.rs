@@ -1,7 +1,14 @@
 //! toybox `printf FORMAT [ARG...]`: escapes, `%s %b %c %d %i %u %o %x %X %e %f %g %%` with
-//! flags, width and precision (`*` too); the format repeats while arguments remain.
+//! flags, width and precision (`*` too); the format repeats while arguments remain. Widths and
+//! precisions come from the client: nothing is allocated from them, and output past
+//! `WRITER_BYTES` waits like a blocked writer, as `yes` does.
 
+use super::WRITER_BYTES;
 use crate::shell::Output;
+
+/// Digits past which a double's exact decimal expansion is all zeros (at most 1074 fraction
+/// digits, 767 significant): formatted up to here, zeros after. Rust's precision stops at 65535.
+const EXACT_DIGITS: usize = 1100;
 
 pub fn printf(args: &[&str]) -> Output {
     let Some((format, mut rest)) = args.split_first() else {
@@ -13,6 +20,9 @@ pub fn printf(args: &[&str]) -> Output {
         let used_before = rest.len();
         let mut i = 0;
         while i < fmt.len() {
+            if blocked(&mut out) {
+                return out;
+            }
             let c = fmt[i];
             i += 1;
             if c == '\\' {
@@ -49,7 +59,7 @@ pub fn printf(args: &[&str]) -> Output {
             }
             let Some(&conv) = fmt.get(i) else {
                 out.stderr
-                    .extend_from_slice(format!("printf: bad %{}\n", &format[start..]).as_bytes());
+                    .extend_from_slice(format!("printf: bad {}\n", fmt[start..].iter().collect::<String>()).as_bytes());
                 out.code = 1;
                 return out;
             };
@@ -60,11 +70,13 @@ pub fn printf(args: &[&str]) -> Output {
             }
             let (arg, tail) = rest.split_first().map_or((None, rest), |(v, t)| (Some(*v), t));
             rest = tail;
-            match render(&spec, conv, arg) {
+            // One byte past the cap: a conversion cut short shows as over it.
+            let room = (WRITER_BYTES + 1).saturating_sub(out.stdout.len());
+            match render(&spec, conv, arg, room) {
                 Ok(text) => out.stdout.extend_from_slice(&text),
                 Err(Bad::Number) => {
                     out.stdout
-                        .extend_from_slice(&render(&spec, conv, Some("0")).unwrap_or_default());
+                        .extend_from_slice(&render(&spec, conv, Some("0"), room).unwrap_or_default());
                     let arg = arg.unwrap_or_default();
                     out.stderr
                         .extend_from_slice(format!("printf: bad %{conv} {arg}\n").as_bytes());
@@ -79,10 +91,26 @@ pub fn printf(args: &[&str]) -> Output {
                 }
             }
         }
-        if rest.is_empty() || rest.len() == used_before {
+        if blocked(&mut out) || rest.is_empty() || rest.len() == used_before {
             return out;
         }
     }
+}
+
+/// Output past `WRITER_BYTES` is cut there and the command keeps running, as a writer blocked on
+/// its reader does.
+fn blocked(out: &mut Output) -> bool {
+    if out.stdout.len() <= WRITER_BYTES {
+        return false;
+    }
+    out.stdout.truncate(WRITER_BYTES);
+    out.keeps_running = true;
+    true
+}
+
+/// `n` zeros, at most `room` of them.
+fn zeros(n: usize, room: usize) -> String {
+    "0".repeat(n.min(room))
 }
 
 enum Bad {
@@ -90,7 +118,8 @@ enum Bad {
     Conversion,
 }
 
-fn render(spec: &str, conv: char, arg: Option<&str>) -> Result<Vec<u8>, Bad> {
+/// One conversion; padding and zeros stop at `room` bytes.
+fn render(spec: &str, conv: char, arg: Option<&str>, room: usize) -> Result<Vec<u8>, Bad> {
     let flags: String = spec[1..].chars().take_while(|c| "-+ 0#".contains(*c)).collect();
     let rest = &spec[1 + flags.len()..];
     let (width, precision) = match rest.split_once('.') {
@@ -131,7 +160,7 @@ fn render(spec: &str, conv: char, arg: Option<&str>) -> Result<Vec<u8>, Bad> {
                 _ => n.unsigned_abs().to_string(),
             };
             let digits = match precision {
-                Some(p) if digits.len() < p => format!("{}{digits}", "0".repeat(p - digits.len())),
+                Some(p) if digits.len() < p => format!("{}{digits}", zeros(p - digits.len(), room)),
                 _ => digits,
             };
             let sign = if matches!(conv, 'd' | 'i') && n < 0 {
@@ -155,14 +184,18 @@ fn render(spec: &str, conv: char, arg: Option<&str>) -> Result<Vec<u8>, Bad> {
                 width,
                 left,
                 zero && precision.is_none(),
+                room,
             ));
         }
         'e' | 'E' | 'f' | 'F' | 'g' | 'G' => {
             let x: f64 = arg.unwrap_or("0").trim().parse().map_err(|_| Bad::Number)?;
             let p = precision.unwrap_or(6);
+            let upper = conv.is_ascii_uppercase();
             let s = match conv {
-                'f' | 'F' => format!("{:.*}", p, x.abs()),
-                'e' | 'E' => c_exponent(x.abs(), p, conv == 'E'),
+                _ if x.is_nan() => if upper { "NAN" } else { "nan" }.to_string(),
+                _ if x.is_infinite() => if upper { "INF" } else { "inf" }.to_string(),
+                'f' | 'F' => fixed(x.abs(), p, room),
+                'e' | 'E' => c_exponent(x.abs(), p, conv == 'E', room),
                 _ => c_general(x.abs(), p.max(1), conv == 'G'),
             };
             let sign = if x.is_sign_negative() {
@@ -172,16 +205,16 @@ fn render(spec: &str, conv: char, arg: Option<&str>) -> Result<Vec<u8>, Bad> {
             } else {
                 ""
             };
-            return Ok(pad(sign, &s, width, left, zero));
+            return Ok(pad(sign, &s, width, left, zero && x.is_finite(), room));
         }
         _ => return Err(Bad::Conversion),
     };
-    Ok(pad("", &body, width, left, false))
+    Ok(pad("", &body, width, left, false, room))
 }
 
-fn pad(sign: &str, body: &str, width: usize, left: bool, zero: bool) -> Vec<u8> {
+fn pad(sign: &str, body: &str, width: usize, left: bool, zero: bool, room: usize) -> Vec<u8> {
     let len = sign.len() + body.chars().count();
-    let fill = width.saturating_sub(len);
+    let fill = width.saturating_sub(len).min(room);
     let s = if left {
         format!("{sign}{body}{}", " ".repeat(fill))
     } else if zero {
@@ -212,15 +245,35 @@ fn integer(arg: &str) -> Option<i64> {
     Some(if neg { -n } else { n })
 }
 
-fn c_exponent(x: f64, p: usize, upper: bool) -> String {
-    let s = format!("{:.*e}", p, x);
+/// `%.Pf`: exact to `EXACT_DIGITS`, zeros after (at most `room`).
+fn fixed(x: f64, p: usize, room: usize) -> String {
+    let exact = p.min(EXACT_DIGITS);
+    let mut s = format!("{:.*}", exact, x);
+    if x.is_finite() {
+        s.push_str(&zeros(p - exact, room));
+    }
+    s
+}
+
+/// `%.Pe`: as `fixed`, the zeros in the mantissa.
+fn c_exponent(x: f64, p: usize, upper: bool, room: usize) -> String {
+    let exact = p.min(EXACT_DIGITS);
+    let s = format!("{:.*e}", exact, x);
     let (mantissa, exp) = s.split_once('e').unwrap_or((&s, "0"));
+    let more = if x.is_finite() {
+        zeros(p - exact, room)
+    } else {
+        String::new()
+    };
     let exp: i32 = exp.parse().unwrap_or(0);
     let e = if upper { 'E' } else { 'e' };
-    format!("{mantissa}{e}{}{:02}", if exp < 0 { '-' } else { '+' }, exp.abs())
+    format!("{mantissa}{more}{e}{}{:02}", if exp < 0 { '-' } else { '+' }, exp.abs())
 }
 
 fn c_general(x: f64, p: usize, upper: bool) -> String {
+    // Trailing zeros are dropped and a double's exponent is within ±324, so a precision past
+    // `EXACT_DIGITS` prints as that one does.
+    let p = p.min(EXACT_DIGITS);
     if x == 0.0 {
         return "0".into();
     }
@@ -233,7 +286,7 @@ fn c_general(x: f64, p: usize, upper: bool) -> String {
         }
     };
     if exp < -4 || exp >= p as i32 {
-        let s = c_exponent(x, p - 1, upper);
+        let s = c_exponent(x, p - 1, upper, 0);
         let (m, e) = s.split_at(s.find(['e', 'E']).unwrap_or(s.len()));
         format!("{}{e}", trim(m.to_string()))
     } else {
@@ -299,4 +352,48 @@ fn escape(chars: &[char], mut i: usize, out: &mut Vec<u8>) -> usize {
     };
     out.push(byte);
     i
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{WRITER_BYTES, printf};
+
+    /// Every conversion with every flag, width (a huge one, one from `*`) and precision (past
+    /// Rust's limit and past any memory) and odd arguments: no panic, and output past the cap
+    /// is cut there with the command left running, exactly when a width or precision expands.
+    #[test]
+    fn widths_and_precisions_from_the_client_never_panic_and_stop_at_the_cap() {
+        const HUGE: &str = "99999999999999";
+        let mut cases = 0;
+        for flags in ["", "-", "0", "+ ", "#", "-0#"] {
+            for width in ["", "7", HUGE, "*"] {
+                for precision in ["", ".0", ".3", ".99999", ".99999999999999"] {
+                    for conv in "sbcdiuoxXeEfgG%".chars() {
+                        for arg in ["1", "-2.5", "inf", "nan", "abc", "é", ""] {
+                            let format = format!("{flags}{width}{precision}{conv}|");
+                            let format = format!("%{format}");
+                            let mut args = vec![format.as_str()];
+                            if width == "*" {
+                                args.push("-7");
+                            }
+                            args.push(arg);
+                            let out = printf(&args);
+                            let huge_prec = precision.len() > 7
+                                && ("diuoxX".contains(conv) || ("eEf".contains(conv) && !matches!(arg, "inf" | "nan")));
+                            let expands = (width == HUGE && conv != '%') || huge_prec;
+                            assert_eq!(
+                                (out.stdout.len() == WRITER_BYTES, out.keeps_running),
+                                (expands, expands),
+                                "printf {args:?}: {} bytes",
+                                out.stdout.len()
+                            );
+                            assert!(out.stdout.len() <= WRITER_BYTES);
+                            cases += 1;
+                        }
+                    }
+                }
+            }
+        }
+        println!("{cases} printf cases: 6 flag sets × 4 widths × 5 precisions × 15 conversions × 7 arguments");
+    }
 }

@@ -4,8 +4,8 @@ use std::sync::Arc;
 
 use base64::Engine;
 
-use super::Input;
 use super::opts::{Parsed, Spec};
+use super::{Input, WRITER_BYTES};
 use crate::Simulator;
 use crate::shell::Output;
 
@@ -38,10 +38,6 @@ const XARGS: Spec = Spec {
     stop_at_operand: true,
 };
 
-/// What `yes` writes before it stops: a device's `yes` runs until its reader goes away; the
-/// simulator's pipes are buffers, so it writes this much and then waits like a blocked writer.
-const YES_BYTES: usize = 1 << 20;
-
 pub fn spec(program: &str) -> Option<&'static Spec> {
     [&TR, &BASE64, &YES].into_iter().find(|s| s.name == program)
 }
@@ -58,7 +54,7 @@ pub fn run(name: &str, p: &Parsed, inputs: &[Input]) -> Option<Output> {
                 p.operands.join(" ")
             };
             line.push('\n');
-            let times = (YES_BYTES / line.len()).max(1);
+            let times = (WRITER_BYTES / line.len()).max(1);
             Output {
                 stdout: line.repeat(times).into_bytes(),
                 keeps_running: true,

@@ -1,0 +1,485 @@
+//! The one door for files (DESIGN.md, contract item 14): whatever a flow, a replay, a script or an
+//! export writes goes through `Folder::write`, and is read back through `Folder::read`.
+//!
+//! - A name is plain (`plain_name`): one part, letters, digits, spaces, `-`, `_` and `.`, not
+//!   starting with `.` (so never `.` or `..`, nor a hidden file) or `-` (never read as an
+//!   option), 1 to 100 chars; a path inside a folder (`relative`) is up to four of them with `/`
+//!   between. Names made from someone's text (a flow's `name:`) are made plain (`plain_from`).
+//! - Nothing leaves its folder and no symbolic link is followed: each part is opened relative to
+//!   the one before with `O_NOFOLLOW`, so a link planted anywhere under the folder is refused,
+//!   never followed; a file is written 0600 to a temp file beside it and renamed over its name.
+//! - The folders droidmcp makes are private: 0700 and this user's (`Folder::private`); one a
+//!   person named on the command line (`Folder::chosen`: `--junit`'s, `--workspace`) is made
+//!   0700 when it does not exist, and taken as it is when it does.
+//!
+//! Also here: `principal_folder`, a principal's folder name, and `within`, a whole path a person
+//! gave (an APK to install) kept under the allowed folders.
+
+use std::ffi::CString;
+use std::fs::File;
+use std::io::{ErrorKind, Read, Write};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+/// Parts a path inside a folder may have.
+pub const MAX_PARTS: usize = 4;
+/// A name's length: chars, and bytes (a file system takes 255; the temp name adds 36).
+pub const MAX_NAME_CHARS: usize = 100;
+pub const MAX_NAME_BYTES: usize = 200;
+
+/// What a plain name is, as errors say it.
+const RULE: &str = "one part of letters, digits, spaces, - _ and ., not starting with . or - nor ending with a space, at most 100 chars (e.g. notes.txt, screen-1.png)";
+
+/// Checks that `name` is plain: one path part that stays in its folder wherever it is used.
+pub fn plain_name(name: &str) -> Result<(), String> {
+    let why = if name.is_empty() {
+        "it is empty".to_string()
+    } else if name.chars().count() > MAX_NAME_CHARS || name.len() > MAX_NAME_BYTES {
+        format!("it is over {MAX_NAME_CHARS} chars")
+    } else if name.contains('/') {
+        "it has a /, which leads into another folder".to_string()
+    } else if name.starts_with('.') {
+        "it starts with a dot (. and .. lead out of the folder; hidden names are not made)".to_string()
+    } else if name.starts_with('-') {
+        "it starts with -, which a program would read as an option".to_string()
+    } else if name.starts_with(' ') || name.ends_with(' ') {
+        "it starts or ends with a space".to_string()
+    } else if let Some(c) = name.chars().find(|c| !plain_char(*c)) {
+        format!("it has {c:?}")
+    } else {
+        return Ok(());
+    };
+    Err(format!(
+        "{:?} is not a plain name: {why}. A name is {RULE}",
+        android::text::echoed(name)
+    ))
+}
+
+fn plain_char(c: char) -> bool {
+    c.is_alphanumeric() || matches!(c, ' ' | '-' | '_' | '.')
+}
+
+/// A path inside a folder, as its checked parts: relative, 1 to `MAX_PARTS` plain names with `/`
+/// between them.
+pub fn relative(path: &str) -> Result<Vec<String>, String> {
+    let not = |why: String| {
+        Err(format!(
+            "{:?} is not a path inside the folder: {why}",
+            android::text::echoed(path)
+        ))
+    };
+    if path.starts_with('/') {
+        return not("it is absolute; a path is relative to its folder (e.g. notes.txt or shots/home.png)".into());
+    }
+    let parts: Vec<String> = path.split('/').map(str::to_string).collect();
+    for part in &parts {
+        if let Err(e) = plain_name(part) {
+            return not(e);
+        }
+    }
+    if parts.len() > MAX_PARTS {
+        return not(format!("it has over {MAX_PARTS} parts"));
+    }
+    Ok(parts)
+}
+
+/// A plain name made from any text (a flow's `name:`, which a third party writes): each char
+/// that is not plain becomes `_`, leading dots and dashes go, at most 80 chars (160 bytes), so a
+/// suffix of up to 20 chars still fits; `_` when nothing is left.
+pub fn plain_from(text: &str) -> String {
+    let mut out = String::new();
+    let mapped = text
+        .chars()
+        .map(|c| if plain_char(c) && c != ' ' { c } else { '_' })
+        .skip_while(|c| matches!(c, '.' | '-'));
+    for (i, c) in mapped.enumerate() {
+        if i == 80 || out.len() + c.len_utf8() > 160 {
+            break;
+        }
+        out.push(c);
+    }
+    if out.is_empty() { "_".to_string() } else { out }
+}
+
+/// A principal's folder name (skills, runs, exported flows, large answers): its name with every
+/// byte but a-z, 0-9, `_` and `-` as `%XX`, so no name (`..`, `Alice` beside `alice` on a
+/// case-blind disk) can lead elsewhere or collide with another.
+pub fn principal_folder(principal: &str) -> String {
+    principal
+        .bytes()
+        .map(|b| match b {
+            b'a'..=b'z' | b'0'..=b'9' | b'_' | b'-' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// A path given whole (an APK to install) as it really is, links followed, when that is under
+/// one of `dirs` (each resolved the same way); `None` whether it is elsewhere or does not exist,
+/// so a refusal tells nothing about the host's files.
+pub fn within(path: &Path, dirs: &[PathBuf]) -> Option<PathBuf> {
+    let real = std::fs::canonicalize(path).ok()?;
+    dirs.iter().any(|dir| real.starts_with(dir)).then_some(real)
+}
+
+/// A folder files are written into and read from, only through the methods below.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Folder {
+    path: PathBuf,
+}
+
+impl Folder {
+    /// `path` as a folder only this user can open: made with mode 0700, or the one there
+    /// checked (a folder, not a link, this user's: in a shared folder such as /tmp another user
+    /// may have made it first) and a wider mode narrowed to 0700.
+    pub fn private(path: &Path) -> Result<Folder, String> {
+        match std::fs::DirBuilder::new().mode(0o700).create(path) {
+            Ok(()) => return Ok(Folder { path: path.into() }),
+            Err(e) if e.kind() == ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(format!("cannot make the folder {}: {e}", path.display())),
+        }
+        let meta = std::fs::symlink_metadata(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        if meta.file_type().is_symlink() {
+            return Err(format!(
+                "{} is a symbolic link; links are not followed: remove it",
+                path.display()
+            ));
+        }
+        if !meta.is_dir() {
+            return Err(format!("{} is not a folder: remove it or move it away", path.display()));
+        }
+        // SAFETY: getuid has no preconditions and cannot fail.
+        let me = unsafe { libc::getuid() };
+        if meta.uid() != me {
+            return Err(format!(
+                "{} belongs to another user (uid {}, not {me}): remove it, or give droidmcp a folder of your own (--workspace)",
+                path.display(),
+                meta.uid()
+            ));
+        }
+        if meta.mode() & 0o077 != 0 {
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o700))
+                .map_err(|e| format!("cannot make {} private: {e}", path.display()))?;
+        }
+        Ok(Folder { path: path.into() })
+    }
+
+    /// A folder a person named (`--junit`'s, `--workspace`; the current one for an empty path):
+    /// made with its parents, mode 0700, when it does not exist; taken as it is when it does,
+    /// links in the path followed (the person wrote it). Below it, nothing follows a link.
+    pub fn chosen(path: &Path) -> Result<Folder, String> {
+        let path = if path.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            path
+        };
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(path)
+            .map_err(|e| format!("cannot make the folder {}: {e}", path.display()))?;
+        let real = std::fs::canonicalize(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        Ok(Folder { path: real })
+    }
+
+    /// This user's private folder `droidmcp-PURPOSE-UID` in the system's temp folder (`TMPDIR`),
+    /// for what outlives a run with no folder named for it (an exported flow, a failure's
+    /// screenshot, `droidmcp call`'s images).
+    pub fn user_temp(purpose: &str) -> Result<Folder, String> {
+        // SAFETY: getuid has no preconditions and cannot fail.
+        let uid = unsafe { libc::getuid() };
+        let name = format!("droidmcp-{purpose}-{uid}");
+        plain_name(&name)?;
+        Folder::private(&std::env::temp_dir().join(name))
+    }
+
+    /// The private folder `name` (a plain name) inside this one, made on first use.
+    pub fn sub(&self, name: &str) -> Result<Folder, String> {
+        plain_name(name)?;
+        Folder::private(&self.path.join(name))
+    }
+
+    /// The principal's own private folder inside this one (`principal_folder`).
+    pub fn principal(&self, principal: &str) -> Result<Folder, String> {
+        if principal.is_empty() {
+            return Err("a principal without a name has no folder".into());
+        }
+        Folder::private(&self.path.join(principal_folder(principal)))
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Writes `bytes` to `parts` (each a plain name) inside this folder, its missing folders
+    /// made 0700; returns the file's path. The file is made 0600 under a temp name, then renamed
+    /// over `parts` (a rename replaces a name, never writes through it). A link anywhere on the
+    /// way, or where the file goes, is refused and left as it is.
+    pub fn write(&self, parts: &[String], bytes: &[u8]) -> Result<PathBuf, String> {
+        let shown = checked(parts)?;
+        let (file, parents) = parts.split_last().ok_or("name a file")?;
+        let mut dir = self.open()?;
+        for (i, part) in parents.iter().enumerate() {
+            dir = match open_dir(&dir, part) {
+                Err(e) if e.kind() == ErrorKind::NotFound => {
+                    match make_dir(&dir, part) {
+                        Err(e) if e.kind() != ErrorKind::AlreadyExists => {
+                            return Err(format!("cannot make the folder for {shown:?}: {e}"));
+                        }
+                        _ => {}
+                    }
+                    open_dir(&dir, part)
+                }
+                opened => opened,
+            }
+            .map_err(|e| refusal(&parts[..=i], e))?;
+        }
+        match kind_of(&dir, file) {
+            Some(kind) if kind == libc::S_IFLNK => {
+                return Err(refusal(parts, std::io::Error::from_raw_os_error(libc::ELOOP)));
+            }
+            Some(kind) if kind == libc::S_IFDIR => return Err(format!("{shown:?} is a folder")),
+            _ => {}
+        }
+        let temp = format!(".{file}.{}{PARTIAL}", ulid::Ulid::generate());
+        let written = create_new(&dir, &temp).and_then(|mut f| f.write_all(bytes));
+        let renamed = written.and_then(|()| rename(&dir, &temp, file));
+        if let Err(e) = renamed {
+            unlink(&dir, &temp);
+            return Err(format!("cannot write {shown:?}: {e}"));
+        }
+        Ok(parts.iter().fold(self.path.clone(), |path, part| path.join(part)))
+    }
+
+    /// The text of `parts` inside this folder, refusing a link anywhere on the way, anything
+    /// but a file, and a file over `max_bytes`.
+    pub fn read(&self, parts: &[String], max_bytes: u64) -> Result<String, String> {
+        let shown = checked(parts)?;
+        let (file, parents) = parts.split_last().ok_or("name a file")?;
+        let dir = self.descend(parents, &shown)?;
+        let name = c_name(file)?;
+        // Non-blocking: a FIFO planted under the name must not hang the read.
+        let flags = libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK;
+        // SAFETY: `dir` is an open folder and `name` a NUL-terminated string.
+        let fd = unsafe { libc::openat(dir.as_raw_fd(), name.as_ptr(), flags) };
+        let mut file = owned(fd).map(File::from).map_err(|e| match e.kind() {
+            ErrorKind::NotFound => format!("no file {shown:?}"),
+            _ => refusal(parts, e),
+        })?;
+        let meta = file.metadata().map_err(|e| format!("cannot read {shown:?}: {e}"))?;
+        if meta.is_dir() {
+            return Err(format!("{shown:?} is a folder, not a file"));
+        }
+        if !meta.is_file() {
+            return Err(format!("{shown:?} is not a regular file"));
+        }
+        if meta.len() > max_bytes {
+            return Err(format!(
+                "{shown:?} is {} bytes, over the {max_bytes}-byte read limit",
+                meta.len()
+            ));
+        }
+        let mut text = String::new();
+        file.read_to_string(&mut text)
+            .map_err(|e| format!("cannot read {shown:?}: {e}"))?;
+        Ok(text)
+    }
+
+    /// The files under `parts` (this folder when empty), as paths relative to it and sizes;
+    /// links and hidden files skipped, a link on the way refused.
+    pub fn list(&self, parts: &[String]) -> Result<Vec<(String, u64)>, String> {
+        if !parts.is_empty() {
+            let shown = checked(parts)?;
+            self.descend(parts, &shown)?;
+        }
+        let dir = parts.iter().fold(self.path.clone(), |path, part| path.join(part));
+        Ok(walk(&dir, MAX_PARTS))
+    }
+
+    /// Removes the temp files a write that never finished left here, once older than `age`.
+    pub fn remove_leftovers(&self, age: Duration) {
+        let Ok(read) = std::fs::read_dir(&self.path) else {
+            return;
+        };
+        let now = SystemTime::now();
+        for entry in read.filter_map(Result::ok) {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let Ok(meta) = entry.metadata() else { continue };
+            let old = now.duration_since(meta.modified().unwrap_or(now)).unwrap_or_default() > age;
+            if is_temp(&name) && meta.is_file() && old {
+                let _ = std::fs::remove_file(entry.path());
+            }
+        }
+    }
+
+    /// This folder, opened: refused when it became a link since.
+    fn open(&self) -> Result<OwnedFd, String> {
+        std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(&self.path)
+            .map(OwnedFd::from)
+            .map_err(|e| format!("cannot open the folder {}: {e}", self.path.display()))
+    }
+
+    /// The folder `parts` inside this one, opened part by part; none may be a link.
+    fn descend(&self, parts: &[String], shown: &str) -> Result<OwnedFd, String> {
+        let mut dir = self.open()?;
+        for (i, part) in parts.iter().enumerate() {
+            dir = open_dir(&dir, part).map_err(|e| match e.kind() {
+                ErrorKind::NotFound => format!("no file {shown:?}"),
+                _ => refusal(&parts[..=i], e),
+            })?;
+        }
+        Ok(dir)
+    }
+}
+
+/// The end of a temp file's name (`.NAME.ULID.partial`).
+const PARTIAL: &str = ".partial";
+
+/// Whether `name` is one of `write`'s temp files, `.NAME.ULID.partial`, and no one else's.
+fn is_temp(name: &str) -> bool {
+    let made = name
+        .strip_prefix('.')
+        .and_then(|n| n.strip_suffix(PARTIAL))
+        .and_then(|n| n.rsplit_once('.'));
+    made.is_some_and(|(file, id)| plain_name(file).is_ok() && ulid::Ulid::from_string(id).is_ok())
+}
+
+/// `parts` as a path to show, each part plain and not too many.
+fn checked(parts: &[String]) -> Result<String, String> {
+    if parts.is_empty() || parts.len() > MAX_PARTS {
+        return Err(format!("a path inside a folder has 1 to {MAX_PARTS} parts"));
+    }
+    for part in parts {
+        plain_name(part)?;
+    }
+    Ok(parts.join("/"))
+}
+
+/// Why `parts` (the path so far) cannot be used: a link, not a folder, or what the system said.
+fn refusal(parts: &[String], e: std::io::Error) -> String {
+    let shown = parts.join("/");
+    match e.raw_os_error() {
+        // What O_NOFOLLOW answers for a link (BSDs say EMLINK).
+        Some(libc::ELOOP) | Some(libc::EMLINK) => {
+            format!("{shown:?} is a symbolic link; links are not followed")
+        }
+        Some(libc::ENOTDIR) => format!("{shown:?} is not a folder"),
+        _ => format!("cannot open {shown:?}: {e}"),
+    }
+}
+
+fn c_name(name: &str) -> Result<CString, String> {
+    CString::new(name).map_err(|_| format!("{:?} has a NUL", android::text::echoed(name)))
+}
+
+fn owned(fd: libc::c_int) -> std::io::Result<OwnedFd> {
+    if fd < 0 {
+        Err(std::io::Error::last_os_error())
+    } else {
+        // SAFETY: a descriptor the system just opened for us, owned by nobody else.
+        Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+    }
+}
+
+fn done(result: libc::c_int) -> std::io::Result<()> {
+    if result < 0 {
+        Err(std::io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
+}
+
+fn io_name(name: &str) -> std::io::Result<CString> {
+    CString::new(name).map_err(|_| std::io::Error::from(ErrorKind::InvalidInput))
+}
+
+/// The folder `name` inside `dir`, not through a link (refused as ELOOP, which Linux answers
+/// as ENOTDIR when O_DIRECTORY is asked for too).
+fn open_dir(dir: &OwnedFd, name: &str) -> std::io::Result<OwnedFd> {
+    let c_name = io_name(name)?;
+    let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+    // SAFETY: `dir` is an open folder and `c_name` a NUL-terminated string.
+    owned(unsafe { libc::openat(dir.as_raw_fd(), c_name.as_ptr(), flags) }).map_err(|e| {
+        match (e.raw_os_error(), kind_of(dir, name)) {
+            (Some(libc::ENOTDIR), Some(kind)) if kind == libc::S_IFLNK => {
+                std::io::Error::from_raw_os_error(libc::ELOOP)
+            }
+            _ => e,
+        }
+    })
+}
+
+fn make_dir(dir: &OwnedFd, name: &str) -> std::io::Result<()> {
+    let name = io_name(name)?;
+    // SAFETY: as `open_dir`.
+    done(unsafe { libc::mkdirat(dir.as_raw_fd(), name.as_ptr(), 0o700) })
+}
+
+/// A new file `name` in `dir`, mode 0600; fails if anything (a link included) has the name.
+fn create_new(dir: &OwnedFd, name: &str) -> std::io::Result<File> {
+    let name = io_name(name)?;
+    let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+    // SAFETY: as `open_dir`; the mode is the variadic argument O_CREAT takes.
+    owned(unsafe { libc::openat(dir.as_raw_fd(), name.as_ptr(), flags, 0o600 as libc::c_uint) }).map(File::from)
+}
+
+fn rename(dir: &OwnedFd, from: &str, to: &str) -> std::io::Result<()> {
+    let (from, to) = (io_name(from)?, io_name(to)?);
+    // SAFETY: as `open_dir`.
+    done(unsafe { libc::renameat(dir.as_raw_fd(), from.as_ptr(), dir.as_raw_fd(), to.as_ptr()) })
+}
+
+fn unlink(dir: &OwnedFd, name: &str) {
+    if let Ok(name) = io_name(name) {
+        // SAFETY: as `open_dir`.
+        unsafe { libc::unlinkat(dir.as_raw_fd(), name.as_ptr(), 0) };
+    }
+}
+
+/// The file type bits (`S_IFLNK`, `S_IFDIR`, …) of `name` in `dir`, the link itself when it is
+/// one; `None` when there is nothing by that name.
+fn kind_of(dir: &OwnedFd, name: &str) -> Option<libc::mode_t> {
+    let name = io_name(name).ok()?;
+    // SAFETY: a zeroed stat is a valid value for fstatat to fill.
+    let mut stat: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: as `open_dir`; `stat` is a valid place to write.
+    let result = unsafe { libc::fstatat(dir.as_raw_fd(), name.as_ptr(), &mut stat, libc::AT_SYMLINK_NOFOLLOW) };
+    (result == 0).then_some(stat.st_mode & libc::S_IFMT)
+}
+
+/// Files under `dir` (relative paths, sizes) down to `depth` folders, links and hidden files
+/// skipped, sorted.
+fn walk(dir: &Path, depth: usize) -> Vec<(String, u64)> {
+    fn visit(dir: &Path, prefix: &str, depth: usize, out: &mut Vec<(String, u64)>) {
+        let Ok(read) = std::fs::read_dir(dir) else { return };
+        for entry in read.filter_map(Result::ok) {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let Ok(kind) = entry.file_type() else { continue };
+            if name.starts_with('.') || kind.is_symlink() {
+                continue;
+            }
+            let path = if prefix.is_empty() {
+                name.clone()
+            } else {
+                format!("{prefix}/{name}")
+            };
+            if kind.is_dir() && depth > 1 {
+                visit(&entry.path(), &path, depth - 1, out);
+            } else if kind.is_file() {
+                out.push((path, entry.metadata().map(|m| m.len()).unwrap_or(0)));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    visit(dir, "", depth, &mut out);
+    out.sort();
+    out
+}
+
+#[cfg(test)]
+mod tests;
