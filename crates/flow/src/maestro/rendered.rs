@@ -65,6 +65,13 @@ impl App<'_> {
     }
 }
 
+impl Rendered {
+    /// The command's value as written, when it is one text alone (`inputText: ${PASSWORD}`).
+    pub fn value(&self) -> Option<&str> {
+        self.arg.get("t").or_else(|| self.arg.get("v")).and_then(Value::as_str)
+    }
+}
+
 impl Reader {
     /// A command that holds a template (or reads the header's templated appId): read now with
     /// samples (refusing what its written fields say), kept as the steps whose script reads it
