@@ -6,6 +6,7 @@
 
 mod common;
 
+mod attack_files;
 mod bad_inputs;
 mod budget;
 mod captures;
