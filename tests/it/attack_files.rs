@@ -10,9 +10,8 @@ use crate::common::*;
 use crate::flow_commands::{flow, replay, stdout};
 
 /// A folder on the way to a run's folder replaced by a link while the run sleeps: the run's
-/// `workspace.write` must not land where the link points (the door opens the run's folder by
-/// its whole path, O_NOFOLLOW on the last part only).
-#[ignore = "bug: a run's folder is opened by path, so `runs/` replaced by a link mid-run sends workspace.write outside"]
+/// `workspace.write` must not land where the link points (the door holds the run's folder open
+/// and writes relative to that handle).
 #[tokio::test]
 async fn a_runs_folder_replaced_by_a_link_mid_run_does_not_redirect_its_writes() {
     let home = tempfile::tempdir().unwrap();
@@ -153,9 +152,24 @@ fn pin_env_reads_only_the_exact_allowed_names() {
         format!("{}{}", stdout(&out), String::from_utf8_lossy(&out.stderr))
     };
     let long = "P".repeat(100_000);
-    for name in ["phone_pin", "Phone_Pin", "PHONE_PIN=", "PHONE_PIN ", " PHONE_PIN", "", "SECRET", "PHONE_PIN,SECRET", "PHONE_PIN\0", long.as_str(), "PHONE\u{0130}PIN"] {
+    for name in [
+        "phone_pin",
+        "Phone_Pin",
+        "PHONE_PIN=",
+        "PHONE_PIN ",
+        " PHONE_PIN",
+        "",
+        "SECRET",
+        "PHONE_PIN,SECRET",
+        "PHONE_PIN\0",
+        long.as_str(),
+        "PHONE\u{0130}PIN",
+    ] {
         let said = unlock(name);
-        assert!(said.contains("is not a variable droidmcp may read"), "{name:.40?}: {said:.400}");
+        assert!(
+            said.contains("is not a variable droidmcp may read"),
+            "{name:.40?}: {said:.400}"
+        );
         assert!(!said.contains("5678") && !said.contains("9999"), "{said:.400}");
     }
     let said = unlock("PHONE_PIN");
@@ -163,7 +177,12 @@ fn pin_env_reads_only_the_exact_allowed_names() {
     // Lists with spaces, empties, `=` and a leading digit are refused at start.
     for given in ["PHONE_PIN, SECRET", "PHONE_PIN,", "A=B", "1PIN", " "] {
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_droidmcp"))
-            .args(["call", "adb-device", r#"{"operation":"unlock","pinEnv":"SECRET"}"#, "--sim"])
+            .args([
+                "call",
+                "adb-device",
+                r#"{"operation":"unlock","pinEnv":"SECRET"}"#,
+                "--sim",
+            ])
             .env("HOME", home.path())
             .env("DROIDMCP_PIN_ENV", given)
             .env("SECRET", "9999")
@@ -171,7 +190,10 @@ fn pin_env_reads_only_the_exact_allowed_names() {
             .output()
             .unwrap();
         let said = format!("{}{}", stdout(&out), String::from_utf8_lossy(&out.stderr));
-        assert!(!out.status.success() || said.contains("is not a variable"), "{given:?}: {said}");
+        assert!(
+            !out.status.success() || said.contains("is not a variable"),
+            "{given:?}: {said}"
+        );
         assert!(!said.contains("9999"), "{said}");
     }
 }
@@ -185,14 +207,23 @@ async fn hostile_principal_names_never_share_or_leave_their_folders() {
     let workspace = tempfile::tempdir().unwrap();
     let ws = workspace.path().to_str().unwrap();
     let names = ["..", "Alice", "alice", "a.-_"];
-    let secrets: Vec<String> = (0..names.len()).map(|i| format!("secret-number-{i}-0123456789abcdef")).collect();
+    let secrets: Vec<String> = (0..names.len())
+        .map(|i| format!("secret-number-{i}-0123456789abcdef"))
+        .collect();
     let tokens: String = names.iter().zip(&secrets).map(|(n, s)| format!("{n}={s}\n")).collect();
     let file = home.path().join("tokens");
     std::fs::write(&file, tokens).unwrap();
-    let server = HttpServer::start(&["--sim", "--workspace", ws, "--tokens-file", file.to_str().unwrap()], &[], home.path()).await;
+    let server = HttpServer::start(
+        &["--sim", "--workspace", ws, "--tokens-file", file.to_str().unwrap()],
+        &[],
+        home.path(),
+    )
+    .await;
     for (name, secret) in names.iter().zip(&secrets) {
         let client = ().serve_with_lifecycle(server.transport(Some(secret)), modern()).await.unwrap();
-        let code = format!("await workspace.write('who.txt', {name:?}); console.log((await workspace.list()).map((f) => f.path).join(' '))");
+        let code = format!(
+            "await workspace.write('who.txt', {name:?}); console.log((await workspace.list()).map((f) => f.path).join(' '))"
+        );
         let run = ok(&call(&client, "script", json!({"operation": "run", "code": code})).await);
         assert_eq!(run["output"], "who.txt\n", "{name} sees only its own file");
         client.cancel().await.unwrap();
@@ -205,8 +236,17 @@ async fn hostile_principal_names_never_share_or_leave_their_folders() {
     }
     assert_eq!(found.len(), names.len(), "{found:?}");
     for (who, path) in &found {
-        assert!(path.starts_with(workspace.path().join("principals")), "{}", path.display());
-        let folder = path.strip_prefix(workspace.path().join("principals")).unwrap().iter().next().unwrap();
+        assert!(
+            path.starts_with(workspace.path().join("principals")),
+            "{}",
+            path.display()
+        );
+        let folder = path
+            .strip_prefix(workspace.path().join("principals"))
+            .unwrap()
+            .iter()
+            .next()
+            .unwrap();
         assert_eq!(folder.to_str().unwrap(), droidmcp::confine::principal_folder(who));
     }
     server.terminate().await;

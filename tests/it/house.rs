@@ -93,6 +93,18 @@ const MECHANISMS: &[Mechanism] = &[
         pending: &[],
     },
     Mechanism {
+        concern: "a folder's mode changed through a handle past the one door (confine::Folder::private)",
+        markers: &["fchmod("],
+        home: "crates/confine/src/lib.rs",
+        pending: &[],
+    },
+    Mechanism {
+        concern: "removing a folder tree past the one door (confine::Folder::remove: through the held handle, no link followed)",
+        markers: &["remove_dir_all("],
+        home: "",
+        pending: &["crates/script/src/runs.rs"],
+    },
+    Mechanism {
         concern: "a poll loop (sleeps between looks, reports progress)",
         markers: &["tokio::time::sleep", "get_progress_token"],
         home: "src/tools/poll.rs",

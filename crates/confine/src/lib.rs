@@ -5,8 +5,10 @@
 //!   starting with `.` (so never `.` or `..`, nor a hidden file) or `-` (never read as an
 //!   option), 1 to 100 chars; a path inside a folder (`relative`) is up to four of them with `/`
 //!   between. Names made from someone's text (a flow's `name:`) are made plain (`plain_from`).
-//! - Nothing leaves its folder and no symbolic link is followed: each part is opened relative to
-//!   the one before with `O_NOFOLLOW`, so a link planted anywhere under the folder is refused,
+//! - Nothing leaves its folder and no symbolic link is followed: a `Folder` is an open handle,
+//!   and every operation (open, make, rename, list, remove) is relative to it, so a folder on
+//!   its path moved or swapped for a link later redirects nothing; each part is opened relative
+//!   to the one before with `O_NOFOLLOW`, so a link planted anywhere under the folder is refused,
 //!   never followed; a file is written 0600 to a temp file beside it and renamed over its name.
 //! - The folders droidmcp makes are private: 0700 and this user's (`Folder::private`); one a
 //!   person named on the command line (`Folder::chosen`: `--junit`'s, `--workspace`) is made
@@ -19,8 +21,9 @@ use std::ffi::CString;
 use std::fs::File;
 use std::io::{ErrorKind, Read, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 /// Parts a path inside a folder may have.
@@ -124,11 +127,22 @@ pub fn within(path: &Path, dirs: &[PathBuf]) -> Option<PathBuf> {
     dirs.iter().any(|dir| real.starts_with(dir)).then_some(real)
 }
 
-/// A folder files are written into and read from, only through the methods below.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A folder files are written into and read from, only through the methods below. It is held
+/// open (a handle opened `O_DIRECTORY | O_NOFOLLOW`), and every operation is relative to that
+/// handle: a folder on its path moved or replaced by a link later sends nothing elsewhere.
+#[derive(Debug, Clone)]
 pub struct Folder {
     path: PathBuf,
+    dir: Arc<OwnedFd>,
 }
+
+impl PartialEq for Folder {
+    fn eq(&self, other: &Folder) -> bool {
+        self.path == other.path
+    }
+}
+
+impl Eq for Folder {}
 
 impl Folder {
     /// `path` as a folder only this user can open: made with mode 0700, or the one there
@@ -136,34 +150,23 @@ impl Folder {
     /// may have made it first) and a wider mode narrowed to 0700.
     pub fn private(path: &Path) -> Result<Folder, String> {
         match std::fs::DirBuilder::new().mode(0o700).create(path) {
-            Ok(()) => return Ok(Folder { path: path.into() }),
+            Ok(()) => {}
             Err(e) if e.kind() == ErrorKind::AlreadyExists => {}
             Err(e) => return Err(format!("cannot make the folder {}: {e}", path.display())),
         }
-        let meta = std::fs::symlink_metadata(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        if meta.file_type().is_symlink() {
-            return Err(format!(
+        let dir = open_path(path).map_err(|e| match std::fs::symlink_metadata(path) {
+            Ok(meta) if meta.file_type().is_symlink() => format!(
                 "{} is a symbolic link; links are not followed: remove it",
                 path.display()
-            ));
-        }
-        if !meta.is_dir() {
-            return Err(format!("{} is not a folder: remove it or move it away", path.display()));
-        }
-        // SAFETY: getuid has no preconditions and cannot fail.
-        let me = unsafe { libc::getuid() };
-        if meta.uid() != me {
-            return Err(format!(
-                "{} belongs to another user (uid {}, not {me}): remove it, or give droidmcp a folder of your own (--workspace)",
-                path.display(),
-                meta.uid()
-            ));
-        }
-        if meta.mode() & 0o077 != 0 {
-            std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o700))
-                .map_err(|e| format!("cannot make {} private: {e}", path.display()))?;
-        }
-        Ok(Folder { path: path.into() })
+            ),
+            Ok(meta) if !meta.is_dir() => format!("{} is not a folder: remove it or move it away", path.display()),
+            _ => format!("cannot open the folder {}: {e}", path.display()),
+        })?;
+        made_private(path, &dir)?;
+        Ok(Folder {
+            path: path.into(),
+            dir: Arc::new(dir),
+        })
     }
 
     /// A folder a person named (`--junit`'s, `--workspace`; the current one for an empty path):
@@ -181,7 +184,11 @@ impl Folder {
             .create(path)
             .map_err(|e| format!("cannot make the folder {}: {e}", path.display()))?;
         let real = std::fs::canonicalize(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        Ok(Folder { path: real })
+        let dir = open_path(&real).map_err(|e| format!("cannot open the folder {}: {e}", real.display()))?;
+        Ok(Folder {
+            path: real,
+            dir: Arc::new(dir),
+        })
     }
 
     /// This user's private folder `droidmcp-PURPOSE-UID` in the system's temp folder (`TMPDIR`),
@@ -198,7 +205,7 @@ impl Folder {
     /// The private folder `name` (a plain name) inside this one, made on first use.
     pub fn sub(&self, name: &str) -> Result<Folder, String> {
         plain_name(name)?;
-        Folder::private(&self.path.join(name))
+        self.private_in(name)
     }
 
     /// The principal's own private folder inside this one (`principal_folder`).
@@ -206,9 +213,29 @@ impl Folder {
         if principal.is_empty() {
             return Err("a principal without a name has no folder".into());
         }
-        Folder::private(&self.path.join(principal_folder(principal)))
+        self.private_in(&principal_folder(principal))
     }
 
+    /// The folder `parts` inside this one when it is there (`None` when not), made nothing; a
+    /// link on the way is refused.
+    pub fn find(&self, parts: &[String]) -> Result<Option<Folder>, String> {
+        checked(parts)?;
+        let mut dir = self.handle()?;
+        for (i, part) in parts.iter().enumerate() {
+            dir = match open_dir(&dir, part) {
+                Ok(dir) => dir,
+                Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
+                Err(e) => return Err(refusal(&parts[..=i], e)),
+            };
+        }
+        Ok(Some(Folder {
+            path: parts.iter().fold(self.path.clone(), |path, part| path.join(part)),
+            dir: Arc::new(dir),
+        }))
+    }
+
+    /// The path this folder had when it was opened, to show (every operation goes through the
+    /// held handle, not this path).
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -220,7 +247,7 @@ impl Folder {
     pub fn write(&self, parts: &[String], bytes: &[u8]) -> Result<PathBuf, String> {
         let shown = checked(parts)?;
         let (file, parents) = parts.split_last().ok_or("name a file")?;
-        let mut dir = self.open()?;
+        let mut dir = self.handle()?;
         for (i, part) in parents.iter().enumerate() {
             dir = match open_dir(&dir, part) {
                 Err(e) if e.kind() == ErrorKind::NotFound => {
@@ -257,14 +284,139 @@ impl Folder {
     /// but a file, and a file over `max_bytes`.
     pub fn read(&self, parts: &[String], max_bytes: u64) -> Result<String, String> {
         let shown = checked(parts)?;
+        let (mut file, size) = self.open_file(parts, &shown)?;
+        if size > max_bytes {
+            return Err(format!(
+                "{shown:?} is {size} bytes, over the {max_bytes}-byte read limit"
+            ));
+        }
+        let mut text = String::new();
+        file.read_to_string(&mut text)
+            .map_err(|e| format!("cannot read {shown:?}: {e}"))?;
+        Ok(text)
+    }
+
+    /// The size of the file `parts` inside this folder, 0 when there is none (or a link, or a
+    /// folder there): what writing over it frees.
+    pub fn size_of(&self, parts: &[String]) -> u64 {
+        let Some((file, parents)) = parts.split_last() else {
+            return 0;
+        };
+        let Ok(shown) = checked(parts) else { return 0 };
+        let Ok(dir) = self.descend(parents, &shown) else {
+            return 0;
+        };
+        match stat_at(&dir, file) {
+            Some(stat) if stat.st_mode & libc::S_IFMT == libc::S_IFREG => stat.st_size as u64,
+            _ => 0,
+        }
+    }
+
+    /// The files under `parts` (this folder when empty), as paths relative to it and sizes;
+    /// links and hidden files skipped, a link on the way refused.
+    pub fn list(&self, parts: &[String]) -> Result<Vec<(String, u64)>, String> {
+        let dir = if parts.is_empty() {
+            self.handle()?
+        } else {
+            let shown = checked(parts)?;
+            self.descend(parts, &shown)?
+        };
+        let mut out = Vec::new();
+        walk(&dir, "", MAX_PARTS, &mut out);
+        out.sort();
+        Ok(out)
+    }
+
+    /// The folders right inside this one (not links, not hidden), by name.
+    pub fn folders(&self) -> Vec<String> {
+        let Ok(dir) = self.handle() else { return Vec::new() };
+        entries(&dir)
+            .into_iter()
+            .filter(|name| !name.starts_with('.'))
+            .filter(|name| kind_of(&dir, name) == Some(libc::S_IFDIR))
+            .collect()
+    }
+
+    /// Removes the folder `name` inside this one with all it holds, through the held handle: a
+    /// link inside is removed itself, never followed; `name` itself a link is refused.
+    pub fn remove(&self, name: &str) -> std::io::Result<()> {
+        plain_name(name).map_err(|e| std::io::Error::new(ErrorKind::InvalidInput, e))?;
+        let dir = self.handle().map_err(std::io::Error::other)?;
+        match kind_of(&dir, name) {
+            None => Err(ErrorKind::NotFound.into()),
+            Some(kind) if kind == libc::S_IFLNK => Err(std::io::Error::from_raw_os_error(libc::ELOOP)),
+            Some(_) => remove_tree(&dir, name, 0),
+        }
+    }
+
+    /// Removes the temp files a write that never finished left here, once older than `age`.
+    pub fn remove_leftovers(&self, age: Duration) {
+        let Ok(dir) = self.handle() else { return };
+        let now = SystemTime::now();
+        for name in entries(&dir) {
+            let Some(stat) = stat_at(&dir, &name) else { continue };
+            let modified = SystemTime::UNIX_EPOCH + Duration::from_secs(stat.st_mtime.max(0) as u64);
+            let old = now.duration_since(modified).unwrap_or_default() > age;
+            if is_temp(&name) && stat.st_mode & libc::S_IFMT == libc::S_IFREG && old {
+                unlink(&dir, &name);
+            }
+        }
+    }
+
+    /// The private folder `name` inside this one, made 0700 through the handle when missing.
+    fn private_in(&self, name: &str) -> Result<Folder, String> {
+        let path = self.path.join(name);
+        match make_dir(&self.dir, name) {
+            Err(e) if e.kind() != ErrorKind::AlreadyExists => {
+                return Err(format!("cannot make the folder {}: {e}", path.display()));
+            }
+            _ => {}
+        }
+        let dir = open_dir(&self.dir, name).map_err(|e| match e.raw_os_error() {
+            Some(libc::ELOOP) | Some(libc::EMLINK) => format!(
+                "{} is a symbolic link; links are not followed: remove it",
+                path.display()
+            ),
+            Some(libc::ENOTDIR) => format!("{} is not a folder: remove it or move it away", path.display()),
+            _ => format!("cannot open the folder {}: {e}", path.display()),
+        })?;
+        made_private(&path, &dir)?;
+        Ok(Folder {
+            path,
+            dir: Arc::new(dir),
+        })
+    }
+
+    /// A handle of its own on this folder (the held one, duplicated).
+    fn handle(&self) -> Result<OwnedFd, String> {
+        self.dir
+            .try_clone()
+            .map_err(|e| format!("cannot open the folder {}: {e}", self.path.display()))
+    }
+
+    /// The folder `parts` inside this one, opened part by part; none may be a link.
+    fn descend(&self, parts: &[String], shown: &str) -> Result<OwnedFd, String> {
+        let mut dir = self.handle()?;
+        for (i, part) in parts.iter().enumerate() {
+            dir = open_dir(&dir, part).map_err(|e| match e.kind() {
+                ErrorKind::NotFound => format!("no file {shown:?}"),
+                _ => refusal(&parts[..=i], e),
+            })?;
+        }
+        Ok(dir)
+    }
+
+    /// The regular file `parts` inside this one, open for reading, and its size; a link on the
+    /// way or as the file, a folder, a FIFO or a device is refused.
+    fn open_file(&self, parts: &[String], shown: &str) -> Result<(File, u64), String> {
         let (file, parents) = parts.split_last().ok_or("name a file")?;
-        let dir = self.descend(parents, &shown)?;
+        let dir = self.descend(parents, shown)?;
         let name = c_name(file)?;
         // Non-blocking: a FIFO planted under the name must not hang the read.
         let flags = libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK;
         // SAFETY: `dir` is an open folder and `name` a NUL-terminated string.
         let fd = unsafe { libc::openat(dir.as_raw_fd(), name.as_ptr(), flags) };
-        let mut file = owned(fd).map(File::from).map_err(|e| match e.kind() {
+        let file = owned(fd).map(File::from).map_err(|e| match e.kind() {
             ErrorKind::NotFound => format!("no file {shown:?}"),
             _ => refusal(parts, e),
         })?;
@@ -275,66 +427,46 @@ impl Folder {
         if !meta.is_file() {
             return Err(format!("{shown:?} is not a regular file"));
         }
-        if meta.len() > max_bytes {
-            return Err(format!(
-                "{shown:?} is {} bytes, over the {max_bytes}-byte read limit",
-                meta.len()
-            ));
-        }
-        let mut text = String::new();
-        file.read_to_string(&mut text)
-            .map_err(|e| format!("cannot read {shown:?}: {e}"))?;
-        Ok(text)
+        Ok((file, meta.len()))
     }
+}
 
-    /// The files under `parts` (this folder when empty), as paths relative to it and sizes;
-    /// links and hidden files skipped, a link on the way refused.
-    pub fn list(&self, parts: &[String]) -> Result<Vec<(String, u64)>, String> {
-        if !parts.is_empty() {
-            let shown = checked(parts)?;
-            self.descend(parts, &shown)?;
-        }
-        let dir = parts.iter().fold(self.path.clone(), |path, part| path.join(part));
-        Ok(walk(&dir, MAX_PARTS))
-    }
+/// The folder at a whole path, opened, not through a link as its last part.
+fn open_path(path: &Path) -> std::io::Result<OwnedFd> {
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)
+        .map(OwnedFd::from)
+}
 
-    /// Removes the temp files a write that never finished left here, once older than `age`.
-    pub fn remove_leftovers(&self, age: Duration) {
-        let Ok(read) = std::fs::read_dir(&self.path) else {
-            return;
-        };
-        let now = SystemTime::now();
-        for entry in read.filter_map(Result::ok) {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            let Ok(meta) = entry.metadata() else { continue };
-            let old = now.duration_since(meta.modified().unwrap_or(now)).unwrap_or_default() > age;
-            if is_temp(&name) && meta.is_file() && old {
-                let _ = std::fs::remove_file(entry.path());
-            }
-        }
+/// Checks the open folder `dir` (at `path`, to show) is this user's, and narrows a wider mode
+/// to 0700 through the handle.
+fn made_private(path: &Path, dir: &OwnedFd) -> Result<(), String> {
+    let meta = File::from(
+        dir.try_clone()
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?,
+    )
+    .metadata()
+    .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    if !meta.is_dir() {
+        return Err(format!("{} is not a folder: remove it or move it away", path.display()));
     }
-
-    /// This folder, opened: refused when it became a link since.
-    fn open(&self) -> Result<OwnedFd, String> {
-        std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC)
-            .open(&self.path)
-            .map(OwnedFd::from)
-            .map_err(|e| format!("cannot open the folder {}: {e}", self.path.display()))
+    // SAFETY: getuid has no preconditions and cannot fail.
+    let me = unsafe { libc::getuid() };
+    if meta.uid() != me {
+        return Err(format!(
+            "{} belongs to another user (uid {}, not {me}): remove it, or give droidmcp a folder of your own (--workspace)",
+            path.display(),
+            meta.uid()
+        ));
     }
-
-    /// The folder `parts` inside this one, opened part by part; none may be a link.
-    fn descend(&self, parts: &[String], shown: &str) -> Result<OwnedFd, String> {
-        let mut dir = self.open()?;
-        for (i, part) in parts.iter().enumerate() {
-            dir = open_dir(&dir, part).map_err(|e| match e.kind() {
-                ErrorKind::NotFound => format!("no file {shown:?}"),
-                _ => refusal(&parts[..=i], e),
-            })?;
-        }
-        Ok(dir)
+    if meta.mode() & 0o077 != 0 {
+        // SAFETY: `dir` is an open folder.
+        done(unsafe { libc::fchmod(dir.as_raw_fd(), 0o700) })
+            .map_err(|e| format!("cannot make {} private: {e}", path.display()))?;
     }
+    Ok(())
 }
 
 /// The end of a temp file's name (`.NAME.ULID.partial`).
@@ -444,41 +576,94 @@ fn unlink(dir: &OwnedFd, name: &str) {
 /// The file type bits (`S_IFLNK`, `S_IFDIR`, …) of `name` in `dir`, the link itself when it is
 /// one; `None` when there is nothing by that name.
 fn kind_of(dir: &OwnedFd, name: &str) -> Option<libc::mode_t> {
+    stat_at(dir, name).map(|stat| stat.st_mode & libc::S_IFMT)
+}
+
+/// The names in the open folder `dir` (`.` and `..` left out), read through a handle of their
+/// own.
+fn entries(dir: &OwnedFd) -> Vec<String> {
+    let Ok(own) = open_dir(dir, ".") else { return Vec::new() };
+    // SAFETY: `own` is an open folder; fdopendir takes it over, and closedir closes it.
+    let stream = unsafe { libc::fdopendir(own.as_raw_fd()) };
+    if stream.is_null() {
+        return Vec::new();
+    }
+    std::mem::forget(own);
+    let mut names = Vec::new();
+    loop {
+        // SAFETY: `stream` is an open directory stream.
+        let entry = unsafe { libc::readdir(stream) };
+        if entry.is_null() {
+            break;
+        }
+        // SAFETY: readdir answered an entry whose d_name is NUL-terminated.
+        let name = unsafe { std::ffi::CStr::from_ptr((*entry).d_name.as_ptr()) };
+        let name = name.to_string_lossy().into_owned();
+        if name != "." && name != ".." {
+            names.push(name);
+        }
+    }
+    // SAFETY: `stream` is open and closed once.
+    unsafe { libc::closedir(stream) };
+    names
+}
+
+/// `name` in `dir` as it is, a link itself when it is one; `None` when there is nothing.
+fn stat_at(dir: &OwnedFd, name: &str) -> Option<libc::stat> {
     let name = io_name(name).ok()?;
     // SAFETY: a zeroed stat is a valid value for fstatat to fill.
     let mut stat: libc::stat = unsafe { std::mem::zeroed() };
     // SAFETY: as `open_dir`; `stat` is a valid place to write.
     let result = unsafe { libc::fstatat(dir.as_raw_fd(), name.as_ptr(), &mut stat, libc::AT_SYMLINK_NOFOLLOW) };
-    (result == 0).then_some(stat.st_mode & libc::S_IFMT)
+    (result == 0).then_some(stat)
 }
 
 /// Files under `dir` (relative paths, sizes) down to `depth` folders, links and hidden files
-/// skipped, sorted.
-fn walk(dir: &Path, depth: usize) -> Vec<(String, u64)> {
-    fn visit(dir: &Path, prefix: &str, depth: usize, out: &mut Vec<(String, u64)>) {
-        let Ok(read) = std::fs::read_dir(dir) else { return };
-        for entry in read.filter_map(Result::ok) {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            let Ok(kind) = entry.file_type() else { continue };
-            if name.starts_with('.') || kind.is_symlink() {
-                continue;
+/// skipped.
+fn walk(dir: &OwnedFd, prefix: &str, depth: usize, out: &mut Vec<(String, u64)>) {
+    for name in entries(dir) {
+        if name.starts_with('.') {
+            continue;
+        }
+        let Some(stat) = stat_at(dir, &name) else { continue };
+        let path = if prefix.is_empty() {
+            name.clone()
+        } else {
+            format!("{prefix}/{name}")
+        };
+        match stat.st_mode & libc::S_IFMT {
+            libc::S_IFDIR if depth > 1 => {
+                if let Ok(sub) = open_dir(dir, &name) {
+                    walk(&sub, &path, depth - 1, out);
+                }
             }
-            let path = if prefix.is_empty() {
-                name.clone()
-            } else {
-                format!("{prefix}/{name}")
-            };
-            if kind.is_dir() && depth > 1 {
-                visit(&entry.path(), &path, depth - 1, out);
-            } else if kind.is_file() {
-                out.push((path, entry.metadata().map(|m| m.len()).unwrap_or(0)));
-            }
+            libc::S_IFREG => out.push((path, stat.st_size as u64)),
+            _ => {}
         }
     }
-    let mut out = Vec::new();
-    visit(dir, "", depth, &mut out);
-    out.sort();
-    out
+}
+
+/// How deep `remove_tree` goes: far past what the door makes (`MAX_PARTS`).
+const MAX_REMOVE_DEPTH: usize = 32;
+
+/// Removes `name` in `dir`: a folder with all it holds, each opened relative to the one before
+/// with `O_NOFOLLOW`; anything else (a link included) unlinked itself.
+fn remove_tree(dir: &OwnedFd, name: &str, depth: usize) -> std::io::Result<()> {
+    let c_name = io_name(name)?;
+    if kind_of(dir, name) == Some(libc::S_IFDIR) {
+        if depth >= MAX_REMOVE_DEPTH {
+            return Err(std::io::Error::other("folders nested too deep to remove"));
+        }
+        let sub = open_dir(dir, name)?;
+        for entry in entries(&sub) {
+            remove_tree(&sub, &entry, depth + 1)?;
+        }
+        // SAFETY: as `open_dir`.
+        done(unsafe { libc::unlinkat(dir.as_raw_fd(), c_name.as_ptr(), libc::AT_REMOVEDIR) })
+    } else {
+        // SAFETY: as `open_dir`.
+        done(unsafe { libc::unlinkat(dir.as_raw_fd(), c_name.as_ptr(), 0) })
+    }
 }
 
 #[cfg(test)]
