@@ -108,7 +108,6 @@ fn add_media_does_not_climb_out_of_the_flows_folder() {
 
 /// A link planted where the script root's `runs/` would be: the door refuses to make runs there,
 /// but the sweep must not follow it and delete folders elsewhere that look like old runs.
-#[ignore = "bug: the run sweep reads and removes through a `runs` link: an old-ULID folder outside the workspace is deleted"]
 #[tokio::test]
 async fn the_run_sweep_does_not_follow_a_planted_runs_link() {
     let home = tempfile::tempdir().unwrap();

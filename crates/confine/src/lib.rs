@@ -220,6 +220,18 @@ impl Folder {
     /// link on the way is refused.
     pub fn find(&self, parts: &[String]) -> Result<Option<Folder>, String> {
         checked(parts)?;
+        self.found(parts)
+    }
+
+    /// The principal's folder inside this one when it is there, as `find`.
+    pub fn find_principal(&self, principal: &str) -> Result<Option<Folder>, String> {
+        if principal.is_empty() {
+            return Err("a principal without a name has no folder".into());
+        }
+        self.found(&[principal_folder(principal)])
+    }
+
+    fn found(&self, parts: &[String]) -> Result<Option<Folder>, String> {
         let mut dir = self.handle()?;
         for (i, part) in parts.iter().enumerate() {
             dir = match open_dir(&dir, part) {
