@@ -82,7 +82,6 @@ fn add_media_does_not_follow_a_link_to_a_host_secret() {
 
 /// addMedia takes files beside the flow: one written as `../…` or absolute, outside the flow's
 /// folder, is refused as the flow is read.
-#[ignore = "bug: addMedia reads `../` and absolute paths anywhere on the host and pushes them"]
 #[test]
 fn add_media_does_not_climb_out_of_the_flows_folder() {
     let root = tempfile::tempdir().unwrap();

@@ -88,6 +88,36 @@ pub fn relative(path: &str) -> Result<Vec<String>, String> {
     Ok(parts)
 }
 
+/// A path a person wrote to a file that is already inside a folder (addMedia's media beside the
+/// flow), as its parts: relative, 1 to `MAX_PARTS` of them, none empty, `.`, `..` or holding a
+/// NUL; any other name is taken as written (`My photo (1).png`), as it is only opened for reading,
+/// part by part through `Folder::open_existing`, never made.
+pub fn inside(path: &str) -> Result<Vec<String>, String> {
+    let not = |why: &str| {
+        Err(format!(
+            "{:?} is not a path inside the folder: {why}",
+            android::text::echoed(path)
+        ))
+    };
+    if path.starts_with('/') {
+        return not("it is absolute; name the file beside the flow (e.g. cat.png or media/cat.png)");
+    }
+    let parts: Vec<String> = path.split('/').map(str::to_string).collect();
+    if parts.iter().any(|p| p == "..") {
+        return not("it climbs out with ..; name a file beside the flow or in a folder below it");
+    }
+    if parts.iter().any(|p| p.is_empty() || p == ".") {
+        return not("it has an empty or . part");
+    }
+    if path.contains('\0') {
+        return not("it has a NUL");
+    }
+    if parts.len() > MAX_PARTS {
+        return not(&format!("it has over {MAX_PARTS} parts"));
+    }
+    Ok(parts)
+}
+
 /// A plain name made from any text (a flow's `name:`, which a third party writes): each char
 /// that is not plain becomes `_`, leading dots and dashes go, at most 80 chars (160 bytes), so a
 /// suffix of up to 20 chars still fits; `_` when nothing is left.
@@ -306,6 +336,15 @@ impl Folder {
         file.read_to_string(&mut text)
             .map_err(|e| format!("cannot read {shown:?}: {e}"))?;
         Ok(text)
+    }
+
+    /// The file `parts` (a path `inside` checks, not only plain names) already in this folder,
+    /// open for reading, and its size: a link anywhere on the way or as the file is refused,
+    /// never followed, and so is anything but a regular file.
+    pub fn open_existing(&self, parts: &[String]) -> Result<(File, u64), String> {
+        let shown = parts.join("/");
+        inside(&shown)?;
+        self.open_file(parts, &shown)
     }
 
     /// The size of the file `parts` inside this folder, 0 when there is none (or a link, or a

@@ -228,3 +228,25 @@ fn a_removal_goes_through_the_handle_and_follows_no_link() {
     );
     assert_eq!(ws.find(&["run".into()]).unwrap(), None);
 }
+
+#[test]
+fn a_path_inside_keeps_any_name_but_never_leaves() {
+    for bad in [
+        "../x.png",
+        "a/../../x.png",
+        "/etc/passwd",
+        "a//b.png",
+        "./a.png",
+        "a/",
+        "a/b/c/d/e.png",
+        "a\0.png",
+        "",
+    ] {
+        assert!(super::inside(bad).is_err(), "{bad:?} was accepted");
+    }
+    assert_eq!(super::inside("it's; touch #.png").unwrap(), ["it's; touch #.png"]);
+    assert_eq!(
+        super::inside("media/My photo (1).png").unwrap(),
+        ["media", "My photo (1).png"]
+    );
+}

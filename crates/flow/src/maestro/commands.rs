@@ -412,6 +412,9 @@ pub(super) fn add_media(arg: &MarkedYamlOwned, base: Option<&std::path::Path>) -
     let mut files = Vec::new();
     for item in items {
         let given = string(item, "a file")?;
+        // The one check, as the flow is read (`--check` and a run alike): a file beside the
+        // flow or in a folder below it, never `../` or an absolute path.
+        confine::inside(&given).map_err(|e| at(item, &format!("addMedia: {e}")))?;
         let path = match base {
             Some(folder) => folder.join(&given),
             None => std::path::PathBuf::from(&given),
