@@ -57,7 +57,6 @@ async fn a_runs_folder_replaced_by_a_link_mid_run_does_not_redirect_its_writes()
 
 /// addMedia takes "images and videos beside the flow". A link named `*.png` beside the flow,
 /// pointing at a host secret that is no image, must not be read and pushed to the device.
-#[ignore = "bug: addMedia follows a link beside the flow to any host file (no image) and pushes it to the device"]
 #[test]
 fn add_media_does_not_follow_a_link_to_a_host_secret() {
     let dir = tempfile::tempdir().unwrap();
