@@ -196,7 +196,7 @@ pub fn check(options: &Options) -> bool {
         let mut notes = Vec::new();
         let (steps, refused) = match ext {
             "yaml" | "yml" => {
-                let checked = crate::flow::maestro::check_file(file);
+                let checked = crate::flow::maestro::check_file(file, crate::tools::flow::replayable);
                 let mut lines = Vec::new();
                 would(&checked.steps, &mut 0, &mut lines);
                 notes = checked.notes;
@@ -270,7 +270,8 @@ fn script_of(file: &Path) -> anyhow::Result<(String, String, Vec<crate::flow::co
         "js" => text,
         "yaml" | "yml" => {
             // Read again by path, so a `runFlow: FILE` finds FILE beside it.
-            let (name, steps) = crate::flow::maestro::parse_file(file).map_err(|e| anyhow::anyhow!("{e}"))?;
+            let (name, steps) = crate::flow::maestro::parse_file(file, crate::tools::flow::replayable)
+                .map_err(|e| anyhow::anyhow!("{e}"))?;
             named = name;
             media = crate::flow::commands::media(&steps);
             crate::flow::js::render(&steps, &[format!("from {}", file.display())])

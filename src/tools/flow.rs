@@ -299,3 +299,19 @@ fn write(folder: &Folder, file: &str, text: &str) -> Result<std::path::PathBuf, 
     }
     folder.write(&[file.to_string()], text.as_bytes())
 }
+
+/// The run's check of a step a replay reads from a flow: each call it makes with the flow's own
+/// values (`flow::js::calls`) built by its tool's parse, the one the call meets as it runs; so
+/// `replay --check` refuses, with the flow's line, what the run's tool would refuse.
+pub fn replayable(step: &flow::Step) -> Result<(), String> {
+    for call in flow::js::calls(step) {
+        let built = match call.tool {
+            "ui" => super::ui::UiCommand::parse(call.args.clone()).map(drop),
+            "adb-app" => super::app::AppCommand::parse(call.args.clone()).map(drop),
+            "adb-device" => super::device::DeviceCommand::parse(call.args.clone()).map(drop),
+            _ => Ok(()),
+        };
+        built.map_err(|e| format!("{} {} would refuse it: {e}", call.tool, call.method))?;
+    }
+    Ok(())
+}

@@ -225,6 +225,9 @@ impl Host for ToolHost {
                     .map(|s| serde_json::to_value(s).unwrap_or_default()),
                 "skills.list" => Ok(serde_json::to_value(runs.skills()).unwrap_or_default()),
                 "skills.load" => runs.skill(&text("name")).map(Value::String),
+                "replay.read" => {
+                    crate::flow::maestro::read_rendered(&arguments, super::flow::replayable).map(Value::String)
+                }
                 other => Err(format!("{other} is not available")),
             }
         })

@@ -762,7 +762,7 @@ fn a_recorded_selector_finds_the_same_element_again_on_every_capture() {
                     points += 1;
                     continue;
                 }
-                Selector::Percent(_) | Selector::PointTemplate(_) | Selector::Pattern(_) | Selector::Maestro(_) => {
+                Selector::Percent(_) | Selector::Rendered(_) | Selector::Pattern(_) | Selector::Maestro(_) => {
                     panic!("{name}: a recording never makes a percent, template, pattern or Maestro selector")
                 }
             };

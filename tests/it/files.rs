@@ -214,8 +214,9 @@ fn a_flows_name_never_takes_its_failure_screenshot_out_of_the_report_folder() {
 }
 
 /// takeScreenshot paths: a written one that would leave the report's folder is refused as the
-/// flow is read (at its line); one a `${…}` makes is checked as the file is pulled, and fails
-/// the flow without writing it anywhere; plain ones land inside.
+/// flow is read (at its line); one a `${…}` makes is held to the same rule as its step runs, and
+/// fails that step without writing it anywhere (a link planted where one lands is refused as
+/// the file is pulled); plain ones land inside.
 #[test]
 fn a_screenshot_path_never_leaves_the_report_folder() {
     let names: Vec<String> = hostile_names();
@@ -239,7 +240,10 @@ fn a_screenshot_path_never_leaves_the_report_folder() {
     let mut text = String::from("appId: com.android.settings\n---\n");
     let mut envs = Vec::new();
     for (i, name) in usable.iter().enumerate() {
-        text.push_str(&format!("- takeScreenshot: \"${{P{i}}}\"\n"));
+        // Optional, so each is tried whatever the one before did.
+        text.push_str(&format!(
+            "- takeScreenshot:\n    path: \"${{P{i}}}\"\n    optional: true\n"
+        ));
         envs.push(format!("P{i}={}", world.absolute(name)));
     }
     let made = flow(&flows, "made.yaml", &text);
@@ -294,6 +298,13 @@ fn a_screenshot_path_never_leaves_the_report_folder() {
     let said = stdout(&out);
     assert_eq!(out.status.code(), Some(1), "{said}");
     assert!(said.contains("files the flow made were not pulled"), "{said}");
+    // Each made name that would leave the folder failed its own step (`--env` values are hidden
+    // from the report, so the lines are counted, not read).
+    let failed_steps = said
+        .lines()
+        .filter(|l| l.starts_with("ok ") && l.contains("; warning: "))
+        .count();
+    assert_eq!(failed_steps, usable.iter().filter(|n| !inside(n)).count(), "{said}");
     let files = only_inside(&before, &world.root, &world.folder, "a screenshot's path");
     assert!(report.exists());
     assert!(world.folder.join("écran.png").exists() && world.folder.join("画面 1.png").exists());

@@ -597,8 +597,8 @@ fn a_long_press_lasts_three_seconds_as_maestros() {
     assert_eq!((words[2], words[3], words[6]), (words[4], words[5], "3000"), "{only}");
 }
 
-/// A takeScreenshot path with a `${…}` is made as the step runs and checked by the one door as
-/// the file is pulled: a value that climbs out (`..`) fails the flow, naming it, and writes
+/// A takeScreenshot path with a `${…}` is made as the step runs and held to the one door's rule
+/// as a written one is: a value that climbs out (`..`) fails its step, naming it, and writes
 /// nothing.
 #[test]
 fn a_screenshot_path_from_a_variable_is_made_as_the_step_runs() {
@@ -618,8 +618,7 @@ fn a_screenshot_path_from_a_variable_is_made_as_the_step_runs() {
     assert_eq!(out.status.code(), Some(1), "{said}");
     assert!(dir.path().join("out/shots/dark_home.png").exists(), "{said}");
     assert!(
-        said.contains("files the flow made were not pulled: ${PLACE}/escaped.png")
-            && said.contains("not a path inside the folder"),
+        said.contains("FAILED  3 screenshot ${PLACE}/escaped.png") && said.contains("is not a path inside the folder"),
         "{said}"
     );
     assert!(!dir.path().join("escaped.png").exists() && !dir.path().parent().unwrap().join("escaped.png").exists());

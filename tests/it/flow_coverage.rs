@@ -108,5 +108,9 @@ fn a_point_from_a_scripts_output_is_evaluated_as_the_step_runs() {
     let out = replay(&flow(dir.path(), "bad.yaml", bad), None, &[]);
     let said = stdout(&out);
     assert!(!out.status.success(), "{said}");
-    assert!(said.contains("the point \"the middle\" is not \"x, y\""), "{said}");
+    assert!(
+        said.contains("FAILED  3 tapOn point: ${output.tab}")
+            && said.contains("line 6: a point is \"x, y\" in device pixels, or \"x%, y%\" of the screen (${output.tab} gave \"the middle\")"),
+        "{said}"
+    );
 }

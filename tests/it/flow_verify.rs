@@ -157,7 +157,7 @@ async fn a_recorded_dialog_button_keeps_its_label_and_taps_nothing_else_in_both_
     );
     // The wait too names the button by its label, never by the framework id alone.
     assert!(
-        script.contains(r#"await ui.wait({ match: "exact", ...{ text: "OK" }, timeoutMs: 1000 });"#)
+        script.contains(r#"await ui.wait({ match: "exact", text: "OK", timeoutMs: 1000 });"#)
             && !script.contains(r#"{ resourceId: "android:id/button1" }"#),
         "{script}"
     );

@@ -207,6 +207,18 @@ const MECHANISMS: &[Mechanism] = &[
         pending: &[],
     },
     Mechanism {
+        concern: "deciding whether a flow's field is a `${…}` template (flow::maestro::template, by interp's own scan): a command that tests it itself renders on a path of its own",
+        markers: &["contains(\"${\")"],
+        home: "crates/flow/src/maestro/template.rs",
+        pending: &[],
+    },
+    Mechanism {
+        concern: "evaluating a `${…}` (runtime.js's interp, the one door every template of every Maestro command goes through)",
+        markers: &["\\$\\{", "new Function"],
+        home: "crates/flow/src/maestro/runtime.js",
+        pending: &[],
+    },
+    Mechanism {
         concern: "an element's identity, which refs, verify before act, the recorded selectors, the secret fields and web elements compare (android::identity::Identity, made once per reading)",
         markers: &["struct Identity"],
         home: "crates/android/src/identity.rs",

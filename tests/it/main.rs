@@ -28,6 +28,7 @@ mod flow_http;
 mod flow_js;
 mod flow_secrets;
 mod flow_selectors;
+mod flow_templates;
 mod flow_verify;
 mod house;
 mod http;

@@ -69,20 +69,17 @@ pub struct ElementSelector {
     pub contains_descendants: Option<Vec<ElementSelector>>,
 }
 
-/// Which match `index` takes: a place, or in a flow a `${…}` that gives one as the step runs
-/// (never resolved as it is: it reaches `ui` evaluated, as a place).
+/// Which match `index` takes: its place, from 0.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(untagged)]
 pub enum Index {
     At(i64),
-    Template(String),
 }
 
 impl std::fmt::Display for Index {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Index::At(i) => write!(f, "{i}"),
-            Index::Template(t) => write!(f, "{t:?}"),
         }
     }
 }
@@ -424,8 +421,6 @@ impl<'t> View<'t> {
                     .into_iter()
                     .collect()
             }
-            // Not evaluated: no place, so no match.
-            Some(Index::Template(_)) => Vec::new(),
             None => {
                 out.sort_by_key(|&n| !self.flag(n, "clickable"));
                 out

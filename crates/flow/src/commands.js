@@ -8,15 +8,6 @@ async function pullLater(devicePath, name, program) {
   await workspace.write("flow-files.json", files);
 }
 
-// takeScreenshot whose path a `${…}` makes: the name it evaluates to is checked by the replay's
-// one door as the file is pulled (a name that would leave the report's folder fails the flow
-// there), and flattened on the device as device_file does.
-async function screenshotNamed(given) {
-  const name = given.endsWith(".png") ? given.slice(0, -4) : given;
-  const flat = name.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 100);
-  await pullLater(`/data/local/tmp/droidmcp-${flat}.png`, `${name}.png`, "screencap -p ");
-}
-
 // A path this script wrote itself, quoted for the device's shell (it holds no quote).
 function quoted(path) {
   if (!/^[A-Za-z0-9_.\/-]+$/.test(path)) throw new Error(`not a device path: ${path}`);

@@ -238,10 +238,6 @@ impl Command {
                     lit(direction)
                 )]
             }
-            // A name with a `${…}` is made as the step runs (Maestro's runtime's `interp`).
-            Command::Screenshot { name } if name.contains("${") => {
-                vec![format!("await screenshotNamed(interp({}));", lit(name))]
-            }
             Command::Screenshot { name } => vec![format!(
                 "await pullLater({}, {}, \"screencap -p \");",
                 lit(&device_file(name, "png")),

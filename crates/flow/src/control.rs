@@ -20,6 +20,49 @@ pub enum Js {
     Assert { condition: String },
 }
 
+/// A Maestro command (or a condition's selector) with a `${…}` in it: its step renders each one
+/// (`runtime.js`'s `rendered`, over `interp`) and reads the command again, rendered, with the
+/// reader that read the flow (`maestro::rendered`), then runs what that reads.
+#[derive(Debug, Clone)]
+pub struct Rendered {
+    /// The command's name; none for a condition's selector.
+    pub command: Option<String>,
+    /// Its argument as written (`maestro::template::encode`: each scalar with its line).
+    pub arg: serde_json::Value,
+    /// The flow's appId as written, when the command names no app of its own.
+    pub app: Option<serde_json::Value>,
+    /// What it does, its `${…}` as written: how a report names it.
+    pub said: String,
+    /// The flow file and the line it is on (its refusals name them).
+    pub file: String,
+    pub line: usize,
+    /// Which of the steps the command reads as (`launchApp {clearState}` is two) this one runs:
+    /// the first reads them all, the others run theirs (`runtime.js`'s `rendered`).
+    pub part: (usize, usize),
+}
+
+impl PartialEq for Rendered {
+    /// The same command, wherever it was written.
+    fn eq(&self, other: &Rendered) -> bool {
+        fn shape(v: &serde_json::Value) -> serde_json::Value {
+            match v {
+                serde_json::Value::Object(o) => o
+                    .iter()
+                    .filter(|(k, _)| *k != "l")
+                    .map(|(k, v)| (k.clone(), shape(v)))
+                    .collect(),
+                serde_json::Value::Array(items) => items.iter().map(shape).collect(),
+                other => other.clone(),
+            }
+        }
+        let app = |r: &Rendered| r.app.as_ref().map(shape);
+        (&self.command, shape(&self.arg), app(self), &self.said, self.part)
+            == (&other.command, shape(&other.arg), app(other), &other.said, other.part)
+    }
+}
+
+impl Eq for Rendered {}
+
 /// The rule a block's steps run under.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Control {

@@ -2,166 +2,13 @@
 //! same API an assistant uses, then waits for what the recording saw after it. `droidmcp
 //! replay` runs it (a Maestro flow too, turned into this first), and so does `script run`.
 
-use super::{Action, Control, Js, Selector, Step, Target, When, one_line, quoted as lit};
+use super::{Action, Control, Js, Selector, Step, Target, When, literal, one_line, quoted as lit};
 
 /// What a replay reads back from the run's folder: one record per step.
 pub const RESULTS_FILE: &str = "flow-results.json";
 
 /// Defines `step`, `target` and `expect` for the steps below it.
-const PRELUDE: &str = r#"const TIMEOUT = Number(args.timeoutMs ?? 10000);
-const results = [];
-
-// Whether the runFlow-when block being run runs: its first step reads the condition.
-let blockRuns = true;
-
-// Runs one step and keeps its record (ok, ms, warnings, error) in flow-results.json. An optional
-// step's failure is a warning; a step in a block whose condition does not hold is not run.
-async function step(name, body, optional = false, when = null) {
-  const started = Date.now();
-  if (!(await runs(when))) {
-    const [ms, warnings] = [Date.now() - started, ["not run: its runFlow condition does not hold"]];
-    results.push({ name, ok: true, ms, warnings, error: null });
-    await workspace.write("flow-results.json", results);
-    console.log(`ok ${name} (${ms} ms); ${warnings[0]}`);
-    return;
-  }
-  const warnings = [];
-  let error = null;
-  try {
-    await body(warnings);
-  } catch (e) {
-    error = String((e && e.message) || e);
-    if (optional) {
-      warnings.push(`optional, failed: ${error}`);
-      error = null;
-    }
-  }
-  const ms = Date.now() - started;
-  results.push({ name, ok: error === null, ms, warnings, error });
-  await workspace.write("flow-results.json", results);
-  console.log(`${error === null ? "ok" : "FAILED"} ${name} (${ms} ms)` +
-    (warnings.length ? `; ${warnings.join("; ")}` : "") + (error === null ? "" : `: ${error}`));
-  if (error !== null) throw new Error(`step ${name} failed: ${error}`);
-}
-
-// The element a step acts on. It waits for the recorded selector (exactly, unless the selector
-// says how: a Maestro text pattern is a regex); the call it returns carries what the recording
-// saw of the element (`recorded`: its label, class and resource-id), and `ui` acts only on an
-// element that has them, refusing any other before it touches the device. When the selector no
-// longer matches, the one element whose label is exactly the recorded label is used, with a
-// warning (healed), and `ui` checks it has that label and class.
-async function target(selector, recorded, warnings) {
-  const checked = recorded === null ? {} : { recorded };
-  if ("x" in selector) return { ...selector, ...checked };
-  if ("percent" in selector) {
-    const [x, y] = await percent(selector.percent);
-    return { x, y, ...checked };
-  }
-  if ("point" in selector) {
-    // A point a `${…}` gave as the step ran: "x, y" in pixels or "x%, y%" of the screen.
-    const parts = String(selector.point).split(",").map((p) => p.trim());
-    const pct = parts.map((p) => /^\d+%$/.test(p));
-    if (parts.length === 2 && pct[0] && pct[1]) {
-      const [x, y] = await percent(parts.map((p) => Number(p.slice(0, -1))));
-      return { x, y, ...checked };
-    }
-    if (parts.length === 2 && parts.every((p) => /^\d+$/.test(p))) return { x: Number(parts[0]), y: Number(parts[1]), ...checked };
-    throw new Error(`the point ${JSON.stringify(selector.point)} is not "x, y" in pixels or "x%, y%" of the screen`);
-  }
-  try {
-    await ui.wait({ ...query(selector), timeoutMs: TIMEOUT });
-    return { ...query(selector), ...checked };
-  } catch (e) {
-    const label = recorded === null ? null : recorded.label ?? null;
-    if (label === null || label.trim() === "" || selector.text === label) throw e;
-    const found = await ui.find({ text: label, match: "exact" });
-    if (found.totalCount !== 1) throw e;
-    warnings.push(`healed: ${JSON.stringify(selector)} no longer matches; now ${JSON.stringify({ text: label })}`);
-    return { text: label, match: "exact", recorded: { label, class: recorded.class ?? null } };
-  }
-}
-
-// How `ui` takes a selector: a Maestro selector as it is (`ui` resolves it as Maestro does), any
-// other matched exactly.
-function query(selector) {
-  return "selector" in selector ? selector : { match: "exact", ...selector };
-}
-
-// A point given in percent of the screen, in device pixels (the screen as it is now, turned or
-// not).
-async function percent([x, y]) {
-  const [w, h] = (await ui.dump({ limit: 1 })).screen;
-  return [Math.min(w - 1, Math.round((w * x) / 100)), Math.min(h - 1, Math.round((h * y) / 100))];
-}
-
-// Maestro's swipe from an element: from its centre to a tenth of the screen from the edge the
-// finger moves toward.
-async function swipeFrom(selector, direction, durationMs) {
-  const [x, y] = (await ui.wait({ ...query(selector), timeoutMs: TIMEOUT })).target.at;
-  const [w, h] = (await ui.dump({ limit: 1 })).screen;
-  const [near, far] = [(n) => Math.round(n * 0.1), (n) => Math.round(n * 0.9)];
-  const to = { up: [x, near(h)], down: [x, far(h)], left: [near(w), y], right: [far(w), y] }[direction];
-  await ui.swipe({ from: [x, y], to, ...(durationMs === null ? {} : { durationMs }) });
-}
-
-// Whether a step of a runFlow-when block runs: the block's first step reads the condition.
-async function runs(when) {
-  if (when === null) return true;
-  if (when.opens) blockRuns = await holds(when);
-  return blockRuns;
-}
-
-// What the recording left out of the file (a password): `droidmcp replay --env NAME=VALUE`, or a
-// Maestro flow's own env.
-function env(name) {
-  const value = globalThis[name] ?? (args.env || {})[name];
-  if (typeof value !== "string") {
-    throw new Error(`this step types \${${name}}, which the recording left out: replay with --env ${name}=VALUE`);
-  }
-  return value;
-}
-
-// A runFlow when's condition, read as its block starts (a repeat while's, before each round):
-// each selector given shows (visible) or does not (notVisible) within a short look, at most 2 s,
-// and its JavaScript (`true`) is true.
-async function holds(when) {
-  const shows = async (selector) => {
-    try {
-      await ui.wait({ ...query(selector), timeoutMs: Math.min(TIMEOUT, 2000) });
-      return true;
-    } catch (e) {
-      if (String((e && e.message) || e).includes("did not appear")) return false;
-      throw e;
-    }
-  };
-  if (when.visible && !(await shows(when.visible))) return false;
-  if (when.notVisible && (await shows(when.notVisible))) return false;
-  if (when.script !== undefined && !truthy(interp(when.script, false))) return false;
-  return true;
-}
-
-// A step the recording saw no outcome of waits for the screen to settle: a reading waits until
-// the app is idle.
-async function settle() {
-  await ui.dump({ limit: 1 });
-}
-
-// What the recording saw after the step: each label shows, and the activity is in front.
-async function expect(activity, visible) {
-  let focused = null;
-  for (const selector of visible) {
-    focused = (await ui.wait({ ...query(selector), timeoutMs: TIMEOUT })).focused;
-  }
-  const started = Date.now();
-  while (activity !== null && (focused === null || focused.activity !== activity)) {
-    if (Date.now() - started > TIMEOUT) {
-      throw new Error(`expected ${activity} in front; the screen shows ${focused ? focused.activity : "no activity"}`);
-    }
-    if (focused !== null) await sleep(300);
-    focused = (await ui.dump({ limit: 1 })).focused || { activity: "none" };
-  }
-}
-"#;
+const PRELUDE: &str = include_str!("prelude.js");
 
 /// The whole script: a header that says where the flow came from, the prelude, then one
 /// `step(…)` per step, each commented with what the assistant did; a block's steps inside it.
@@ -182,7 +29,11 @@ pub fn render(steps: &[Step], header: &[String]) -> String {
         matches!(s.action, Action::Script(_) | Action::Block { .. })
             || s.when.as_ref().is_some_and(|w| w.script.is_some())
     };
-    if steps.iter().any(evaluates) || body.contains("interp(") || body.contains("pattern(") {
+    if steps.iter().any(evaluates)
+        || body.contains("interp(")
+        || body.contains("\"rendered\"")
+        || body.contains("rendered(")
+    {
         out.push_str(RUNTIME);
     }
     // Each script file's code once, however often the flow runs it (a repeat spelled out).
@@ -232,12 +83,7 @@ fn render_steps(steps: &[Step], indent: &str, number: &mut usize, out: &mut Stri
         {
             out.push_str(&format!("{indent}  await settle();\n"));
         } else if step.expect != Default::default() {
-            let visible: Vec<String> = step.expect.visible.iter().map(selector).collect();
-            out.push_str(&format!(
-                "{indent}  await expect({}, [{}]);\n",
-                step.expect.activity.as_deref().map_or("null".into(), lit),
-                visible.join(", ")
-            ));
+            out.push_str(&format!("{indent}  {}\n", expectation(step)));
         }
         out.push_str(indent);
         out.push_str(&match &step.when {
@@ -295,21 +141,166 @@ fn pairs(vars: &[(String, String)]) -> String {
     format!("[{}]", pairs.join(", "))
 }
 
-/// A string field as JavaScript: its literal, or for a Maestro template (a `${…}` in it) its
-/// text evaluated as the step runs.
-fn tpl(s: &str) -> String {
-    match s.contains("${") {
-        true => format!("interp({})", lit(s)),
-        false => lit(s),
+/// The lines a step runs inside its `step(…)`: its action, then what must show after it (a
+/// command read again as its step runs, `maestro::read_rendered`, runs these).
+pub(crate) fn lines(steps: &[Step]) -> Vec<String> {
+    let mut out = Vec::new();
+    for step in steps {
+        out.extend(body(step));
+        if step.expect != Default::default() {
+            out.push(expectation(step));
+        }
+    }
+    out
+}
+
+fn expectation(step: &Step) -> String {
+    let visible: Vec<String> = step.expect.visible.iter().map(selector).collect();
+    format!(
+        "await expect({}, [{}]);",
+        step.expect.activity.as_deref().map_or("null".into(), lit),
+        visible.join(", ")
+    )
+}
+
+/// A call a step makes to a tool with what the flow gave it: `body` writes it, and a replay has
+/// the tool's own parse read it before the flow runs (`tools::flow::replayable`), so what the
+/// tool would refuse is refused with the flow's line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Call {
+    /// The tool, as tools/list names it, and its namespace and method in a script.
+    pub tool: &'static str,
+    pub namespace: &'static str,
+    pub method: &'static str,
+    /// Its arguments, `operation` included.
+    pub args: serde_json::Map<String, serde_json::Value>,
+}
+
+/// The tool calls `step`'s script makes whose arguments are the step's own (not a helper's
+/// computation, nor a secret the run is given).
+pub fn calls(step: &Step) -> Vec<Call> {
+    use serde_json::{Value, json};
+    let call = |tool, namespace, method, operation: &str, args: Value| {
+        let mut all = serde_json::Map::new();
+        all.insert("operation".into(), operation.into());
+        if let Value::Object(args) = args {
+            all.extend(args);
+        }
+        Call {
+            tool,
+            namespace,
+            method,
+            args: all,
+        }
+    };
+    let app = |method, operation: &str, package: &str| {
+        call("adb-app", "app", method, operation, json!({ "package": package }))
+    };
+    let one = match &step.action {
+        Action::Launch { package } => app("launch", "launch", package),
+        Action::Stop { package } => app("stop", "stop", package),
+        Action::ClearData { package } => app("clearData", "clear-data", package),
+        Action::Key { name } => call("ui", "ui", "key", "key", json!({ "name": name })),
+        Action::Type {
+            target: None,
+            text,
+            clear,
+            submit,
+        } if super::placeholder_name(text).is_none() => {
+            let mut args = json!({ "text": super::maestro::template::literal(text) });
+            if *clear {
+                args["clear"] = true.into();
+            }
+            if *submit {
+                args["submit"] = true.into();
+            }
+            call("ui", "ui", "type", "type", args)
+        }
+        Action::Wait {
+            selector: s,
+            gone,
+            timeout_ms,
+        } => {
+            let Some(mut args) = ui_query(s) else {
+                return Vec::new();
+            };
+            if *gone {
+                args.insert("gone".into(), true.into());
+            }
+            if let Some(ms) = timeout_ms {
+                args.insert("timeoutMs".into(), (*ms).into());
+            }
+            call("ui", "ui", "wait", "wait", Value::Object(args))
+        }
+        Action::SwipeToward { direction, duration_ms } => {
+            let mut args = json!({ "direction": direction });
+            if let Some(ms) = duration_ms {
+                args["durationMs"] = (*ms).into();
+            }
+            call("ui", "ui", "swipe", "swipe", args)
+        }
+        Action::Scroll { direction, until } => {
+            let mut args = match until {
+                Some(s) => match ui_query(s) {
+                    Some(query) => query,
+                    None => return Vec::new(),
+                },
+                None => serde_json::Map::new(),
+            };
+            args.insert("direction".into(), direction.as_str().into());
+            call("ui", "ui", "scroll", "scroll", Value::Object(args))
+        }
+        Action::Emulator { command } => call(
+            "adb-device",
+            "device",
+            "emulator",
+            "emulator",
+            json!({ "command": command }),
+        ),
+        _ => return Vec::new(),
+    };
+    vec![one]
+}
+
+/// How `ui` looks for `s` (matched exactly unless the selector says how), when the flow gave it
+/// all: not a point, nor a template read as the step runs.
+fn ui_query(s: &Selector) -> Option<serde_json::Map<String, serde_json::Value>> {
+    let mut query = serde_json::Map::new();
+    if !matches!(s, Selector::Maestro(_)) {
+        query.insert("match".into(), "exact".into());
+    }
+    match selector_json(s) {
+        serde_json::Value::Object(fields)
+            if !matches!(s, Selector::Point(_) | Selector::Percent(_) | Selector::Rendered(_)) =>
+        {
+            query.extend(fields);
+            Some(query)
+        }
+        _ => None,
     }
 }
 
 fn body(step: &Step) -> Vec<String> {
     let pick = |t: &Target| format!("await target({}, {}, w)", selector(&t.selector), recorded(t));
+    // A call whose arguments are all the step's: written as `calls` has the tools read it.
+    if let [call] = calls(step).as_slice() {
+        let mut fields: Vec<String> = call
+            .args
+            .iter()
+            .filter(|(k, _)| *k != "operation")
+            .map(|(k, v)| format!("{k}: {}", js(v)))
+            .collect();
+        if matches!(step.action, Action::Wait { timeout_ms: None, .. }) {
+            fields.push("timeoutMs: TIMEOUT".into());
+        }
+        return vec![format!(
+            "await {}.{}({{ {} }});",
+            call.namespace,
+            call.method,
+            fields.join(", ")
+        )];
+    }
     match &step.action {
-        Action::Launch { package } => vec![format!("await app.launch({{ package: {} }});", tpl(package))],
-        Action::Stop { package } => vec![format!("await app.stop({{ package: {} }});", tpl(package))],
-        Action::ClearData { package } => vec![format!("await app.clearData({{ package: {} }});", tpl(package))],
         Action::Install { path } => vec![format!("await app.install({{ path: {} }});", lit(path))],
         Action::Tap { target } => vec![format!("await ui.tap({});", pick(target))],
         Action::LongPress { target, duration_ms } => vec![format!(
@@ -326,7 +317,7 @@ fn body(step: &Step) -> Vec<String> {
             let mut lines: Vec<String> = target.iter().map(|t| format!("await ui.tap({});", pick(t))).collect();
             let text = match super::placeholder_name(text) {
                 Some(name) => format!("env({})", lit(name)),
-                None => tpl(text),
+                None => lit(&super::maestro::template::literal(text)),
             };
             lines.push(format!(
                 "await ui.type({{ text: {}{}{} }});",
@@ -336,7 +327,6 @@ fn body(step: &Step) -> Vec<String> {
             ));
             lines
         }
-        Action::Key { name } => vec![format!("await ui.key({{ name: {} }});", lit(name))],
         Action::Swipe { from, to, duration_ms } => vec![swipe(
             &format!("[{}, {}]", from[0], from[1]),
             &format!("[{}, {}]", to[0], to[1]),
@@ -346,11 +336,6 @@ fn body(step: &Step) -> Vec<String> {
             &format!("await percent([{}, {}])", from[0], from[1]),
             &format!("await percent([{}, {}])", to[0], to[1]),
             *duration_ms,
-        )],
-        Action::SwipeToward { direction, duration_ms } => vec![format!(
-            "await ui.swipe({{ direction: {}{} }});",
-            lit(direction),
-            duration_ms.map_or(String::new(), |d| format!(", durationMs: {d}"))
         )],
         Action::SwipeFrom {
             from,
@@ -379,9 +364,9 @@ fn body(step: &Step) -> Vec<String> {
             if *gone { ", gone: true" } else { "" },
             timeout_ms.map_or("TIMEOUT".into(), |t| t.to_string())
         )],
-        Action::Emulator { command } => vec![format!("await device.emulator({{ command: {} }});", lit(command))],
         Action::Check => Vec::new(),
         Action::Command(command) => command.body(selector, recorded),
+        Action::Rendered(r) => vec![format!("await rendered({}, w);", literal(&super::maestro::request(r)))],
         Action::Script(Js::Run { file, code, env }) => {
             vec![format!(
                 "runScript({}, {}, {});",
@@ -399,6 +384,13 @@ fn body(step: &Step) -> Vec<String> {
             "await Promise.race([settle(), sleep({})]);",
             timeout_ms.unwrap_or(15_000)
         )],
+        // Written by `calls` above.
+        Action::Launch { .. }
+        | Action::Stop { .. }
+        | Action::ClearData { .. }
+        | Action::Key { .. }
+        | Action::SwipeToward { .. }
+        | Action::Emulator { .. } => Vec::new(),
     }
 }
 
@@ -446,35 +438,48 @@ fn query(s: &Selector) -> String {
     }
 }
 
-/// A Maestro selector as a JavaScript object, each text with a `${…}` evaluated as the step runs
-/// (`tpl`), nested selectors' too.
-fn maestro_object(m: &android::selector::ElementSelector) -> String {
-    fn value(v: &serde_json::Value) -> String {
-        match v {
-            serde_json::Value::String(s) => tpl(s),
-            serde_json::Value::Array(items) => format!("[{}]", items.iter().map(value).collect::<Vec<_>>().join(", ")),
-            serde_json::Value::Object(fields) => {
-                let fields: Vec<String> = fields.iter().map(|(k, v)| format!("{k}: {}", value(v))).collect();
-                format!("{{ {} }}", fields.join(", "))
-            }
-            other => super::literal(other),
-        }
-    }
-    serde_json::to_value(m).map_or_else(|_| "{}".into(), |v| value(&v))
-}
-
 /// A selector as the API's arguments.
 fn selector(s: &Selector) -> String {
+    selector_value(s)
+}
+
+/// A selector as the script's value: what `target` and `query` take.
+pub(crate) fn selector_value(s: &Selector) -> String {
+    js(&selector_json(s))
+}
+
+fn selector_json(s: &Selector) -> serde_json::Value {
+    use serde_json::json;
     match s {
-        Selector::ResourceId(v) => format!("{{ resourceId: {} }}", tpl(v)),
-        Selector::Text(v) => format!("{{ text: {} }}", lit(v)),
-        Selector::ContentDesc(v) => format!("{{ contentDesc: {} }}", lit(v)),
-        Selector::Point([x, y]) => format!("{{ x: {x}, y: {y} }}"),
-        Selector::Percent([x, y]) => format!("{{ percent: [{x}, {y}] }}"),
-        Selector::PointTemplate(t) => format!("{{ point: {} }}", tpl(t)),
-        Selector::Pattern(p) if p.contains("${") => format!("pattern({})", tpl(p)),
-        Selector::Pattern(p) => format!("{{ text: {}, match: \"regex\" }}", lit(&super::whole_text_regex(p))),
+        Selector::ResourceId(v) => json!({ "resourceId": v }),
+        Selector::Text(v) => json!({ "text": v }),
+        Selector::ContentDesc(v) => json!({ "contentDesc": v }),
+        Selector::Point([x, y]) => json!({ "x": x, "y": y }),
+        Selector::Percent([x, y]) => json!({ "percent": [x, y] }),
+        Selector::Pattern(p) => json!({ "text": super::whole_text_regex(p), "match": "regex" }),
         // One object in Maestro's shape; `ui` resolves it as Maestro does.
-        Selector::Maestro(m) => format!("{{ selector: {} }}", maestro_object(m)),
+        Selector::Maestro(m) => json!({ "selector": m }),
+        // Read as the condition is looked at, rendered then (`runtime.js`'s `renderedSelector`).
+        Selector::Rendered(r) => json!({ "rendered": super::maestro::request(r) }),
+    }
+}
+
+/// A value as JavaScript reads it, as a person would write it (`{ text: "OK" }`).
+fn js(value: &serde_json::Value) -> String {
+    let name = |k: &str| {
+        let plain = k.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        match plain {
+            true => k.to_string(),
+            false => lit(k),
+        }
+    };
+    match value {
+        serde_json::Value::Object(fields) if !fields.is_empty() => {
+            let each: Vec<String> = fields.iter().map(|(k, v)| format!("{}: {}", name(k), js(v))).collect();
+            format!("{{ {} }}", each.join(", "))
+        }
+        serde_json::Value::Array(items) => format!("[{}]", items.iter().map(js).collect::<Vec<_>>().join(", ")),
+        other => literal(other),
     }
 }

@@ -17,7 +17,7 @@ use android::identity::is_field;
 use android::ui_elements::{Element, Field, Matcher, best_target, find};
 use android::uiautomator::{Bounds, UiTree};
 
-pub use control::{Control, Js};
+pub use control::{Control, Js, Rendered};
 pub use record::{Recording, Recordings};
 pub use verify::Recorded;
 
@@ -33,9 +33,8 @@ pub enum Selector {
     Point([i32; 2]),
     /// Percent of the screen's width and height (a Maestro `point: "50%, 90%"`). Fragile.
     Percent([u32; 2]),
-    /// A Maestro point with `${…}` in it (`point: ${output.tab}`): evaluated as the step runs,
-    /// then read as `"x, y"` or `"x%, y%"`. Fragile.
-    PointTemplate(String),
+    /// A condition's selector with a `${…}` in it, read again, rendered, as it is looked for.
+    Rendered(Box<Rendered>),
     /// A Maestro `text` that is a regular expression (`Log.*`): at replay, `ui`'s regex match of
     /// an element's whole text (or that very text).
     Pattern(String),
@@ -52,10 +51,7 @@ pub fn whole_text_regex(pattern: &str) -> String {
 
 impl Selector {
     pub fn fragile(&self) -> bool {
-        matches!(
-            self,
-            Selector::Point(_) | Selector::Percent(_) | Selector::PointTemplate(_)
-        )
+        matches!(self, Selector::Point(_) | Selector::Percent(_))
     }
 
     /// `resourceId "…"`, `text "…"`: how a report names it.
@@ -66,7 +62,7 @@ impl Selector {
             Selector::ContentDesc(v) => format!("contentDesc {v:?}"),
             Selector::Point([x, y]) => format!("point ({x}, {y}), fragile"),
             Selector::Percent([x, y]) => format!("point ({x}%, {y}%), fragile"),
-            Selector::PointTemplate(t) => format!("point {t:?}, fragile"),
+            Selector::Rendered(r) => r.said.clone(),
             Selector::Pattern(v) => format!("text matching {v:?}"),
             Selector::Maestro(m) => m.describe(),
         }
@@ -191,6 +187,8 @@ pub enum Action {
     Command(commands::Command),
     /// JavaScript a Maestro flow runs (`runScript`, `evalScript`, `assertTrue`).
     Script(Js),
+    /// A Maestro command with a `${…}` in it, read again, rendered, as its step runs.
+    Rendered(Rendered),
     /// Steps that run under a rule decided as the flow runs (variables, repeat, retry,
     /// onFlowComplete): not a step of its own, its steps are.
     Block {
@@ -320,6 +318,7 @@ impl Step {
             Action::Settle { timeout_ms: None } => "wait for the screen to settle".into(),
             Action::Settle { timeout_ms: Some(ms) } => format!("wait for the screen to settle, at most {ms} ms"),
             Action::Script(js) => js.describe(),
+            Action::Rendered(r) => r.said.clone(),
             Action::Block { control, .. } => control.describe(),
             Action::Check => {
                 let shown: Vec<String> = self.expect.visible.iter().map(Selector::describe).collect();

@@ -115,7 +115,7 @@ impl Recording {
             None => screen.iter().find_map(|e| self.secret_name(e)),
         };
         // A flow's text is a Maestro template: a `${` typed is written `\${`, typed as it was.
-        name.map_or_else(|| text.replace("${", "\\${"), |name| format!("${{{name}}}"))
+        name.map_or_else(|| super::maestro::template::escape(text), |name| format!("${{{name}}}"))
     }
 
     /// `target` as a step may keep it: for a field that holds a secret, only what names it

@@ -101,6 +101,11 @@ declare const workspace: {
   write(path: string, data: unknown): Promise<{ bytes: number }>;
   list(dir?: string): Promise<{ path: string; bytes: number }[]>;
 };
+/** What `droidmcp replay` runs a Maestro command with a ${…} through: the command (its fields
+ *  as the flow wrote them, each ${…} rendered) read by the flow's reader, as script lines. */
+declare const replay: {
+  read(command: { command: string | null; arg: unknown; app?: unknown; file?: string; line?: number }): Promise<string>;
+};
 /** Saved scripts, shared by every run, listed as resources droidmcp://skills/NAME. */
 declare const skills: {
   save(name: string, code: string, description?: string): Promise<{ name: string; description: string; chars: number }>;

@@ -3,8 +3,10 @@
 
 use saphyr::MarkedYamlOwned;
 
+use super::fields;
 use super::selectors::spot;
-use super::yaml::{at, field, key, number, only_keys, scalar, string};
+use super::template::marked;
+use super::yaml::{at, field, key, number, only_keys, scalar, string, typed};
 
 use super::super::{Action, Selector};
 
@@ -14,11 +16,12 @@ const MAX_ERASE: u32 = 1000;
 /// A command's one value, given alone (`inputText: ada`) or as its mapping's `name`
 /// (`inputText: {text: ada}`; nothing else there but `label` and, where the caller reads it,
 /// `optional`).
-pub(super) fn scalar_or_field<'a>(arg: &'a MarkedYamlOwned, name: &str) -> Result<&'a MarkedYamlOwned, String> {
+pub(super) fn scalar_or_field<'a>(arg: &'a MarkedYamlOwned, command: &str) -> Result<&'a MarkedYamlOwned, String> {
     if arg.data.as_mapping().is_none() {
         return Ok(arg);
     }
-    only_keys(arg, &[name, "optional"])?;
+    only_keys(arg, fields::of(command))?;
+    let name = fields::of(command).first().copied().unwrap_or_default();
     field(arg, name).ok_or_else(|| at(arg, &format!("takes {name}")))
 }
 
@@ -26,18 +29,20 @@ pub(super) fn scalar_or_field<'a>(arg: &'a MarkedYamlOwned, name: &str) -> Resul
 pub(super) fn flag(map: &MarkedYamlOwned, name: &str) -> Result<bool, String> {
     match field(map, name) {
         None => Ok(false),
-        Some(value) => match scalar(value).as_deref() {
+        // A template stands for `true`: the reading it samples reads all the option asks for
+        // (the flow's app, for openLink's autoVerify).
+        Some(value) => typed(value, true, || match scalar(value).as_deref() {
             Some("true") => Ok(true),
             Some("false") => Ok(false),
             _ => Err(at(value, &format!("{name} is true or false"))),
-        },
+        }),
     }
 }
 
 /// A command that takes no argument (`- back`) may still say `optional: true`; nothing else.
 pub(super) fn no_argument(arg: Option<&MarkedYamlOwned>) -> Result<(), String> {
     match arg.filter(|a| !a.data.is_null()) {
-        Some(arg) => only_keys(arg, &["optional"]),
+        Some(arg) => only_keys(arg, fields::NO_ARGUMENT),
         None => Ok(()),
     }
 }
@@ -48,7 +53,7 @@ pub(super) fn erase(arg: Option<&MarkedYamlOwned>) -> Result<Action, String> {
     let count = match arg.filter(|a| !a.data.is_null()) {
         None => None,
         Some(map) if map.data.as_mapping().is_some() => {
-            only_keys(map, &["charactersToErase", "optional"])?;
+            only_keys(map, fields::of("eraseText"))?;
             field(map, "charactersToErase")
         }
         Some(count) => Some(count),
@@ -61,20 +66,23 @@ pub(super) fn erase(arg: Option<&MarkedYamlOwned>) -> Result<Action, String> {
             submit: false,
         });
     };
-    match scalar(count).and_then(|c| c.parse::<u32>().ok()) {
-        Some(chars @ 1..=MAX_ERASE) => Ok(Action::Erase { chars }),
-        _ => Err(at(
-            count,
-            &format!("eraseText takes a number of characters, 1 to {MAX_ERASE} (none empties the field)"),
-        )),
-    }
+    typed(count, Action::Erase { chars: 1 }, || {
+        match scalar(count).and_then(|c| c.trim().parse::<u32>().ok()) {
+            Some(chars @ 1..=MAX_ERASE) => Ok(Action::Erase { chars }),
+            _ => Err(at(
+                count,
+                &format!("eraseText takes a number of characters, 1 to {MAX_ERASE} (none empties the field)"),
+            )),
+        }
+    })
 }
 
 pub(super) fn swipe(arg: &MarkedYamlOwned) -> Result<Action, String> {
-    only_keys(arg, &["start", "end", "duration", "direction", "from", "optional"])?;
+    only_keys(arg, fields::of("swipe"))?;
     // A swipe lasts what `ui swipe` can ask the device for; Maestro's default is its own.
     let duration_ms = match field(arg, "duration") {
-        Some(d) => match number(d, "duration")? {
+        Some(d) => match number(d, "duration", 10_000).map_err(|_| at(d, "duration is 50 to 10000 ms"))? {
+            _ if marked(d) => Some(400),
             ms @ 50..=10_000 => Some(ms as u32),
             _ => return Err(at(d, "duration is 50 to 10000 ms")),
         },
@@ -110,20 +118,32 @@ pub(super) fn swipe(arg: &MarkedYamlOwned) -> Result<Action, String> {
     match (spot(start)?, spot(end)?) {
         (Selector::Point(from), Selector::Point(to)) => Ok(Action::Swipe { from, to, duration_ms }),
         (Selector::Percent(from), Selector::Percent(to)) => Ok(Action::SwipePercent { from, to, duration_ms }),
-        (Selector::PointTemplate(_), _) | (_, Selector::PointTemplate(_)) => Err(at(
-            arg,
-            "a swipe's start and end are read with the flow: a ${…} there is not evaluated yet; write the points",
-        )),
+        // Whichever a template gives, the step reads its swipe again rendered.
+        (from, to) if marked(start) || marked(end) => Ok(Action::Swipe {
+            from: corner(&from),
+            to: corner(&to),
+            duration_ms,
+        }),
         _ => Err(at(arg, "start and end are both pixels or both percentages")),
     }
 }
 
-pub(super) fn direction(node: &MarkedYamlOwned) -> Result<String, String> {
-    let d = string(node, "direction")?.to_ascii_lowercase();
-    match d.as_str() {
-        "up" | "down" | "left" | "right" => Ok(d),
-        _ => Err(at(node, "direction is UP, DOWN, LEFT or RIGHT")),
+/// A point of a swipe one of whose ends a template gives: its pixels, or none.
+fn corner(point: &Selector) -> [i32; 2] {
+    match point {
+        Selector::Point(p) => *p,
+        _ => [0, 0],
     }
+}
+
+pub(super) fn direction(node: &MarkedYamlOwned) -> Result<String, String> {
+    typed(node, "down".to_string(), || {
+        let d = string(node, "direction")?.to_ascii_lowercase();
+        match d.as_str() {
+            "up" | "down" | "left" | "right" => Ok(d),
+            _ => Err(at(node, "direction is UP, DOWN, LEFT or RIGHT")),
+        }
+    })
 }
 
 /// Maestro's key names (its KeyCode list, matched ignoring case) as ours (`android::keys`);
@@ -183,19 +203,19 @@ pub(super) fn random_input(command: &str, arg: Option<&MarkedYamlOwned>) -> Resu
     let takes_length = matches!(command, "inputRandomText" | "inputRandomNumber");
     let length = match arg.filter(|a| !a.data.is_null()) {
         Some(map) if takes_length => {
-            only_keys(map, &["length", "optional"])?;
+            only_keys(map, fields::of(command))?;
             match field(map, "length") {
-                Some(n) => match scalar(n).and_then(|s| s.parse::<i64>().ok()) {
+                Some(n) => typed(n, 8, || match scalar(n).and_then(|s| s.trim().parse::<i64>().ok()) {
                     // Maestro takes 0 or less as its default.
-                    Some(n) if n <= 0 => 8,
-                    Some(n @ 1..=1000) => n as usize,
-                    _ => return Err(at(n, "length is a number of characters, up to 1000")),
-                },
+                    Some(n) if n <= 0 => Ok(8),
+                    Some(n @ 1..=1000) => Ok(n as usize),
+                    _ => Err(at(n, "length is a number of characters, up to 1000")),
+                })?,
                 None => 8,
             }
         }
         Some(map) => {
-            only_keys(map, &["optional"])?;
+            only_keys(map, fields::of(command))?;
             8
         }
         None => 8,

@@ -7,8 +7,11 @@
 use saphyr::{MarkedYamlOwned, ScalarOwned, YamlDataOwned};
 
 use super::args::{direction, flag, no_argument, scalar_or_field};
+use super::fields;
+use super::rendered::App;
 use super::selectors::{command_selector, selector, target};
-use super::yaml::{at, field, only_keys, required, scalar, string};
+use super::template::marked;
+use super::yaml::{at, field, number, only_keys, required, scalar, string, typed, written};
 
 use super::super::Action;
 use super::super::commands::{Command, Extra};
@@ -27,31 +30,16 @@ const MAX_DELAY_MS: u32 = 10_000;
 /// Maestro's long press on Android: `input swipe x y x y 3000`.
 pub(crate) const LONG_PRESS_MS: u32 = 3000;
 
-/// The options a tap command takes beside its selector (the selector keys are `selectors.rs`'s).
-const TAP_OPTIONS: [&str; 5] = [
-    "repeat",
-    "delay",
-    "retryTapIfNoChange",
-    "waitToSettleTimeoutMs",
-    "waitUntilVisible",
-];
-
 /// Maestro's device commands, read: the step's action, or `None` for a command not of this file.
-/// `app_id` is the header's, `base` the folder of the flow being read.
+/// `app` is the header's, `base` the folder of the flow being read.
 pub(super) fn read(
     name: &str,
     arg: Option<&MarkedYamlOwned>,
     item: &MarkedYamlOwned,
-    app_id: Option<&str>,
+    app: App,
     base: Option<&std::path::Path>,
 ) -> Result<Option<Action>, String> {
     let needed = || required(arg, item, name);
-    let app = |node: Option<&MarkedYamlOwned>| match node.filter(|a| !a.data.is_null()) {
-        Some(a) => string(a, name),
-        None => app_id
-            .map(str::to_string)
-            .ok_or_else(|| at(item, "needs an app: give appId in the header")),
-    };
     Ok(Some(match name {
         "tapOn" | "doubleTapOn" | "longPressOn" => tap(name, needed()?)?,
         "scrollUntilVisible" => scroll_until(needed()?)?,
@@ -61,11 +49,12 @@ pub(super) fn read(
             no_argument(arg)?;
             Action::Command(Command::StopRecording)
         }
-        "openLink" => open_link(needed()?, app_id)?,
+        "openLink" => open_link(needed()?, app)?,
         "setPermissions" => {
             let map = needed()?;
-            only_keys(map, &["appId", "permissions", "optional"])?;
-            permissions(map, &app(field(map, "appId"))?)?.ok_or_else(|| at(map, "setPermissions takes permissions"))?
+            only_keys(map, fields::of(name))?;
+            permissions(map, &app.package(field(map, "appId"), item, name)?)?
+                .ok_or_else(|| at(map, "setPermissions takes permissions"))?
         }
         "clearKeychain" => {
             no_argument(arg)?;
@@ -81,9 +70,11 @@ pub(super) fn read(
             Action::Command(Command::Paste)
         }
         "setClipboard" => Action::Command(Command::SetClipboard {
-            text: string(scalar_or_field(needed()?, "text")?, name)?,
+            text: string(scalar_or_field(needed()?, name)?, name)?,
         }),
-        "killApp" => Action::Command(Command::Kill { package: app(arg)? }),
+        "killApp" => Action::Command(Command::Kill {
+            package: app.package(arg, item, name)?,
+        }),
         "setAirplaneMode" => airplane(needed()?)?,
         "toggleAirplaneMode" => {
             no_argument(arg)?;
@@ -96,30 +87,10 @@ pub(super) fn read(
     }))
 }
 
-/// A number of ms as Maestro writes it: digits, `_` between them allowed (`"10_000"`).
-fn ms(node: &MarkedYamlOwned, what: &str, max: u64) -> Result<u64, String> {
-    scalar(node)
-        .map(|s| s.trim().replace('_', ""))
-        .and_then(|s| s.parse::<u64>().ok())
-        .filter(|n| *n <= max)
-        .ok_or_else(|| at(node, &format!("{what} is a number of ms, up to {max}")))
-}
-
 /// `scrollUntilVisible`: with none of Maestro's options, the scroll `ui scroll` makes (at most 8
 /// swipes, or to the end of the list); with any, Maestro's loop (`Command::ScrollUntil`).
 pub(super) fn scroll_until(map: &MarkedYamlOwned) -> Result<Action, String> {
-    only_keys(
-        map,
-        &[
-            "element",
-            "direction",
-            "timeout",
-            "speed",
-            "visibilityPercentage",
-            "centerElement",
-            "optional",
-        ],
-    )?;
+    only_keys(map, fields::of("scrollUntilVisible"))?;
     let element = field(map, "element").ok_or_else(|| at(map, "scrollUntilVisible needs element"))?;
     let selector = selector(element)?;
     let direction = match field(map, "direction") {
@@ -134,25 +105,29 @@ pub(super) fn scroll_until(map: &MarkedYamlOwned) -> Result<Action, String> {
         });
     }
     let timeout_ms = match field(map, "timeout") {
-        Some(t) => ms(t, "timeout", MAX_WAIT_MS)?,
+        Some(t) => number(t, "timeout", MAX_WAIT_MS)?,
         None => SCROLL_TIMEOUT_MS,
     };
     let percent = |name: &str, default: u32| -> Result<u32, String> {
         match field(map, name) {
             None => Ok(default),
-            Some(n) => scalar(n)
-                .and_then(|s| s.trim().parse::<u32>().ok())
-                .filter(|n| *n <= 100)
-                .ok_or_else(|| at(n, &format!("{name} is 0 to 100"))),
+            Some(n) => typed(n, default, || {
+                scalar(n)
+                    .and_then(|s| s.trim().parse::<u32>().ok())
+                    .filter(|n| *n <= 100)
+                    .ok_or_else(|| at(n, &format!("{name} is 0 to 100")))
+            }),
         }
     };
     // Maestro takes a speed over 100 too: its swipe then lasts 40 ms.
     let speed = match field(map, "speed") {
         None => SCROLL_SPEED,
-        Some(n) => scalar(n)
-            .and_then(|s| s.trim().parse::<u32>().ok())
-            .filter(|n| *n <= 100_000)
-            .ok_or_else(|| at(n, "speed is a whole number, 0 to 100 (more swipes in 40 ms)"))?,
+        Some(n) => typed(n, SCROLL_SPEED, || {
+            scalar(n)
+                .and_then(|s| s.trim().parse::<u32>().ok())
+                .filter(|n| *n <= 100_000)
+                .ok_or_else(|| at(n, "speed is a whole number, 0 to 100 (more swipes in 40 ms)"))
+        })?,
     };
     // Read and checked; an element counts as shown when its centre is on the screen, which is
     // what Maestro's own check comes to for any value below 100 (its integer division).
@@ -186,20 +161,18 @@ pub(super) fn recording(arg: &MarkedYamlOwned) -> Result<Action, String> {
 fn file_name(arg: &MarkedYamlOwned, command: &str, extension: &str) -> Result<String, String> {
     let node = match arg.data.as_mapping() {
         Some(_) => {
-            only_keys(arg, &["path", "optional"])?;
+            only_keys(arg, fields::of(command))?;
             field(arg, "path").ok_or_else(|| at(arg, &format!("{command} takes path")))?
         }
         None => arg,
     };
     let name = string(node, command)?;
     let name = name.strip_suffix(extension).unwrap_or(&name).to_string();
-    // A `${…}` is evaluated as the step runs, and the name it makes is checked by the door as
-    // the file is written; the written parts are checked now.
-    let written = regex::Regex::new(r"\$\{[^$]*\}")
-        .expect("a valid regex")
-        .replace_all(&name, "x")
-        .into_owned();
-    if let Err(e) = confine::relative(&format!("{written}{extension}")) {
+    // A template's name is held to the door's rules as its step reads it again, rendered.
+    if marked(node) {
+        return Ok(name);
+    }
+    if let Err(e) = confine::relative(&format!("{name}{extension}")) {
         return Err(at(
             node,
             &format!("{command}: {e}; the file lands in the report's folder"),
@@ -217,7 +190,7 @@ pub(super) fn tap(name: &str, arg: &MarkedYamlOwned) -> Result<Action, String> {
     let retry = flag(arg, "retryTapIfNoChange")?;
     // Maestro waits for the element whether or not this is set: so does a replay's tap.
     flag(arg, "waitUntilVisible")?;
-    let target = target(&without(arg, &TAP_OPTIONS))?;
+    let target = target(&without(arg, fields::TAP_OPTIONS))?;
     let timed = ["repeat", "delay", "waitToSettleTimeoutMs"];
     if name != "doubleTapOn" && !retry && timed.iter().all(|o| field(arg, o).is_none()) {
         return Ok(match long {
@@ -231,21 +204,23 @@ pub(super) fn tap(name: &str, arg: &MarkedYamlOwned) -> Result<Action, String> {
     let mut repeat = if name == "doubleTapOn" { 2 } else { 1 };
     if let Some(n) = field(arg, "repeat") {
         // Maestro takes 0 or less as one press.
-        repeat = match scalar(n).and_then(|s| s.trim().parse::<i64>().ok()) {
-            Some(n) if n <= 0 => 1,
-            Some(n) if n <= i64::from(MAX_REPEAT) => n as u32,
-            _ => return Err(at(n, &format!("repeat is a number of presses, up to {MAX_REPEAT}"))),
-        };
+        repeat = typed(n, repeat, || {
+            match scalar(n).and_then(|s| s.trim().parse::<i64>().ok()) {
+                Some(n) if n <= 0 => Ok(1),
+                Some(n) if n <= i64::from(MAX_REPEAT) => Ok(n as u32),
+                _ => Err(at(n, &format!("repeat is a number of presses, up to {MAX_REPEAT}"))),
+            }
+        })?;
     }
     if long && repeat > 1 {
         return Err(at(arg, "longPressOn takes no repeat: one long press"));
     }
     let delay_ms = match field(arg, "delay") {
-        Some(d) => ms(d, "delay", u64::from(MAX_DELAY_MS))? as u32,
+        Some(d) => number(d, "delay", u64::from(MAX_DELAY_MS))? as u32,
         None => 100,
     };
     let settle_ms = match field(arg, "waitToSettleTimeoutMs") {
-        Some(t) => Some(ms(t, "waitToSettleTimeoutMs", u64::MAX)?.min(MAX_SETTLE_MS)),
+        Some(t) => Some(number(t, "waitToSettleTimeoutMs", u64::MAX)?.min(MAX_SETTLE_MS)),
         None => None,
     };
     Ok(Action::Command(Command::Tap {
@@ -279,11 +254,11 @@ pub(super) fn permissions(map: &MarkedYamlOwned, package: &str) -> Result<Option
     let mut set = Vec::new();
     for (name, value) in entries {
         let name = string(name, "a permission")?;
-        let allow = match scalar(value).as_deref() {
-            Some("allow") => true,
-            Some("deny" | "unset") => false,
-            _ => return Err(at(value, &format!("{name} is allow, deny or unset"))),
-        };
+        let allow = typed(value, true, || match scalar(value).as_deref() {
+            Some("allow") => Ok(true),
+            Some("deny" | "unset") => Ok(false),
+            _ => Err(at(value, &format!("{name} is allow, deny or unset"))),
+        })?;
         set.push((name, allow));
     }
     Ok(Some(Action::Command(Command::Permissions {
@@ -315,27 +290,24 @@ pub(super) fn arguments(map: &MarkedYamlOwned) -> Result<Option<Vec<(String, Ext
 }
 
 /// `openLink: LINK` or `{link, autoVerify, browser}`.
-pub(super) fn open_link(arg: &MarkedYamlOwned, app_id: Option<&str>) -> Result<Action, String> {
+pub(super) fn open_link(arg: &MarkedYamlOwned, app: App) -> Result<Action, String> {
     let (link, verify, browser) = match arg.data.as_mapping() {
         Some(_) => {
-            only_keys(arg, &["link", "autoVerify", "browser", "optional"])?;
+            only_keys(arg, fields::of("openLink"))?;
             let link = field(arg, "link").ok_or_else(|| at(arg, "openLink takes link"))?;
             (link, flag(arg, "autoVerify")?, flag(arg, "browser")?)
         }
         None => (arg, false, false),
     };
-    let package = match verify {
-        true => Some(
-            app_id
-                .ok_or_else(|| {
-                    at(
-                        arg,
-                        "autoVerify opens the link in the flow's app: give appId in the header",
-                    )
-                })?
-                .to_string(),
-        ),
-        false => None,
+    let package = match (verify, app.node) {
+        (true, None) => {
+            return Err(at(
+                arg,
+                "autoVerify opens the link in the flow's app: give appId in the header",
+            ));
+        }
+        (true, Some(_)) => Some(app.package(None, arg, "openLink")?),
+        (false, _) => None,
     };
     Ok(Action::Command(Command::OpenLink {
         link: string(link, "link")?,
@@ -348,45 +320,50 @@ pub(super) fn open_link(arg: &MarkedYamlOwned, app_id: Option<&str>) -> Result<A
 pub(super) fn airplane(arg: &MarkedYamlOwned) -> Result<Action, String> {
     let node = match arg.data.as_mapping() {
         Some(_) => {
-            only_keys(arg, &["value", "optional"])?;
+            only_keys(arg, fields::of("setAirplaneMode"))?;
             field(arg, "value").ok_or_else(|| at(arg, "setAirplaneMode takes value"))?
         }
         None => arg,
     };
-    let on = match scalar(node).map(|v| v.to_ascii_lowercase()).as_deref() {
-        Some("enabled" | "enable" | "true") => true,
-        Some("disabled" | "disable" | "false") => false,
-        _ => return Err(at(node, "setAirplaneMode is enabled or disabled")),
-    };
+    let on = typed(node, true, || {
+        match scalar(node).map(|v| v.to_ascii_lowercase()).as_deref() {
+            Some("enabled" | "enable" | "true") => Ok(true),
+            Some("disabled" | "disable" | "false") => Ok(false),
+            _ => Err(at(node, "setAirplaneMode is enabled or disabled")),
+        }
+    })?;
     Ok(Action::Command(Command::Airplane { on: Some(on) }))
 }
 
 /// `travel {points: ["LAT, LON", …], speed}`: one point or more, `speed` in m/s (Maestro's
 /// default 4.0).
 pub(super) fn travel(map: &MarkedYamlOwned) -> Result<Action, String> {
-    only_keys(map, &["points", "speed", "optional"])?;
+    only_keys(map, fields::of("travel"))?;
     let list = field(map, "points")
         .and_then(|p| p.data.as_sequence())
         .ok_or_else(|| at(map, "travel takes points: a list of \"latitude, longitude\""))?;
     let mut points = Vec::new();
     for point in list {
-        let text = string(point, "a point")?;
-        let parts: Vec<Option<f64>> = text.split(',').map(|p| p.trim().parse::<f64>().ok()).collect();
-        match parts.as_slice() {
-            [Some(lat), Some(lon)] if lat.abs() <= 90.0 && lon.abs() <= 180.0 => {
-                points.push((lat.to_string(), lon.to_string()))
+        let (lat, lon) = typed(point, (0.0, 0.0), || {
+            let text = string(point, "a point")?;
+            let parts: Vec<Option<f64>> = text.split(',').map(|p| p.trim().parse::<f64>().ok()).collect();
+            match parts.as_slice() {
+                [Some(lat), Some(lon)] if lat.abs() <= 90.0 && lon.abs() <= 180.0 => Ok((*lat, *lon)),
+                _ => Err(at(point, "a point is \"latitude, longitude\" in degrees")),
             }
-            _ => return Err(at(point, "a point is \"latitude, longitude\" in degrees")),
-        }
+        })?;
+        points.push((lat.to_string(), lon.to_string()));
     }
     if points.is_empty() {
         return Err(at(map, "travel goes through one point at least"));
     }
     let speed = match field(map, "speed") {
-        Some(n) => scalar(n)
-            .and_then(|s| s.trim().parse::<f64>().ok())
-            .filter(|v| *v > 0.0 && *v <= 1000.0)
-            .ok_or_else(|| at(n, "speed is in m/s, above 0, up to 1000"))?,
+        Some(n) => typed(n, 4.0, || {
+            scalar(n)
+                .and_then(|s| s.trim().parse::<f64>().ok())
+                .filter(|v| *v > 0.0 && *v <= 1000.0)
+                .ok_or_else(|| at(n, "speed is in m/s, above 0, up to 1000"))
+        })?,
         None => 4.0,
     };
     Ok(Action::Command(Command::Travel {
@@ -401,7 +378,7 @@ pub(super) fn travel(map: &MarkedYamlOwned) -> Result<Action, String> {
 pub(super) fn add_media(arg: &MarkedYamlOwned, base: Option<&std::path::Path>) -> Result<Action, String> {
     let list = match arg.data.as_mapping() {
         Some(_) => {
-            only_keys(arg, &["files", "optional"])?;
+            only_keys(arg, fields::of("addMedia"))?;
             field(arg, "files").ok_or_else(|| at(arg, "addMedia takes files"))?
         }
         None => arg,
@@ -415,6 +392,7 @@ pub(super) fn add_media(arg: &MarkedYamlOwned, base: Option<&std::path::Path>) -
     let beside = confine::Folder::chosen(folder).map_err(|e| at(list, &format!("addMedia: {e}")))?;
     let mut files = Vec::new();
     for item in items {
+        written(item, "addMedia", "a file pushed to the device before the run")?;
         let given = string(item, "a file")?;
         // The one check, as the flow is read (`--check` and a run alike): a file beside the
         // flow or in a folder below it, never `../` or an absolute path.
@@ -447,22 +425,24 @@ pub(super) fn add_media(arg: &MarkedYamlOwned, base: Option<&std::path::Path>) -
 pub(super) fn orientation(arg: &MarkedYamlOwned) -> Result<Action, String> {
     let node = match arg.data.as_mapping() {
         Some(_) => {
-            only_keys(arg, &["orientation", "optional"])?;
+            only_keys(arg, fields::of("setOrientation"))?;
             field(arg, "orientation").ok_or_else(|| at(arg, "setOrientation takes orientation"))?
         }
         None => arg,
     };
-    let given = string(node, "orientation")?;
-    let plain = |s: &str| s.replace('_', "").to_ascii_lowercase();
-    let turns = crate::commands::ORIENTATIONS
-        .iter()
-        .position(|o| plain(o) == plain(&given))
-        .ok_or_else(|| {
-            at(
-                node,
-                "setOrientation is PORTRAIT, LANDSCAPE_LEFT, LANDSCAPE_RIGHT or UPSIDE_DOWN",
-            )
-        })?;
+    let turns = typed(node, 0, || {
+        let given = string(node, "orientation")?;
+        let plain = |s: &str| s.replace('_', "").to_ascii_lowercase();
+        crate::commands::ORIENTATIONS
+            .iter()
+            .position(|o| plain(o) == plain(&given))
+            .ok_or_else(|| {
+                at(
+                    node,
+                    "setOrientation is PORTRAIT, LANDSCAPE_LEFT, LANDSCAPE_RIGHT or UPSIDE_DOWN",
+                )
+            })
+    })?;
     Ok(Action::Command(Command::Orientation { turns: turns as u8 }))
 }
 

@@ -120,7 +120,7 @@ pub const COMMANDS: &[(&str, Status, &str)] = &[
     (
         "takeScreenshot",
         Status::Replayed,
-        "PATH.png in the JUnit report's folder (else the current folder), PATH a path of plain names inside it (an absolute PATH or a .. refused at its line; a ${…} in it evaluated as the step runs, the name it makes checked as the file is pulled): screencap on the device, pulled after the run",
+        "PATH.png in the JUnit report's folder (else the current folder), PATH a path of plain names inside it (an absolute PATH or a .. refused at its line; a ${…} in it rendered as the step runs, the name it makes held to the same rules): screencap on the device, pulled after the run",
     ),
     (
         "startRecording",

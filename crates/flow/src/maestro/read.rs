@@ -7,16 +7,20 @@ use std::path::{Path, PathBuf};
 use saphyr::{LoadableYamlNode, MarkedYamlOwned, YamlDataOwned};
 
 use super::args::{erase, flag, no_argument, our_key, random_input, scalar_or_field, swipe};
+use super::fields;
+use super::rendered::{App, StepCheck};
 use super::selectors::{command_selector, selector};
-use super::yaml::{at, field, number, only_keys, required, scalar, string};
+use super::yaml::{at, field, number, only_keys, required, scalar, string, typed, written};
 
 use super::super::commands::Command;
-use super::super::{Action, Expect, Step, When, same_block};
+use super::super::{Action, Expect, Selector, Step, When, same_block};
 
 /// Flow files a `runFlow` may nest, and steps a flow may grow to once `repeat` and `runFlow` are
 /// spelled out: a typo (`times: 1000000`) or a loop of files fails at once, with its line.
 const MAX_DEPTH: usize = 8;
 const MAX_STEPS: usize = 5000;
+/// The longest `waitForAnimationToEnd` a flow may ask for (a typo fails at once).
+const MAX_SETTLE_MS: u64 = 600_000;
 
 /// A Maestro flow read into steps. `assertVisible` after a command is that step's expectation;
 /// before any, a `Check` step. `repeat {times}` and inline `runFlow {commands}` are spelled out;
@@ -30,9 +34,15 @@ pub fn parse(text: &str) -> Result<Vec<Step>, String> {
 /// A Maestro flow file read into steps, and the flow's `name` from its header (a replay reports
 /// it by that name); `runFlow: FILE` reads FILE beside the flow naming it. Errors name the file
 /// and the line.
-pub fn parse_file(path: &Path) -> Result<(Option<String>, Vec<Step>), String> {
+///
+/// `check` is the run's own check of each step (the tools' parse of the calls it makes), so a
+/// flow the run would refuse is refused here, with its line, before any step runs.
+pub fn parse_file(path: &Path, check: StepCheck) -> Result<(Option<String>, Vec<Step>), String> {
     let mut steps = Vec::new();
-    let mut reader = Reader::default();
+    let mut reader = Reader {
+        check: Some(check),
+        ..Reader::default()
+    };
     reader.file(path, None, &mut steps)?;
     for note in &reader.notes {
         tracing::warn!(target: "droidmcp::flow::maestro::read", "{note}");
@@ -51,11 +61,12 @@ pub struct Checked {
     pub notes: Vec<String>,
 }
 
-/// Reads `path` (and its subflows) as `parse_file` does, but goes on past a refused command,
-/// so a CI job's lint step lists them all.
-pub fn check_file(path: &Path) -> Checked {
+/// Reads `path` (and its subflows) as `parse_file` does, with the same `check`, but goes on past
+/// a refused command, so a CI job's lint step lists them all.
+pub fn check_file(path: &Path, check: StepCheck) -> Checked {
     let mut reader = Reader {
         refused: Some(Vec::new()),
+        check: Some(check),
         ..Reader::default()
     };
     let mut steps = Vec::new();
@@ -76,8 +87,9 @@ pub fn check_file(path: &Path) -> Checked {
 }
 
 /// The files being read, outermost first (to find a `runFlow`'s file and to refuse a loop), the
-/// condition of the `runFlow {when}` block being read, the outermost flow's name, and when
-/// checking (`check_file`), the refusals so far.
+/// condition of the `runFlow {when}` block being read, the outermost flow's name, when checking
+/// (`check_file`) the refusals so far, the run's check of each step, and whether the command
+/// being read stands for one its step reads again rendered (`sampling`, `rendered.rs`).
 #[derive(Default)]
 pub(super) struct Reader {
     pub(super) files: Vec<PathBuf>,
@@ -85,6 +97,8 @@ pub(super) struct Reader {
     name: Option<String>,
     refused: Option<Vec<String>>,
     notes: Vec<String>,
+    pub(super) check: Option<StepCheck>,
+    pub(super) sampling: bool,
 }
 
 impl Reader {
@@ -105,7 +119,12 @@ impl Reader {
         }
     }
 
-    fn file(&mut self, path: &Path, from: Option<&MarkedYamlOwned>, steps: &mut Vec<Step>) -> Result<(), String> {
+    pub(super) fn file(
+        &mut self,
+        path: &Path,
+        from: Option<&MarkedYamlOwned>,
+        steps: &mut Vec<Step>,
+    ) -> Result<(), String> {
         let named = |message: String| match from {
             Some(node) => at(node, &message),
             None => message,
@@ -138,7 +157,8 @@ impl Reader {
     }
 
     fn flow(&mut self, text: &str, steps: &mut Vec<Step>) -> Result<(), String> {
-        let docs = MarkedYamlOwned::load_from_str(text).map_err(|e| format!("not YAML: {e}"))?;
+        let mut docs = MarkedYamlOwned::load_from_str(text).map_err(|e| format!("not YAML: {e}"))?;
+        docs.iter_mut().for_each(super::template::mark);
         let (header, commands) = match docs.as_slice() {
             [commands] => (None, commands),
             [header, commands] => (Some(header), commands),
@@ -158,7 +178,10 @@ impl Reader {
             };
             for (key, value) in map {
                 match scalar(key).as_deref() {
-                    Some("appId") => app_id = Some(string(value, "appId")?),
+                    Some("appId") => {
+                        string(value, "appId")?;
+                        app_id = Some(value);
+                    }
                     // The report's name for the flow (a subflow's is its own business).
                     Some("name") if self.files.len() <= 1 => self.name = Some(string(value, "name")?),
                     Some("name") => {}
@@ -200,14 +223,19 @@ impl Reader {
                 }
             }
         }
+        let app_read = std::cell::Cell::new(false);
+        let app = App {
+            node: app_id,
+            read: &app_read,
+        };
         let mut body = Vec::new();
         if let Some(start) = on_start {
-            self.commands(start, app_id.as_deref(), &mut body)?;
+            self.commands(start, app, &mut body)?;
         }
-        self.commands(commands, app_id.as_deref(), &mut body)?;
+        self.commands(commands, app, &mut body)?;
         if let Some(complete) = on_complete {
             let mut after = Vec::new();
-            self.commands(complete, app_id.as_deref(), &mut after)?;
+            self.commands(complete, app, &mut after)?;
             let control = crate::Control::Complete { after };
             body = vec![self.step(Action::Block { control, body }, false)];
         }
@@ -221,9 +249,10 @@ impl Reader {
     pub(super) fn commands(
         &mut self,
         commands: &MarkedYamlOwned,
-        app_id: Option<&str>,
+        app: App,
         steps: &mut Vec<Step>,
     ) -> Result<(), String> {
+        written(commands, "commands", "the commands a flow runs, read with it")?;
         let list = match &commands.data {
             YamlDataOwned::Sequence(list) => list.as_slice(),
             // Only comments after `---` (steps Maestro cannot say): nothing to run.
@@ -231,7 +260,12 @@ impl Reader {
             _ => return Err(at(commands, "the commands are a list (- launchApp, - tapOn: …)")),
         };
         for item in list {
-            if let Err(e) = self.command(item, app_id, steps) {
+            let before = steps.len();
+            if let Err(e) = self
+                .command(item, app, steps)
+                .and_then(|()| self.checked(item, &steps[before..]))
+            {
+                steps.truncate(before);
                 self.refuse(e)?;
             }
             if steps.len() > MAX_STEPS {
@@ -244,7 +278,8 @@ impl Reader {
         Ok(())
     }
 
-    fn command(&mut self, item: &MarkedYamlOwned, app_id: Option<&str>, steps: &mut Vec<Step>) -> Result<(), String> {
+    pub(super) fn command(&mut self, item: &MarkedYamlOwned, app: App, steps: &mut Vec<Step>) -> Result<(), String> {
+        let whole = item;
         // `item` is the command's name (its span is the line; a mapping's own span is not).
         let (name, arg, item) = match &item.data {
             YamlDataOwned::Mapping(map) if map.len() == 1 => {
@@ -274,43 +309,35 @@ impl Reader {
         };
         // Maestro's `optional: true`: the step may fail without failing the flow.
         let optional = match arg.and_then(|a| field(a, "optional")) {
-            Some(o) => match scalar(o).as_deref() {
-                Some("true") => true,
-                Some("false") => false,
-                _ => return Err(at(o, "optional is true or false")),
-            },
+            Some(o) => {
+                written(o, "optional", "read with the flow (whether a failure fails it)")?;
+                match scalar(o).as_deref() {
+                    Some("true") => true,
+                    Some("false") => false,
+                    _ => return Err(at(o, "optional is true or false")),
+                }
+            }
             None => false,
         };
-        let app = |arg: Option<&MarkedYamlOwned>| -> Result<String, String> {
-            match arg.filter(|a| !a.data.is_null()) {
-                Some(a) => string(a, &name),
-                None => app_id
-                    .map(str::to_string)
-                    .ok_or_else(|| at(item, "needs an app: give appId in the header")),
-            }
-        };
+        // A command with a `${…}` (in its fields, or the header's appId it reads) is read now with
+        // each one standing for a value of its type, and again, rendered, as its step runs.
+        let templated = arg.is_some_and(super::template::holds_one) || app.node.is_some_and(super::template::marked);
+        // (An assertion joins the step before it, its selector read as it is looked for.)
+        if templated && !self.sampling && !super::rendered::read_with_the_flow(&name) && name != "assertVisible" {
+            return self.later(&name, arg, whole, app, optional, steps);
+        }
+        let package = |arg: Option<&MarkedYamlOwned>| app.package(arg, item, &name);
         let action = match name.as_str() {
             "launchApp" => {
                 let Some(map) = arg.filter(|a| a.data.as_mapping().is_some()) else {
-                    let mut step = Step::new(Action::Launch { package: app(arg)? });
+                    let mut step = Step::new(Action::Launch { package: package(arg)? });
                     step.optional = optional;
                     step.when = self.when.clone();
                     steps.push(step);
                     return Ok(());
                 };
-                only_keys(
-                    map,
-                    &[
-                        "appId",
-                        "optional",
-                        "clearState",
-                        "stopApp",
-                        "clearKeychain",
-                        "permissions",
-                        "arguments",
-                    ],
-                )?;
-                let package = app(field(map, "appId"))?;
+                only_keys(map, fields::of(&name))?;
+                let package = package(field(map, "appId"))?;
                 // As Maestro orders them: the data cleared, the app stopped, then launched
                 // (clearKeychain is iOS's; Android has none to clear).
                 // Permissions after the data is cleared, before the app stops (Maestro's order).
@@ -355,21 +382,31 @@ impl Reader {
             "waitForAnimationToEnd" => {
                 let timeout_ms = match arg.filter(|a| !a.data.is_null()) {
                     Some(map) => {
-                        only_keys(map, &["timeout", "optional"])?;
-                        field(map, "timeout").map(|t| number(t, "timeout")).transpose()?
+                        only_keys(map, fields::of(&name))?;
+                        field(map, "timeout")
+                            .map(|t| number(t, "timeout", MAX_SETTLE_MS))
+                            .transpose()?
                     }
                     None => None,
                 };
                 Action::Settle { timeout_ms }
             }
-            "stopApp" => Action::Stop { package: app(arg)? },
-            "clearState" => Action::ClearData { package: app(arg)? },
-            "inputText" => Action::Type {
-                target: None,
-                text: string(scalar_or_field(required(arg, item, &name)?, "text")?, &name)?,
-                clear: false,
-                submit: false,
-            },
+            "stopApp" => Action::Stop { package: package(arg)? },
+            "clearState" => Action::ClearData { package: package(arg)? },
+            "inputText" => {
+                let node = scalar_or_field(required(arg, item, &name)?, &name)?;
+                let text = string(node, &name)?;
+                Action::Type {
+                    target: None,
+                    // A step's text keeps a `${` as `\${` (its `${NAME}` is a secret's).
+                    text: match super::template::marked(node) {
+                        true => text,
+                        false => super::template::escape(&text),
+                    },
+                    clear: false,
+                    submit: false,
+                }
+            }
             "eraseText" => erase(arg)?,
             "inputRandomText" | "inputRandomNumber" | "inputRandomEmail" | "inputRandomPersonName" => Action::Type {
                 target: None,
@@ -382,8 +419,8 @@ impl Reader {
                 Action::Key { name: "BACK".into() }
             }
             "pressKey" => {
-                let key = scalar_or_field(required(arg, item, &name)?, "key")?;
-                let ours = our_key(&string(key, &name)?);
+                let key = scalar_or_field(required(arg, item, &name)?, &name)?;
+                let ours = typed(key, "ENTER".to_string(), || Ok(our_key(&string(key, &name)?)))?;
                 // Checked here, so a key the device cannot be sent fails with its line.
                 if android::keys::key_code(&ours).is_none() {
                     return Err(at(
@@ -406,8 +443,10 @@ impl Reader {
             "swipe" => swipe(required(arg, item, &name)?)?,
             "extendedWaitUntil" => {
                 let map = required(arg, item, &name)?;
-                only_keys(map, &["visible", "notVisible", "timeout", "optional"])?;
-                let timeout_ms = field(map, "timeout").map(|t| number(t, "timeout")).transpose()?;
+                only_keys(map, fields::of(&name))?;
+                let timeout_ms = field(map, "timeout")
+                    .map(|t| number(t, "timeout", u64::MAX))
+                    .transpose()?;
                 let (sel, gone) = match (field(map, "visible"), field(map, "notVisible")) {
                     (Some(s), None) => (s, false),
                     (None, Some(s)) => (s, true),
@@ -421,13 +460,15 @@ impl Reader {
             }
             "setLocation" => {
                 let map = required(arg, item, &name)?;
-                only_keys(map, &["latitude", "longitude", "optional"])?;
+                only_keys(map, fields::of(&name))?;
                 let degrees = |key: &str, limit: f64| -> Result<f64, String> {
                     let node = field(map, key).ok_or_else(|| at(map, "setLocation takes latitude and longitude"))?;
-                    scalar(node)
-                        .and_then(|s| s.trim().parse::<f64>().ok())
-                        .filter(|d| (-limit..=limit).contains(d))
-                        .ok_or_else(|| at(node, &format!("{key} is a number of degrees from -{limit} to {limit}")))
+                    typed(node, 0.0, || {
+                        scalar(node)
+                            .and_then(|s| s.trim().parse::<f64>().ok())
+                            .filter(|d| (-limit..=limit).contains(d))
+                            .ok_or_else(|| at(node, &format!("{key} is a number of degrees from -{limit} to {limit}")))
+                    })
                 };
                 let (latitude, longitude) = (degrees("latitude", 90.0)?, degrees("longitude", 180.0)?);
                 Action::Emulator {
@@ -440,7 +481,13 @@ impl Reader {
                 timeout_ms: None,
             },
             "assertVisible" => {
-                let shown = command_selector(required(arg, item, &name)?)?;
+                let node = required(arg, item, &name)?;
+                let shown = command_selector(node)?;
+                // What a step expects is looked for as it ends: a template, rendered then.
+                let shown = match super::template::holds_one(node) {
+                    true => Selector::Rendered(Box::new(self.rendered_selector(node, shown.describe()))),
+                    false => shown,
+                };
                 match steps.last_mut() {
                     // An assertion after an optional step is not optional; one after a
                     // conditional block is not conditional.
@@ -467,11 +514,11 @@ impl Reader {
             }
             "repeat" => {
                 let map = required(arg, item, &name)?;
-                only_keys(map, &["times", "commands", "while"])?;
+                only_keys(map, fields::of(&name))?;
                 // Decided as the flow runs: a condition, or times from a ${…}.
-                let template = field(map, "times").and_then(scalar).is_some_and(|t| t.contains("${"));
+                let template = field(map, "times").is_some_and(super::template::marked);
                 if field(map, "while").is_some() || template {
-                    return self.repeat_block(map, app_id, steps);
+                    return self.repeat_block(map, app, steps);
                 }
                 let times = field(map, "times").ok_or_else(|| at(map, "repeat takes times and commands"))?;
                 let times = scalar(times)
@@ -479,7 +526,7 @@ impl Reader {
                     .ok_or_else(|| at(times, "times is a whole number"))?;
                 let commands = field(map, "commands").ok_or_else(|| at(map, "repeat takes times and commands"))?;
                 let mut body = Vec::new();
-                self.commands(commands, app_id, &mut body)?;
+                self.commands(commands, app, &mut body)?;
                 for _ in 0..times {
                     if steps.len() + body.len() > MAX_STEPS {
                         return Err(at(item, &format!("repeat grows the flow past {MAX_STEPS} steps")));
@@ -491,13 +538,14 @@ impl Reader {
             "runFlow" => {
                 let arg = required(arg, item, &name)?;
                 if let Some(file) = scalar(arg) {
-                    return self.run_file(&file, item, steps);
+                    written(arg, "runFlow", "a subflow read with the flow")?;
+                    return self.run_file(&super::template::literal(&file), item, steps);
                 }
-                only_keys(arg, &["file", "commands", "env", "when", "optional"])?;
+                only_keys(arg, fields::of(&name))?;
                 let mut inner = Vec::new();
                 match field(arg, "when") {
-                    Some(when) => self.conditional(when, arg, item, app_id, &mut inner)?,
-                    None => self.block(arg, item, app_id, &mut inner)?,
+                    Some(when) => self.conditional(when, arg, item, app, &mut inner)?,
+                    None => self.block(arg, item, app, &mut inner)?,
                 };
                 // Its env holds for its steps only (over the subflow's own header env).
                 let inner = self.with_env(arg, true, inner)?;
@@ -507,10 +555,10 @@ impl Reader {
             "runScript" | "evalScript" | "assertTrue" => {
                 return self.script(&name, required(arg, item, &name)?, optional, steps);
             }
-            "retry" => return self.retry_block(required(arg, item, &name)?, item, app_id, optional, steps),
+            "retry" => return self.retry_block(required(arg, item, &name)?, item, app, optional, steps),
             // Maestro's device commands (maestro/commands.rs).
             _ if let Some(action) =
-                super::commands::read(&name, arg, item, app_id, self.files.last().and_then(|f| f.parent()))? =>
+                super::commands::read(&name, arg, item, app, self.files.last().and_then(|f| f.parent()))? =>
             {
                 action
             }
@@ -521,65 +569,5 @@ impl Reader {
         step.when = self.when.clone();
         steps.push(step);
         Ok(())
-    }
-
-    /// A `runFlow {when, file | commands}`: its steps carry the condition, the first one opening
-    /// the block. A block for another platform has no steps here.
-    fn conditional(
-        &mut self,
-        when: &MarkedYamlOwned,
-        arg: &MarkedYamlOwned,
-        item: &MarkedYamlOwned,
-        app_id: Option<&str>,
-        steps: &mut Vec<Step>,
-    ) -> Result<(), String> {
-        let Some(condition) = self.condition(when)? else {
-            // A block for another platform has no steps here.
-            return Ok(());
-        };
-        let mut block = Vec::new();
-        // Inside another block's condition: a block of its own, its condition read as it starts.
-        if self.when.is_some() {
-            self.block(arg, item, app_id, &mut block)?;
-            let control = crate::Control::If { condition };
-            steps.push(self.step(Action::Block { control, body: block }, false));
-            return Ok(());
-        }
-        if condition.visible.is_some() || condition.not_visible.is_some() || condition.script.is_some() {
-            self.when = Some(condition);
-        }
-        let read = self.block(arg, item, app_id, &mut block);
-        self.when = None;
-        read?;
-        if let Some(opening) = block.first_mut().and_then(|s| s.when.as_mut()) {
-            opening.opens = true;
-        }
-        steps.extend(block);
-        Ok(())
-    }
-
-    /// What a `runFlow` mapping runs: its file, or its commands.
-    pub(super) fn block(
-        &mut self,
-        arg: &MarkedYamlOwned,
-        item: &MarkedYamlOwned,
-        app_id: Option<&str>,
-        steps: &mut Vec<Step>,
-    ) -> Result<(), String> {
-        match (field(arg, "file"), field(arg, "commands")) {
-            (Some(file), None) => self.run_file(&string(file, "file")?, item, steps),
-            (None, Some(commands)) => self.commands(commands, app_id, steps),
-            _ => Err(at(arg, "runFlow takes file or commands")),
-        }
-    }
-
-    fn run_file(&mut self, file: &str, item: &MarkedYamlOwned, steps: &mut Vec<Step>) -> Result<(), String> {
-        if self.files.is_empty() {
-            return Err(at(
-                item,
-                "runFlow FILE reads a file beside the flow: replay the flow's file (droidmcp replay FLOW.yaml)",
-            ));
-        }
-        self.file(Path::new(file), Some(item), steps)
     }
 }

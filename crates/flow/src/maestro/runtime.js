@@ -119,17 +119,35 @@ function runScript(file, code, env) {
   }
 }
 
-// A Maestro text selector whose ${…} is read as the step runs: then as Maestro reads any text,
-// a regular expression over an element's whole text (`flow::whole_text_regex`), or that very
-// text when it is no regular expression.
-function pattern(text) {
-  try {
-    new RegExp(text);
-  } catch (e) {
-    return { text, match: "exact" };
+// A command's fields as the flow wrote them (`maestro::template::encode`), each ${…} rendered:
+// every template of every command goes through `interp` here, and nowhere else.
+function renderFields(node) {
+  if (node === null) return null;
+  if ("t" in node) return { ...node, v: interp(node.t) };
+  if ("m" in node) return { ...node, m: node.m.map(([k, v]) => [renderFields(k), renderFields(v)]) };
+  if ("s" in node) return { ...node, s: node.s.map(renderFields) };
+  return node;
+}
+
+// A command with a ${…}, as its step runs: rendered, read again by the reader that read the flow
+// (`replay.read`, which refuses what it would have refused written so), and run. A command read
+// as several steps is rendered once, by the first, which keeps the steps' lines for the others
+// (all of them when its templates gave another number of steps).
+let renderedSteps = [];
+async function rendered(command, w) {
+  if (command.part === 0) {
+    renderedSteps = [];
+    const request = { ...command, arg: renderFields(command.arg), app: renderFields(command.app) };
+    renderedSteps = JSON.parse(await replay.read(request));
   }
-  const escaped = text.replace(/[\\.+*?()|[\]{}^$#&\-~]/g, "\\$&");
-  return { text: `(?s)^(?:${text})$|^${escaped}$`, match: "regex" };
+  const mine = renderedSteps.length === command.parts ? [renderedSteps[command.part]]
+    : command.part === 0 ? renderedSteps : [];
+  for (const code of mine) await eval(`(async (w) => {\n${code}\n})`)(w);
+}
+
+// A condition's selector with a ${…}: rendered and read as it is looked for.
+async function renderedSelector(selector) {
+  return (0, eval)(`(${await replay.read({ ...selector, arg: renderFields(selector.arg) })})`);
 }
 
 // assertTrue: the condition's text is true.

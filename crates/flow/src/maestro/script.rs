@@ -1,15 +1,18 @@
 //! The JavaScript half of a Maestro flow, read (issue 35): `env` (a header's, a `runFlow`'s),
 //! `runScript` (its file read and compiled now, run with the flow), `evalScript`, `assertTrue`,
-//! conditions with `true`, `repeat while`, `retry` and `onFlowComplete`. What they decide is
-//! decided as the flow runs (`flow::control`, `runtime.js`); reading only checks their shape.
+//! and conditions (`when`, with `true`), which `blocks.rs` reads its blocks under. What they
+//! decide is decided as the flow runs (`flow::control`, `runtime.js`); reading only checks their
+//! shape.
 
 use std::path::Path;
 
 use saphyr::MarkedYamlOwned;
 
+use super::fields;
 use super::read::Reader;
 use super::selectors::selector;
-use super::yaml::{at, field, key, only_keys, scalar, string};
+use super::template::holds_one;
+use super::yaml::{at, field, key, only_keys, raw, scalar, string, written};
 use crate::{Action, Control, Js, Selector, Step, When};
 
 /// The largest script file a flow may run (the replay's whole script is bounded too).
@@ -33,13 +36,14 @@ impl Reader {
         optional: bool,
         steps: &mut Vec<Step>,
     ) -> Result<(), String> {
+        // The script's own JavaScript: its `${…}` are the script's to evaluate, as written.
         let text_of = |field_name: &str| -> Result<String, String> {
             match scalar(arg) {
                 Some(text) => Ok(text),
                 None => {
-                    only_keys(arg, &[field_name, "optional"])?;
+                    only_keys(arg, fields::of(name))?;
                     let node = field(arg, field_name).ok_or_else(|| at(arg, &format!("{name} takes {field_name}")))?;
-                    string(node, field_name)
+                    raw(node, field_name)
                 }
             }
         };
@@ -54,11 +58,12 @@ impl Reader {
                 let (file_node, env, when) = match scalar(arg) {
                     Some(_) => (arg, Vec::new(), None),
                     None => {
-                        only_keys(arg, &["file", "env", "when", "optional"])?;
+                        only_keys(arg, fields::of(name))?;
                         let file = field(arg, "file").ok_or_else(|| at(arg, "runScript takes file"))?;
                         (file, env_of(arg)?, field(arg, "when"))
                     }
                 };
+                written(file_node, name, "a script read and compiled with the flow")?;
                 let file = string(file_node, "file")?;
                 let code = self.script_file(&file, file_node)?;
                 let step = Action::Script(Js::Run { file, code, env });
@@ -119,11 +124,17 @@ impl Reader {
     /// A condition (`visible`, `notVisible`, `platform`, `true`): `None` when it is for another
     /// platform (never true here).
     pub(super) fn condition(&mut self, when: &MarkedYamlOwned) -> Result<Option<When>, String> {
-        only_keys(when, &["visible", "notVisible", "platform", "true"])?;
-        if let Some(platform) = field(when, "platform")
-            && !string(platform, "platform")?.eq_ignore_ascii_case("android")
-        {
-            return Ok(None);
+        written(when, "when", "a block's condition, read with the flow")?;
+        only_keys(when, fields::of("when"))?;
+        if let Some(platform) = field(when, "platform") {
+            written(
+                platform,
+                "platform",
+                "read with the flow (a block for another platform has no steps)",
+            )?;
+            if !string(platform, "platform")?.eq_ignore_ascii_case("android") {
+                return Ok(None);
+            }
         }
         let shown = |name: &str| -> Result<Option<Selector>, String> {
             let Some(node) = field(when, name) else {
@@ -134,102 +145,25 @@ impl Reader {
                     key(when, name).unwrap_or(node),
                     &format!("{name} is an id or a text, not a point"),
                 )),
+                // Looked for as the block starts, rendered then.
+                s if holds_one(node) => Ok(Some(Selector::Rendered(Box::new(
+                    self.rendered_selector(node, s.describe()),
+                )))),
                 s => Ok(Some(s)),
             }
         };
         Ok(Some(When {
             visible: shown("visible")?,
             not_visible: shown("notVisible")?,
-            script: field(when, "true").map(|s| string(s, "true")).transpose()?,
+            script: field(when, "true").map(|s| raw(s, "true")).transpose()?,
             opens: false,
         }))
-    }
-
-    /// `repeat {while, times?}` or `repeat {times: ${…}}`: a block decided as it runs.
-    pub(super) fn repeat_block(
-        &mut self,
-        map: &MarkedYamlOwned,
-        app_id: Option<&str>,
-        steps: &mut Vec<Step>,
-    ) -> Result<(), String> {
-        let condition = match field(map, "while") {
-            Some(when) => match self.condition(when)? {
-                Some(c) => Some(c),
-                // A while for another platform never holds: no round runs.
-                None => return Ok(()),
-            },
-            None => None,
-        };
-        let times = field(map, "times").map(|t| string(t, "times")).transpose()?;
-        let commands = field(map, "commands").ok_or_else(|| at(map, "repeat takes commands"))?;
-        let mut body = Vec::new();
-        self.commands(commands, app_id, &mut body)?;
-        steps.push(self.step(
-            Action::Block {
-                control: Control::Repeat { times, condition },
-                body,
-            },
-            false,
-        ));
-        Ok(())
-    }
-
-    /// `retry {maxRetries, file | commands, env}`.
-    pub(super) fn retry_block(
-        &mut self,
-        arg: &MarkedYamlOwned,
-        item: &MarkedYamlOwned,
-        app_id: Option<&str>,
-        optional: bool,
-        steps: &mut Vec<Step>,
-    ) -> Result<(), String> {
-        only_keys(arg, &["maxRetries", "file", "commands", "env", "optional"])?;
-        let max_retries = match field(arg, "maxRetries") {
-            Some(n) => string(n, "maxRetries")?,
-            None => "1".into(),
-        };
-        let mut body = Vec::new();
-        self.block(arg, item, app_id, &mut body)?;
-        let body = self.with_env(arg, true, body)?;
-        let control = Control::Retry { max_retries };
-        let retried = self.step(Action::Block { control, body }, false);
-        steps.extend(self.optionally(optional, vec![retried]));
-        Ok(())
-    }
-
-    /// `steps`, or when `optional` (a runFlow's, a retry's) a block whose failure is a warning.
-    pub(super) fn optionally(&self, optional: bool, steps: Vec<Step>) -> Vec<Step> {
-        match optional {
-            true => vec![self.step(
-                Action::Block {
-                    control: Control::Optional,
-                    body: steps,
-                },
-                false,
-            )],
-            false => steps,
-        }
-    }
-
-    /// `steps` under `node`'s `env` (a runFlow's or a retry's: `strong`; a header's: not).
-    pub(super) fn with_env(&self, node: &MarkedYamlOwned, strong: bool, steps: Vec<Step>) -> Result<Vec<Step>, String> {
-        let vars = env_of(node)?;
-        if vars.is_empty() {
-            return Ok(steps);
-        }
-        Ok(vec![self.step(
-            Action::Block {
-                control: Control::Env { vars, strong },
-                body: steps,
-            },
-            false,
-        )])
     }
 }
 
 /// `env: {NAME: value, …}` of a header, a runFlow, a retry or a runScript (values as written,
 /// templates evaluated as the flow runs).
-fn env_of(node: &MarkedYamlOwned) -> Result<Vec<(String, String)>, String> {
+pub(super) fn env_of(node: &MarkedYamlOwned) -> Result<Vec<(String, String)>, String> {
     let Some(env) = field(node, "env") else {
         return Ok(Vec::new());
     };
@@ -242,6 +176,7 @@ fn env_of(node: &MarkedYamlOwned) -> Result<Vec<(String, String)>, String> {
         .ok_or_else(|| at(env, "env is a mapping of NAME: value"))?;
     let mut vars = Vec::new();
     for (name, value) in map {
+        written(name, "env", "a variable's name, read with the flow")?;
         let name = scalar(name).unwrap_or_default();
         if crate::placeholder_name(&format!("${{{name}}}")).is_none() && !name.starts_with('_') {
             return Err(at(
@@ -298,41 +233,28 @@ mod tests {
 
     use super::*;
 
-    /// What the replay's script makes of the `ui.type` text of a step: the rendered expression
-    /// evaluated by QuickJS over `runtime.js`, with `vars` as the flow's variables.
-    fn typed_at_replay(step: &Step, vars: &[(&str, &str)]) -> Result<String, String> {
-        let code = crate::js::render(std::slice::from_ref(step), &[]);
+    /// The text the replay's script types for `steps` (the `ui.type` call's argument, evaluated by
+    /// QuickJS), and the script's lines.
+    fn typed_at_replay(code: &str) -> String {
         let line = code
             .lines()
-            .find(|l| l.contains("await ui.type({ text: "))
-            .expect("a type line");
-        let expression = line
+            .find(|l| l.contains("await ui.type("))
+            .unwrap_or_else(|| panic!("a type line: {code}"));
+        let argument = line
             .trim()
-            .strip_prefix("await ui.type({ text: ")
-            .and_then(|l| l.strip_suffix(" });"))
-            .expect("the text alone");
+            .strip_prefix("await ui.type(")
+            .and_then(|l| l.strip_suffix(");"))
+            .expect("the argument alone");
         let runtime = rquickjs::Runtime::new().unwrap();
         let context = rquickjs::Context::full(&runtime).unwrap();
-        context.with(|ctx| {
-            let env: serde_json::Map<String, serde_json::Value> =
-                vars.iter().map(|(k, v)| (k.to_string(), (*v).into())).collect();
-            let args = serde_json::json!({ "env": env });
-            let source = format!(
-                "globalThis.args = {args};\n{}\n{expression}",
-                include_str!("runtime.js")
-            );
-            ctx.eval::<String, _>(source).map_err(|_| {
-                let caught = ctx.catch();
-                caught.as_exception().and_then(|e| e.message()).unwrap_or_default()
-            })
-        })
+        context.with(|ctx| ctx.eval::<String, _>(format!("({argument}).text")).unwrap())
     }
 
     /// Whatever text a person types (any `$`, `{`, `}`, `\`), the recording keeps it so that a
-    /// replay types that very text, though a flow's text is a template (`${…}` evaluated): the
-    /// recorder writes a `${` typed as `\${`. And a template's `${…}` is evaluated, `\${` kept.
+    /// replay types that very text, exported as a script or as a Maestro flow read back (where a
+    /// text is a template: the recorder writes a `${` typed as `\${`).
     #[test]
-    fn recorded_text_replays_as_typed_and_a_template_is_evaluated() {
+    fn recorded_text_replays_as_typed() {
         use std::sync::atomic::{AtomicUsize, Ordering};
         let cases = AtomicUsize::new(0);
         let texts = prop_oneof![
@@ -351,33 +273,64 @@ mod tests {
                 clear: false,
                 submit: false,
             });
-            let typed = typed_at_replay(&step, &[("USER", "ada")]);
-            prop_assert_eq!(typed, Ok(text.clone()), "recorded as {:?}", recorded);
+            let script = crate::js::render(std::slice::from_ref(&step), &[]);
+            prop_assert_eq!(typed_at_replay(&script), text.clone(), "recorded as {:?}", recorded);
+            let flow = super::super::render(std::slice::from_ref(&step), &[], "a.b");
+            let read = super::super::parse(&flow).map_err(TestCaseError::fail)?;
+            let script = crate::js::render(&read, &[]);
+            prop_assert_eq!(typed_at_replay(&script), text.clone(), "{}", flow);
             Ok(())
         });
         eprintln!("{} cases", cases.load(Ordering::Relaxed));
         if let Err(e) = result {
             panic!("{e}");
         }
-        let template = |text: &str| {
-            Step::new(Action::Type {
-                target: None,
-                text: text.into(),
-                clear: false,
-                submit: false,
-            })
+    }
+
+    /// A Maestro `inputText` with `${…}` is read again as its step runs: its fields rendered by
+    /// `runtime.js` (the one door), then read by the reader into the lines that type the result;
+    /// `\${` is a literal `${`, and what the template gives is typed as it is, `${` and all.
+    #[test]
+    fn a_template_is_rendered_as_the_step_runs_then_read_again() {
+        let typed = |text: &str, env: serde_json::Value| -> Result<String, String> {
+            let flow = format!(
+                "appId: a.b\n---\n- inputText: {}\n",
+                serde_json::to_string(text).unwrap()
+            );
+            let steps = super::super::parse(&flow)?;
+            let Action::Rendered(rendered) = &steps[0].action else {
+                return Err(format!("not read as it runs: {steps:?}"));
+            };
+            let request = super::super::request(rendered);
+            let runtime = rquickjs::Runtime::new().unwrap();
+            let context = rquickjs::Context::full(&runtime).unwrap();
+            let rendered = context.with(|ctx| {
+                let source = format!(
+                    "globalThis.args = {};\n{}\nJSON.stringify({{ ...{request}, arg: renderFields({request}.arg) }})",
+                    serde_json::json!({ "env": env }),
+                    include_str!("runtime.js")
+                );
+                ctx.eval::<String, _>(source).map_err(|_| {
+                    let caught = ctx.catch();
+                    caught.as_exception().and_then(|e| e.message()).unwrap_or_default()
+                })
+            })?;
+            let request: serde_json::Value = serde_json::from_str(&rendered).unwrap();
+            let steps: Vec<String> = serde_json::from_str(&super::super::read_rendered(&request, |_| Ok(()))?).unwrap();
+            Ok(typed_at_replay(&steps.join("\n")))
         };
-        let with_user = [("USER", "ada")];
+        let user = serde_json::json!({ "USER": "ada", "ODD": "${X} \\${Y}" });
         assert_eq!(
-            typed_at_replay(&template("${USER.substring(0, 2)}-${1 + 1}"), &with_user),
+            typed("${USER.substring(0, 2)}-${1 + 1}", user.clone()),
             Ok("ad-2".into())
         );
         assert_eq!(
-            typed_at_replay(&template("US$ \\${USER}"), &with_user),
-            Ok("US$ ${USER}".into())
+            typed("US$ \\${USER} ${USER}", user.clone()),
+            Ok("US$ ${USER} ada".into())
         );
-        assert_eq!(typed_at_replay(&template("${NOBODY || 'x'}"), &[]), Ok("x".into()));
-        let missing = typed_at_replay(&template("a ${NOBODY}"), &[]).unwrap_err();
+        assert_eq!(typed("${ODD}", user.clone()), Ok("${X} \\${Y}".into()));
+        assert_eq!(typed("${NOBODY || 'x'}", user.clone()), Ok("x".into()));
+        let missing = typed("a ${NOBODY}", user).unwrap_err();
         assert!(
             missing.contains("NOBODY is not defined; replay with --env NOBODY=VALUE"),
             "{missing}"

@@ -6,28 +6,10 @@
 use saphyr::{MarkedYamlOwned, YamlDataOwned};
 
 use super::super::{Selector, Target};
-use super::yaml::{at, field, key, only_keys, scalar, string};
+use super::fields::{COMMAND_SELECTOR, MAESTRO_KEYS, SELECTOR, TARGET};
+use super::template::marked;
+use super::yaml::{at, field, key, only_keys, scalar, string, typed};
 use android::selector::{ElementSelector, Index};
-
-/// The keys of a Maestro selector beyond `id`, `text` and `point`: a selector with any of them is
-/// resolved as Maestro resolves it (`Selector::Maestro`).
-const MAESTRO_KEYS: &[&str] = &[
-    "index",
-    "enabled",
-    "selected",
-    "checked",
-    "focused",
-    "width",
-    "height",
-    "tolerance",
-    "below",
-    "above",
-    "leftOf",
-    "rightOf",
-    "childOf",
-    "containsChild",
-    "containsDescendants",
-];
 
 /// `allowed` and, beside `text`, Maestro's other selector keys.
 fn with_maestro_keys<'a>(allowed: &[&'a str]) -> Vec<&'a str> {
@@ -47,12 +29,12 @@ pub(super) fn target(node: &MarkedYamlOwned) -> Result<Target, String> {
     if let Some(label) = field(node, "label") {
         string(label, "label")?;
     }
-    let allowed = ["id", "text", "point", "label", "optional"];
+    let allowed = TARGET;
     if scalar(node).is_none() && MAESTRO_KEYS.iter().any(|k| field(node, k).is_some()) {
-        return Ok(Target::bare(selector_in(node, &allowed)?));
+        return Ok(Target::bare(selector_in(node, allowed)?));
     }
     if let (Some(id), Some(text)) = (field(node, "id"), field(node, "text")) {
-        only_keys(node, &allowed)?;
+        only_keys(node, allowed)?;
         if field(node, "point").is_some() {
             return Err(at(node, "a selector takes id and text, or point, not both"));
         }
@@ -66,16 +48,16 @@ pub(super) fn target(node: &MarkedYamlOwned) -> Result<Target, String> {
             _ => Ok(Target::bare(Selector::Maestro(element_selector(node)?))),
         };
     }
-    Ok(Target::bare(selector_in(node, &allowed)?))
+    Ok(Target::bare(selector_in(node, allowed)?))
 }
 
 pub(super) fn selector(node: &MarkedYamlOwned) -> Result<Selector, String> {
-    selector_in(node, &["id", "text", "point"])
+    selector_in(node, SELECTOR)
 }
 
 /// A selector that is a command's whole argument (`assertVisible: {text, optional}`).
 pub(super) fn command_selector(node: &MarkedYamlOwned) -> Result<Selector, String> {
-    selector_in(node, &["id", "text", "point", "optional"])
+    selector_in(node, COMMAND_SELECTOR)
 }
 
 fn selector_in(node: &MarkedYamlOwned, allowed: &[&str]) -> Result<Selector, String> {
@@ -113,6 +95,10 @@ fn selector_in(node: &MarkedYamlOwned, allowed: &[&str]) -> Result<Selector, Str
 /// text target (waited for, healed); any other is a pattern, matched as Maestro matches it, and
 /// checked here so a pattern `ui` cannot read fails at once with its line.
 fn text_selector(node: &MarkedYamlOwned, pattern: &str) -> Result<Selector, String> {
+    // Read as the step runs, rendered.
+    if marked(node) {
+        return Ok(Selector::Text(pattern.to_string()));
+    }
     let mut literal = String::new();
     let mut chars = pattern.chars();
     while let Some(c) = chars.next() {
@@ -128,10 +114,6 @@ fn text_selector(node: &MarkedYamlOwned, pattern: &str) -> Result<Selector, Stri
             Some(next) if super::write::REGEX_SPECIAL.contains(next) => literal.push(next),
             // A metacharacter, or a class such as `\d`: a pattern.
             _ => {
-                // Evaluated as the step runs, then read as any text is (`runtime.js`'s `pattern`).
-                if pattern.contains("${") {
-                    return Ok(Selector::Pattern(pattern.to_string()));
-                }
                 return match android::ui_elements::Matcher::regex(&crate::whole_text_regex(pattern)) {
                     Ok(_) => Ok(Selector::Pattern(pattern.to_string())),
                     // Maestro matches a text that is no valid regex as that very text (its
@@ -151,9 +133,10 @@ fn text_selector(node: &MarkedYamlOwned, pattern: &str) -> Result<Selector, Stri
 /// `"540, 1200"`: device pixels (percentages are refused).
 pub(super) fn spot(node: &MarkedYamlOwned) -> Result<Selector, String> {
     let text = string(node, "point")?;
-    if text.contains("${") {
-        // Maestro evaluates it as the step runs (a script's output, say): so does the replay.
-        return Ok(Selector::PointTemplate(text));
+    // Maestro evaluates it as the step runs (a script's output, say): so does the replay.
+    if marked(node) {
+        super::template::sampled();
+        return Ok(Selector::Point([0, 0]));
     }
     let parts: Vec<&str> = text.split(',').map(str::trim).collect();
     let percent = |p: &str| {
@@ -187,35 +170,33 @@ fn element_selector(node: &MarkedYamlOwned) -> Result<ElementSelector, String> {
         |name: &str| -> Result<Option<String>, String> { field(node, name).map(|v| pattern(v, name)).transpose() };
     let flag = |name: &str| -> Result<Option<bool>, String> {
         let Some(v) = field(node, name) else { return Ok(None) };
-        match scalar(v).as_deref() {
+        typed(v, Some(true), || match scalar(v).as_deref() {
             Some("true") => Ok(Some(true)),
             Some("false") => Ok(Some(false)),
             _ => Err(at(v, &format!("{name} is true or false"))),
-        }
+        })
     };
     let pixels = |name: &str| -> Result<Option<i32>, String> {
         let Some(v) = field(node, name) else { return Ok(None) };
-        match scalar(v).and_then(|s| s.trim().parse::<i32>().ok()) {
-            Some(n) if n >= 0 => Ok(Some(n)),
-            _ => Err(at(v, &format!("{name} is a whole number of pixels, 0 or more"))),
-        }
+        typed(v, Some(0), || {
+            match scalar(v).and_then(|s| s.trim().parse::<i32>().ok()) {
+                Some(n) if n >= 0 => Ok(Some(n)),
+                _ => Err(at(v, &format!("{name} is a whole number of pixels, 0 or more"))),
+            }
+        })
     };
     let index = match field(node, "index") {
-        Some(v) => {
+        // Maestro reads it as a number (`2`, `"2"`, `2.0`), cut to a whole one.
+        Some(v) => typed(v, Some(Index::At(0)), || {
             let given = string(v, "index")?;
-            // Maestro reads it as a number (`2`, `"2"`, `2.0`), cut to a whole one; a `${…}` is
-            // evaluated as the step runs, and `ui` reads what it gives the same way.
             match given.trim().parse::<f64>() {
-                _ if given.contains("${") => Some(Index::Template(given)),
-                Ok(n) if n.is_finite() && n >= 0.0 => Some(Index::At(n.trunc() as i64)),
-                _ => {
-                    return Err(at(
-                        v,
-                        "index is the match's place, from 0 (by position: top, then left)",
-                    ));
-                }
+                Ok(n) if n.is_finite() && n >= 0.0 => Ok(Some(Index::At(n.trunc() as i64))),
+                _ => Err(at(
+                    v,
+                    "index is the match's place, from 0 (by position: top, then left)",
+                )),
             }
-        }
+        })?,
         None => None,
     };
     let descendants = match field(node, "containsDescendants") {
@@ -288,10 +269,10 @@ fn first_key(node: &MarkedYamlOwned) -> &MarkedYamlOwned {
 
 /// A selector's `text` or `id`: a regular expression as Maestro reads it, checked here so one
 /// `ui` cannot read fails at once with its line (one that is no regex at all is its own text).
-/// One with a `${…}` is evaluated as the step runs (js.rs), then read the same way.
+/// One with a `${…}` is read the same way as its step runs, rendered.
 fn pattern(node: &MarkedYamlOwned, what: &str) -> Result<String, String> {
     let value = string(node, what)?;
-    if value.contains("${") {
+    if marked(node) {
         return Ok(value);
     }
     match android::ui_elements::Matcher::regex(&value) {

@@ -3,7 +3,13 @@
 //! comment.
 
 use super::super::commands::{Command, Extra};
-use super::super::{Action, Selector, Step, Target, When, one_line, quoted, same_block};
+use super::super::{Action, Rendered, Selector, Step, Target, When, one_line, same_block};
+use super::template::{escape, plain};
+
+/// A text as a flow's field that reads as itself: a `${` in it written `\${` (not a template).
+fn quoted(text: &str) -> String {
+    super::super::quoted(&escape(text))
+}
 
 /// The flow file: a header (comments, `appId`), `---`, one command per line group.
 pub fn render(steps: &[Step], header: &[String], app_id: &str) -> String {
@@ -34,11 +40,12 @@ pub fn render(steps: &[Step], header: &[String], app_id: &str) -> String {
 /// The head of a `runFlow` block that runs only when `when` holds (its commands follow).
 fn run_flow_when(when: &When) -> String {
     let mut out = "- runFlow:\n    when:\n".to_string();
-    if let Some(s) = &when.visible {
-        out.push_str(&format!("      visible:\n{}", selector_fields(s, "        ")));
-    }
-    if let Some(s) = &when.not_visible {
-        out.push_str(&format!("      notVisible:\n{}", selector_fields(s, "        ")));
+    for (key, shown) in [("visible", &when.visible), ("notVisible", &when.not_visible)] {
+        match shown {
+            Some(Selector::Rendered(r)) => out.push_str(&format!("      {key}: {}\n", plain_text(&r.arg))),
+            Some(s) => out.push_str(&format!("      {key}:\n{}", selector_fields(s, "        "))),
+            None => {}
+        }
     }
     out.push_str("    commands:\n");
     out
@@ -65,6 +72,10 @@ fn step_text(i: usize, step: &Step, app_id: &str) -> String {
     // assertions are the step's outcome.
     let checked_alone = step.optional && matches!(step.action, Action::Check);
     for s in &step.expect.visible {
+        if let Selector::Rendered(r) = s {
+            out.push_str(&format!("- assertVisible: {}\n", plain_text(&r.arg)));
+            continue;
+        }
         out.push_str(&format!("- assertVisible:\n{}", selector_fields(s, "    ")));
         if checked_alone {
             out.push_str("    optional: true\n");
@@ -120,8 +131,9 @@ fn commands(step: &Step, app_id: &str) -> Vec<String> {
             if *clear {
                 out.push("- eraseText\n".into());
             }
+            // A step's text is a template already (a `${` typed is `\${`, a secret `${NAME}`).
             if !text.is_empty() {
-                out.push(format!("- inputText: {}\n", quoted(text)));
+                out.push(format!("- inputText: {}\n", super::super::quoted(text)));
             }
             if *submit {
                 out.push("- pressKey: Enter\n".into());
@@ -191,6 +203,9 @@ fn commands(step: &Step, app_id: &str) -> Vec<String> {
         }],
         Action::Check => Vec::new(),
         Action::Command(command) => vec![device_command(command)],
+        // One command, whichever of the steps it reads as.
+        Action::Rendered(r) if r.part.0 == 0 => vec![rendered(r)],
+        Action::Rendered(_) => Vec::new(),
         // Only a Maestro flow has them (a recording has none): said, not written.
         Action::Script(_) | Action::Block { .. } => vec![format!("# not written: {}\n", one_line(&step.describe()))],
         Action::Settle { timeout_ms: None } => vec!["- waitForAnimationToEnd\n".into()],
@@ -242,7 +257,7 @@ fn selector_fields(s: &Selector, indent: &str) -> String {
         Selector::ContentDesc(v) => format!("{indent}text: {}\n", quoted(&escaped(v))),
         Selector::Point([x, y]) => format!("{indent}point: \"{x}, {y}\"\n"),
         Selector::Percent([x, y]) => format!("{indent}point: \"{x}%, {y}%\"\n"),
-        Selector::PointTemplate(t) => format!("{indent}point: {}\n", quoted(t)),
+        Selector::Rendered(r) => format!("{indent}text: {}\n", plain_text(&r.arg)),
         Selector::Pattern(v) => format!("{indent}text: {}\n", quoted(v)),
         Selector::Maestro(m) => super::selectors::write_fields(m, indent),
     }
@@ -385,4 +400,18 @@ fn device_command(command: &Command) -> String {
             package.is_some()
         ),
     }
+}
+
+/// A command with a template, as it was written (its templates kept).
+fn rendered(r: &Rendered) -> String {
+    let name = r.command.as_deref().unwrap_or("assertVisible");
+    match &r.arg {
+        serde_json::Value::Null => format!("- {name}\n"),
+        arg => format!("- {name}: {}\n", plain_text(arg)),
+    }
+}
+
+/// A field as written (`template::plain`), as a flow value (JSON, which YAML reads).
+fn plain_text(arg: &serde_json::Value) -> String {
+    super::super::literal(&plain(arg))
 }

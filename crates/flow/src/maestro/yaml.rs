@@ -1,6 +1,11 @@
-//! Reading saphyr's YAML nodes as a flow's fields, each error naming its line.
+//! Reading saphyr's YAML nodes as a flow's fields, each error naming its line; a field that is
+//! a `${…}` (marked so by `template::mark` when the flow is read) stands for a value of its type
+//! until its step renders it (`typed`), or is refused where the reading needs its value
+//! (`written`).
 
 use saphyr::{MarkedYamlOwned, ScalarOwned, YamlDataOwned};
+
+use super::template;
 
 /// A command's argument, or an error naming the command that needs one.
 pub(super) fn required<'a>(
@@ -67,24 +72,77 @@ pub(super) fn scalar(node: &MarkedYamlOwned) -> Option<String> {
     }
 }
 
+/// A field's text as it reads: a template as written (its step renders it), what a template
+/// rendered as it is, any other with each `\${` a `${` (`template::literal`).
 pub(super) fn string(node: &MarkedYamlOwned, what: &str) -> Result<String, String> {
+    let text = scalar(node).ok_or_else(|| at(node, &format!("{what} is a text")))?;
+    Ok(
+        match template::marked(node) || template::rendered_from(node).is_some() {
+            true => text,
+            false => template::literal(&text),
+        },
+    )
+}
+
+/// A text the replay's script evaluates as it runs (`runtime.js`: a repeat's `times`, an env
+/// value, a script's condition), kept as written.
+pub(super) fn raw(node: &MarkedYamlOwned, what: &str) -> Result<String, String> {
     scalar(node).ok_or_else(|| at(node, &format!("{what} is a text")))
 }
 
-pub(super) fn number(node: &MarkedYamlOwned, what: &str) -> Result<u64, String> {
-    let text = scalar(node);
-    // Numbers are read with the flow; only texts are templates a step evaluates as it runs.
-    if text.as_deref().is_some_and(|t| t.contains("${")) {
-        return Err(at(
-            node,
-            &format!("{what} is a number of ms, read with the flow: a ${{…}} there is not evaluated; write the number"),
-        ));
-    }
-    text.and_then(|s| s.parse().ok())
-        .ok_or_else(|| at(node, &format!("{what} is a number of ms")))
+/// A number of ms, at most `max`, as Maestro writes it: digits, `_` between them allowed
+/// (`"10_000"`).
+pub(super) fn number(node: &MarkedYamlOwned, what: &str, max: u64) -> Result<u64, String> {
+    typed(node, 0, || {
+        scalar(node)
+            .map(|s| s.trim().replace('_', ""))
+            .and_then(|s| s.parse::<u64>().ok())
+            .filter(|n| *n <= max)
+            .ok_or_else(|| match max {
+                u64::MAX => at(node, &format!("{what} is a number of ms")),
+                max => at(node, &format!("{what} is a number of ms, up to {max}")),
+            })
+    })
 }
 
-/// A message that names the line it is about.
+/// A field read as `read` does, or when it is a `${…}`, `sample`: a value of its type standing
+/// for it, so the rest of its command is checked with the flow; the step reads the field again,
+/// rendered, with this same `read` (`maestro::rendered`).
+pub(super) fn typed<T>(
+    node: &MarkedYamlOwned,
+    sample: T,
+    read: impl FnOnce() -> Result<T, String>,
+) -> Result<T, String> {
+    match template::marked(node) {
+        true => {
+            template::sampled();
+            Ok(sample)
+        }
+        false => read(),
+    }
+}
+
+/// Refuses a `${…}` in `field`, which the flow's reading needs as written (`why`): nothing renders
+/// it before then.
+pub(super) fn written(node: &MarkedYamlOwned, field: &str, why: &str) -> Result<(), String> {
+    match template::marked(node) {
+        true => Err(at(
+            node,
+            &format!("`{field}` is {why}, before any step runs: a ${{…}} there cannot be rendered; write its value"),
+        )),
+        false => Ok(()),
+    }
+}
+
+/// A message that names the line it is about, and for a field a step rendered, what its `${…}`
+/// gave.
 pub(super) fn at(node: &MarkedYamlOwned, message: &str) -> String {
-    format!("line {}: {message}", node.span.start.line())
+    let line = node.span.start.line();
+    match template::rendered_from(node) {
+        Some(written) => format!(
+            "line {line}: {message} ({written} gave {:?})",
+            android::text::echoed(&scalar(node).unwrap_or_default())
+        ),
+        None => format!("line {line}: {message}"),
+    }
 }

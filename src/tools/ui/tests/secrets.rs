@@ -262,6 +262,13 @@ fn each_secret_field_is_its_own_placeholder_and_no_password_is_ever_written() {
                         into.push((tapped.expect("a field was tapped"), value));
                         c.3 += 1;
                     }
+                    // A Maestro flow's `inputText: ${NAME}` is read as its step runs, NAME from --env.
+                    Action::Rendered(r) if r.command.as_deref() == Some("inputText") => {
+                        let name = r.value().and_then(placeholder_name);
+                        let value = name.and_then(|n| env.get(n)).copied().unwrap_or_default();
+                        into.push((tapped.expect("a field was tapped"), value.to_string()));
+                        c.3 += 1;
+                    }
                     other => return Err(TestCaseError::fail(format!("not recorded: {other:?}"))),
                 }
             }

@@ -1,0 +1,148 @@
+// What every replayed flow's script runs first (js.rs's `render`): `step`, `target`, `expect`
+// and their helpers; then commands.js, and for a Maestro flow with JavaScript, runtime.js.
+const TIMEOUT = Number(args.timeoutMs ?? 10000);
+const results = [];
+
+// Whether the runFlow-when block being run runs: its first step reads the condition.
+let blockRuns = true;
+
+// Runs one step and keeps its record (ok, ms, warnings, error) in flow-results.json. An optional
+// step's failure is a warning; a step in a block whose condition does not hold is not run.
+async function step(name, body, optional = false, when = null) {
+  const started = Date.now();
+  if (!(await runs(when))) {
+    const [ms, warnings] = [Date.now() - started, ["not run: its runFlow condition does not hold"]];
+    results.push({ name, ok: true, ms, warnings, error: null });
+    await workspace.write("flow-results.json", results);
+    console.log(`ok ${name} (${ms} ms); ${warnings[0]}`);
+    return;
+  }
+  const warnings = [];
+  let error = null;
+  try {
+    await body(warnings);
+  } catch (e) {
+    error = String((e && e.message) || e);
+    if (optional) {
+      warnings.push(`optional, failed: ${error}`);
+      error = null;
+    }
+  }
+  const ms = Date.now() - started;
+  results.push({ name, ok: error === null, ms, warnings, error });
+  await workspace.write("flow-results.json", results);
+  console.log(`${error === null ? "ok" : "FAILED"} ${name} (${ms} ms)` +
+    (warnings.length ? `; ${warnings.join("; ")}` : "") + (error === null ? "" : `: ${error}`));
+  if (error !== null) throw new Error(`step ${name} failed: ${error}`);
+}
+
+// The element a step acts on. It waits for the recorded selector (exactly, unless the selector
+// says how: a Maestro text pattern is a regex); the call it returns carries what the recording
+// saw of the element (`recorded`: its label, class and resource-id), and `ui` acts only on an
+// element that has them, refusing any other before it touches the device. When the selector no
+// longer matches, the one element whose label is exactly the recorded label is used, with a
+// warning (healed), and `ui` checks it has that label and class.
+async function target(selector, recorded, warnings) {
+  const checked = recorded === null ? {} : { recorded };
+  if ("x" in selector) return { ...selector, ...checked };
+  if ("percent" in selector) {
+    const [x, y] = await percent(selector.percent);
+    return { x, y, ...checked };
+  }
+  try {
+    await ui.wait({ ...query(selector), timeoutMs: TIMEOUT });
+    return { ...query(selector), ...checked };
+  } catch (e) {
+    const label = recorded === null ? null : recorded.label ?? null;
+    if (label === null || label.trim() === "" || selector.text === label) throw e;
+    const found = await ui.find({ text: label, match: "exact" });
+    if (found.totalCount !== 1) throw e;
+    warnings.push(`healed: ${JSON.stringify(selector)} no longer matches; now ${JSON.stringify({ text: label })}`);
+    return { text: label, match: "exact", recorded: { label, class: recorded.class ?? null } };
+  }
+}
+
+// How `ui` takes a selector: a Maestro selector as it is (`ui` resolves it as Maestro does), any
+// other matched exactly.
+function query(selector) {
+  return "selector" in selector ? selector : { match: "exact", ...selector };
+}
+
+// A point given in percent of the screen, in device pixels (the screen as it is now, turned or
+// not).
+async function percent([x, y]) {
+  const [w, h] = (await ui.dump({ limit: 1 })).screen;
+  return [Math.min(w - 1, Math.round((w * x) / 100)), Math.min(h - 1, Math.round((h * y) / 100))];
+}
+
+// Maestro's swipe from an element: from its centre to a tenth of the screen from the edge the
+// finger moves toward.
+async function swipeFrom(selector, direction, durationMs) {
+  const [x, y] = (await ui.wait({ ...query(selector), timeoutMs: TIMEOUT })).target.at;
+  const [w, h] = (await ui.dump({ limit: 1 })).screen;
+  const [near, far] = [(n) => Math.round(n * 0.1), (n) => Math.round(n * 0.9)];
+  const to = { up: [x, near(h)], down: [x, far(h)], left: [near(w), y], right: [far(w), y] }[direction];
+  await ui.swipe({ from: [x, y], to, ...(durationMs === null ? {} : { durationMs }) });
+}
+
+// Whether a step of a runFlow-when block runs: the block's first step reads the condition.
+async function runs(when) {
+  if (when === null) return true;
+  if (when.opens) blockRuns = await holds(when);
+  return blockRuns;
+}
+
+// What the recording left out of the file (a password): `droidmcp replay --env NAME=VALUE`, or a
+// Maestro flow's own env.
+function env(name) {
+  const value = globalThis[name] ?? (args.env || {})[name];
+  if (typeof value !== "string") {
+    throw new Error(`this step types \${${name}}, which the recording left out: replay with --env ${name}=VALUE`);
+  }
+  return value;
+}
+
+// A runFlow when's condition, read as its block starts (a repeat while's, before each round):
+// each selector given shows (visible) or does not (notVisible) within a short look, at most 2 s,
+// and its JavaScript (`true`) is true.
+async function holds(when) {
+  const shows = async (selector) => {
+    // One with a ${…}: rendered and read now (`renderedSelector`, runtime.js).
+    if ("rendered" in selector) selector = await renderedSelector(selector.rendered);
+    try {
+      await ui.wait({ ...query(selector), timeoutMs: Math.min(TIMEOUT, 2000) });
+      return true;
+    } catch (e) {
+      if (String((e && e.message) || e).includes("did not appear")) return false;
+      throw e;
+    }
+  };
+  if (when.visible && !(await shows(when.visible))) return false;
+  if (when.notVisible && (await shows(when.notVisible))) return false;
+  if (when.script !== undefined && !truthy(interp(when.script, false))) return false;
+  return true;
+}
+
+// A step the recording saw no outcome of waits for the screen to settle: a reading waits until
+// the app is idle.
+async function settle() {
+  await ui.dump({ limit: 1 });
+}
+
+// What the recording saw after the step: each label shows, and the activity is in front.
+async function expect(activity, visible) {
+  let focused = null;
+  for (let selector of visible) {
+    // One with a ${…}: rendered and read now (`renderedSelector`, runtime.js).
+    if ("rendered" in selector) selector = await renderedSelector(selector.rendered);
+    focused = (await ui.wait({ ...query(selector), timeoutMs: TIMEOUT })).focused;
+  }
+  const started = Date.now();
+  while (activity !== null && (focused === null || focused.activity !== activity)) {
+    if (Date.now() - started > TIMEOUT) {
+      throw new Error(`expected ${activity} in front; the screen shows ${focused ? focused.activity : "no activity"}`);
+    }
+    if (focused !== null) await sleep(300);
+    focused = (await ui.dump({ limit: 1 })).focused || { activity: "none" };
+  }
+}
