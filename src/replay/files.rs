@@ -6,12 +6,14 @@
 //! no link followed. The script lists those in the run's `flow-files.json` (`flow::commands`);
 //! each is read with `exec:cat`, checked, written, and removed from the device.
 
+use std::io::{Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
 use crate::android::text::quote;
 use crate::confine::Folder;
+use crate::flow::commands::Media;
 use crate::tools::State;
 
 /// One file the script made: the device that holds it, its path there, its name beside the
@@ -23,14 +25,24 @@ struct Made {
     name: String,
 }
 
-/// Pushes each host file to its place on the device (`flow::commands::media`): its bytes from
-/// the stream into the file, its folder made first.
+/// Pushes each host file to its place on the device (`flow::commands::media`): opened through
+/// the one door in the flow's folder (no link followed), checked again by its first bytes, and
+/// that same open file streamed into the device's, its folder made first.
 pub async fn push(state: &State, media: &[crate::flow::commands::Media]) -> anyhow::Result<()> {
     if media.is_empty() {
         return Ok(());
     }
     let serial = state.device(None).await.map_err(|e| anyhow::anyhow!("{e}"))?;
-    for (host, device) in media {
+    for Media { folder, file, device } in media {
+        let host = file;
+        let parts = crate::confine::inside(file).map_err(|e| anyhow::anyhow!("addMedia: {e}"))?;
+        let (mut input, size) = Folder::chosen(Path::new(folder))
+            .and_then(|beside| beside.open_existing(&parts))
+            .map_err(|e| anyhow::anyhow!("addMedia: cannot read {host}: {e}"))?;
+        crate::flow::commands::check_media(host, &mut input).map_err(|e| anyhow::anyhow!("addMedia: {e}"))?;
+        input
+            .seek(SeekFrom::Start(0))
+            .map_err(|e| anyhow::anyhow!("addMedia: cannot read {host}: {e}"))?;
         let folder = device.rsplit_once('/').map_or("/sdcard", |(f, _)| f);
         state
             .adb
@@ -38,19 +50,10 @@ pub async fn push(state: &State, media: &[crate::flow::commands::Media]) -> anyh
             .await
             .map_err(|e| anyhow::anyhow!("addMedia: cannot make {folder}: {e}"))?;
         // `head -c SIZE` ends once the file has come: exec's stream has no end-of-input of its own.
-        let size = std::fs::metadata(host)
-            .map_err(|e| anyhow::anyhow!("addMedia: cannot read {host}: {e}"))?
-            .len();
         let command = format!("head -c {size} > {}", quote(device));
         let said = state
             .adb
-            .exec(
-                &serial,
-                &command,
-                Some(Path::new(host)),
-                state.adb.timeout() * 4,
-                &|_| {},
-            )
+            .exec_file(&serial, &command, input, state.adb.timeout() * 4, &|_| {})
             .await
             .map_err(|e| anyhow::anyhow!("addMedia: cannot push {host} to {device}: {e}"))?;
         if !said.is_empty() {

@@ -476,6 +476,34 @@ fn add_media_pushes_the_files_and_scans_them() {
     );
 }
 
+/// addMedia checks a file by its content, not only its name: text named `.png`, or an image
+/// named `.mp4`, is refused at its line by `--check`, and the content is not echoed.
+#[test]
+fn add_media_takes_only_what_its_content_says_is_an_image_or_a_video() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.png"), "password=hunter2\n").unwrap();
+    std::fs::write(dir.path().join("still.mp4"), b"\x89PNG\r\n\x1a\n0000").unwrap();
+    for (name, said) in [
+        ("notes.png", "is no image by its content"),
+        ("still.mp4", "is no video by its content"),
+    ] {
+        let f = flow(
+            dir.path(),
+            "media.yaml",
+            &format!("appId: com.android.settings\n---\n- addMedia:\n    - {name}\n"),
+        );
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_droidmcp"))
+            .args(["replay", "--check"])
+            .arg(&f)
+            .output()
+            .unwrap();
+        let err = format!("{}{}", stdout(&out), String::from_utf8_lossy(&out.stderr));
+        assert_eq!(out.status.code(), Some(1), "{name}: {err}");
+        assert!(err.contains(&format!("line 4: addMedia: {name} {said}")), "{err}");
+        assert!(!err.contains("hunter2"), "{err}");
+    }
+}
+
 /// startRecording runs the device's screenrecord beside the next steps; stopRecording interrupts
 /// it and its file lands beside the report (the simulator's: an MP4 box of the first and last
 /// screens); stopRecording with none running fails saying so.

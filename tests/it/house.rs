@@ -53,13 +53,13 @@ const MECHANISMS: &[Mechanism] = &[
     Mechanism {
         concern: "writing a file: the one door, confine::Folder::write (plain names, no link followed, 0600 in 0700 folders)",
         markers: &["O_NOFOLLOW"],
-        home: "crates/confine/src/lib.rs",
+        home: "crates/confine/src/at.rs",
         pending: &[],
     },
     Mechanism {
         concern: "opening a file to write past the one door (confine::Folder::write)",
         markers: &["OpenOptions"],
-        home: "crates/confine/src/lib.rs",
+        home: "crates/confine/src/at.rs",
         pending: &[],
     },
     Mechanism {
@@ -89,8 +89,20 @@ const MECHANISMS: &[Mechanism] = &[
     Mechanism {
         concern: "a folder's mode changed past the one door (confine::Folder::private)",
         markers: &["set_permissions("],
-        home: "crates/confine/src/lib.rs",
+        home: "",
         pending: &[],
+    },
+    Mechanism {
+        concern: "a folder's mode changed through a handle past the one door (confine::Folder::private)",
+        markers: &["fchmod("],
+        home: "crates/confine/src/at.rs",
+        pending: &[],
+    },
+    Mechanism {
+        concern: "removing a folder tree past the one door (confine::Folder::remove: through the held handle, no link followed)",
+        markers: &["remove_dir_all("],
+        home: "",
+        pending: &["crates/script/src/runs.rs"],
     },
     Mechanism {
         concern: "a poll loop (sleeps between looks, reports progress)",

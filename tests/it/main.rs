@@ -6,6 +6,7 @@
 
 mod common;
 
+mod attack_files;
 mod attack_sim_web;
 mod bad_inputs;
 mod budget;

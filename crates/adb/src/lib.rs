@@ -404,6 +404,21 @@ impl Adb {
         let (source, serial) = self.locate(serial).await?;
         source.exec(&serial, command, file, limit, sent).await
     }
+
+    /// `exec` with `input` already open (a file the one door opened, no link followed), streamed
+    /// from where it stands.
+    pub async fn exec_file(
+        &self,
+        serial: &str,
+        command: &str,
+        input: std::fs::File,
+        limit: Duration,
+        sent: &(dyn Fn(u64) + Send + Sync),
+    ) -> Result<Vec<u8>, AdbError> {
+        let (source, serial) = self.locate(serial).await?;
+        let file = tokio::fs::File::from_std(input);
+        source.exec(&serial, command, Some(file), limit, sent).await
+    }
 }
 
 /// A byte stream to a device socket, whichever route reached it.

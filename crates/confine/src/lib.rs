@@ -5,8 +5,10 @@
 //!   starting with `.` (so never `.` or `..`, nor a hidden file) or `-` (never read as an
 //!   option), 1 to 100 chars; a path inside a folder (`relative`) is up to four of them with `/`
 //!   between. Names made from someone's text (a flow's `name:`) are made plain (`plain_from`).
-//! - Nothing leaves its folder and no symbolic link is followed: each part is opened relative to
-//!   the one before with `O_NOFOLLOW`, so a link planted anywhere under the folder is refused,
+//! - Nothing leaves its folder and no symbolic link is followed: a `Folder` is an open handle,
+//!   and every operation (open, make, rename, list, remove) is relative to it, so a folder on
+//!   its path moved or swapped for a link later redirects nothing; each part is opened relative
+//!   to the one before with `O_NOFOLLOW`, so a link planted anywhere under the folder is refused,
 //!   never followed; a file is written 0600 to a temp file beside it and renamed over its name.
 //! - The folders droidmcp makes are private: 0700 and this user's (`Folder::private`); one a
 //!   person named on the command line (`Folder::chosen`: `--junit`'s, `--workspace`) is made
@@ -15,13 +17,18 @@
 //! Also here: `principal_folder`, a principal's folder name, and `within`, a whole path a person
 //! gave (an APK to install) kept under the allowed folders.
 
-use std::ffi::CString;
 use std::fs::File;
 use std::io::{ErrorKind, Read, Write};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::os::fd::OwnedFd;
+use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
+
+use at::{
+    create_new, entries, kind_of, made_private, make_dir, open_dir, open_path, open_read, remove_tree, rename, stat_at,
+    unlink, walk,
+};
 
 /// Parts a path inside a folder may have.
 pub const MAX_PARTS: usize = 4;
@@ -85,6 +92,36 @@ pub fn relative(path: &str) -> Result<Vec<String>, String> {
     Ok(parts)
 }
 
+/// A path a person wrote to a file that is already inside a folder (addMedia's media beside the
+/// flow), as its parts: relative, 1 to `MAX_PARTS` of them, none empty, `.`, `..` or holding a
+/// NUL; any other name is taken as written (`My photo (1).png`), as it is only opened for reading,
+/// part by part through `Folder::open_existing`, never made.
+pub fn inside(path: &str) -> Result<Vec<String>, String> {
+    let not = |why: &str| {
+        Err(format!(
+            "{:?} is not a path inside the folder: {why}",
+            android::text::echoed(path)
+        ))
+    };
+    if path.starts_with('/') {
+        return not("it is absolute; name the file beside the flow (e.g. cat.png or media/cat.png)");
+    }
+    let parts: Vec<String> = path.split('/').map(str::to_string).collect();
+    if parts.iter().any(|p| p == "..") {
+        return not("it climbs out with ..; name a file beside the flow or in a folder below it");
+    }
+    if parts.iter().any(|p| p.is_empty() || p == ".") {
+        return not("it has an empty or . part");
+    }
+    if path.contains('\0') {
+        return not("it has a NUL");
+    }
+    if parts.len() > MAX_PARTS {
+        return not(&format!("it has over {MAX_PARTS} parts"));
+    }
+    Ok(parts)
+}
+
 /// A plain name made from any text (a flow's `name:`, which a third party writes): each char
 /// that is not plain becomes `_`, leading dots and dashes go, at most 80 chars (160 bytes), so a
 /// suffix of up to 20 chars still fits; `_` when nothing is left.
@@ -124,11 +161,22 @@ pub fn within(path: &Path, dirs: &[PathBuf]) -> Option<PathBuf> {
     dirs.iter().any(|dir| real.starts_with(dir)).then_some(real)
 }
 
-/// A folder files are written into and read from, only through the methods below.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A folder files are written into and read from, only through the methods below. It is held
+/// open (a handle opened `O_DIRECTORY | O_NOFOLLOW`), and every operation is relative to that
+/// handle: a folder on its path moved or replaced by a link later sends nothing elsewhere.
+#[derive(Debug, Clone)]
 pub struct Folder {
     path: PathBuf,
+    dir: Arc<OwnedFd>,
 }
+
+impl PartialEq for Folder {
+    fn eq(&self, other: &Folder) -> bool {
+        self.path == other.path
+    }
+}
+
+impl Eq for Folder {}
 
 impl Folder {
     /// `path` as a folder only this user can open: made with mode 0700, or the one there
@@ -136,34 +184,23 @@ impl Folder {
     /// may have made it first) and a wider mode narrowed to 0700.
     pub fn private(path: &Path) -> Result<Folder, String> {
         match std::fs::DirBuilder::new().mode(0o700).create(path) {
-            Ok(()) => return Ok(Folder { path: path.into() }),
+            Ok(()) => {}
             Err(e) if e.kind() == ErrorKind::AlreadyExists => {}
             Err(e) => return Err(format!("cannot make the folder {}: {e}", path.display())),
         }
-        let meta = std::fs::symlink_metadata(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        if meta.file_type().is_symlink() {
-            return Err(format!(
+        let dir = open_path(path).map_err(|e| match std::fs::symlink_metadata(path) {
+            Ok(meta) if meta.file_type().is_symlink() => format!(
                 "{} is a symbolic link; links are not followed: remove it",
                 path.display()
-            ));
-        }
-        if !meta.is_dir() {
-            return Err(format!("{} is not a folder: remove it or move it away", path.display()));
-        }
-        // SAFETY: getuid has no preconditions and cannot fail.
-        let me = unsafe { libc::getuid() };
-        if meta.uid() != me {
-            return Err(format!(
-                "{} belongs to another user (uid {}, not {me}): remove it, or give droidmcp a folder of your own (--workspace)",
-                path.display(),
-                meta.uid()
-            ));
-        }
-        if meta.mode() & 0o077 != 0 {
-            std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o700))
-                .map_err(|e| format!("cannot make {} private: {e}", path.display()))?;
-        }
-        Ok(Folder { path: path.into() })
+            ),
+            Ok(meta) if !meta.is_dir() => format!("{} is not a folder: remove it or move it away", path.display()),
+            _ => format!("cannot open the folder {}: {e}", path.display()),
+        })?;
+        made_private(path, &dir)?;
+        Ok(Folder {
+            path: path.into(),
+            dir: Arc::new(dir),
+        })
     }
 
     /// A folder a person named (`--junit`'s, `--workspace`; the current one for an empty path):
@@ -181,7 +218,11 @@ impl Folder {
             .create(path)
             .map_err(|e| format!("cannot make the folder {}: {e}", path.display()))?;
         let real = std::fs::canonicalize(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        Ok(Folder { path: real })
+        let dir = open_path(&real).map_err(|e| format!("cannot open the folder {}: {e}", real.display()))?;
+        Ok(Folder {
+            path: real,
+            dir: Arc::new(dir),
+        })
     }
 
     /// This user's private folder `droidmcp-PURPOSE-UID` in the system's temp folder (`TMPDIR`),
@@ -198,7 +239,7 @@ impl Folder {
     /// The private folder `name` (a plain name) inside this one, made on first use.
     pub fn sub(&self, name: &str) -> Result<Folder, String> {
         plain_name(name)?;
-        Folder::private(&self.path.join(name))
+        self.private_in(name)
     }
 
     /// The principal's own private folder inside this one (`principal_folder`).
@@ -206,9 +247,41 @@ impl Folder {
         if principal.is_empty() {
             return Err("a principal without a name has no folder".into());
         }
-        Folder::private(&self.path.join(principal_folder(principal)))
+        self.private_in(&principal_folder(principal))
     }
 
+    /// The folder `parts` inside this one when it is there (`None` when not), made nothing; a
+    /// link on the way is refused.
+    pub fn find(&self, parts: &[String]) -> Result<Option<Folder>, String> {
+        checked(parts)?;
+        self.found(parts)
+    }
+
+    /// The principal's folder inside this one when it is there, as `find`.
+    pub fn find_principal(&self, principal: &str) -> Result<Option<Folder>, String> {
+        if principal.is_empty() {
+            return Err("a principal without a name has no folder".into());
+        }
+        self.found(&[principal_folder(principal)])
+    }
+
+    fn found(&self, parts: &[String]) -> Result<Option<Folder>, String> {
+        let mut dir = self.handle()?;
+        for (i, part) in parts.iter().enumerate() {
+            dir = match open_dir(&dir, part) {
+                Ok(dir) => dir,
+                Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
+                Err(e) => return Err(refusal(&parts[..=i], e)),
+            };
+        }
+        Ok(Some(Folder {
+            path: parts.iter().fold(self.path.clone(), |path, part| path.join(part)),
+            dir: Arc::new(dir),
+        }))
+    }
+
+    /// The path this folder had when it was opened, to show (every operation goes through the
+    /// held handle, not this path).
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -220,7 +293,7 @@ impl Folder {
     pub fn write(&self, parts: &[String], bytes: &[u8]) -> Result<PathBuf, String> {
         let shown = checked(parts)?;
         let (file, parents) = parts.split_last().ok_or("name a file")?;
-        let mut dir = self.open()?;
+        let mut dir = self.handle()?;
         for (i, part) in parents.iter().enumerate() {
             dir = match open_dir(&dir, part) {
                 Err(e) if e.kind() == ErrorKind::NotFound => {
@@ -257,14 +330,143 @@ impl Folder {
     /// but a file, and a file over `max_bytes`.
     pub fn read(&self, parts: &[String], max_bytes: u64) -> Result<String, String> {
         let shown = checked(parts)?;
+        let (mut file, size) = self.open_file(parts, &shown)?;
+        if size > max_bytes {
+            return Err(format!(
+                "{shown:?} is {size} bytes, over the {max_bytes}-byte read limit"
+            ));
+        }
+        let mut text = String::new();
+        file.read_to_string(&mut text)
+            .map_err(|e| format!("cannot read {shown:?}: {e}"))?;
+        Ok(text)
+    }
+
+    /// The file `parts` (a path `inside` checks, not only plain names) already in this folder,
+    /// open for reading, and its size: a link anywhere on the way or as the file is refused,
+    /// never followed, and so is anything but a regular file.
+    pub fn open_existing(&self, parts: &[String]) -> Result<(File, u64), String> {
+        let shown = parts.join("/");
+        inside(&shown)?;
+        self.open_file(parts, &shown)
+    }
+
+    /// The size of the file `parts` inside this folder, 0 when there is none (or a link, or a
+    /// folder there): what writing over it frees.
+    pub fn size_of(&self, parts: &[String]) -> u64 {
+        let Some((file, parents)) = parts.split_last() else {
+            return 0;
+        };
+        let Ok(shown) = checked(parts) else { return 0 };
+        let Ok(dir) = self.descend(parents, &shown) else {
+            return 0;
+        };
+        match stat_at(&dir, file) {
+            Some(stat) if stat.st_mode & libc::S_IFMT == libc::S_IFREG => stat.st_size as u64,
+            _ => 0,
+        }
+    }
+
+    /// The files under `parts` (this folder when empty), as paths relative to it and sizes;
+    /// links and hidden files skipped, a link on the way refused.
+    pub fn list(&self, parts: &[String]) -> Result<Vec<(String, u64)>, String> {
+        let dir = if parts.is_empty() {
+            self.handle()?
+        } else {
+            let shown = checked(parts)?;
+            self.descend(parts, &shown)?
+        };
+        let mut out = Vec::new();
+        walk(&dir, "", MAX_PARTS, &mut out);
+        out.sort();
+        Ok(out)
+    }
+
+    /// The folders right inside this one (not links, not hidden), by name.
+    pub fn folders(&self) -> Vec<String> {
+        let Ok(dir) = self.handle() else { return Vec::new() };
+        entries(&dir)
+            .into_iter()
+            .filter(|name| !name.starts_with('.'))
+            .filter(|name| kind_of(&dir, name) == Some(libc::S_IFDIR))
+            .collect()
+    }
+
+    /// Removes the folder `name` inside this one with all it holds, through the held handle: a
+    /// link inside is removed itself, never followed; `name` itself a link is refused.
+    pub fn remove(&self, name: &str) -> std::io::Result<()> {
+        plain_name(name).map_err(|e| std::io::Error::new(ErrorKind::InvalidInput, e))?;
+        let dir = self.handle().map_err(std::io::Error::other)?;
+        match kind_of(&dir, name) {
+            None => Err(ErrorKind::NotFound.into()),
+            Some(kind) if kind == libc::S_IFLNK => Err(std::io::Error::from_raw_os_error(libc::ELOOP)),
+            Some(_) => remove_tree(&dir, name, 0),
+        }
+    }
+
+    /// Removes the temp files a write that never finished left here, once older than `age`.
+    pub fn remove_leftovers(&self, age: Duration) {
+        let Ok(dir) = self.handle() else { return };
+        let now = SystemTime::now();
+        for name in entries(&dir) {
+            let Some(stat) = stat_at(&dir, &name) else { continue };
+            let modified = SystemTime::UNIX_EPOCH + Duration::from_secs(stat.st_mtime.max(0) as u64);
+            let old = now.duration_since(modified).unwrap_or_default() > age;
+            if is_temp(&name) && stat.st_mode & libc::S_IFMT == libc::S_IFREG && old {
+                unlink(&dir, &name);
+            }
+        }
+    }
+
+    /// The private folder `name` inside this one, made 0700 through the handle when missing.
+    fn private_in(&self, name: &str) -> Result<Folder, String> {
+        let path = self.path.join(name);
+        match make_dir(&self.dir, name) {
+            Err(e) if e.kind() != ErrorKind::AlreadyExists => {
+                return Err(format!("cannot make the folder {}: {e}", path.display()));
+            }
+            _ => {}
+        }
+        let dir = open_dir(&self.dir, name).map_err(|e| match e.raw_os_error() {
+            Some(libc::ELOOP) | Some(libc::EMLINK) => format!(
+                "{} is a symbolic link; links are not followed: remove it",
+                path.display()
+            ),
+            Some(libc::ENOTDIR) => format!("{} is not a folder: remove it or move it away", path.display()),
+            _ => format!("cannot open the folder {}: {e}", path.display()),
+        })?;
+        made_private(&path, &dir)?;
+        Ok(Folder {
+            path,
+            dir: Arc::new(dir),
+        })
+    }
+
+    /// A handle of its own on this folder (the held one, duplicated).
+    fn handle(&self) -> Result<OwnedFd, String> {
+        self.dir
+            .try_clone()
+            .map_err(|e| format!("cannot open the folder {}: {e}", self.path.display()))
+    }
+
+    /// The folder `parts` inside this one, opened part by part; none may be a link.
+    fn descend(&self, parts: &[String], shown: &str) -> Result<OwnedFd, String> {
+        let mut dir = self.handle()?;
+        for (i, part) in parts.iter().enumerate() {
+            dir = open_dir(&dir, part).map_err(|e| match e.kind() {
+                ErrorKind::NotFound => format!("no file {shown:?}"),
+                _ => refusal(&parts[..=i], e),
+            })?;
+        }
+        Ok(dir)
+    }
+
+    /// The regular file `parts` inside this one, open for reading, and its size; a link on the
+    /// way or as the file, a folder, a FIFO or a device is refused.
+    fn open_file(&self, parts: &[String], shown: &str) -> Result<(File, u64), String> {
         let (file, parents) = parts.split_last().ok_or("name a file")?;
-        let dir = self.descend(parents, &shown)?;
-        let name = c_name(file)?;
-        // Non-blocking: a FIFO planted under the name must not hang the read.
-        let flags = libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK;
-        // SAFETY: `dir` is an open folder and `name` a NUL-terminated string.
-        let fd = unsafe { libc::openat(dir.as_raw_fd(), name.as_ptr(), flags) };
-        let mut file = owned(fd).map(File::from).map_err(|e| match e.kind() {
+        let dir = self.descend(parents, shown)?;
+        let file = open_read(&dir, file).map_err(|e| match e.kind() {
             ErrorKind::NotFound => format!("no file {shown:?}"),
             _ => refusal(parts, e),
         })?;
@@ -275,65 +477,7 @@ impl Folder {
         if !meta.is_file() {
             return Err(format!("{shown:?} is not a regular file"));
         }
-        if meta.len() > max_bytes {
-            return Err(format!(
-                "{shown:?} is {} bytes, over the {max_bytes}-byte read limit",
-                meta.len()
-            ));
-        }
-        let mut text = String::new();
-        file.read_to_string(&mut text)
-            .map_err(|e| format!("cannot read {shown:?}: {e}"))?;
-        Ok(text)
-    }
-
-    /// The files under `parts` (this folder when empty), as paths relative to it and sizes;
-    /// links and hidden files skipped, a link on the way refused.
-    pub fn list(&self, parts: &[String]) -> Result<Vec<(String, u64)>, String> {
-        if !parts.is_empty() {
-            let shown = checked(parts)?;
-            self.descend(parts, &shown)?;
-        }
-        let dir = parts.iter().fold(self.path.clone(), |path, part| path.join(part));
-        Ok(walk(&dir, MAX_PARTS))
-    }
-
-    /// Removes the temp files a write that never finished left here, once older than `age`.
-    pub fn remove_leftovers(&self, age: Duration) {
-        let Ok(read) = std::fs::read_dir(&self.path) else {
-            return;
-        };
-        let now = SystemTime::now();
-        for entry in read.filter_map(Result::ok) {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            let Ok(meta) = entry.metadata() else { continue };
-            let old = now.duration_since(meta.modified().unwrap_or(now)).unwrap_or_default() > age;
-            if is_temp(&name) && meta.is_file() && old {
-                let _ = std::fs::remove_file(entry.path());
-            }
-        }
-    }
-
-    /// This folder, opened: refused when it became a link since.
-    fn open(&self) -> Result<OwnedFd, String> {
-        std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC)
-            .open(&self.path)
-            .map(OwnedFd::from)
-            .map_err(|e| format!("cannot open the folder {}: {e}", self.path.display()))
-    }
-
-    /// The folder `parts` inside this one, opened part by part; none may be a link.
-    fn descend(&self, parts: &[String], shown: &str) -> Result<OwnedFd, String> {
-        let mut dir = self.open()?;
-        for (i, part) in parts.iter().enumerate() {
-            dir = open_dir(&dir, part).map_err(|e| match e.kind() {
-                ErrorKind::NotFound => format!("no file {shown:?}"),
-                _ => refusal(&parts[..=i], e),
-            })?;
-        }
-        Ok(dir)
+        Ok((file, meta.len()))
     }
 }
 
@@ -373,113 +517,6 @@ fn refusal(parts: &[String], e: std::io::Error) -> String {
     }
 }
 
-fn c_name(name: &str) -> Result<CString, String> {
-    CString::new(name).map_err(|_| format!("{:?} has a NUL", android::text::echoed(name)))
-}
-
-fn owned(fd: libc::c_int) -> std::io::Result<OwnedFd> {
-    if fd < 0 {
-        Err(std::io::Error::last_os_error())
-    } else {
-        // SAFETY: a descriptor the system just opened for us, owned by nobody else.
-        Ok(unsafe { OwnedFd::from_raw_fd(fd) })
-    }
-}
-
-fn done(result: libc::c_int) -> std::io::Result<()> {
-    if result < 0 {
-        Err(std::io::Error::last_os_error())
-    } else {
-        Ok(())
-    }
-}
-
-fn io_name(name: &str) -> std::io::Result<CString> {
-    CString::new(name).map_err(|_| std::io::Error::from(ErrorKind::InvalidInput))
-}
-
-/// The folder `name` inside `dir`, not through a link (refused as ELOOP, which Linux answers
-/// as ENOTDIR when O_DIRECTORY is asked for too).
-fn open_dir(dir: &OwnedFd, name: &str) -> std::io::Result<OwnedFd> {
-    let c_name = io_name(name)?;
-    let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
-    // SAFETY: `dir` is an open folder and `c_name` a NUL-terminated string.
-    owned(unsafe { libc::openat(dir.as_raw_fd(), c_name.as_ptr(), flags) }).map_err(|e| {
-        match (e.raw_os_error(), kind_of(dir, name)) {
-            (Some(libc::ENOTDIR), Some(kind)) if kind == libc::S_IFLNK => {
-                std::io::Error::from_raw_os_error(libc::ELOOP)
-            }
-            _ => e,
-        }
-    })
-}
-
-fn make_dir(dir: &OwnedFd, name: &str) -> std::io::Result<()> {
-    let name = io_name(name)?;
-    // SAFETY: as `open_dir`.
-    done(unsafe { libc::mkdirat(dir.as_raw_fd(), name.as_ptr(), 0o700) })
-}
-
-/// A new file `name` in `dir`, mode 0600; fails if anything (a link included) has the name.
-fn create_new(dir: &OwnedFd, name: &str) -> std::io::Result<File> {
-    let name = io_name(name)?;
-    let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC;
-    // SAFETY: as `open_dir`; the mode is the variadic argument O_CREAT takes.
-    owned(unsafe { libc::openat(dir.as_raw_fd(), name.as_ptr(), flags, 0o600 as libc::c_uint) }).map(File::from)
-}
-
-fn rename(dir: &OwnedFd, from: &str, to: &str) -> std::io::Result<()> {
-    let (from, to) = (io_name(from)?, io_name(to)?);
-    // SAFETY: as `open_dir`.
-    done(unsafe { libc::renameat(dir.as_raw_fd(), from.as_ptr(), dir.as_raw_fd(), to.as_ptr()) })
-}
-
-fn unlink(dir: &OwnedFd, name: &str) {
-    if let Ok(name) = io_name(name) {
-        // SAFETY: as `open_dir`.
-        unsafe { libc::unlinkat(dir.as_raw_fd(), name.as_ptr(), 0) };
-    }
-}
-
-/// The file type bits (`S_IFLNK`, `S_IFDIR`, …) of `name` in `dir`, the link itself when it is
-/// one; `None` when there is nothing by that name.
-fn kind_of(dir: &OwnedFd, name: &str) -> Option<libc::mode_t> {
-    let name = io_name(name).ok()?;
-    // SAFETY: a zeroed stat is a valid value for fstatat to fill.
-    let mut stat: libc::stat = unsafe { std::mem::zeroed() };
-    // SAFETY: as `open_dir`; `stat` is a valid place to write.
-    let result = unsafe { libc::fstatat(dir.as_raw_fd(), name.as_ptr(), &mut stat, libc::AT_SYMLINK_NOFOLLOW) };
-    (result == 0).then_some(stat.st_mode & libc::S_IFMT)
-}
-
-/// Files under `dir` (relative paths, sizes) down to `depth` folders, links and hidden files
-/// skipped, sorted.
-fn walk(dir: &Path, depth: usize) -> Vec<(String, u64)> {
-    fn visit(dir: &Path, prefix: &str, depth: usize, out: &mut Vec<(String, u64)>) {
-        let Ok(read) = std::fs::read_dir(dir) else { return };
-        for entry in read.filter_map(Result::ok) {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            let Ok(kind) = entry.file_type() else { continue };
-            if name.starts_with('.') || kind.is_symlink() {
-                continue;
-            }
-            let path = if prefix.is_empty() {
-                name.clone()
-            } else {
-                format!("{prefix}/{name}")
-            };
-            if kind.is_dir() && depth > 1 {
-                visit(&entry.path(), &path, depth - 1, out);
-            } else if kind.is_file() {
-                out.push((path, entry.metadata().map(|m| m.len()).unwrap_or(0)));
-            }
-        }
-    }
-    let mut out = Vec::new();
-    visit(dir, "", depth, &mut out);
-    out.sort();
-    out
-}
-
+mod at;
 #[cfg(test)]
 mod tests;

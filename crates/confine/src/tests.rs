@@ -185,3 +185,68 @@ proptest! {
         prop_assert!(plain_name(&shot).is_ok(), "{:?}", shot);
     }
 }
+
+#[test]
+fn a_folder_is_held_open_so_a_parent_swapped_for_a_link_redirects_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let runs = dir.path().join("runs");
+    let run = Folder::private(&runs).unwrap().sub("run").unwrap();
+    // `runs/` moved away and a link to a folder holding a `run/` planted in its place.
+    let outside = dir.path().join("outside");
+    std::fs::create_dir_all(outside.join("run")).unwrap();
+    std::fs::rename(&runs, dir.path().join("moved")).unwrap();
+    symlink(&outside, &runs).unwrap();
+    run.write(&["x.txt".into()], b"kept").unwrap();
+    assert!(!outside.join("run/x.txt").exists(), "the write followed the link");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("moved/run/x.txt")).unwrap(),
+        "kept"
+    );
+    assert_eq!(run.list(&[]).unwrap(), [("x.txt".to_string(), 4)]);
+    assert_eq!(run.size_of(&["x.txt".into()]), 4);
+}
+
+#[test]
+fn a_removal_goes_through_the_handle_and_follows_no_link() {
+    let dir = tempfile::tempdir().unwrap();
+    let outside = dir.path().join("outside");
+    std::fs::create_dir_all(outside.join("old")).unwrap();
+    std::fs::write(outside.join("old/precious.txt"), "keep me").unwrap();
+    let ws = Folder::private(&dir.path().join("ws")).unwrap();
+    symlink(&outside, dir.path().join("ws/runs")).unwrap();
+    assert!(ws.find(&["runs".into()]).unwrap_err().contains("symbolic link"));
+    assert!(ws.remove("runs").is_err(), "a link is not removed as a folder");
+    let run = ws.sub("run").unwrap();
+    run.write(&["a".into(), "b.txt".into()], b"x").unwrap();
+    symlink(&outside, dir.path().join("ws/run/a/link")).unwrap();
+    assert_eq!(ws.folders(), ["run"]);
+    ws.remove("run").unwrap();
+    assert!(!dir.path().join("ws/run").exists());
+    assert!(
+        outside.join("old/precious.txt").exists(),
+        "a removal followed a link inside"
+    );
+    assert_eq!(ws.find(&["run".into()]).unwrap(), None);
+}
+
+#[test]
+fn a_path_inside_keeps_any_name_but_never_leaves() {
+    for bad in [
+        "../x.png",
+        "a/../../x.png",
+        "/etc/passwd",
+        "a//b.png",
+        "./a.png",
+        "a/",
+        "a/b/c/d/e.png",
+        "a\0.png",
+        "",
+    ] {
+        assert!(super::inside(bad).is_err(), "{bad:?} was accepted");
+    }
+    assert_eq!(super::inside("it's; touch #.png").unwrap(), ["it's; touch #.png"]);
+    assert_eq!(
+        super::inside("media/My photo (1).png").unwrap(),
+        ["media", "My photo (1).png"]
+    );
+}

@@ -74,10 +74,11 @@ pub enum Command {
         points: Vec<(String, String)>,
         speed: String,
     },
-    /// `addMedia`: each file (a host path, found beside the flow) in the device's shared
-    /// Pictures (or Movies) folder, pushed before the run (`src/replay/files.rs`), and made known
-    /// to the media store here, as Maestro does on Android (a media scan of the file).
-    AddMedia { files: Vec<String> },
+    /// `addMedia`: each file (a path inside `folder`, the flow's, as the flow wrote it) in the
+    /// device's shared Pictures (or Movies) folder, pushed before the run (`src/replay/files.rs`)
+    /// through the one door, and made known to the media store here, as Maestro does on Android
+    /// (a media scan of the file).
+    AddMedia { folder: String, files: Vec<String> },
     /// `setOrientation`: auto-rotate off, then the display turned a quarter `turns` times (0
     /// portrait, 1 landscape left, 2 upside down, 3 landscape right), as Maestro sets it.
     Orientation { turns: u8 },
@@ -183,7 +184,7 @@ impl Command {
                 let keys: Vec<&str> = arguments.iter().map(|(k, _)| k.as_str()).collect();
                 format!("launch {package} with arguments {}", keys.join(", "))
             }
-            Command::AddMedia { files } => {
+            Command::AddMedia { files, .. } => {
                 let names: Vec<String> = files.iter().map(|f| media_path(f)).collect();
                 format!("add media {}", names.join(", "))
             }
@@ -287,7 +288,7 @@ impl Command {
                     lit(&extras.join(" "))
                 )]
             }
-            Command::AddMedia { files } => files
+            Command::AddMedia { files, .. } => files
                 .iter()
                 .map(|f| {
                     let scan = format!(
@@ -352,20 +353,59 @@ pub fn media_path(host: &str) -> String {
     format!("/sdcard/{}/{name}", if video { "Movies" } else { "Pictures" })
 }
 
-/// A host file `addMedia` pushes, and where it goes on the device.
-pub type Media = (String, String);
+/// A host file `addMedia` pushes: the flow's folder, the file's path inside it, and where it
+/// goes on the device.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Media {
+    pub folder: String,
+    pub file: String,
+    pub device: String,
+}
 
 /// The host files a flow's `addMedia` steps push, and where each goes on the device.
 pub fn media(steps: &[super::Step]) -> Vec<Media> {
     steps
         .iter()
         .filter_map(|s| match &s.action {
-            super::Action::Command(Command::AddMedia { files }) => Some(files),
+            super::Action::Command(Command::AddMedia { folder, files }) => Some((folder, files)),
             _ => None,
         })
-        .flatten()
-        .map(|f| (f.clone(), media_path(f)))
+        .flat_map(|(folder, files)| {
+            files.iter().map(|f| Media {
+                folder: folder.clone(),
+                file: f.clone(),
+                device: media_path(f),
+            })
+        })
         .collect()
+}
+
+/// Checks by its first bytes that the media file `given` is what its name says: an image (PNG,
+/// JPEG, GIF, WebP) for a picture, a video (an ISO `ftyp` box: MP4, MOV, 3GP; EBML: WebM, MKV)
+/// for a `.mp4`, `.mov`, `.3gp`, `.webm` or `.mkv`. The content is never echoed (it may be a
+/// secret a link led to).
+pub fn check_media(given: &str, file: &mut impl std::io::Read) -> Result<(), String> {
+    use std::io::Read as _;
+    let mut head = Vec::new();
+    file.take(16)
+        .read_to_end(&mut head)
+        .map_err(|e| format!("cannot read {given}: {e}"))?;
+    let image = head.starts_with(b"\x89PNG\r\n\x1a\n")
+        || head.starts_with(&[0xff, 0xd8, 0xff])
+        || head.starts_with(b"GIF87a")
+        || head.starts_with(b"GIF89a")
+        || (head.starts_with(b"RIFF") && head.get(8..12) == Some(b"WEBP".as_slice()));
+    let video = head.get(4..8) == Some(b"ftyp".as_slice()) || head.starts_with(&[0x1a, 0x45, 0xdf, 0xa3]);
+    let wants_video = media_path(given).starts_with("/sdcard/Movies/");
+    match (wants_video, image, video) {
+        (false, true, _) | (true, _, true) => Ok(()),
+        (false, ..) => Err(format!(
+            "{given} is no image by its content (a PNG, JPEG, GIF or WebP starts with its own bytes)"
+        )),
+        (true, ..) => Err(format!(
+            "{given} is no video by its content (an MP4, MOV or 3GP has an ftyp box; a WebM or MKV starts with EBML)"
+        )),
+    }
 }
 
 /// Where a file is made on the device before the replay pulls it: the name flattened, in the

@@ -225,21 +225,25 @@ impl Runs {
         self.home()?.sub("skills")
     }
 
-    /// Where this principal's run folders are, without making anything: a server that runs no
-    /// script leaves no trace.
-    fn runs_path(&self) -> Option<PathBuf> {
+    /// This principal's runs folder when it is there, through the door and making nothing: a
+    /// server that runs no script leaves no trace, and a link on the way (a planted `runs`) is
+    /// refused, so nothing is listed or removed through it.
+    fn runs_folder(&self) -> Option<Folder> {
         let root = match (self.root.get(), &self.configured) {
-            (Some(Ok(root)), _) => root.dir.path().to_path_buf(),
-            (None, Some(configured)) => configured.clone(),
+            (Some(Ok(root)), _) => root.dir.clone(),
+            // The person's folder, there already: taking it makes nothing.
+            (None, Some(configured)) if configured.is_dir() => self.root().ok()?.clone(),
             _ => return None,
         };
-        Some(match &self.principal {
-            None => root.join("runs"),
+        let home = match &self.principal {
+            None => root,
             Some(principal) => root
-                .join("principals")
-                .join(confine::principal_folder(principal))
-                .join("runs"),
-        })
+                .find(&["principals".to_string()])
+                .ok()??
+                .find_principal(principal)
+                .ok()??,
+        };
+        home.find(&["runs".to_string()]).ok()?
     }
 
     /// A new run's folder; sweeps first.
@@ -265,21 +269,17 @@ impl Runs {
         Ok(Run::new(id, dir, self.clone()))
     }
 
-    /// This principal's run folders: (id, created, path). Anything not named by a run id is
-    /// left alone.
-    fn folders(&self) -> Vec<(String, SystemTime, PathBuf)> {
-        let Some(dir) = self.runs_path() else {
+    /// This principal's run folders: (id, created). Anything not named by a run id is left
+    /// alone.
+    fn folders(&self) -> Vec<(String, SystemTime)> {
+        let Some(runs) = self.runs_folder() else {
             return Vec::new();
         };
-        let Ok(read) = std::fs::read_dir(&dir) else {
-            return Vec::new();
-        };
-        read.filter_map(Result::ok)
-            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-            .filter_map(|e| {
-                let id = e.file_name().to_string_lossy().into_owned();
+        runs.folders()
+            .into_iter()
+            .filter_map(|id| {
                 let ulid = Ulid::from_string(&id).ok()?;
-                Some((id, ulid.datetime(), e.path()))
+                Some((id, ulid.datetime()))
             })
             .collect()
     }
@@ -304,13 +304,13 @@ impl Runs {
         let mut keep = folders.iter().filter(|(id, ..)| self.is_mine(id)).count();
         let mut removed = 0;
         let foreign_ttl = self.limits.ttl.max(FOREIGN_GRACE);
-        for (id, created, path) in &folders {
+        for (id, created) in &folders {
             let age = now.duration_since(*created).unwrap_or_default();
             let mine = self.is_mine(id);
             let expired = age > if mine { self.limits.ttl } else { foreign_ttl };
             let surplus = mine && keep > self.limits.max_runs;
             if (expired || surplus) && !self.is_active(id) {
-                if self.remove(id, path).is_ok() {
+                if self.remove(id).is_ok() {
                     removed += 1;
                 }
                 if mine {
@@ -324,8 +324,9 @@ impl Runs {
 
     /// Removes run `id`'s folder (ours or, once expired, another server's of this principal)
     /// and gives back what its run was charged on the server's bound.
-    fn remove(&self, id: &str, path: &Path) -> std::io::Result<()> {
-        std::fs::remove_dir_all(path)?;
+    fn remove(&self, id: &str) -> std::io::Result<()> {
+        let runs = self.runs_folder().ok_or(std::io::ErrorKind::NotFound)?;
+        runs.remove(id)?;
         let mut charged = self.charged.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(bytes) = charged.runs.remove(id) {
             charged.total -= bytes;
@@ -336,14 +337,18 @@ impl Runs {
     /// Our live run folders, oldest first.
     pub fn list(&self) -> Vec<RunInfo> {
         let now = SystemTime::now();
+        let runs = self.runs_folder();
         let mut folders = self.folders();
         folders.retain(|(id, ..)| self.is_mine(id));
         folders.sort_by(|a, b| a.0.cmp(&b.0));
         folders
             .into_iter()
-            .map(|(id, created, path)| {
+            .map(|(id, created)| {
                 let age = now.duration_since(created).unwrap_or_default();
-                let files = Folder::private(&path).and_then(|run| run.list(&[])).unwrap_or_default();
+                let run = runs
+                    .as_ref()
+                    .and_then(|runs| runs.find(std::slice::from_ref(&id)).ok().flatten());
+                let files = run.and_then(|run| run.list(&[]).ok()).unwrap_or_default();
                 let (files, bytes) = files.iter().fold((0, 0), |(n, b), (_, size)| (n + 1, b + size));
                 RunInfo {
                     running: self.is_active(&id),
@@ -372,8 +377,7 @@ impl Runs {
             return Err(no_run(id));
         }
         self.mine.lock().unwrap_or_else(|p| p.into_inner()).remove(id);
-        let path = self.runs_path().ok_or_else(|| no_run(id))?.join(id);
-        match self.remove(id, &path) {
+        match self.remove(id) {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(no_run(id)),
             Err(e) => Err(format!("could not remove run {id}: {e}")),
@@ -383,12 +387,12 @@ impl Runs {
     /// Removes every run folder this server made, and a private temp folder whole (called
     /// when the server ends; nothing was made if no script ran).
     pub fn shutdown(&self) {
-        let (Some(Ok(root)), Some(runs)) = (self.root.get(), self.runs_path()) else {
+        let Some(Ok(root)) = self.root.get() else {
             return;
         };
         let mine: Vec<String> = self.mine.lock().unwrap_or_else(|p| p.into_inner()).drain().collect();
         for id in mine {
-            let _ = self.remove(&id, &runs.join(&id));
+            let _ = self.remove(&id);
         }
         if root.temp.is_some() {
             let _ = std::fs::remove_dir_all(root.dir.path());
@@ -426,13 +430,12 @@ impl Runs {
                 android::text::echoed(id)
             )
         })?;
-        let there = self
-            .runs_path()
-            .is_some_and(|runs| std::fs::symlink_metadata(runs.join(id)).is_ok_and(|m| m.is_dir()));
-        if !self.is_mine(id) || !there {
+        if !self.is_mine(id) {
             return Err(no_run(id));
         }
-        self.runs_dir()?.sub(id)
+        self.runs_folder()
+            .and_then(|runs| runs.find(&[id.to_string()]).ok().flatten())
+            .ok_or_else(|| no_run(id))
     }
 }
 

@@ -373,7 +373,8 @@ pub(super) fn travel(map: &MarkedYamlOwned) -> Result<Action, String> {
 }
 
 /// `addMedia: [FILE, …]` (or `{files: […]}`): each an image or a video beside the flow (`base`,
-/// its folder), read now so a missing one fails with its line.
+/// its folder), opened now through the one door (no link followed) and checked by its first
+/// bytes, so a missing, linked or mislabelled one fails with its line.
 pub(super) fn add_media(arg: &MarkedYamlOwned, base: Option<&std::path::Path>) -> Result<Action, String> {
     let list = match arg.data.as_mapping() {
         Some(_) => {
@@ -386,14 +387,17 @@ pub(super) fn add_media(arg: &MarkedYamlOwned, base: Option<&std::path::Path>) -
         .data
         .as_sequence()
         .ok_or_else(|| at(list, "addMedia takes a list of files"))?;
+    // The flow's folder: its path as the person gave it, links in it followed; below it, none.
+    let folder = base.unwrap_or(std::path::Path::new(""));
+    let beside = confine::Folder::chosen(folder).map_err(|e| at(list, &format!("addMedia: {e}")))?;
     let mut files = Vec::new();
     for item in items {
         written(item, "addMedia", "a file pushed to the device before the run")?;
         let given = string(item, "a file")?;
-        let path = match base {
-            Some(folder) => folder.join(&given),
-            None => std::path::PathBuf::from(&given),
-        };
+        // The one check, as the flow is read (`--check` and a run alike): a file beside the
+        // flow or in a folder below it, never `../` or an absolute path.
+        let parts = confine::inside(&given).map_err(|e| at(item, &format!("addMedia: {e}")))?;
+        let path = std::path::Path::new(&given);
         let known = ["png", "jpg", "jpeg", "gif", "webp", "mp4", "mov", "3gp", "webm", "mkv"];
         let extension = path.extension().map(|e| e.to_string_lossy().to_ascii_lowercase());
         if !extension.is_some_and(|e| known.contains(&e.as_str())) {
@@ -402,15 +406,18 @@ pub(super) fn add_media(arg: &MarkedYamlOwned, base: Option<&std::path::Path>) -
                 &format!("addMedia {given:?} is no image or video ({})", known.join(", ")),
             ));
         }
-        let real = path
-            .canonicalize()
-            .map_err(|e| at(item, &format!("addMedia cannot read {given}: {e}")))?;
-        files.push(real.display().to_string());
+        let cannot = |e: String| at(item, &format!("addMedia cannot read {given}: {e}"));
+        let (mut file, _) = beside.open_existing(&parts).map_err(cannot)?;
+        crate::commands::check_media(&given, &mut file).map_err(|e| at(item, &format!("addMedia: {e}")))?;
+        files.push(given);
     }
     if files.is_empty() {
         return Err(at(list, "addMedia takes one file at least"));
     }
-    Ok(Action::Command(Command::AddMedia { files }))
+    Ok(Action::Command(Command::AddMedia {
+        folder: folder.display().to_string(),
+        files,
+    }))
 }
 
 /// `setOrientation: PORTRAIT | LANDSCAPE_LEFT | LANDSCAPE_RIGHT | UPSIDE_DOWN` (or

@@ -370,7 +370,7 @@ fn device_command(command: &Command) -> String {
                 .collect();
             format!("- launchApp:\n    appId: {}\n    arguments:\n{each}", quoted(package))
         }
-        Command::AddMedia { files } => {
+        Command::AddMedia { files, .. } => {
             let each: String = files.iter().map(|f| format!("    - {}\n", quoted(f))).collect();
             format!("- addMedia:\n{each}")
         }

@@ -139,9 +139,7 @@ impl Run {
                 "{path:?}: results/ holds the tool answers and skills/ is written by skills.save; write elsewhere in the run's folder"
             ));
         }
-        let old = std::fs::symlink_metadata(self.dir.path().join(segments.join("/")))
-            .map(|m| m.len())
-            .unwrap_or(0);
+        let old = self.dir.size_of(&segments);
         let grow = (text.len() as u64).saturating_sub(old);
         if let Err(why) = self.reserve(grow) {
             return Err(format!(
