@@ -6,8 +6,7 @@ use std::time::Duration;
 
 use crate::common::*;
 use crate::web::{Chromium, page_eval, page_loaded};
-use droidmcp::adb::{Adb, Route, devtools};
-use droidmcp::android::unix_sockets::devtools_sockets;
+use droidmcp::adb::{Adb, Route};
 use serde_json::json;
 
 // ---------------------------------------------------------------------------------------------
@@ -185,37 +184,6 @@ async fn open_page(page: &str) -> Option<Rig> {
     })
 }
 
-/// Evaluates in the page's own world (where its scripts run): what the page itself does.
-async fn as_the_page(sim: &SimProcess, expression: &str) -> serde_json::Value {
-    let adb = Adb::new(Route::Direct(sim.addr), Duration::from_secs(10));
-    let serial = sim.serial();
-    let unix = adb.shell(&serial, "cat /proc/net/unix").await.unwrap().stdout_text();
-    let socket = devtools_sockets(&unix).pop().expect("a DevTools socket").name;
-    let targets = devtools::targets(
-        adb.local_abstract(&serial, &socket).await.unwrap(),
-        Duration::from_secs(10),
-    )
-    .await
-    .unwrap();
-    let page = targets.iter().find(|t| t.kind == "page").expect("a page");
-    let pipe = adb.local_abstract(&serial, &socket).await.unwrap();
-    let mut session = devtools::Session::open(
-        pipe,
-        page.web_socket_debugger_url.as_deref().unwrap(),
-        Duration::from_secs(10),
-    )
-    .await
-    .unwrap();
-    let result = session
-        .call(
-            "Runtime.evaluate",
-            json!({"expression": expression, "returnByValue": true}),
-        )
-        .await
-        .unwrap();
-    result["result"]["value"].clone()
-}
-
 fn find<'a>(elements: &'a [serde_json::Value], kind: &str, label: &str) -> &'a serde_json::Value {
     elements
         .iter()
@@ -318,7 +286,7 @@ async fn elements_swapping_places_after_the_read_do_not_redirect_a_tap() {
     };
     let elements = dump(&rig.client).await;
     let cancel = find(&elements, "web:button", "Cancel");
-    let order = as_the_page(&rig.sim, "swap()").await;
+    let order = crate::web::page_eval_in_its_own_world(&rig.sim, "swap()").await;
     assert!(order.as_str().unwrap().starts_with("Delete account"), "{order}");
     tap_presses_only(&rig, cancel, "cancel").await;
 }

@@ -156,7 +156,7 @@ pub async fn page_eval(sim: &SimProcess, expression: &str) -> serde_json::Value 
 
 /// Evaluates `expression` in the page's own JavaScript world, where its scripts run (droidmcp
 /// never does): what the page makes of itself.
-async fn page_eval_in_its_own_world(sim: &SimProcess, expression: &str) -> serde_json::Value {
+pub async fn page_eval_in_its_own_world(sim: &SimProcess, expression: &str) -> serde_json::Value {
     let result = page_session(sim)
         .await
         .call(
