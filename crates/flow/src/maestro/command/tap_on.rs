@@ -141,7 +141,7 @@ async function tapWith(selector, recorded, o, warnings) {
   }
   if (o.retry && first.observed && !first.observed.changed) {
     warnings.push("tapped again: the screen did not change");
-    await act({ x, y, ...(recorded === null ? {} : { recorded }) });
+    await acted(act, selector, recorded, warnings);
   }
   if (o.settleMs !== null) await Promise.race([settle(), sleep(o.settleMs)]);
 }
