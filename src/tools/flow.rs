@@ -3,8 +3,11 @@
 //! Maestro flow and answers with its path, a preview and a cacheId for the whole file; `reset`
 //! starts a new recording.
 
+use rmcp::RoleServer;
 use rmcp::model::{CallToolResult, JsonObject};
+use rmcp::service::RequestContext;
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 
 use super::command::{self, Command, Deadline};
 use super::{State, error};
@@ -131,6 +134,10 @@ impl Command for FlowCommand {
 
     fn device(&self) -> Option<&str> {
         self.device.as_deref()
+    }
+
+    async fn apply(self, state: Arc<State>, _ctx: RequestContext<RoleServer>) -> CallToolResult {
+        apply(&state, self).await
     }
 }
 
@@ -305,11 +312,9 @@ fn write(folder: &Folder, file: &str, text: &str) -> Result<std::path::PathBuf, 
 /// `replay --check` refuses, with the flow's line, what the run's tool would refuse.
 pub fn replayable(step: &flow::Step) -> Result<(), String> {
     for call in flow::js::calls(step) {
-        let built = match call.tool {
-            "ui" => super::ui::UiCommand::parse(call.args.clone()).map(drop),
-            "adb-app" => super::app::AppCommand::parse(call.args.clone()).map(drop),
-            "adb-device" => super::device::DeviceCommand::parse(call.args.clone()).map(drop),
-            _ => Ok(()),
+        let built = match super::registry::find(call.tool) {
+            Some(tool) => (tool.build)(call.args.clone()).map(drop),
+            None => Ok(()),
         };
         built.map_err(|e| format!("{} {} would refuse it: {e}", call.tool, call.method))?;
     }

@@ -1,7 +1,10 @@
 //! `adb-logcat`: a log read as counts, crashes and the last lines that match, with every
 //! matching line behind a cacheId; and `clear`.
 
+use rmcp::RoleServer;
+use rmcp::service::RequestContext;
 use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
 
 use rmcp::model::{CallToolResult, JsonObject};
 use serde::{Deserialize, Serialize};
@@ -226,6 +229,10 @@ impl Command for LogcatCommand {
 
     fn device(&self) -> Option<&str> {
         self.device.as_deref()
+    }
+
+    async fn apply(self, state: Arc<State>, _ctx: RequestContext<RoleServer>) -> CallToolResult {
+        apply(&state, self).await
     }
 }
 

@@ -3,6 +3,9 @@
 
 use super::*;
 use crate::tools::command::{self, Command, Deadline, Range};
+use rmcp::RoleServer;
+use rmcp::service::RequestContext;
+use std::sync::Arc;
 
 /// One valid adb-app call, built from `AppArgs` by `AppCommand::parse`: the device it names
 /// (if any) and what to do there.
@@ -135,6 +138,10 @@ impl Command for AppCommand {
 
     fn device(&self) -> Option<&str> {
         self.device.as_deref()
+    }
+
+    async fn apply(self, state: Arc<State>, ctx: RequestContext<RoleServer>) -> CallToolResult {
+        super::apply(&state, self, ctx).await
     }
 }
 

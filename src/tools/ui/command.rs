@@ -13,6 +13,9 @@ use super::*;
 use crate::android::ui_refs::parse_ref;
 use crate::flow::Recorded;
 use crate::tools::command::{self, Command, Deadline, OFFSET, Range};
+use rmcp::RoleServer;
+use rmcp::service::RequestContext;
+use std::sync::Arc;
 
 /// One valid ui call: the device it names (if any) and what to do there.
 pub struct UiCommand {
@@ -307,6 +310,10 @@ impl Command for UiCommand {
 
     fn device(&self) -> Option<&str> {
         self.device.as_deref()
+    }
+
+    async fn apply(self, state: Arc<State>, ctx: RequestContext<RoleServer>) -> CallToolResult {
+        super::apply(&state, self, ctx).await
     }
 }
 
