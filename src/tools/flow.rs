@@ -168,10 +168,9 @@ pub async fn apply(state: &State, command: FlowCommand) -> CallToolResult {
 async fn export(state: &State, serial: &str, what: &Export) -> Result<FlowOutput, String> {
     let name = &what.name;
     // The last step's outcome is the screen now, if no reading came after it yet.
-    if !state.flows.screen_is_current(serial)
-        && let Ok(now) = super::ui::read(state, serial).await
-    {
-        super::ui::recording_sees(state, serial, &now);
+    // (A reading is handed to the recording as it is taken.)
+    if !state.flows.screen_is_current(serial) {
+        let _ = super::ui::read(state, serial).await;
     }
     let recording = state.flows.get(serial);
     if recording.steps.is_empty() {

@@ -135,7 +135,7 @@ const MECHANISMS: &[Mechanism] = &[
         pending: &[],
     },
     Mechanism {
-        concern: "a reading handed to the recording (ui's recording_sees, never inside a read)",
+        concern: "a reading handed to the recording (read.rs's `seen`, inside read_screen: every reading, as it is taken)",
         markers: &["flows.saw("],
         home: "src/tools/ui/read.rs",
         pending: &[],

@@ -135,7 +135,6 @@ pub(super) async fn act(state: &State, serial: &str, action: &UiAction) -> Outco
             // screen remembered from an earlier call predates the tap that focused the field.
             if out.target.is_none() {
                 let now = read_current(state, serial).await?;
-                recording_sees(state, serial, &now);
                 reading = Some(now);
             }
             if web.is_none() && into.is_none() {
@@ -212,7 +211,6 @@ pub(super) async fn act(state: &State, serial: &str, action: &UiAction) -> Outco
         (true, None) if aimed_by_reading => state.screen(serial),
         (true, None) => {
             let now = read_screen(state, serial).await?;
-            recording_sees(state, serial, &now);
             Some(now)
         }
     };
@@ -275,7 +273,6 @@ async fn clear_field(state: &State, serial: &str, reference: Option<&str>) -> Re
     let mut before: Option<String> = None;
     for _ in 0..4 {
         let snap = read_screen(state, serial).await?;
-        recording_sees(state, serial, &snap);
         let field = match reference {
             Some(r) => match resolve(&snap.elements, r) {
                 Resolved::One(e) => e.clone(),
@@ -328,7 +325,6 @@ pub(super) async fn scroll(
         let before = match observe {
             true => {
                 let now = read_screen(state, serial).await?;
-                recording_sees(state, serial, &now);
                 Some(now)
             }
             false => None,
@@ -352,7 +348,6 @@ pub(super) async fn scroll(
         });
     };
     let first = read_current(state, serial).await?;
-    recording_sees(state, serial, &first);
     let mut snap = first.clone();
     for attempt in 0..=MAX_SCROLLS {
         let found = query.find(&snap);
@@ -384,7 +379,6 @@ pub(super) async fn scroll(
         checked_shell(state, serial, &swipe).await?;
         tokio::time::sleep(Duration::from_millis(250)).await;
         let next = read_current(state, serial).await?;
-        recording_sees(state, serial, &next);
         if next.signature == snap.signature {
             return Err(format!(
                 "{:?} is not on the screen, and scrolling {} changes nothing more: the end is reached",

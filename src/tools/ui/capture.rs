@@ -98,9 +98,6 @@ pub(super) async fn screenshot_op(
         true => Some(read_current(state, serial).await?),
         false => None,
     };
-    if let Some(snapshot) = &snapshot {
-        recording_sees(state, serial, snapshot);
-    }
     let (shot, block) = capture(
         state,
         serial,

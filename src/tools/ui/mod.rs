@@ -52,7 +52,7 @@ use resolve::*;
 use wait::*;
 
 pub use act::input_text;
-pub use read::{read, recording_sees};
+pub use read::read;
 
 /// How an answer names the phone's state in a reading (asleep, locked, the keyboard, a dialog…)
 /// and the way forward; `None` when the phone is simply ready.
@@ -66,7 +66,6 @@ pub fn phone_state(snapshot: &Snapshot) -> Option<phone::PhoneState> {
 pub async fn view(state: &State, serial: &str, max_size: u32) -> Result<(Snapshot, Shot, String), String> {
     let _turn = state.device_turn(serial, "the device panel's frame").await?;
     let snapshot = read_current(state, serial).await?;
-    recording_sees(state, serial, &snapshot);
     let (shot, block) = capture(state, serial, max_size, false, None).await?;
     let jpeg = block.as_image().map(|i| i.data.clone()).unwrap_or_default();
     Ok((snapshot, shot, jpeg))
@@ -472,7 +471,6 @@ async fn finish(state: &State, serial: &str, outcome: Outcome) -> Outcome {
     if let Some(Observe { before, unchanged }) = done.observe.take() {
         tokio::time::sleep(Duration::from_millis(300)).await;
         let after = read_current(state, serial).await?;
-        recording_sees(state, serial, &after);
         let seen = observed(&before, &after);
         if !seen.changed {
             done.out.hint = Some(unchanged);

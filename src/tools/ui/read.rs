@@ -25,8 +25,8 @@ impl From<ReadError> for String {
 /// activity, and the display size (read once per device). Every reading numbers its elements
 /// with the device's refs, by identity, so the numbers agree across readings. The same round
 /// trip reads the phone's state (`phone::READING`). A secret field's text is hidden (the
-/// recording's `hidden`). Nothing else is kept of it: see `read_current`, and `recording_sees`
-/// for the recording.
+/// recording's `hidden`), and the reading is handed to the recording as it is taken (`seen`,
+/// the one hand-over). Nothing else is kept of it: see `read_current`.
 pub(super) async fn read_screen(state: &State, serial: &str) -> Result<Snapshot, ReadError> {
     let started = std::time::Instant::now();
     let out = state
@@ -98,6 +98,7 @@ pub(super) async fn read_screen(state: &State, serial: &str) -> Result<Snapshot,
         state: phone,
         web,
     };
+    seen(state, serial, &snapshot);
     Ok(snapshot)
 }
 
@@ -121,11 +122,13 @@ pub(super) async fn read_current(state: &State, serial: &str) -> Result<Snapshot
     Ok(snapshot)
 }
 
-/// Hands a reading to the device's recording (`flow::Recordings::saw`): the password fields it
-/// shows, and the newest step's outcome when it has none yet (the first reading after a step is
-/// what the step was seen to do). Each reading a call takes is handed over as it is taken; the
-/// one after an action, by `finish`, once the step is recorded.
-pub fn recording_sees(state: &State, serial: &str, snapshot: &Snapshot) {
+/// Hands a reading to the device's recording (`flow::Recordings::saw`), as it is taken: the
+/// password fields it shows, and the newest step's outcome when it has none yet (the first
+/// reading after a step is what the step was seen to do). Every reading of every call comes
+/// here, in the order they are taken, between the steps ui's `finish` records: handing them
+/// over later, after the call, would give a step the wrong outcome and leave a field seen as a
+/// password in one reading unknown to the next reading of the same call.
+fn seen(state: &State, serial: &str, snapshot: &Snapshot) {
     let activity = snapshot.focused.as_ref().map(|f| f.activity.as_str());
     state.flows.saw(serial, activity, &snapshot.elements);
 }
@@ -140,7 +143,6 @@ pub(super) async fn dump(state: &State, serial: &str, limit: usize, offset: usiz
         Err(ReadError::NeverIdle(waited)) => return grid_instead(state, serial, UiOperation::Dump, waited).await,
         read => read?,
     };
-    recording_sees(state, serial, &snap);
     let needle = filter.map(str::to_lowercase);
     let matching: Vec<Element> = snap
         .elements

@@ -11,7 +11,6 @@ pub(super) async fn find_op(state: &State, serial: &str, query: &Query, grid: bo
         Err(ReadError::NeverIdle(waited)) => return grid_instead(state, serial, UiOperation::Find, waited).await,
         read => read?,
     };
-    recording_sees(state, serial, &snap);
     let value = &query.value();
     let found = query.find(&snap);
     let total = found.len();
@@ -146,7 +145,6 @@ async fn by_ref(state: &State, serial: &str, reference: &str, recorded: Option<&
         ));
     }
     let now = read_current(state, serial).await?;
-    recording_sees(state, serial, &now);
     let element = ref_on(&now, reference, recorded)?;
     Ok(Landing {
         at: element.at,
@@ -192,7 +190,6 @@ pub(super) fn ref_on<'a>(
 
 async fn by_query(state: &State, serial: &str, query: &Query, recorded: Option<&Recorded>) -> Result<Landing, String> {
     let snap = read_current(state, serial).await?;
-    recording_sees(state, serial, &snap);
     let element = query_on(&snap, query, recorded)?;
     Ok(Landing {
         at: element.at,
@@ -279,7 +276,6 @@ async fn verified_point(
         return Ok(None);
     };
     let snap = read_current(state, serial).await?;
-    recording_sees(state, serial, &snap);
     point_on(&snap, at, recorded).map(|e| Some(e.clone()))
 }
 

@@ -39,7 +39,6 @@ pub(super) async fn wait(
             Ok(Err(e)) => return Look::Failed(e.into()),
             Err(_) => return Look::TimeUp,
         };
-        recording_sees(state, serial, &snap);
         let found = query.find(&snap);
         *last.lock().unwrap_or_else(|p| p.into_inner()) = describe(&snap.state, &snap.elements);
         if found.is_empty() != gone {
