@@ -189,7 +189,7 @@ pub const OFFSET: Range = Range::new("offset", 0, usize::MAX as u64);
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::{Duration, OFFSET, Range, check_fields};
 
     #[test]
     fn a_number_out_of_its_range_is_refused_with_its_field_range_and_advice() {

@@ -444,7 +444,7 @@ async fn run_script(state: Arc<State>, what: RunScript, ctx: RequestContext<Role
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::namespaces;
     use crate::script::api::{declarations, function_name};
 
     #[test]

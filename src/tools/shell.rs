@@ -322,7 +322,7 @@ pub fn head_and_tail(text: &str, room: usize, cache_id: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::{DenyList, chars, head_and_tail};
 
     #[test]
     fn deny_rules_match_whole_words_at_the_start_of_a_segment() {

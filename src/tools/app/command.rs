@@ -1,7 +1,10 @@
 //! `adb-app`'s typed command: what each operation takes, checked (a package name in Android's
 //! grammar, an activity class name, a limit in range) before anything reaches a device.
 
-use super::*;
+use super::{
+    AppArgs, AppOperation, CallToolResult, DEFAULT_LIMIT, JsonObject, MAX_LIMIT, PackageKind, State,
+    is_valid_package_name,
+};
 use crate::tools::command::{self, Command, Deadline, Range};
 use rmcp::RoleServer;
 use rmcp::service::RequestContext;
