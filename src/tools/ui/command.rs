@@ -10,9 +10,8 @@
 
 use std::time::Duration;
 
-use rmcp::model::{CallToolResult, JsonObject};
+use rmcp::model::JsonObject;
 
-use super::State;
 use super::args::{UiArgs, UiOperation, WireDirection, fields_of};
 use super::capture::DEFAULT_MAX_SIZE;
 use super::target::{Query, Target, query, target};
@@ -20,10 +19,7 @@ use super::wait::{DEFAULT_WAIT_MS, MAX_WAIT_MS};
 use crate::android::keys::key_code;
 use crate::android::ui_refs::parse_ref;
 use crate::flow::Recorded;
-use crate::tools::command::{self, Command, Deadline, OFFSET, Range};
-use rmcp::RoleServer;
-use rmcp::service::RequestContext;
-use std::sync::Arc;
+use crate::tools::command::{self, OFFSET, Range};
 
 /// One valid ui call: the device it names (if any) and what to do there.
 pub struct UiCommand {
@@ -193,8 +189,9 @@ const DISTANCE: Range = Range::new("`distance` (a % of the screen)", 5, 90);
 /// One `input text` command line stays well inside adbd's 1 MiB service-name limit.
 pub(super) const MAX_TYPE_CHARS: usize = 10_000;
 
-impl Command for UiCommand {
-    fn parse(args: JsonObject) -> Result<UiCommand, String> {
+impl UiCommand {
+    /// Builds the command from `ui`'s wire arguments: `Command::parse` (mod.rs) is this.
+    pub(super) fn build(args: JsonObject) -> Result<UiCommand, String> {
         let a: UiArgs = command::parse("ui", args, |a: &UiArgs| fields_of(a.operation))?;
         let observe = a.observe.unwrap_or(false);
         let action = match a.operation {
@@ -259,38 +256,6 @@ impl Command for UiCommand {
             device: a.device,
             action,
         })
-    }
-
-    /// A wait bounds itself by its timeoutMs; a long press or a swipe lasts its duration on the
-    /// device, on top of the usual time.
-    fn deadline(&self) -> Deadline {
-        match self.action {
-            UiAction::Wait { .. } => Deadline::Own,
-            _ => Deadline::Within {
-                timeout: None,
-                gesture: Duration::from_millis(self.action.gesture_ms()),
-            },
-        }
-    }
-
-    fn runs_long(&self) -> bool {
-        matches!(self.action, UiAction::Wait { .. })
-    }
-
-    fn acts(&self) -> bool {
-        use UiAction::*;
-        match self.action {
-            Tap { .. } | LongPress { .. } | Swipe { .. } | Type(_) | Key { .. } | Scroll { .. } => true,
-            Dump { .. } | Find { .. } | Wait { .. } | Screenshot { .. } => false,
-        }
-    }
-
-    fn device(&self) -> Option<&str> {
-        self.device.as_deref()
-    }
-
-    async fn apply(self, state: Arc<State>, ctx: RequestContext<RoleServer>) -> CallToolResult {
-        super::apply(&state, self, ctx).await
     }
 }
 
@@ -383,10 +348,9 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::super::target::GRID_CELL;
-    use super::{
-        Command, ContentDirection, Deadline, Duration, FingerDirection, SwipePath, Target, UiAction, UiCommand,
-    };
+    use super::{ContentDirection, Duration, FingerDirection, SwipePath, Target, UiAction, UiCommand};
     use crate::image::grid::Position;
+    use crate::tools::command::{Command, Deadline};
 
     fn parse(args: Value) -> Result<UiCommand, String> {
         UiCommand::parse(args.as_object().unwrap().clone())

@@ -1,19 +1,21 @@
 //! `ui`: what is on the screen (a compact, paged element list), finding and waiting for an
 //! element, acting on it (tap, long press, swipe, type, key, scroll), and screenshots as JPEG
 //! image blocks with a tap grid. A call's wire form (`args.rs`) is built into a `UiCommand`
-//! (`command.rs`), then `apply` hands it to its operation's file (`dump.rs`, `find.rs`, `tap.rs`,
+//! (`command.rs`); its `Command::apply`, here, hands it to its operation's file (`dump.rs`, `find.rs`, `tap.rs`,
 //! `swipe.rs`, `key.rs`, `typing.rs`, `scroll.rs`, `wait.rs`, `screenshot.rs`), each returning a
 //! `Done` (`answer.rs`); an acting operation's `Done` holds the step it took, which `finish`
 //! records once it worked. Beneath them: reading the screen (`read.rs`), resolving a target
 //! (`resolve.rs`), acting (`act.rs`), the phone's state (`phone.rs`), web content (`web.rs`),
 //! screenshots (`capture.rs`) and typing by broadcast (`ime.rs`).
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::RoleServer;
-use rmcp::model::CallToolResult;
+use rmcp::model::{CallToolResult, JsonObject};
 use rmcp::service::RequestContext;
 
+use super::command::{Command, Deadline};
 use super::{State, error};
 use crate::context::budget::respond;
 
@@ -81,71 +83,112 @@ pub async fn view(state: &State, serial: &str, max_size: u32) -> Result<(Snapsho
     Ok((snapshot, shot, jpeg))
 }
 
-pub async fn apply(state: &State, command: UiCommand, ctx: RequestContext<RoleServer>) -> CallToolResult {
-    let serial = match state.device(command.device.as_deref()).await {
-        Ok(s) => s,
-        Err(e) => return error(e.to_string()),
-    };
-    let action = &command.action;
-    // Actions and screenshots on one device take turns, so a screenshot never races a tap;
-    // reads (dump, find, wait) and other devices go on in parallel.
-    let _turn = match action {
-        UiAction::Dump { .. } | UiAction::Find { .. } | UiAction::Wait { .. } => None,
-        _ => match state
-            .device_turn(&serial, &format!("ui {}", name_of(action.operation())))
-            .await
-        {
-            Ok(turn) => Some(turn),
-            Err(e) => return error(e),
-        },
-    };
-    let lasts = Duration::from_millis(action.gesture_ms());
-    let outcome = match action {
-        UiAction::Dump { limit, offset, filter } => dump(state, &serial, *limit, *offset, filter.as_deref()).await,
-        UiAction::Find { query, grid } => find(state, &serial, query, *grid).await,
-        UiAction::Tap {
-            target,
-            observe,
-            recorded,
-        } => tap(state, &serial, target, *observe, recorded.as_ref()).await,
-        UiAction::LongPress {
-            target,
-            duration_ms,
-            observe,
-            recorded,
-        } => long_press(state, &serial, target, *duration_ms, lasts, *observe, recorded.as_ref()).await,
-        UiAction::Swipe {
-            path,
-            duration_ms,
-            observe,
-        } => swipe(state, &serial, path, *duration_ms, lasts, *observe).await,
-        UiAction::Type(typing) => type_text(state, &serial, typing).await,
-        UiAction::Key { name, code, observe } => key(state, &serial, name, *code, *observe).await,
-        UiAction::Scroll { toward, until, observe } => scroll(state, &serial, *toward, until.as_ref(), *observe).await,
-        UiAction::Wait {
-            query,
-            gone,
-            timeout,
-            timeout_ms,
-        } => wait(state, &serial, query, *gone, *timeout, *timeout_ms, &ctx).await,
-        UiAction::Screenshot {
-            grid,
-            annotate,
-            max_size,
-        } => screenshot(state, &serial, *grid, *annotate, *max_size).await,
-    };
-    match finish(state, &serial, outcome).await {
-        Ok(done) => {
-            let mut result = respond(
-                &done.out,
-                state.budget,
-                &state.cache,
-                &format!("ui {} on {serial}", done.out.operation),
-            );
-            result.content.extend(done.image);
-            result
+/// What the server needs of a ui call (`tools::command::Command`): its one parse (`command.rs`),
+/// its deadline, whether it acts or runs long, and its apply.
+impl Command for UiCommand {
+    fn parse(args: JsonObject) -> Result<UiCommand, String> {
+        UiCommand::build(args)
+    }
+
+    /// A wait bounds itself by its timeoutMs; a long press or a swipe lasts its duration on the
+    /// device, on top of the usual time.
+    fn deadline(&self) -> Deadline {
+        match self.action {
+            UiAction::Wait { .. } => Deadline::Own,
+            _ => Deadline::Within {
+                timeout: None,
+                gesture: Duration::from_millis(self.action.gesture_ms()),
+            },
         }
-        Err(message) => error(message),
+    }
+
+    fn runs_long(&self) -> bool {
+        matches!(self.action, UiAction::Wait { .. })
+    }
+
+    fn acts(&self) -> bool {
+        use UiAction::*;
+        match self.action {
+            Tap { .. } | LongPress { .. } | Swipe { .. } | Type(_) | Key { .. } | Scroll { .. } => true,
+            Dump { .. } | Find { .. } | Wait { .. } | Screenshot { .. } => false,
+        }
+    }
+
+    fn device(&self) -> Option<&str> {
+        self.device.as_deref()
+    }
+
+    /// Hands the command to its operation's file, in the device's turn where it acts, then
+    /// `finish`es it (records its step, observes) and shapes the answer for the budget.
+    async fn apply(self, state: Arc<State>, ctx: RequestContext<RoleServer>) -> CallToolResult {
+        let (state, command) = (&*state, self);
+        let serial = match state.device(command.device.as_deref()).await {
+            Ok(s) => s,
+            Err(e) => return error(e.to_string()),
+        };
+        let action = &command.action;
+        // Actions and screenshots on one device take turns, so a screenshot never races a tap;
+        // reads (dump, find, wait) and other devices go on in parallel.
+        let _turn = match action {
+            UiAction::Dump { .. } | UiAction::Find { .. } | UiAction::Wait { .. } => None,
+            _ => match state
+                .device_turn(&serial, &format!("ui {}", name_of(action.operation())))
+                .await
+            {
+                Ok(turn) => Some(turn),
+                Err(e) => return error(e),
+            },
+        };
+        let lasts = Duration::from_millis(action.gesture_ms());
+        let outcome = match action {
+            UiAction::Dump { limit, offset, filter } => dump(state, &serial, *limit, *offset, filter.as_deref()).await,
+            UiAction::Find { query, grid } => find(state, &serial, query, *grid).await,
+            UiAction::Tap {
+                target,
+                observe,
+                recorded,
+            } => tap(state, &serial, target, *observe, recorded.as_ref()).await,
+            UiAction::LongPress {
+                target,
+                duration_ms,
+                observe,
+                recorded,
+            } => long_press(state, &serial, target, *duration_ms, lasts, *observe, recorded.as_ref()).await,
+            UiAction::Swipe {
+                path,
+                duration_ms,
+                observe,
+            } => swipe(state, &serial, path, *duration_ms, lasts, *observe).await,
+            UiAction::Type(typing) => type_text(state, &serial, typing).await,
+            UiAction::Key { name, code, observe } => key(state, &serial, name, *code, *observe).await,
+            UiAction::Scroll { toward, until, observe } => {
+                scroll(state, &serial, *toward, until.as_ref(), *observe).await
+            }
+            UiAction::Wait {
+                query,
+                gone,
+                timeout,
+                timeout_ms,
+            } => wait(state, &serial, query, *gone, *timeout, *timeout_ms, &ctx).await,
+            UiAction::Screenshot {
+                grid,
+                annotate,
+                max_size,
+            } => screenshot(state, &serial, *grid, *annotate, *max_size).await,
+        };
+        match finish(state, &serial, outcome).await {
+            Ok(done) => {
+                let mut result = respond(
+                    &done.out,
+                    state.budget,
+                    &state.cache,
+                    &format!("ui {} on {serial}", done.out.operation),
+                );
+                result.content.extend(done.image);
+                result
+            }
+            Err(message) => error(message),
+        }
     }
 }
 
