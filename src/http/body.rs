@@ -113,15 +113,17 @@ pub async fn read(bodies: &Bodies, request: Request, next: Next) -> Response {
             );
         }
         Ok(Err(e)) => {
-            let too_long = std::error::Error::source(&e)
-                .is_some_and(|s| s.is::<http_body_util::LengthLimitError>());
+            let too_long = std::error::Error::source(&e).is_some_and(|s| s.is::<http_body_util::LengthLimitError>());
             return if too_long {
                 refuse(
                     StatusCode::PAYLOAD_TOO_LARGE,
                     format!("Payload Too Large: a request body is at most {MAX_BODY} bytes\n"),
                 )
             } else {
-                refuse(StatusCode::BAD_REQUEST, format!("Bad Request: the body could not be read: {e}\n"))
+                refuse(
+                    StatusCode::BAD_REQUEST,
+                    format!("Bad Request: the body could not be read: {e}\n"),
+                )
             };
         }
     };
@@ -174,7 +176,12 @@ pub fn scan(bytes: &[u8]) -> Result<(), (Value, String)> {
         id: RefCell::new(Value::Null),
     };
     let mut json = serde_json::Deserializer::from_slice(bytes);
-    let walked = At { walk: &walk, depth: 0, is_id: false }.deserialize(&mut json);
+    let walked = At {
+        walk: &walk,
+        depth: 0,
+        is_id: false,
+    }
+    .deserialize(&mut json);
     match (walked, walk.why.into_inner()) {
         (Err(_), Some(why)) => Err((walk.id.into_inner(), why)),
         _ => Ok(()),
@@ -220,7 +227,11 @@ impl At<'_> {
                 "Invalid Request: JSON nested deeper than {MAX_DEPTH} levels; no request needs it: send a flatter message"
             )));
         }
-        Ok(At { walk: self.walk, depth: self.depth + 1, is_id: false })
+        Ok(At {
+            walk: self.walk,
+            depth: self.depth + 1,
+            is_id: false,
+        })
     }
 
     fn scalar<E: serde::de::Error>(&self, id: impl FnOnce() -> Value) -> Result<(), E> {

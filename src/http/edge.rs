@@ -11,8 +11,8 @@ use axum::http::{Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
-use super::body::MAX_BODY;
 use super::Service;
+use super::body::MAX_BODY;
 
 /// The headers a request carries once at most: the checks below and rmcp read the first.
 const ONCE: [&str; 6] = [

@@ -215,7 +215,11 @@ pub async fn serve(
 
 /// Serves each connection with hyper's HTTP/1 and its header timeout (axum::serve sets no
 /// timer, so it has none), until `shutdown`; then lets open connections finish for up to 10 s.
-async fn accept(listener: tokio::net::TcpListener, router: axum::Router, shutdown: CancellationToken) -> anyhow::Result<()> {
+async fn accept(
+    listener: tokio::net::TcpListener,
+    router: axum::Router,
+    shutdown: CancellationToken,
+) -> anyhow::Result<()> {
     let mut http = hyper::server::conn::http1::Builder::new();
     http.timer(hyper_util::rt::TokioTimer::new())
         .header_read_timeout(HEADER_TIMEOUT);

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-use crate::common::{HttpServer, SimProcess, http_client, status_kib};
+use crate::common::{HttpServer, SimProcess, http_client, shell_run, status_kib};
 
 const ALICE: &str = "alice-token-0123456789abcdef";
 const BOB: &str = "bob-token-0123456789abcdef0";
@@ -85,9 +85,10 @@ fn body(value: &Value) -> Vec<u8> {
     value.to_string().into_bytes()
 }
 
-fn shell(id: u64, command: &str) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
-        "name": "adb-shell", "arguments": {"operation": "run", "command": command}}})
+/// A raw `tools/call` of `adb-shell run LINE` (these cases speak HTTP by hand, not through a
+/// client).
+fn run(id: u64, line: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "adb-shell", "arguments": shell_run(line)}})
 }
 
 /// A call in a legacy session: the status and the body.
@@ -117,7 +118,7 @@ async fn bob_is_answered(server: &HttpServer, case: &str) {
     assert_eq!(status, 200, "{case}: bob's stateless tools/list: {text}");
     assert!(text.contains("adb-shell"), "{case}: {text}");
     let session = session(server, BOB).await;
-    let (status, text) = in_session(server, BOB, &session, &shell(2, "echo bob-answered")).await;
+    let (status, text) = in_session(server, BOB, &session, &run(2, "echo bob-answered")).await;
     assert_eq!(status, 200, "{case}: bob's call: {text}");
     assert!(text.contains("bob-answered"), "{case}: {text}");
 }
@@ -158,12 +159,14 @@ async fn one_token_filling_its_sessions_locks_out_no_one() {
     bob_is_answered(&server, "alice holds 70 sessions").await;
     let (status, text) = stateless(&server, ALICE, "tools/list", json!({})).await;
     assert_eq!(status, 200, "alice's own stateless call holds no session: {text}");
-    let (status, text) = in_session(&server, ALICE, &last, &shell(3, "echo alice-last")).await;
+    let (status, text) = in_session(&server, ALICE, &last, &run(3, "echo alice-last")).await;
     assert_eq!(status, 200, "alice's newest session: {text}");
     assert!(text.contains("alice-last"), "{text}");
-    let (status, text) = in_session(&server, ALICE, &first, &shell(4, "echo alice-first")).await;
+    let (status, text) = in_session(&server, ALICE, &first, &run(4, "echo alice-first")).await;
     assert_eq!(status, 404, "alice's least recently used session was evicted: {text}");
-    println!("70 sessions of one token under --max-sessions 64: the other token answered; the oldest idle one evicted (404)");
+    println!(
+        "70 sessions of one token under --max-sessions 64: the other token answered; the oldest idle one evicted (404)"
+    );
     server.terminate().await;
 }
 
@@ -196,7 +199,10 @@ async fn a_token_whose_sessions_are_all_busy_is_refused_alone() {
     assert!(text.contains("--max-sessions 3"), "the refusal says why: {text}");
     let evil = [LEGACY, ("origin", "http://evil.example")];
     let (status, _, text) = send(&server, reqwest::Method::POST, ALICE, &evil, Some(body(&init))).await;
-    assert_eq!(status, 403, "a forbidden Origin is refused before any cap answers: {text}");
+    assert_eq!(
+        status, 403,
+        "a forbidden Origin is refused before any cap answers: {text}"
+    );
     bob_is_answered(&server, "alice's sessions all busy").await;
     drop(streams);
     server.terminate().await;
@@ -219,7 +225,7 @@ async fn another_tokens_session_is_an_unknown_session() {
         .header("content-type", "application/json")
         .header(LEGACY.0, LEGACY.1)
         .header("mcp-session-id", &alice)
-        .body(body(&shell(2, "sleep 2; echo ALICE-SECRET")))
+        .body(body(&run(2, "sleep 2; echo ALICE-SECRET")))
         .send()
         .await
         .unwrap();
@@ -250,8 +256,7 @@ async fn another_tokens_session_is_an_unknown_session() {
             if let Some(id) = extra {
                 headers.push(("last-event-id", id));
             }
-            let headers: Vec<(String, String)> =
-                headers.iter().map(|(n, v)| (n.to_string(), v.to_string())).collect();
+            let headers: Vec<(String, String)> = headers.iter().map(|(n, v)| (n.to_string(), v.to_string())).collect();
             let method = method.clone();
             let server = &server;
             async move {
@@ -268,7 +273,10 @@ async fn another_tokens_session_is_an_unknown_session() {
         let for_alices = answer(&alice).await;
         let for_nobodys = answer(made_up).await;
         println!("bob's {what} on alice's session: {for_alices:?}");
-        assert_eq!(for_alices, for_nobodys, "{what}: alice's session id answered as an unknown one");
+        assert_eq!(
+            for_alices, for_nobodys,
+            "{what}: alice's session id answered as an unknown one"
+        );
         assert!(!for_alices.1.contains("ALICE-SECRET"), "{what} read alice's output");
         cases += 1;
     }
@@ -278,7 +286,7 @@ async fn another_tokens_session_is_an_unknown_session() {
         rest.push_str(&String::from_utf8_lossy(&chunk));
     }
     assert!(rest.contains("ALICE-SECRET"), "alice's answer: {rest}");
-    let (status, text) = in_session(&server, ALICE, &alice, &shell(3, "echo alice-goes-on")).await;
+    let (status, text) = in_session(&server, ALICE, &alice, &run(3, "echo alice-goes-on")).await;
     assert_eq!(status, 200, "bob's DELETE did not end alice's session: {text}");
     assert!(text.contains("alice-goes-on"), "{text}");
     println!("{cases} requests of bob's on alice's session, each answered as for an unknown session");
@@ -303,7 +311,7 @@ async fn a_call_resumed_after_it_ended_gets_its_answer() {
         .header("content-type", "application/json")
         .header(LEGACY.0, LEGACY.1)
         .header("mcp-session-id", &id)
-        .body(body(&shell(2, "echo ENDED-CALL")))
+        .body(body(&run(2, "echo ENDED-CALL")))
         .send()
         .await
         .unwrap();
@@ -322,7 +330,11 @@ async fn a_call_resumed_after_it_ended_gets_its_answer() {
     // The device ran it; a second later its answer is long sent.
     assert!(sim.wait_for_log("ENDED-CALL"), "the call reached the device");
     tokio::time::sleep(Duration::from_secs(2)).await;
-    let headers = [LEGACY, ("mcp-session-id", id.as_str()), ("last-event-id", event_id.as_str())];
+    let headers = [
+        LEGACY,
+        ("mcp-session-id", id.as_str()),
+        ("last-event-id", event_id.as_str()),
+    ];
     let (status, _, text) = tokio::time::timeout(
         Duration::from_secs(20),
         send(&server, reqwest::Method::GET, ALICE, &headers, None),
@@ -330,7 +342,10 @@ async fn a_call_resumed_after_it_ended_gets_its_answer() {
     .await
     .expect("the resumed stream ends with the answer");
     assert_eq!(status, 200, "{text}");
-    assert!(text.contains("ENDED-CALL\\n") && text.contains("\"id\":2"), "the answer after the end: {text:?}");
+    assert!(
+        text.contains("ENDED-CALL\\n") && text.contains("\"id\":2"),
+        "the answer after the end: {text:?}"
+    );
     println!("resumed after event {event_id}, the call ended: {} chars", text.len());
     server.terminate().await;
 }
@@ -368,14 +383,21 @@ async fn cheap_bodies_are_refused_without_holding_the_others() {
         assert_eq!(status, 400, "{what}: {text}");
         let error: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{what}: {e}: {text}"));
         assert_eq!(error["error"]["code"], -32600, "{what}: {text}");
-        assert!(error["error"]["message"].as_str().unwrap().contains(says), "{what} says {says}: {text}");
+        assert!(
+            error["error"]["message"].as_str().unwrap().contains(says),
+            "{what} says {says}: {text}"
+        );
     }
 
     let floods: Vec<_> = (0..24)
         .map(|_| {
             let bytes = flood.clone().into_bytes();
             let server = &server;
-            async move { send(server, reqwest::Method::POST, ALICE, &[LEGACY], Some(bytes)).await.0 }
+            async move {
+                send(server, reqwest::Method::POST, ALICE, &[LEGACY], Some(bytes))
+                    .await
+                    .0
+            }
         })
         .collect();
     let bob = async {
@@ -387,7 +409,11 @@ async fn cheap_bodies_are_refused_without_holding_the_others() {
     assert!(statuses.iter().all(|s| *s == 400), "each flood refused: {statuses:?}");
     let grown = status_kib(pid, "VmHWM").saturating_sub(before);
     println!("24 floods of 4 MiB at once: peak RSS grew {} MiB", grown / 1024);
-    assert!(grown < 160 << 10, "24 floods at once grew the server's peak by {} MiB", grown / 1024);
+    assert!(
+        grown < 160 << 10,
+        "24 floods at once grew the server's peak by {} MiB",
+        grown / 1024
+    );
     bob_is_answered(&server, "after").await;
     server.terminate().await;
 }
@@ -405,12 +431,18 @@ async fn oversized_and_stalled_bodies_are_refused_without_waiting_for_them() {
         )
     };
     let wait = Duration::from_secs(90);
-    let big = raw(&server, head(100 << 20, "").as_bytes(), wait).await.expect("an answer without the body");
+    let big = raw(&server, head(100 << 20, "").as_bytes(), wait)
+        .await
+        .expect("an answer without the body");
     assert_eq!(status_of(&big), 413, "{big}");
     assert!(big.contains("4194304"), "says the bound: {big}");
-    let evil = raw(&server, head(100 << 20, "Origin: http://evil.example\r\n").as_bytes(), wait)
-        .await
-        .expect("an answer");
+    let evil = raw(
+        &server,
+        head(100 << 20, "Origin: http://evil.example\r\n").as_bytes(),
+        wait,
+    )
+    .await
+    .expect("an answer");
     assert_eq!(status_of(&evil), 403, "{evil}");
 
     let mut stalled = head(100, "").into_bytes();
@@ -418,7 +450,11 @@ async fn oversized_and_stalled_bodies_are_refused_without_waiting_for_them() {
     let (stall, ()) = tokio::join!(raw(&server, &stalled, wait), bob_is_answered(&server, "a body stalled"));
     let stall = stall.expect("the server gives up on a stalled body");
     assert_eq!(status_of(&stall), 408, "{stall}");
-    println!("100 MiB declared: {}; stalled body: {}", big.lines().next().unwrap(), stall.lines().next().unwrap());
+    println!(
+        "100 MiB declared: {}; stalled body: {}",
+        big.lines().next().unwrap(),
+        stall.lines().next().unwrap()
+    );
     server.terminate().await;
 }
 
@@ -451,7 +487,10 @@ async fn dripping_and_idle_connections_are_closed() {
         drip,
         bob_is_answered(&server, "20 idle connections and a drip")
     );
-    assert!(idle.iter().all(Option::is_some), "every idle connection was closed by the server");
+    assert!(
+        idle.iter().all(Option::is_some),
+        "every idle connection was closed by the server"
+    );
     assert!(dripped, "the dripping connection was closed by the server");
     println!("20 idle connections and one dripping its header: all closed by the server");
     server.terminate().await;
@@ -476,7 +515,11 @@ async fn ambiguous_hosts_and_repeated_headers_are_refused() {
         bytes
     };
     let mut cases = vec![
-        ("two Host headers", request("/mcp", &format!("Host: {host}\r\nHost: evil.example\r\n")), "Host"),
+        (
+            "two Host headers",
+            request("/mcp", &format!("Host: {host}\r\nHost: evil.example\r\n")),
+            "Host",
+        ),
         (
             "an absolute target of another authority",
             request("http://evil.example/mcp", &format!("Host: {host}\r\n")),
@@ -485,11 +528,23 @@ async fn ambiguous_hosts_and_repeated_headers_are_refused() {
     ];
     // Authorization and MCP-Protocol-Version are in every request above: one more repeats them.
     for (name, repeated) in [
-        ("Origin", "Origin: http://127.0.0.1\r\nOrigin: http://evil.example\r\n".to_string()),
+        (
+            "Origin",
+            "Origin: http://127.0.0.1\r\nOrigin: http://evil.example\r\n".to_string(),
+        ),
         ("Authorization", format!("Authorization: Bearer {BOB}\r\n")),
-        ("Mcp-Session-Id", "Mcp-Session-Id: a\r\nMcp-Session-Id: b\r\n".to_string()),
-        ("Last-Event-ID", "Last-Event-ID: 0/1\r\nLast-Event-ID: 0/2\r\n".to_string()),
-        ("MCP-Protocol-Version", "MCP-Protocol-Version: 2025-03-26\r\n".to_string()),
+        (
+            "Mcp-Session-Id",
+            "Mcp-Session-Id: a\r\nMcp-Session-Id: b\r\n".to_string(),
+        ),
+        (
+            "Last-Event-ID",
+            "Last-Event-ID: 0/1\r\nLast-Event-ID: 0/2\r\n".to_string(),
+        ),
+        (
+            "MCP-Protocol-Version",
+            "MCP-Protocol-Version: 2025-03-26\r\n".to_string(),
+        ),
     ] {
         cases.push((name, request("/mcp", &format!("Host: {host}\r\n{repeated}")), name));
     }
@@ -500,10 +555,18 @@ async fn ambiguous_hosts_and_repeated_headers_are_refused() {
         assert_eq!(status_of(&answer), 400, "{what}: {answer}");
         assert!(answer.contains(says), "{what}: the refusal names {says}: {answer}");
     }
-    let fine = raw(&server, &request(&format!("http://{host}/mcp"), &format!("Host: {host}\r\n")), Duration::from_secs(30))
-        .await
-        .expect("an answer");
-    assert_eq!(status_of(&fine), 200, "an absolute target naming the Host itself: {fine}");
+    let fine = raw(
+        &server,
+        &request(&format!("http://{host}/mcp"), &format!("Host: {host}\r\n")),
+        Duration::from_secs(30),
+    )
+    .await
+    .expect("an answer");
+    assert_eq!(
+        status_of(&fine),
+        200,
+        "an absolute target naming the Host itself: {fine}"
+    );
     println!("{total} ambiguous requests refused with 400; an absolute target naming the Host served");
     bob_is_answered(&server, "after ambiguous requests").await;
     server.terminate().await;
