@@ -175,7 +175,8 @@ struct HttpArgs {
     /// Serve HTTP without a token (loopback only): any local process can then drive the devices.
     #[arg(long, requires = "http")]
     no_auth: bool,
-    /// HTTP sessions at once; a new one past this gets 503.
+    /// Legacy HTTP sessions at once per token; past it, the token's least recently used idle one
+    /// is closed (503 when all are busy).
     #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=100_000))]
     max_sessions: u64,
 }

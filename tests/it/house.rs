@@ -105,6 +105,24 @@ const MECHANISMS: &[Mechanism] = &[
         pending: &["crates/script/src/runs.rs"],
     },
     Mechanism {
+        concern: "serving HTTP connections: hyper with its header timeout (axum::serve has none)",
+        markers: &["axum::serve("],
+        home: "",
+        pending: &[],
+    },
+    Mechanism {
+        concern: "reading an HTTP request's body: http::body::read (a time, a bound, a slot, the scan)",
+        markers: &["axum::body::to_bytes(body"],
+        home: "src/http/body.rs",
+        pending: &[],
+    },
+    Mechanism {
+        concern: "whose a legacy HTTP session is: http::sessions (owned_by, claim)",
+        markers: &["mcp-session-id", "HeaderValue::from_static"],
+        home: "src/http/sessions.rs",
+        pending: &[],
+    },
+    Mechanism {
         concern: "a poll loop (sleeps between looks, reports progress)",
         markers: &["tokio::time::sleep", "get_progress_token"],
         home: "src/tools/poll.rs",

@@ -33,6 +33,7 @@ mod flow_templates;
 mod flow_verify;
 mod house;
 mod http;
+mod http_abuse;
 mod install_anywhere;
 mod isolation;
 mod many_sources;
