@@ -139,10 +139,10 @@ pub async fn run(state: Arc<State>, options: &Options) -> anyhow::Result<Vec<Rep
     // Where the report goes, checked before anything runs.
     let report = report_file(options).map_err(|e| anyhow::anyhow!("--junit: {e}"))?;
     let mut reports = Vec::new();
-    for (name, code, media) in flows {
+    for (file, (name, code, media)) in options.files.iter().zip(flows) {
         // What addMedia adds goes to the device first (a script cannot push a host file).
         files::push(&state, &media).await?;
-        reports.push(run_one(&state, options, name, code).await?);
+        reports.push(run_one(&state, options, file, name, code).await?);
     }
     if reports.len() > 1 {
         let passed = reports.iter().filter(|r| r.passed()).count();
@@ -290,9 +290,18 @@ fn script_of(file: &Path) -> anyhow::Result<(String, String, Vec<crate::flow::co
     Ok((name, code, media))
 }
 
-async fn run_one(state: &Arc<State>, options: &Options, name: String, code: String) -> anyhow::Result<Report> {
+async fn run_one(
+    state: &Arc<State>,
+    options: &Options,
+    file: &Path,
+    name: String,
+    code: String,
+) -> anyhow::Result<Report> {
     let names = step_names(&code);
     let env = variables(options);
+    let device = state.device(None).await.ok();
+    let mut given = env.clone();
+    given.extend(defaults(file, device));
     let started = Instant::now();
     let answer = call(
         state,
@@ -303,7 +312,7 @@ async fn run_one(state: &Arc<State>, options: &Options, name: String, code: Stri
             "timeoutMs": options.run_timeout_ms,
             "args": {
                 "timeoutMs": options.step_timeout_ms,
-                "env": env
+                "env": given
                     .iter()
                     .map(|(name, value)| (name.clone(), Value::String(value.clone())))
                     .collect::<serde_json::Map<String, Value>>(),
@@ -379,12 +388,31 @@ async fn run_one(state: &Arc<State>, options: &Options, name: String, code: Stri
     Ok(report)
 }
 
+/// The variables Maestro defines for every flow it runs (`Env.withDefaultEnvVars`), over any
+/// given: the flow file's name without its extension, the device's serial, and the shard (a
+/// replay runs its flows on one device, Maestro's first shard). What they hold is no secret.
+fn defaults(file: &Path, device: Option<String>) -> Vec<(String, String)> {
+    let mut vars = vec![("MAESTRO_SHARD_ID".to_string(), "1".to_string()), ("MAESTRO_SHARD_INDEX".into(), "0".into())];
+    if let Some(stem) = file.file_stem() {
+        vars.push(("MAESTRO_FILENAME".into(), stem.to_string_lossy().into_owned()));
+    }
+    if let Some(serial) = device.filter(|d| !d.trim().is_empty()) {
+        vars.push(("MAESTRO_DEVICE_UDID".into(), serial));
+    }
+    vars
+}
+
 /// The variables a flow gets from outside: `--env NAME=VALUE`, and as Maestro does, each
-/// `MAESTRO_*` variable of droidmcp's own environment that `--env` does not name.
+/// `MAESTRO_*` variable of droidmcp's own environment that `--env` does not name (not the shard's,
+/// which only the replay sets, as in Maestro).
 fn variables(options: &Options) -> Vec<(String, String)> {
     let mut env = options.env.clone();
-    let shell =
-        std::env::vars().filter(|(name, _)| name.starts_with("MAESTRO_") && parse_env(&format!("{name}=")).is_ok());
+    let shell = std::env::vars().filter(|(name, value)| {
+        name.starts_with("MAESTRO_")
+            && !value.is_empty()
+            && !["MAESTRO_SHARD_ID", "MAESTRO_SHARD_INDEX"].contains(&name.as_str())
+            && parse_env(&format!("{name}=")).is_ok()
+    });
     for (name, value) in shell {
         if !env.iter().any(|(given, _)| *given == name) {
             env.push((name, value));
@@ -393,11 +421,19 @@ fn variables(options: &Options) -> Vec<(String, String)> {
     env
 }
 
-/// Every value given with `--env` (a password, a token) out of what the report says: written
-/// `${NAME}` instead, whatever failed or showed it.
+/// The shortest value `redact` masks: a shorter one cannot be told from ordinary text (a letter,
+/// a digit, a dot) and would garble every message it is not in.
+const MASKED_FROM_CHARS: usize = 4;
+
+/// Every value given with `--env` (a password, a token) out of what the report says, written
+/// `${NAME}` instead. A step's own failure already quotes its templates as written
+/// (`runtime.js`'s `asWritten`, `maestro::yaml::at`); this is for what the device echoes back (the
+/// screen's labels after a failure, a field that shows what was typed), which only its value can
+/// find: whole occurrences (bounded by no letter, digit or _), of values of at least
+/// `MASKED_FROM_CHARS` characters.
 fn redact(report: &mut Report, env: &[(String, String)]) {
     let hide = |text: &mut String| {
-        for (name, value) in env.iter().filter(|(_, v)| !v.is_empty()) {
+        for (name, value) in env.iter().filter(|(_, v)| v.chars().count() >= MASKED_FROM_CHARS) {
             // As given, and as a message may quote it: in a regular expression, in JSON, both.
             let json = |v: &str| {
                 serde_json::to_string(v)
@@ -413,7 +449,7 @@ fn redact(report: &mut Report, env: &[(String, String)]) {
                 json(value),
                 value.clone(),
             ] {
-                *text = text.replace(&form, &format!("${{{name}}}"));
+                *text = mask_whole(text, &form, &format!("${{{name}}}"));
             }
         }
     };
@@ -424,6 +460,27 @@ fn redact(report: &mut Report, env: &[(String, String)]) {
         }
     }
     report.run_error.iter_mut().for_each(hide);
+}
+
+/// `text` with each occurrence of `form` that no letter, digit or _ touches written `with`.
+fn mask_whole(text: &str, form: &str, with: &str) -> String {
+    let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+    let mut out = String::with_capacity(text.len());
+    let mut from = 0;
+    for (at, _) in text.match_indices(form) {
+        if at < from {
+            continue;
+        }
+        let end = at + form.len();
+        if word(text[..at].chars().next_back()) || word(text[end..].chars().next()) {
+            continue;
+        }
+        out.push_str(&text[from..at]);
+        out.push_str(with);
+        from = end;
+    }
+    out.push_str(&text[from..]);
+    out
 }
 
 fn parse_env(given: &str) -> Result<(String, String), String> {

@@ -173,6 +173,7 @@ impl Reader {
         let mut app_id = None;
         let (mut on_start, mut on_complete) = (None, None);
         if let Some(header) = header {
+            super::template::compiles(header)?;
             let YamlDataOwned::Mapping(map) = &header.data else {
                 return Err(at(header, "the header is a mapping with appId"));
             };
@@ -261,8 +262,8 @@ impl Reader {
         };
         for item in list {
             let before = steps.len();
-            if let Err(e) = self
-                .command(item, app, steps)
+            if let Err(e) = super::template::compiles(item)
+                .and_then(|()| self.command(item, app, steps))
                 .and_then(|()| self.checked(item, &steps[before..]))
             {
                 steps.truncate(before);
@@ -482,11 +483,10 @@ impl Reader {
             },
             "assertVisible" => {
                 let node = required(arg, item, &name)?;
-                let shown = command_selector(node)?;
                 // What a step expects is looked for as it ends: a template, rendered then.
                 let shown = match super::template::holds_one(node) {
-                    true => Selector::Rendered(Box::new(self.rendered_selector(node, shown.describe()))),
-                    false => shown,
+                    true => Selector::Rendered(Box::new(self.rendered_selector(node, || command_selector(node))?)),
+                    false => command_selector(node)?,
                 };
                 match steps.last_mut() {
                     // An assertion after an optional step is not optional; one after a
