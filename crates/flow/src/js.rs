@@ -42,7 +42,7 @@ pub fn render(steps: &[Step], header: &[String]) -> String {
 }
 
 /// Maestro's JavaScript: `${…}`, variables, scripts and blocks (`maestro/runtime.js`).
-const RUNTIME: &str = include_str!("maestro/runtime.js");
+pub(crate) const RUNTIME: &str = include_str!("maestro/runtime.js");
 
 /// Whether `step` needs the runtime, by what it is: JavaScript, a block, or a template read again
 /// as it runs (its command, or any selector it looks for, its outcome's and condition's too).

@@ -36,13 +36,17 @@ function evaluate(body) {
     get: () => undefined,
     set: (_, name, value) => (setVar(name, value), true),
   });
-  let code;
+  return [compiled(body)(scope), missing];
+}
+
+// One ${…}'s JavaScript as a function of its scope, parsed, not run: a syntax error throws here
+// (the flow's reading compiles every template through this, `maestro::template::compiles`).
+function compiled(body) {
   try {
-    code = new Function("scope", `with (scope) { return (\n${body}\n); }`);
+    return new Function("scope", `with (scope) { return (\n${body}\n); }`);
   } catch (e) {
-    throw new Error(`\${${body}} is not a JavaScript expression: ${e.message}`);
+    throw new Error(`\${${body}} is not a JavaScript expression (${e.message})`);
   }
-  return [code(scope), missing];
 }
 
 // A template's text: each ${…} evaluated now, a whole `\${…}` the literal `${…}` (as Maestro's

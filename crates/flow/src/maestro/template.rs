@@ -115,9 +115,9 @@ pub(super) fn took_sample() -> bool {
 }
 
 /// Refuses, at its line, a template under `node` whose JavaScript does not parse: no run can
-/// render it. Each body is compiled as `runtime.js`'s `evaluate` compiles it, by the QuickJS the
-/// run uses (`script::compile`: parsed, never run). The lists of commands under `node` are left
-/// to their own commands' reading.
+/// render it. Each body is compiled by `runtime.js`'s own `compiled`, which the run evaluates it
+/// through, in QuickJS (parsed, never run). The lists of commands under `node` are left to their
+/// own commands' reading.
 pub(super) fn compiles(node: &MarkedYamlOwned) -> Result<(), String> {
     match &node.data {
         YamlDataOwned::Mapping(map) => map
@@ -127,20 +127,41 @@ pub(super) fn compiles(node: &MarkedYamlOwned) -> Result<(), String> {
         YamlDataOwned::Sequence(items) => items.iter().try_for_each(compiles),
         _ if marked(node) => {
             let text = scalar(node).unwrap_or_default();
-            for body in bodies(&text) {
-                super::script::compile(&format!("with (scope) {{ return (\n{body}\n); }}")).map_err(|e| {
-                    // Its line in the wrapper says nothing: the template's is the flow's.
-                    let why = e.split_once(": ").filter(|(l, _)| l.starts_with("line ")).map_or(e.as_str(), |(_, m)| m);
-                    super::yaml::at(
-                        node,
-                        &format!("${{{body}}} is not a JavaScript expression ({why}): no run can render it"),
-                    )
-                })?;
-            }
-            Ok(())
+            bodies(&text).try_for_each(|body| {
+                compile(body).map_err(|e| super::yaml::at(node, &format!("{e}: no run can render it")))
+            })
         }
         _ => Ok(()),
     }
+}
+
+/// `runtime.js`'s `compiled(body)`, in a QuickJS of this thread's that holds the runtime.
+fn compile(body: &str) -> Result<(), String> {
+    thread_local! {
+        static CONTEXT: Result<rquickjs::Context, String> = {
+            let start = || -> rquickjs::Result<rquickjs::Context> {
+                let runtime = rquickjs::Runtime::new()?;
+                runtime.set_memory_limit(32 << 20);
+                let context = rquickjs::Context::full(&runtime)?;
+                context.with(|ctx| ctx.eval::<(), _>(format!("globalThis.args = {{}};\n{}", crate::js::RUNTIME)))?;
+                Ok(context)
+            };
+            start().map_err(|e| format!("cannot start QuickJS: {e}"))
+        };
+    }
+    CONTEXT.with(|context| {
+        let context = context.as_ref().map_err(Clone::clone)?;
+        context.with(|ctx| {
+            let call = format!("void compiled({});", serde_json::to_string(body).unwrap_or_default());
+            ctx.eval::<(), _>(call).map_err(|_| {
+                let caught = ctx.catch();
+                caught
+                    .as_exception()
+                    .and_then(|e| e.message())
+                    .unwrap_or_else(|| format!("${{{body}}} is not a JavaScript expression"))
+            })
+        })
+    })
 }
 
 /// `read`'s value, and whether it took a sample; a sample taken before it still counts for the
