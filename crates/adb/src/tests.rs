@@ -10,8 +10,17 @@ fn what_input_text_types_is_never_shown() {
         "input tap 5 6 && input text <10 chars typed> && input keyevent 66"
     );
     // Counted as typed, whatever the quoting.
-    for (typed, chars) in [("'a'", 1), ("'it'\\''s'", 4), ("\"x\\\"y\"", 3), ("a%sb", 3), ("'%s'", 1)] {
-        assert_eq!(shown(&format!("input text {typed}")), format!("input text <{chars} chars typed>"));
+    for (typed, chars) in [
+        ("'a'", 1),
+        ("'it'\\''s'", 4),
+        ("\"x\\\"y\"", 3),
+        ("a%sb", 3),
+        ("'%s'", 1),
+    ] {
+        assert_eq!(
+            shown(&format!("input text {typed}")),
+            format!("input text <{chars} chars typed>")
+        );
     }
     assert!(!abbreviate(command).contains("hunter"));
     assert_eq!(shown("ls -l /sdcard"), "ls -l /sdcard");

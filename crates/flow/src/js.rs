@@ -57,12 +57,14 @@ fn evaluates(step: &Step) -> bool {
     }
     match &step.action {
         Action::Script(_) | Action::Block { .. } | Action::Rendered(_) => return true,
-        Action::Tap { target } | Action::LongPress { target, .. } | Action::Type { target: Some(target), .. } => {
-            looked_for.push(&target.selector)
-        }
-        Action::SwipeFrom { from: s, .. } | Action::Wait { selector: s, .. } | Action::Scroll { until: Some(s), .. } => {
-            looked_for.push(s)
-        }
+        Action::Tap { target }
+        | Action::LongPress { target, .. }
+        | Action::Type {
+            target: Some(target), ..
+        } => looked_for.push(&target.selector),
+        Action::SwipeFrom { from: s, .. }
+        | Action::Wait { selector: s, .. }
+        | Action::Scroll { until: Some(s), .. } => looked_for.push(s),
         Action::Command(command) => {
             // The selectors its own writer writes.
             let found = std::cell::Cell::new(false);

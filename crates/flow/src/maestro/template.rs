@@ -122,7 +122,12 @@ pub(super) fn compiles(node: &MarkedYamlOwned) -> Result<(), String> {
     match &node.data {
         YamlDataOwned::Mapping(map) => map
             .iter()
-            .filter(|(k, _)| !matches!(scalar(k).as_deref(), Some("commands" | "onFlowStart" | "onFlowComplete")))
+            .filter(|(k, _)| {
+                !matches!(
+                    scalar(k).as_deref(),
+                    Some("commands" | "onFlowStart" | "onFlowComplete")
+                )
+            })
             .try_for_each(|(k, v)| compiles(k).and_then(|()| compiles(v))),
         YamlDataOwned::Sequence(items) => items.iter().try_for_each(compiles),
         _ if marked(node) => {
