@@ -639,3 +639,36 @@ fn clear_state_empties_what_was_typed() {
     assert!(out.status.success(), "the typed text outlived pm clear: {said}");
     assert!(said.contains("ok      3 type"), "{said}");
 }
+
+/// A replayed `tapOn` reads the screen once per attempt: its tap resolves, checks and acts on one
+/// reading (the device's log of what it was asked, `uiautomator dump`, counted against a flow
+/// that only launches). Before, a wait read the screen to find the element, then the tap read it
+/// again to check it.
+#[test]
+fn a_replayed_tap_on_reads_the_screen_once_per_attempt() {
+    let dir = tempfile::tempdir().unwrap();
+    let reads = |commands: &[String]| commands.iter().filter(|c| c.starts_with("uiautomator dump")).count();
+    let launch = flow(
+        dir.path(),
+        "launch.yaml",
+        "appId: com.android.settings\n---\n- launchApp\n",
+    );
+    let out = replay(&launch, None, &[]);
+    assert!(out.status.success(), "{}", stdout(&out));
+    let launched = reads(&sent(&out));
+    let tap = flow(
+        dir.path(),
+        "tap.yaml",
+        "appId: com.android.settings\n---\n- launchApp\n- tapOn: \"Network & internet\"\n",
+    );
+    let out = replay(&tap, None, &[]);
+    assert!(out.status.success(), "{}", stdout(&out));
+    let commands = sent(&out);
+    let tapped = commands
+        .iter()
+        .position(|c| c.starts_with("input tap"))
+        .unwrap_or_else(|| panic!("no tap in {commands:?}"));
+    let attempt = reads(&commands[..tapped]) - launched;
+    println!("screen readings before the tap: {attempt} (the launch's own: {launched})");
+    assert_eq!(attempt, 1, "{commands:#?}");
+}

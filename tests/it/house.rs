@@ -219,6 +219,36 @@ const MECHANISMS: &[Mechanism] = &[
         pending: &[],
     },
     Mechanism {
+        concern: "Maestro's long press on Android, 3 s (maestro/command/tap_on.rs's LONG_PRESS_MS; the JavaScript run is handed it)",
+        markers: &["3000"],
+        home: "crates/flow/src/maestro/command/tap_on.rs",
+        pending: &[],
+    },
+    Mechanism {
+        concern: "Maestro's scrollUntilVisible loop of looks and swipes (maestro/command/scroll_until_visible.rs's scrollUntil, in JavaScript only)",
+        markers: &["did not show after"],
+        home: "crates/flow/src/maestro/command/scroll_until_visible.rs",
+        pending: &[],
+    },
+    Mechanism {
+        concern: "Maestro's swipe time for a scroll's speed (scroll_until_visible.rs's swipe_ms, in Rust only)",
+        markers: &["1000 * left"],
+        home: "crates/flow/src/maestro/command/scroll_until_visible.rs",
+        pending: &[],
+    },
+    Mechanism {
+        concern: "a finger moving to a tenth of the screen from an edge (prelude.js's towards)",
+        markers: &["* 0.9)"],
+        home: "crates/flow/src/prelude.js",
+        pending: &[],
+    },
+    Mechanism {
+        concern: "telling an element that did not appear from a failed wait (prelude.js's lookFor)",
+        markers: &["\"did not appear\")"],
+        home: "crates/flow/src/prelude.js",
+        pending: &[],
+    },
+    Mechanism {
         concern: "an element's identity, which refs, verify before act, the recorded selectors, the secret fields and web elements compare (android::identity::Identity, made once per reading)",
         markers: &["struct Identity"],
         home: "crates/android/src/identity.rs",

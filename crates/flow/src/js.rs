@@ -19,7 +19,7 @@ pub fn render(steps: &[Step], header: &[String]) -> String {
     }
     out.push('\n');
     out.push_str(PRELUDE);
-    out.push_str(super::commands::PRELUDE);
+    out.push_str(&super::maestro::command::prelude());
     let mut number = 0;
     let mut body = String::new();
     render_steps(steps, "", &mut number, &mut body);
@@ -314,6 +314,7 @@ fn ui_query(s: &Selector) -> Option<serde_json::Map<String, serde_json::Value>> 
 
 fn body(step: &Step) -> Vec<String> {
     let pick = |t: &Target| format!("await target({}, {}, w)", selector(&t.selector), recorded(t));
+    let aim = |t: &Target| format!("{}, {}, w", selector(&t.selector), recorded(t));
     // A call whose arguments are all the step's: written as `calls` has the tools read it.
     if let [call] = calls(step).as_slice() {
         let mut fields: Vec<String> = call
@@ -334,11 +335,11 @@ fn body(step: &Step) -> Vec<String> {
     }
     match &step.action {
         Action::Install { path } => vec![format!("await app.install({{ path: {} }});", lit(path))],
-        Action::Tap { target } => vec![format!("await ui.tap({});", pick(target))],
+        Action::Tap { target } => vec![format!("await acted(ui.tap, {});", aim(target))],
         Action::LongPress { target, duration_ms } => vec![format!(
-            "await ui.longPress({{ ...({}){} }});",
-            pick(target),
-            duration_ms.map_or(String::new(), |d| format!(", durationMs: {d}"))
+            "await acted((a) => ui.longPress({{ ...a{} }}), {});",
+            duration_ms.map_or(String::new(), |d| format!(", durationMs: {d}")),
+            aim(target)
         )],
         Action::Type {
             target,

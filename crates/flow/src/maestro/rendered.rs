@@ -19,21 +19,11 @@ use crate::{Action, Rendered, Selector, Step};
 /// (`tools::flow::replayable`), given by the caller (a room above this one).
 pub type StepCheck = fn(&Step) -> Result<(), String>;
 
-/// Commands whose fields are read with the flow (files read, blocks spelled out) or are the
-/// script's own JavaScript: never read again as they run; a template in them is the script's
-/// (`runtime.js`) or refused where it stands (`yaml::written`).
-const READ_WITH_THE_FLOW: [&str; 7] = [
-    "runFlow",
-    "repeat",
-    "retry",
-    "runScript",
-    "evalScript",
-    "assertTrue",
-    "addMedia",
-];
-
+/// Whether `command`'s fields are read with the flow (files read, blocks spelled out) or are the
+/// script's own JavaScript (`command::Spec::with_the_flow`): never read again as they run; a
+/// template in them is the script's (`runtime.js`) or refused where it stands (`yaml::written`).
 pub(super) fn read_with_the_flow(command: &str) -> bool {
-    READ_WITH_THE_FLOW.contains(&command)
+    super::command::find(command).is_some_and(|spec| spec.with_the_flow)
 }
 
 /// The flow's appId (the header's node), for a command that names no app; `read` says whether the
