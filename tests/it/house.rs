@@ -279,6 +279,12 @@ const MECHANISMS: &[Mechanism] = &[
         pending: &[],
     },
     Mechanism {
+        concern: "whether a field's name (resource-id, content-desc, hint, the label before it) names a password (flow::record::names_a_password)",
+        markers: &["\"passcode\""],
+        home: "crates/flow/src/record/secrets.rs",
+        pending: &[],
+    },
+    Mechanism {
         concern: "skipping a test for a missing tool or capture (a failure under CI)",
         markers: &["SKIPPED"],
         home: "crates/testkit/src/lib.rs",

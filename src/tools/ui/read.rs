@@ -104,7 +104,7 @@ pub(super) async fn read_screen(state: &State, serial: &str) -> Result<Snapshot,
 /// A dump's elements, each with its identity (`android::identity`), a field the recording knows
 /// holds a secret (`hidden`: `Recordings::hidden`) showing none of it, even revealed: hidden in
 /// the tree before anything (an answer, a cache entry, a selector, an outcome) reads it.
-pub(super) fn elements_of(tree: &mut UiTree, hidden: impl FnOnce(&[Element]) -> Vec<usize>) -> Vec<Element> {
+pub(super) fn elements_of(tree: &mut UiTree, hidden: impl FnOnce(&[Element]) -> flow::record::Hidden) -> Vec<Element> {
     let els = elements(tree);
     match flow::record::hide(tree, &hidden(&els)) {
         true => elements(tree),
