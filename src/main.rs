@@ -554,8 +554,20 @@ async fn replay(args: ReplayArgs) -> anyhow::Result<()> {
     // A flow of many steps is one script run: its calls are bounded by the run's time instead.
     serve.script_max_calls = serve.script_max_calls.max(1_000_000);
     serve.script_network = args.options.allow_network;
+    // One flow at a time on each device, each shard's device at once.
+    serve.script_slots = serve.script_slots.max(args.options.shards() as u64);
+    // `--device A,B`: the devices the flows run on (as Maestro's), chosen by the replay.
+    let named: Vec<String> = match serve.device.take() {
+        Some(given) if droidmcp::adb::is_set(&given) && serve.sim.is_none() => given
+            .split(',')
+            .map(str::trim)
+            .filter(|d| !d.is_empty())
+            .map(String::from)
+            .collect(),
+        _ => Vec::new(),
+    };
     let (state, _sim) = build_state(&serve).await?;
-    let report = droidmcp::replay::run(state.clone(), &args.options).await;
+    let report = droidmcp::replay::run(state.clone(), &args.options, &named).await;
     state.runs.shutdown();
     if !report?.iter().all(|r| r.passed()) {
         std::process::exit(1);
