@@ -557,15 +557,11 @@ async fn replay(args: ReplayArgs) -> anyhow::Result<()> {
     // One flow at a time on each device, each shard's device at once.
     serve.script_slots = serve.script_slots.max(args.options.shards() as u64);
     // `--device A,B`: the devices the flows run on (as Maestro's), chosen by the replay.
-    let named: Vec<String> = match serve.device.take() {
-        Some(given) if droidmcp::adb::is_set(&given) && serve.sim.is_none() => given
-            .split(',')
-            .map(str::trim)
-            .filter(|d| !d.is_empty())
-            .map(String::from)
-            .collect(),
-        _ => Vec::new(),
-    };
+    let given = serve
+        .device
+        .take()
+        .filter(|d| droidmcp::adb::is_set(d) && serve.sim.is_none());
+    let named = droidmcp::replay::named_devices(given.as_deref());
     let (state, _sim) = build_state(&serve).await?;
     let report = droidmcp::replay::run(state.clone(), &args.options, &named).await;
     state.runs.shutdown();

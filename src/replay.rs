@@ -17,13 +17,18 @@ use serde_json::{Value, json};
 use crate::server::{DroidMcp, call_once};
 use crate::tools::State;
 
+mod check;
+mod env;
 mod files;
 mod html;
 mod junit;
 mod output;
 mod suite;
+pub use check::check;
+use env::{parse_env, redact, variables};
 pub use html::html;
 pub use junit::{junit, junit_maestro};
+pub use suite::named_devices;
 
 #[derive(Debug, Clone, clap::Args)]
 pub struct Options {
@@ -328,92 +333,6 @@ pub async fn run(state: Arc<State>, options: &Options, named: &[String]) -> anyh
     Ok(reports)
 }
 
-/// `droidmcp replay --check`: each flow read without a device (a Maestro flow with its subflows,
-/// going on past a refused command), its steps printed as they would run and each refusal as
-/// `refused FILE line N: why`; whether none was refused.
-pub fn check(options: &Options) -> bool {
-    let plan = match suite::plan(options) {
-        Ok(plan) => plan,
-        Err(e) => {
-            println!("refused {e}");
-            return false;
-        }
-    };
-    let files: Vec<PathBuf> = plan.all().cloned().collect();
-    for (i, file) in plan.sequence.iter().enumerate() {
-        println!("order   {} {}", i + 1, file.display());
-    }
-    let mut refused_total = 0;
-    for file in &files {
-        let ext = file.extension().and_then(|e| e.to_str()).unwrap_or_default();
-        let mut notes = Vec::new();
-        let (steps, refused) = match ext {
-            "yaml" | "yml" => {
-                let checked = crate::flow::maestro::check_file(file, crate::tools::flow::replayable);
-                let mut lines = Vec::new();
-                would(&checked.steps, &mut 0, &mut lines);
-                notes = checked.notes;
-                (lines, checked.refused)
-            }
-            "js" => match std::fs::read_to_string(file) {
-                Ok(code) => (step_names(&code), Vec::new()),
-                Err(e) => (Vec::new(), vec![format!("cannot read {}: {e}", file.display())]),
-            },
-            _ => (
-                Vec::new(),
-                vec![format!(
-                    "{}: a flow is a .js file (flow export {{format: \"js\"}}) or a Maestro .yaml file",
-                    file.display()
-                )],
-            ),
-        };
-        for line in &steps {
-            println!("would   {line}");
-        }
-        for note in &notes {
-            println!("note    {note}");
-        }
-        for why in &refused {
-            println!("refused {why}");
-        }
-        println!(
-            "{}: {} steps would run, {} refused",
-            file.display(),
-            steps.iter().filter(|l| !l.starts_with(' ')).count(),
-            refused.len()
-        );
-        refused_total += usize::from(!refused.is_empty());
-    }
-    if files.len() > 1 {
-        println!(
-            "{} flows: {} read, {refused_total} with refusals",
-            files.len(),
-            files.len() - refused_total
-        );
-    }
-    refused_total == 0
-}
-
-/// What `--check` prints of `steps`: each step numbered as the replay names it, each block's rule
-/// on a line of its own (indented).
-fn would(steps: &[crate::flow::Step], number: &mut usize, out: &mut Vec<String>) {
-    for step in steps {
-        match &step.action {
-            crate::flow::Action::Block { control, body } => {
-                out.push(format!("  {}:", step.describe()));
-                would(body, number, out);
-                if let crate::flow::Control::Complete { after } = control {
-                    would(after, number, out);
-                }
-            }
-            _ => {
-                *number += 1;
-                out.push(format!("{number} {}", step.describe()));
-            }
-        }
-    }
-}
-
 /// A flow file's name, the script that replays it, and the host files its addMedia steps push.
 fn script_of(file: &Path) -> anyhow::Result<(String, String, Vec<crate::flow::commands::Media>)> {
     let text = std::fs::read_to_string(file).map_err(|e| anyhow::anyhow!("cannot read {}: {e}", file.display()))?;
@@ -535,64 +454,6 @@ async fn run_one(
     Ok(report)
 }
 
-/// The variables a flow gets from outside: `--env NAME=VALUE`, and as Maestro does, each
-/// `MAESTRO_*` variable of droidmcp's own environment that `--env` does not name.
-fn variables(options: &Options) -> Vec<(String, String)> {
-    let mut env = options.env.clone();
-    let shell =
-        std::env::vars().filter(|(name, _)| name.starts_with("MAESTRO_") && parse_env(&format!("{name}=")).is_ok());
-    for (name, value) in shell {
-        if !env.iter().any(|(given, _)| *given == name) {
-            env.push((name, value));
-        }
-    }
-    env
-}
-
-/// Every value given with `--env` (a password, a token) out of what the report says: written
-/// `${NAME}` instead, whatever failed or showed it.
-fn redact(report: &mut Report, env: &[(String, String)]) {
-    let hide = |text: &mut String| {
-        for (name, value) in env.iter().filter(|(_, v)| !v.is_empty()) {
-            // As given, and as a message may quote it: in a regular expression, in JSON, both.
-            let json = |v: &str| {
-                serde_json::to_string(v)
-                    .unwrap_or_default()
-                    .trim_matches('"')
-                    .to_string()
-            };
-            let pattern = regex::escape(value);
-            for form in [
-                json(&json(&pattern)),
-                json(&pattern),
-                pattern,
-                json(value),
-                value.clone(),
-            ] {
-                *text = text.replace(&form, &format!("${{{name}}}"));
-            }
-        }
-    };
-    for (_, result) in &mut report.steps {
-        if let Some(r) = result {
-            r.error.iter_mut().for_each(hide);
-            r.warnings.iter_mut().for_each(hide);
-        }
-    }
-    report.run_error.iter_mut().for_each(hide);
-}
-
-fn parse_env(given: &str) -> Result<(String, String), String> {
-    match given.split_once('=') {
-        Some((name, value)) if crate::flow::placeholder_name(&format!("${{{name}}}")).is_some() => {
-            Ok((name.to_string(), value.to_string()))
-        }
-        _ => Err(format!(
-            "{given:?} is not NAME=VALUE (NAME: letters, digits and _, starting with a letter)"
-        )),
-    }
-}
-
 /// A tool call through the server, as an assistant makes it: its structured answer, or
 /// `{ok: false, message}` for an error without one.
 async fn call(state: &Arc<State>, tool: &str, args: Value) -> anyhow::Result<Value> {
@@ -681,50 +542,6 @@ async fn what_the_screen_shows(
         }
     });
     (seen, path)
-}
-
-/// What a flow's run prints: a line per step, its failure, its files, and a summary line
-/// (naming its device when there are several).
-fn lines(report: &Report) -> String {
-    use std::fmt::Write;
-    let mut out = String::new();
-    for (name, result) in &report.steps {
-        let _ = match result {
-            Some(r) => match report.failure(r) {
-                None if r.warnings.is_empty() => writeln!(out, "ok      {name} ({} ms)", r.ms),
-                None => writeln!(out, "ok      {name} ({} ms); warning: {}", r.ms, r.warnings.join("; ")),
-                Some(e) => writeln!(out, "FAILED  {name} ({} ms): {e}", r.ms),
-            },
-            None => writeln!(out, "skipped {name}"),
-        };
-    }
-    if let Some(e) = &report.run_error {
-        let _ = writeln!(out, "FAILED  the run: {e}");
-    }
-    if let Some(e) = &report.lost {
-        let _ = writeln!(out, "FAILED  the device: {e}");
-    }
-    if let Some(path) = &report.screenshot {
-        let _ = writeln!(out, "screenshot of the failure: {}", path.display());
-    }
-    for path in &report.files {
-        let _ = writeln!(out, "file    {}", path.display());
-    }
-    let (failed, skipped) = (report.failed(), report.skipped());
-    let steps = report.steps.len();
-    let on = match report.shard {
-        Some(_) => format!(" on {}", report.device),
-        None => String::new(),
-    };
-    let _ = write!(
-        out,
-        "{}{on}: {steps} step{}, {} passed, {failed} failed, {skipped} skipped, {:.1} s",
-        report.name,
-        if steps == 1 { "" } else { "s" },
-        steps - failed - skipped,
-        report.ms as f64 / 1000.0
-    );
-    out
 }
 
 #[cfg(test)]

@@ -124,7 +124,7 @@ impl Outputs {
     /// A flow ended: its lines printed at once (flows on several devices end in any order), and
     /// its steps written to the test output folder.
     pub fn flow_done(&self, report: &Report) {
-        self.say(&super::lines(report));
+        self.say(&lines(report));
         let Some(dir) = &self.run_dir else { return };
         let prefix = report.shard.map(|n| format!("shard-{n}-")).unwrap_or_default();
         let file = format!("commands-{prefix}{}.json", plain_from(&report.name));
@@ -175,4 +175,48 @@ fn commands(report: &Report) -> Value {
         })
         .collect();
     Value::Array(steps)
+}
+
+/// What a flow's run prints: a line per step, its failure, its files, and a summary line
+/// (naming its device when there are several).
+pub(super) fn lines(report: &Report) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    for (name, result) in &report.steps {
+        let _ = match result {
+            Some(r) => match report.failure(r) {
+                None if r.warnings.is_empty() => writeln!(out, "ok      {name} ({} ms)", r.ms),
+                None => writeln!(out, "ok      {name} ({} ms); warning: {}", r.ms, r.warnings.join("; ")),
+                Some(e) => writeln!(out, "FAILED  {name} ({} ms): {e}", r.ms),
+            },
+            None => writeln!(out, "skipped {name}"),
+        };
+    }
+    if let Some(e) = &report.run_error {
+        let _ = writeln!(out, "FAILED  the run: {e}");
+    }
+    if let Some(e) = &report.lost {
+        let _ = writeln!(out, "FAILED  the device: {e}");
+    }
+    if let Some(path) = &report.screenshot {
+        let _ = writeln!(out, "screenshot of the failure: {}", path.display());
+    }
+    for path in &report.files {
+        let _ = writeln!(out, "file    {}", path.display());
+    }
+    let (failed, skipped) = (report.failed(), report.skipped());
+    let steps = report.steps.len();
+    let on = match report.shard {
+        Some(_) => format!(" on {}", report.device),
+        None => String::new(),
+    };
+    let _ = write!(
+        out,
+        "{}{on}: {steps} step{}, {} passed, {failed} failed, {skipped} skipped, {:.1} s",
+        report.name,
+        if steps == 1 { "" } else { "s" },
+        steps - failed - skipped,
+        report.ms as f64 / 1000.0
+    );
+    out
 }

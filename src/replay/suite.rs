@@ -35,6 +35,17 @@ pub fn plan(options: &Options) -> Result<Plan, String> {
     })
 }
 
+/// The devices `--device A,B` names, as Maestro's `--device` takes them.
+pub fn named_devices(given: Option<&str>) -> Vec<String> {
+    given
+        .into_iter()
+        .flat_map(|g| g.split(','))
+        .map(str::trim)
+        .filter(|d| !d.is_empty())
+        .map(String::from)
+        .collect()
+}
+
 /// The devices a run uses, in order: those named (`--device A,B`), else for one shard the
 /// selected or only device, else every device online on every source (`--adb`), at least
 /// `shards` of them.
