@@ -215,7 +215,8 @@ pub async fn run(state: Arc<State>, options: &Options, named: &[String]) -> anyh
         .map(|f| script_of(f).map(|script| (f.clone(), script)))
         .collect::<anyhow::Result<Vec<_>>>()?;
     // Where the reports go, checked before anything runs.
-    let outputs = output::Outputs::open(options, plan.test_output_dir.as_deref()).map_err(anyhow::Error::msg)?;
+    let outputs =
+        Arc::new(output::Outputs::open(options, plan.test_output_dir.as_deref()).map_err(anyhow::Error::msg)?);
     let shards = options.shards();
     if shards > 1 && !plan.sequence.is_empty() {
         anyhow::bail!(
@@ -263,16 +264,28 @@ pub async fn run(state: Arc<State>, options: &Options, named: &[String]) -> anyh
             let state = &states[device];
             let serial = &devices[device];
             let shard = sharded.then_some(device + 1);
-            let ran = async {
-                // What addMedia adds goes to the device first (a script cannot push a host file).
-                files::push(state, media).await?;
-                run_one(state, options, outputs, name.clone(), code.clone(), shard).await
-            };
-            let mut report = ran.await.unwrap_or_else(|e| Report {
-                name: name.clone(),
-                run_error: Some(e.to_string()),
-                ..Default::default()
+            // A task of its own: the devices' flows run on every worker thread, not in turn on
+            // this one.
+            let ran = tokio::spawn({
+                let (state, options, outputs) = (state.clone(), options.clone(), outputs.clone());
+                let (name, code, media) = (name.clone(), code.clone(), media.clone());
+                async move {
+                    // What addMedia adds goes to the device first (a script cannot push a host
+                    // file).
+                    files::push(&state, &media).await?;
+                    run_one(&state, &options, &outputs, name, code, shard).await
+                }
             });
+            let failed = |e: String| Report {
+                name: name.clone(),
+                run_error: Some(e),
+                ..Default::default()
+            };
+            let mut report = match ran.await {
+                Ok(Ok(report)) => report,
+                Ok(Err(e)) => failed(e.to_string()),
+                Err(e) => failed(format!("the flow's run ended: {e}")),
+            };
             report.device = serial.clone();
             report.file = file.clone();
             report.shard = shard;

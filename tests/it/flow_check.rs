@@ -262,7 +262,12 @@ fn the_maestro_junit_report_is_a_testcase_per_flow_with_the_failure_s_screen() {
     let xml = std::fs::read_to_string(&report).unwrap();
     println!("{xml}");
     // Maestro's suite names its device (JUnitTestSuiteReporter's `device`), here the simulator.
-    assert!(xml.starts_with("<?xml version='1.0' encoding='UTF-8'?>\n<testsuites>\n  <testsuite name=\"Test Suite\" device=\"127.0.0.1:"), "{xml}");
+    assert!(
+        xml.starts_with(
+            "<?xml version='1.0' encoding='UTF-8'?>\n<testsuites>\n  <testsuite name=\"Test Suite\" device=\"127.0.0.1:"
+        ),
+        "{xml}"
+    );
     assert!(xml.contains("\" tests=\"2\" failures=\"1\" time=\""), "{xml}");
     assert!(
         xml.contains("<testcase id=\"Opens\" name=\"Opens\" classname=\"Opens\" time=\"0\" status=\"SUCCESS\"/>"),
