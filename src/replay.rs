@@ -16,6 +16,7 @@ use serde_json::{Value, json};
 
 use crate::server::{DroidMcp, call_once};
 use crate::tools::State;
+use env::{defaults, parse_env, redact, variables};
 
 mod check;
 mod env;
@@ -25,7 +26,6 @@ mod junit;
 mod output;
 mod suite;
 pub use check::check;
-use env::{parse_env, redact, variables};
 pub use html::html;
 pub use junit::{junit, junit_maestro};
 pub use suite::named_devices;
@@ -242,20 +242,7 @@ pub async fn run(state: Arc<State>, options: &Options, named: &[String]) -> anyh
             devices.join(", ")
         );
     }
-    // Each device its own state (selected device, screens, refs, runs), as its own server.
-    let states: Vec<Arc<State>> = if devices.len() == 1 && named.is_empty() {
-        vec![state.clone()]
-    } else {
-        devices
-            .iter()
-            .map(|serial| {
-                let mut own = state.session(crate::tools::LOCAL_PRINCIPAL);
-                own.confined_installs = state.confined_installs;
-                own.select(Some(serial.clone()));
-                Arc::new(own)
-            })
-            .collect()
-    };
+    let states = device_states(&state, devices, named);
     let sharded = devices.len() > 1;
     let one = |device: usize, flow: usize| {
         let (states, outputs, flows) = (&states, &outputs, &flows);
@@ -268,12 +255,12 @@ pub async fn run(state: Arc<State>, options: &Options, named: &[String]) -> anyh
             // this one.
             let ran = tokio::spawn({
                 let (state, options, outputs) = (state.clone(), options.clone(), outputs.clone());
-                let (name, code, media) = (name.clone(), code.clone(), media.clone());
+                let (file, name, code, media) = (file.clone(), name.clone(), code.clone(), media.clone());
                 async move {
                     // What addMedia adds goes to the device first (a script cannot push a host
                     // file).
                     files::push(&state, &media).await?;
-                    run_one(&state, &options, &outputs, name, code, shard).await
+                    run_one(&state, &options, &outputs, &file, name, code, shard).await
                 }
             });
             let failed = |e: String| Report {
@@ -334,6 +321,29 @@ pub async fn run(state: Arc<State>, options: &Options, named: &[String]) -> anyh
         outputs.flow_done(&report);
         reports.push(report);
     }
+    summarize(&outputs, &reports)?;
+    Ok(reports)
+}
+
+/// Each device's own state (selected device, screens, refs, runs), as its own server; the
+/// server's own when one device was neither named nor sharded.
+fn device_states(state: &Arc<State>, devices: &[String], named: &[String]) -> Vec<Arc<State>> {
+    if devices.len() == 1 && named.is_empty() {
+        return vec![state.clone()];
+    }
+    devices
+        .iter()
+        .map(|serial| {
+            let mut own = state.session(crate::tools::LOCAL_PRINCIPAL);
+            own.confined_installs = state.confined_installs;
+            own.select(Some(serial.clone()));
+            Arc::new(own)
+        })
+        .collect()
+}
+
+/// The run's last line, then its report and log written.
+fn summarize(outputs: &output::Outputs, reports: &[Report]) -> anyhow::Result<()> {
     if reports.len() > 1 {
         let passed = reports.iter().filter(|r| r.passed()).count();
         outputs.say(&format!(
@@ -342,8 +352,7 @@ pub async fn run(state: Arc<State>, options: &Options, named: &[String]) -> anyh
             reports.len() - passed
         ));
     }
-    outputs.finish(&reports).map_err(anyhow::Error::msg)?;
-    Ok(reports)
+    outputs.finish(reports).map_err(anyhow::Error::msg)
 }
 
 /// A flow file's name, the script that replays it, and the host files its addMedia steps push.
@@ -379,12 +388,16 @@ async fn run_one(
     state: &Arc<State>,
     options: &Options,
     outputs: &output::Outputs,
+    file: &Path,
     name: String,
     code: String,
     shard: Option<usize>,
 ) -> anyhow::Result<Report> {
     let names = step_names(&code);
     let env = variables(options);
+    let device = state.device(None).await.ok();
+    let mut given = env.clone();
+    given.extend(defaults(file, device, shard));
     let started = Instant::now();
     let answer = call(
         state,
@@ -395,7 +408,7 @@ async fn run_one(
             "timeoutMs": options.run_timeout_ms,
             "args": {
                 "timeoutMs": options.step_timeout_ms,
-                "env": env
+                "env": given
                     .iter()
                     .map(|(name, value)| (name.clone(), Value::String(value.clone())))
                     .collect::<serde_json::Map<String, Value>>(),
@@ -561,7 +574,7 @@ async fn what_the_screen_shows(
 mod tests {
     use proptest::prelude::*;
 
-    use super::*;
+    use super::step_names;
     use crate::flow::js;
     use crate::flow::tests::step;
 

@@ -100,7 +100,7 @@ async fn a_recorded_journey_replays_as_a_script_and_as_a_maestro_flow() {
     let script = std::fs::read_to_string(&js_path).unwrap();
     // Selectors, never refs: the row by its label, the field by its resource-id.
     assert!(
-        script.contains(r#"await ui.tap(await target({ text: "Network & internet" }"#),
+        script.contains(r#"await acted(ui.tap, { text: "Network & internet" }"#),
         "{script}"
     );
     assert!(

@@ -623,3 +623,52 @@ fn a_screenshot_path_from_a_variable_is_made_as_the_step_runs() {
     );
     assert!(!dir.path().join("escaped.png").exists() && !dir.path().parent().unwrap().join("escaped.png").exists());
 }
+
+/// `launchApp {clearState: true}` is `pm clear`: the app's state goes, so the text typed into
+/// its field before is gone when it starts again, as on a phone.
+#[test]
+fn clear_state_empties_what_was_typed() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = flow(
+        dir.path(),
+        "cleared.yaml",
+        "appId: org.droidmcp.demo.login\n---\n- launchApp\n- tapOn:\n    id: \"org.droidmcp.demo.login:id/username\"\n- inputText: adalovelace\n- assertVisible: adalovelace\n- launchApp:\n    clearState: true\n- assertNotVisible: adalovelace\n",
+    );
+    let out = replay(&file, None, &["--step-timeout-ms", "1500"]);
+    let said = stdout(&out);
+    assert!(out.status.success(), "the typed text outlived pm clear: {said}");
+    assert!(said.contains("ok      3 type"), "{said}");
+}
+
+/// A replayed `tapOn` reads the screen once per attempt: its tap resolves, checks and acts on one
+/// reading (the device's log of what it was asked, `uiautomator dump`, counted against a flow
+/// that only launches). Before, a wait read the screen to find the element, then the tap read it
+/// again to check it.
+#[test]
+fn a_replayed_tap_on_reads_the_screen_once_per_attempt() {
+    let dir = tempfile::tempdir().unwrap();
+    let reads = |commands: &[String]| commands.iter().filter(|c| c.starts_with("uiautomator dump")).count();
+    let launch = flow(
+        dir.path(),
+        "launch.yaml",
+        "appId: com.android.settings\n---\n- launchApp\n",
+    );
+    let out = replay(&launch, None, &[]);
+    assert!(out.status.success(), "{}", stdout(&out));
+    let launched = reads(&sent(&out));
+    let tap = flow(
+        dir.path(),
+        "tap.yaml",
+        "appId: com.android.settings\n---\n- launchApp\n- tapOn: \"Network & internet\"\n",
+    );
+    let out = replay(&tap, None, &[]);
+    assert!(out.status.success(), "{}", stdout(&out));
+    let commands = sent(&out);
+    let tapped = commands
+        .iter()
+        .position(|c| c.starts_with("input tap"))
+        .unwrap_or_else(|| panic!("no tap in {commands:?}"));
+    let attempt = reads(&commands[..tapped]) - launched;
+    println!("screen readings before the tap: {attempt} (the launch's own: {launched})");
+    assert_eq!(attempt, 1, "{commands:#?}");
+}

@@ -152,7 +152,9 @@ async fn a_recorded_dialog_button_keeps_its_label_and_taps_nothing_else_in_both_
     let js = ok(&call(&client, "flow", json!({"operation": "export", "name": "finish"})).await);
     let script = std::fs::read_to_string(js["path"].as_str().unwrap()).unwrap();
     assert!(
-        script.contains(r#"await ui.tap(await target({ text: "OK" }, { label: "OK", class: "Button", id: "android:id/button1" }, w));"#),
+        script.contains(
+            r#"await acted(ui.tap, { text: "OK" }, { label: "OK", class: "Button", id: "android:id/button1" }, w);"#
+        ),
         "{script}"
     );
     // The wait too names the button by its label, never by the framework id alone.

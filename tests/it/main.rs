@@ -7,7 +7,9 @@
 mod common;
 
 mod attack_files;
+mod attack_identity;
 mod attack_sim_web;
+mod attack_templates;
 mod bad_inputs;
 mod budget;
 mod captures;
@@ -32,6 +34,7 @@ mod flow_templates;
 mod flow_verify;
 mod house;
 mod http;
+mod http_abuse;
 mod install_anywhere;
 mod isolation;
 mod many_sources;

@@ -211,15 +211,41 @@ pub enum Matcher {
     Regex(regex::Regex),
 }
 
+/// The largest compiled regex `ui` takes.
+const REGEX_SIZE_LIMIT: usize = 1 << 20;
+
 impl Matcher {
     /// A regex as `ui` reads one (case-insensitive, as a person reads a label), or why not.
     pub fn regex(pattern: &str) -> Result<Matcher, String> {
         regex::RegexBuilder::new(pattern)
             .case_insensitive(true)
-            .size_limit(1 << 20)
+            .size_limit(REGEX_SIZE_LIMIT)
             .build()
             .map(Matcher::Regex)
             .map_err(|e| format!("not a valid regex: {e}"))
+    }
+
+    /// Whether `pattern` is a regex a Java engine reads (as Maestro's does) that `ui` cannot:
+    /// look-around, a back-reference, or one past the size limit; why, if so. Decided from the
+    /// parsers' own kinds of error, never their words.
+    pub fn beyond_ui(pattern: &str) -> Option<String> {
+        use regex_syntax::ast::ErrorKind;
+        let error = Matcher::regex(pattern).err()?;
+        let unsupported = match regex_syntax::ast::parse::Parser::new().parse(pattern) {
+            Err(e) => matches!(
+                e.kind(),
+                ErrorKind::UnsupportedLookAround | ErrorKind::UnsupportedBackreference
+            ),
+            // It parses: what `ui` refused is its size.
+            Ok(_) => matches!(
+                regex::RegexBuilder::new(pattern)
+                    .case_insensitive(true)
+                    .size_limit(REGEX_SIZE_LIMIT)
+                    .build(),
+                Err(regex::Error::CompiledTooBig(_))
+            ),
+        };
+        unsupported.then_some(error)
     }
 
     pub fn matches(&self, value: &str) -> bool {
@@ -441,6 +467,19 @@ pub fn closest<'a>(all: &'a [Element], query: &str, n: usize) -> Vec<&'a Element
 mod tests {
     use super::*;
     use crate::uiautomator::parse_ui_dump;
+
+    /// What Java reads and `ui` cannot is told from what is no regex by the parsers' kinds of
+    /// error: look-around, back-references and size are beyond `ui`; a broken pattern, a plain
+    /// text or a valid regex is not.
+    #[test]
+    fn a_regex_beyond_ui_is_told_by_its_kind_of_error() {
+        for beyond in ["(?=Log)in", "(?<!x)y", r"(a)\1", "a{1000}{1000}"] {
+            assert!(Matcher::beyond_ui(beyond).is_some(), "{beyond}");
+        }
+        for not in ["[", "a(", "Log.*", "Network & internet"] {
+            assert_eq!(Matcher::beyond_ui(not), None, "{not}");
+        }
+    }
 
     const ROW: &str = r#"<hierarchy rotation="0">
       <node index="0" text="" resource-id="" class="android.widget.FrameLayout" package="p" clickable="false" bounds="[0,0][1080,2400]">

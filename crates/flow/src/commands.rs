@@ -225,19 +225,10 @@ impl Command {
                 timeout_ms,
                 speed,
                 center,
-            } => {
-                // Maestro's swipe time for a speed: 1000 × (100 − speed) / 100 + 1 ms, and 40 ms
-                // where that comes out negative.
-                let swipe_ms = match 100i64 - i64::from(*speed) {
-                    left if left < 0 => 40,
-                    left => 1000 * left / 100 + 1,
-                };
-                vec![format!(
-                    "await scrollUntil({}, {}, {timeout_ms}, {swipe_ms}, {center}, w);",
-                    selector(s),
-                    lit(direction)
-                )]
-            }
+            } => crate::maestro::command::scroll_until_visible::run(
+                (s, direction, *timeout_ms, *speed, *center),
+                selector,
+            ),
             Command::Screenshot { name } => vec![format!(
                 "await pullLater({}, {}, \"screencap -p \");",
                 lit(&device_file(name, "png")),
@@ -256,12 +247,11 @@ impl Command {
                 delay_ms,
                 retry,
                 settle_ms,
-            } => vec![format!(
-                "await tapWith(await target({}, {}, w), {{ long: {long}, repeat: {repeat}, delayMs: {delay_ms}, retry: {retry}, settleMs: {} }}, w);",
-                selector(&target.selector),
-                recorded(target),
-                settle_ms.map_or("null".into(), |ms| ms.to_string())
-            )],
+            } => crate::maestro::command::tap_on::run(
+                (target, *long, *repeat, *delay_ms, *retry, *settle_ms),
+                selector,
+                recorded,
+            ),
             Command::Permissions { package, set } => {
                 let each: Vec<String> = set
                     .iter()
@@ -424,8 +414,9 @@ pub fn device_file(name: &str, extension: &str) -> String {
     format!("/data/local/tmp/droidmcp-{flat}.{extension}")
 }
 
-/// The script's helpers for these commands (`commands.js`), after `js`'s own prelude.
-pub const PRELUDE: &str = include_str!("commands.js");
+/// The script's helpers these commands share (`commands.js`); each command's own is in its file
+/// (`maestro::command::prelude` puts them together, after `js`'s own prelude).
+pub(crate) const SHARED: &str = include_str!("commands.js");
 
 /// Generated commands, for the formats' round trips (`flow::tests`), from the selectors and
 /// targets those tests generate.

@@ -62,6 +62,21 @@ async function target(selector, recorded, warnings) {
   }
 }
 
+// Acts on a step's element (`act`, given how `ui` aims at it), reading the screen once per
+// attempt: the act resolves, checks (`recorded`) and acts on one reading; only when it fails is
+// the element waited for (`target`, which heals a selector that no longer matches) and acted on
+// again. A point or a percent is acted on as `target` gives it.
+async function acted(act, selector, recorded, warnings) {
+  if (!("x" in selector) && !("percent" in selector)) {
+    try {
+      return await act({ ...query(selector), ...(recorded === null ? {} : { recorded }) });
+    } catch (e) {
+      // Not on the screen yet, or not as recorded: waited for below, then acted on again.
+    }
+  }
+  return act(await target(selector, recorded, warnings));
+}
+
 // How `ui` takes a selector: a Maestro selector as it is (`ui` resolves it as Maestro does), any
 // other matched exactly.
 function query(selector) {
@@ -78,11 +93,17 @@ async function percent([x, y]) {
 // Maestro's swipe from an element: from its centre to a tenth of the screen from the edge the
 // finger moves toward.
 async function swipeFrom(selector, direction, durationMs) {
-  const [x, y] = (await ui.wait({ ...query(selector), timeoutMs: TIMEOUT })).target.at;
-  const [w, h] = (await ui.dump({ limit: 1 })).screen;
-  const [near, far] = [(n) => Math.round(n * 0.1), (n) => Math.round(n * 0.9)];
-  const to = { up: [x, near(h)], down: [x, far(h)], left: [near(w), y], right: [far(w), y] }[direction];
-  await ui.swipe({ from: [x, y], to, ...(durationMs === null ? {} : { durationMs }) });
+  const at = (await ui.wait({ ...query(selector), timeoutMs: TIMEOUT })).target.at;
+  const screen = (await ui.dump({ limit: 1 })).screen;
+  await ui.swipe({ ...towards(at, direction, screen), ...(durationMs === null ? {} : { durationMs }) });
+}
+
+// A finger from `from` moving `direction` to a tenth of the screen from that edge (Maestro's
+// swipe on Android; scrollUntilVisible's too).
+function towards([x, y], direction, [w, h]) {
+  const to = { up: [x, Math.round(h * 0.1)], down: [x, Math.round(h * 0.9)],
+    left: [Math.round(w * 0.1), y], right: [Math.round(w * 0.9), y] }[direction];
+  return { from: [x, y], to };
 }
 
 // Whether a step of a runFlow-when block runs: the block's first step reads the condition.
@@ -109,18 +130,24 @@ async function holds(when) {
   const shows = async (selector) => {
     // One with a ${…}: rendered and read now (`renderedSelector`, runtime.js).
     if ("rendered" in selector) selector = await renderedSelector(selector.rendered);
-    try {
-      await ui.wait({ ...query(selector), timeoutMs: Math.min(TIMEOUT, 2000) });
-      return true;
-    } catch (e) {
-      if (String((e && e.message) || e).includes("did not appear")) return false;
-      throw e;
-    }
+    return (await lookFor(query(selector), Math.min(TIMEOUT, 2000))) !== null;
   };
   if (when.visible && !(await shows(when.visible))) return false;
   if (when.notVisible && (await shows(when.notVisible))) return false;
   if (when.script !== undefined && !truthy(interp(when.script, false))) return false;
   return true;
+}
+
+// The element `q` (a query as `ui` takes it) as `ui.wait` found it within `timeoutMs`, or null
+// when it did not appear: the one place a replay tells "not there" from a failure. `ui` gives
+// its errors as text alone, so this reads the wait's own words for it.
+async function lookFor(q, timeoutMs) {
+  try {
+    return await ui.wait({ ...q, timeoutMs });
+  } catch (e) {
+    if (String((e && e.message) || e).includes("did not appear")) return null;
+    throw e;
+  }
 }
 
 // A step the recording saw no outcome of waits for the screen to settle: a reading waits until

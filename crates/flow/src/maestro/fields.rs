@@ -1,6 +1,7 @@
-//! The fields each Maestro command takes, in one table: the reader refuses any other key of a
-//! command with the command's list from here (`yaml::only_keys`), and tests generate their cases
-//! from it (`fields`). `label`, every command's caption, goes without saying.
+//! The fields Maestro commands take: the groups a selector and a tap's options are made of, a
+//! condition's, and each command's own (its row in its file, `command/`). The reader refuses any
+//! other key of a command (`yaml::only_keys`), and tests generate their cases from `fields`.
+//! `label`, every command's caption, goes without saying.
 
 /// A selector's keys beyond `id`, `text` and `point`: a selector with any of them is resolved as
 /// Maestro resolves it.
@@ -37,83 +38,22 @@ pub(super) const TAP_OPTIONS: &[&str] = &[
 ];
 pub(super) const NO_ARGUMENT: &[&str] = &["optional"];
 
-/// Each command's own keys (a command that takes only a value, `killApp: APP`, has none; one whose
-/// value has a key of its own, `inputText: {text}`, names it first).
-const OWN: &[(&str, &[&str])] = &[
-    (
-        "launchApp",
-        &[
-            "appId",
-            "optional",
-            "clearState",
-            "stopApp",
-            "clearKeychain",
-            "permissions",
-            "arguments",
-        ],
-    ),
-    ("stopApp", &[]),
-    ("killApp", &[]),
-    ("clearState", &[]),
-    ("clearKeychain", NO_ARGUMENT),
-    ("inputText", &["text", "optional"]),
-    ("inputRandomEmail", NO_ARGUMENT),
-    ("inputRandomPersonName", NO_ARGUMENT),
-    ("inputRandomNumber", &["length", "optional"]),
-    ("inputRandomText", &["length", "optional"]),
-    ("eraseText", &["charactersToErase", "optional"]),
-    ("pasteText", NO_ARGUMENT),
-    ("setClipboard", &["text", "optional"]),
-    ("hideKeyboard", NO_ARGUMENT),
-    ("pressKey", &["key", "optional"]),
-    ("back", NO_ARGUMENT),
-    ("scroll", NO_ARGUMENT),
-    (
-        "scrollUntilVisible",
-        &[
-            "element",
-            "direction",
-            "timeout",
-            "speed",
-            "visibilityPercentage",
-            "centerElement",
-            "optional",
-        ],
-    ),
-    ("swipe", &["start", "end", "duration", "direction", "from", "optional"]),
-    ("assertTrue", &["condition", "optional"]),
-    ("extendedWaitUntil", &["visible", "notVisible", "timeout", "optional"]),
-    ("waitForAnimationToEnd", &["timeout", "optional"]),
-    ("takeScreenshot", &["path", "optional"]),
-    ("startRecording", &["path", "optional"]),
-    ("stopRecording", NO_ARGUMENT),
-    ("openLink", &["link", "autoVerify", "browser", "optional"]),
-    ("setLocation", &["latitude", "longitude", "optional"]),
-    ("travel", &["points", "speed", "optional"]),
-    ("setPermissions", &["appId", "permissions", "optional"]),
-    ("addMedia", &["files", "optional"]),
-    ("setAirplaneMode", &["value", "optional"]),
-    ("toggleAirplaneMode", NO_ARGUMENT),
-    ("setOrientation", &["orientation", "optional"]),
-    ("runFlow", &["file", "commands", "env", "when", "optional"]),
-    ("repeat", &["times", "commands", "while"]),
-    ("retry", &["maxRetries", "file", "commands", "env", "optional"]),
-    ("runScript", &["file", "env", "when", "optional"]),
-    ("evalScript", &["script", "optional"]),
-    // Not a command: a runFlow's, a runScript's `when`, a repeat's `while`.
-    ("when", &["visible", "notVisible", "platform", "true"]),
-];
+/// What a condition (`when` of runFlow and runScript, `while` of repeat) takes: not a command.
+const WHEN: &[&str] = &["visible", "notVisible", "platform", "true"];
 
-/// The keys the reader takes in `command`'s mapping, or `None` for a command it does not read.
+/// The keys the reader takes in `command`'s mapping (its file's fields row), or `None` for a
+/// command it does not read.
 pub fn fields(command: &str) -> Option<Vec<&'static str>> {
     match command {
-        "tapOn" | "doubleTapOn" | "longPressOn" => Some([TARGET, TAP_OPTIONS, MAESTRO_KEYS].concat()),
-        "assertVisible" | "assertNotVisible" | "copyTextFrom" => Some([COMMAND_SELECTOR, MAESTRO_KEYS].concat()),
-        _ => OWN.iter().find(|(c, _)| *c == command).map(|(_, keys)| keys.to_vec()),
+        "when" => Some(WHEN.to_vec()),
+        _ => super::command::find(command)?.fields(),
     }
 }
 
 /// `command`'s own keys, as the reader refuses any other.
 pub(super) fn of(command: &str) -> &'static [&'static str] {
-    OWN.iter().find(|(c, _)| *c == command).map_or(&[], |(_, keys)| keys)
+    match command {
+        "when" => WHEN,
+        _ => super::command::find(command).map_or(&[], |spec| spec.own),
+    }
 }

@@ -3,7 +3,7 @@
 
 mod args;
 mod blocks;
-mod commands;
+pub(crate) mod command;
 pub mod compat;
 mod fields;
 mod read;

@@ -6,21 +6,16 @@ use std::path::{Path, PathBuf};
 
 use saphyr::{LoadableYamlNode, MarkedYamlOwned, YamlDataOwned};
 
-use super::args::{erase, flag, no_argument, our_key, random_input, scalar_or_field, swipe};
-use super::fields;
+use super::command::Given;
 use super::rendered::{App, StepCheck};
-use super::selectors::{command_selector, selector};
-use super::yaml::{at, field, number, only_keys, required, scalar, string, typed, written};
+use super::yaml::{at, field, scalar, string, written};
 
-use super::super::commands::Command;
-use super::super::{Action, Expect, Selector, Step, When, same_block};
+use super::super::{Action, Step, When};
 
 /// Flow files a `runFlow` may nest, and steps a flow may grow to once `repeat` and `runFlow` are
 /// spelled out: a typo (`times: 1000000`) or a loop of files fails at once, with its line.
 const MAX_DEPTH: usize = 8;
-const MAX_STEPS: usize = 5000;
-/// The longest `waitForAnimationToEnd` a flow may ask for (a typo fails at once).
-const MAX_SETTLE_MS: u64 = 600_000;
+pub(super) const MAX_STEPS: usize = 5000;
 
 /// A Maestro flow read into steps. `assertVisible` after a command is that step's expectation;
 /// before any, a `Check` step. `repeat {times}` and inline `runFlow {commands}` are spelled out;
@@ -173,6 +168,7 @@ impl Reader {
         let mut app_id = None;
         let (mut on_start, mut on_complete) = (None, None);
         if let Some(header) = header {
+            super::template::compiles(header)?;
             let YamlDataOwned::Mapping(map) = &header.data else {
                 return Err(at(header, "the header is a mapping with appId"));
             };
@@ -261,8 +257,8 @@ impl Reader {
         };
         for item in list {
             let before = steps.len();
-            if let Err(e) = self
-                .command(item, app, steps)
+            if let Err(e) = super::template::compiles(item)
+                .and_then(|()| self.command(item, app, steps))
                 .and_then(|()| self.checked(item, &steps[before..]))
             {
                 steps.truncate(before);
@@ -326,248 +322,20 @@ impl Reader {
         if templated && !self.sampling && !super::rendered::read_with_the_flow(&name) && name != "assertVisible" {
             return self.later(&name, arg, whole, app, optional, steps);
         }
-        let package = |arg: Option<&MarkedYamlOwned>| app.package(arg, item, &name);
-        let action = match name.as_str() {
-            "launchApp" => {
-                let Some(map) = arg.filter(|a| a.data.as_mapping().is_some()) else {
-                    let mut step = Step::new(Action::Launch { package: package(arg)? });
-                    step.optional = optional;
-                    step.when = self.when.clone();
-                    steps.push(step);
-                    return Ok(());
-                };
-                only_keys(map, fields::of(&name))?;
-                let package = package(field(map, "appId"))?;
-                // As Maestro orders them: the data cleared, the app stopped, then launched
-                // (clearKeychain is iOS's; Android has none to clear).
-                // Permissions after the data is cleared, before the app stops (Maestro's order).
-                let permissions = super::commands::permissions(map, &package)?;
-                for (option, action) in [
-                    (
-                        "clearState",
-                        Some(Action::ClearData {
-                            package: package.clone(),
-                        }),
-                    ),
-                    ("permissions", permissions),
-                    (
-                        "stopApp",
-                        Some(Action::Stop {
-                            package: package.clone(),
-                        }),
-                    ),
-                ] {
-                    let given = match option {
-                        "permissions" => action.is_some(),
-                        _ => flag(map, option)?,
-                    };
-                    if let (true, Some(action)) = (given, action) {
-                        let mut step = Step::new(action);
-                        step.optional = optional;
-                        step.when = self.when.clone();
-                        steps.push(step);
-                    }
-                }
-                flag(map, "clearKeychain")?;
-                match super::commands::arguments(map)? {
-                    Some(arguments) => Action::Command(Command::LaunchWith { package, arguments }),
-                    None => Action::Launch { package },
-                }
-            }
-            "hideKeyboard" => {
-                // What Maestro sends on Android to hide it.
-                no_argument(arg)?;
-                Action::Key { name: "BACK".into() }
-            }
-            "waitForAnimationToEnd" => {
-                let timeout_ms = match arg.filter(|a| !a.data.is_null()) {
-                    Some(map) => {
-                        only_keys(map, fields::of(&name))?;
-                        field(map, "timeout")
-                            .map(|t| number(t, "timeout", MAX_SETTLE_MS))
-                            .transpose()?
-                    }
-                    None => None,
-                };
-                Action::Settle { timeout_ms }
-            }
-            "stopApp" => Action::Stop { package: package(arg)? },
-            "clearState" => Action::ClearData { package: package(arg)? },
-            "inputText" => {
-                let node = scalar_or_field(required(arg, item, &name)?, &name)?;
-                let text = string(node, &name)?;
-                Action::Type {
-                    target: None,
-                    // A step's text keeps a `${` as `\${` (its `${NAME}` is a secret's).
-                    text: match super::template::marked(node) {
-                        true => text,
-                        false => super::template::escape(&text),
-                    },
-                    clear: false,
-                    submit: false,
-                }
-            }
-            "eraseText" => erase(arg)?,
-            "inputRandomText" | "inputRandomNumber" | "inputRandomEmail" | "inputRandomPersonName" => Action::Type {
-                target: None,
-                text: random_input(&name, arg)?,
-                clear: false,
-                submit: false,
-            },
-            "back" => {
-                no_argument(arg)?;
-                Action::Key { name: "BACK".into() }
-            }
-            "pressKey" => {
-                let key = scalar_or_field(required(arg, item, &name)?, &name)?;
-                let ours = typed(key, "ENTER".to_string(), || Ok(our_key(&string(key, &name)?)))?;
-                // Checked here, so a key the device cannot be sent fails with its line.
-                if android::keys::key_code(&ours).is_none() {
-                    return Err(at(
-                        key,
-                        &format!(
-                            "pressKey {:?} is none of Maestro's key names (Enter, Back, Home, Remote Dpad Up, Remote Media Play Pause, TV Input…) nor an Android key name or code",
-                            android::text::echoed(&ours)
-                        ),
-                    ));
-                }
-                Action::Key { name: ours }
-            }
-            "scroll" => {
-                no_argument(arg)?;
-                Action::Scroll {
-                    direction: "down".into(),
-                    until: None,
-                }
-            }
-            "swipe" => swipe(required(arg, item, &name)?)?,
-            "extendedWaitUntil" => {
-                let map = required(arg, item, &name)?;
-                only_keys(map, fields::of(&name))?;
-                let timeout_ms = field(map, "timeout")
-                    .map(|t| number(t, "timeout", u64::MAX))
-                    .transpose()?;
-                let (sel, gone) = match (field(map, "visible"), field(map, "notVisible")) {
-                    (Some(s), None) => (s, false),
-                    (None, Some(s)) => (s, true),
-                    _ => return Err(at(map, "extendedWaitUntil takes visible or notVisible")),
-                };
-                Action::Wait {
-                    selector: selector(sel)?,
-                    gone,
-                    timeout_ms,
-                }
-            }
-            "setLocation" => {
-                let map = required(arg, item, &name)?;
-                only_keys(map, fields::of(&name))?;
-                let degrees = |key: &str, limit: f64| -> Result<f64, String> {
-                    let node = field(map, key).ok_or_else(|| at(map, "setLocation takes latitude and longitude"))?;
-                    typed(node, 0.0, || {
-                        scalar(node)
-                            .and_then(|s| s.trim().parse::<f64>().ok())
-                            .filter(|d| (-limit..=limit).contains(d))
-                            .ok_or_else(|| at(node, &format!("{key} is a number of degrees from -{limit} to {limit}")))
-                    })
-                };
-                let (latitude, longitude) = (degrees("latitude", 90.0)?, degrees("longitude", 180.0)?);
-                Action::Emulator {
-                    command: format!("geo fix {longitude} {latitude}"),
-                }
-            }
-            "assertNotVisible" => Action::Wait {
-                selector: command_selector(required(arg, item, &name)?)?,
-                gone: true,
-                timeout_ms: None,
-            },
-            "assertVisible" => {
-                let node = required(arg, item, &name)?;
-                let shown = command_selector(node)?;
-                // What a step expects is looked for as it ends: a template, rendered then.
-                let shown = match super::template::holds_one(node) {
-                    true => Selector::Rendered(Box::new(self.rendered_selector(node, shown.describe()))),
-                    false => shown,
-                };
-                match steps.last_mut() {
-                    // An assertion after an optional step is not optional; one after a
-                    // conditional block is not conditional.
-                    Some(last)
-                        if !optional
-                            && !last.optional
-                            && same_block(&last.when, &self.when)
-                            && !matches!(last.action, Action::Block { .. }) =>
-                    {
-                        last.expect.visible.push(shown)
-                    }
-                    _ => {
-                        let mut step = Step::new(Action::Check);
-                        step.optional = optional;
-                        step.when = self.when.clone();
-                        step.expect = Expect {
-                            activity: None,
-                            visible: vec![shown],
-                        };
-                        steps.push(step);
-                    }
-                }
-                return Ok(());
-            }
-            "repeat" => {
-                let map = required(arg, item, &name)?;
-                only_keys(map, fields::of(&name))?;
-                // Decided as the flow runs: a condition, or times from a ${…}.
-                let template = field(map, "times").is_some_and(super::template::marked);
-                if field(map, "while").is_some() || template {
-                    return self.repeat_block(map, app, steps);
-                }
-                let times = field(map, "times").ok_or_else(|| at(map, "repeat takes times and commands"))?;
-                let times = scalar(times)
-                    .and_then(|t| t.parse::<usize>().ok())
-                    .ok_or_else(|| at(times, "times is a whole number"))?;
-                let commands = field(map, "commands").ok_or_else(|| at(map, "repeat takes times and commands"))?;
-                let mut body = Vec::new();
-                self.commands(commands, app, &mut body)?;
-                for _ in 0..times {
-                    if steps.len() + body.len() > MAX_STEPS {
-                        return Err(at(item, &format!("repeat grows the flow past {MAX_STEPS} steps")));
-                    }
-                    steps.extend(body.iter().cloned());
-                }
-                return Ok(());
-            }
-            "runFlow" => {
-                let arg = required(arg, item, &name)?;
-                if let Some(file) = scalar(arg) {
-                    written(arg, "runFlow", "a subflow read with the flow")?;
-                    return self.run_file(&super::template::literal(&file), item, steps);
-                }
-                only_keys(arg, fields::of(&name))?;
-                let mut inner = Vec::new();
-                match field(arg, "when") {
-                    Some(when) => self.conditional(when, arg, item, app, &mut inner)?,
-                    None => self.block(arg, item, app, &mut inner)?,
-                };
-                // Its env holds for its steps only (over the subflow's own header env).
-                let inner = self.with_env(arg, true, inner)?;
-                steps.extend(self.optionally(optional, inner));
-                return Ok(());
-            }
-            "runScript" | "evalScript" | "assertTrue" => {
-                return self.script(&name, required(arg, item, &name)?, optional, steps);
-            }
-            "retry" => return self.retry_block(required(arg, item, &name)?, item, app, optional, steps),
-            // Maestro's device commands (maestro/commands.rs).
-            _ if let Some(action) =
-                super::commands::read(&name, arg, item, app, self.files.last().and_then(|f| f.parent()))? =>
-            {
-                action
-            }
-            _ => return Err(at(item, &super::compat::refusal(&name))),
+        let spec = super::command::find(&name);
+        let Some(read) = spec.and_then(|spec| spec.read) else {
+            return Err(at(item, &super::compat::refusal(&name)));
         };
-        let mut step = Step::new(action);
-        step.optional = optional;
-        step.when = self.when.clone();
-        steps.push(step);
+        let given = Given {
+            name: &name,
+            arg,
+            item,
+            app,
+            optional,
+        };
+        if let Some(action) = read(self, &given, steps)? {
+            steps.push(self.step(action, optional));
+        }
         Ok(())
     }
 }

@@ -6,6 +6,8 @@
 use saphyr::{MarkedYamlOwned, YamlDataOwned};
 
 use super::super::{Selector, Target};
+use android::ui_elements::Matcher;
+
 use super::fields::{COMMAND_SELECTOR, MAESTRO_KEYS, SELECTOR, TARGET};
 use super::template::marked;
 use super::yaml::{at, field, key, only_keys, scalar, string, typed};
@@ -114,14 +116,15 @@ fn text_selector(node: &MarkedYamlOwned, pattern: &str) -> Result<Selector, Stri
             Some(next) if super::write::REGEX_SPECIAL.contains(next) => literal.push(next),
             // A metacharacter, or a class such as `\d`: a pattern.
             _ => {
-                return match android::ui_elements::Matcher::regex(&crate::whole_text_regex(pattern)) {
+                let whole = crate::whole_text_regex(pattern);
+                // Maestro matches a text that is no valid regex as that very text (its
+                // `toRegexSafe`); one Java reads but Rust does not (look-around,
+                // back-references, too big) is refused.
+                if let Some(e) = Matcher::beyond_ui(&whole) {
+                    return Err(at(node, &format!("text {pattern:?} is {e}")));
+                }
+                return match Matcher::regex(&whole) {
                     Ok(_) => Ok(Selector::Pattern(pattern.to_string())),
-                    // Maestro matches a text that is no valid regex as that very text (its
-                    // `toRegexSafe`); one Java reads but Rust does not (look-around,
-                    // back-references, too big) is refused.
-                    Err(e) if e.contains("not supported") || e.contains("size limit") => {
-                        Err(at(node, &format!("text {pattern:?} is {e}")))
-                    }
                     Err(_) => Ok(Selector::Text(pattern.to_string())),
                 };
             }
@@ -275,11 +278,9 @@ fn pattern(node: &MarkedYamlOwned, what: &str) -> Result<String, String> {
     if marked(node) {
         return Ok(value);
     }
-    match android::ui_elements::Matcher::regex(&value) {
-        Err(e) if e.contains("not supported") || e.contains("size limit") => {
-            Err(at(node, &format!("{what} {value:?} is {e}")))
-        }
-        _ => Ok(value),
+    match Matcher::beyond_ui(&value) {
+        Some(e) => Err(at(node, &format!("{what} {value:?} is {e}"))),
+        None => Ok(value),
     }
 }
 

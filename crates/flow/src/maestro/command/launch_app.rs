@@ -1,0 +1,108 @@
+//! `launchApp`: the app (the header's, or `appId`) launched; with `clearState`, `stopApp`,
+//! `permissions` and `arguments`, the steps Maestro takes, in its order.
+
+use saphyr::{MarkedYamlOwned, ScalarOwned, YamlDataOwned};
+
+use super::super::args::flag;
+use super::super::compat::Status;
+use super::super::read::Reader;
+use super::super::yaml::{at, field, only_keys, string};
+use super::{Given, Spec};
+use crate::commands::{Command, Extra};
+use crate::{Action, Step};
+
+pub(in crate::maestro) const LAUNCH_APP: Spec = Spec {
+    name: "launchApp",
+    status: Status::Replayed,
+    note: "appId, clearState, stopApp (when given), clearKeychain; permissions (pm grant / revoke, Maestro's short names spelt out, all: every permission the app requests; what the device refuses is a warning); arguments as intent extras of their YAML type (am start -n the launcher activity --es / --ez / --ei / --ef)",
+    own: &[
+        "appId",
+        "optional",
+        "clearState",
+        "stopApp",
+        "clearKeychain",
+        "permissions",
+        "arguments",
+    ],
+    aimed: &[],
+    read: Some(read),
+    with_the_flow: false,
+};
+
+fn read(reader: &mut Reader, given: &Given, steps: &mut Vec<Step>) -> Result<Option<Action>, String> {
+    let Some(map) = given.arg.filter(|a| a.data.as_mapping().is_some()) else {
+        return Ok(Some(Action::Launch {
+            package: given.package(given.arg)?,
+        }));
+    };
+    only_keys(map, LAUNCH_APP.own)?;
+    let package = given.package(field(map, "appId"))?;
+    // As Maestro orders them: the data cleared, the app stopped, then launched
+    // (clearKeychain is iOS's; Android has none to clear).
+    // Permissions after the data is cleared, before the app stops (Maestro's order).
+    let permissions = super::set_permissions::permissions(map, &package)?;
+    for (option, action) in [
+        (
+            "clearState",
+            Some(Action::ClearData {
+                package: package.clone(),
+            }),
+        ),
+        ("permissions", permissions),
+        (
+            "stopApp",
+            Some(Action::Stop {
+                package: package.clone(),
+            }),
+        ),
+    ] {
+        let wanted = match option {
+            "permissions" => action.is_some(),
+            _ => flag(map, option)?,
+        };
+        if let (true, Some(action)) = (wanted, action) {
+            steps.push(reader.step(action, given.optional));
+        }
+    }
+    flag(map, "clearKeychain")?;
+    Ok(Some(match arguments(map)? {
+        Some(arguments) => Action::Command(Command::LaunchWith { package, arguments }),
+        None => Action::Launch { package },
+    }))
+}
+
+/// `launchApp {arguments}`: each value an intent extra of its YAML type (text, true/false,
+/// whole number, number).
+fn arguments(map: &MarkedYamlOwned) -> Result<Option<Vec<(String, Extra)>>, String> {
+    let Some(node) = field(map, "arguments") else {
+        return Ok(None);
+    };
+    let Some(entries) = node.data.as_mapping() else {
+        return Err(at(node, "arguments is a mapping: NAME: VALUE"));
+    };
+    let mut out = Vec::new();
+    for (name, value) in entries {
+        let extra = match &value.data {
+            YamlDataOwned::Value(ScalarOwned::Boolean(b)) => Extra::Flag(*b),
+            YamlDataOwned::Value(ScalarOwned::Integer(i)) => Extra::Int(*i),
+            YamlDataOwned::Value(ScalarOwned::FloatingPoint(f)) => Extra::Float(f.into_inner()),
+            _ => Extra::Text(string(value, "an argument")?),
+        };
+        out.push((string(name, "an argument's name")?, extra));
+    }
+    Ok(Some(out))
+}
+
+/// The run of a launch with arguments: the app's launcher activity started with them as intent
+/// extras.
+pub(super) const RUN: &str = r#"
+// The app's launcher activity started with the flow's arguments as intent extras.
+async function launchWith(pkg, extras) {
+  const activity = (await app.info({ package: pkg })).info.launcherActivity;
+  if (!activity || !/^[A-Za-z0-9_.$]+\/[A-Za-z0-9_.$]+$/.test(activity)) {
+    throw new Error(`${pkg} has no launcher activity to start with arguments`);
+  }
+  await shellChecked(`am start -n '${activity}' ${extras}`);
+  await settle();
+}
+"#;

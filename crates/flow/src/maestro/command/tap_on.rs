@@ -1,0 +1,148 @@
+//! `tapOn`, `doubleTapOn`, `longPressOn`: a plain tap or long press when no option is given (as
+//! `flow export` writes them), else `Command::Tap` with Maestro's options, and its run
+//! (`tapWith`). The long press's length is Maestro's, here only.
+
+use saphyr::{MarkedYamlOwned, YamlDataOwned};
+
+use super::super::args::flag;
+use super::super::compat::Status;
+use super::super::fields::{MAESTRO_KEYS, TAP_OPTIONS, TARGET};
+use super::super::read::Reader;
+use super::super::selectors::target;
+use super::super::yaml::{at, field, number, scalar, typed};
+use super::{Given, Spec};
+use crate::commands::Command;
+use crate::{Action, Selector, Step, Target};
+
+/// Maestro's long press on Android: `input swipe x y x y 3000`.
+pub(crate) const LONG_PRESS_MS: u32 = 3000;
+/// Maestro caps a tap's `waitToSettleTimeoutMs` here.
+const MAX_SETTLE_MS: u64 = 30_000;
+/// Presses one tap may repeat at most, and the longest pause between two.
+const MAX_REPEAT: u32 = 100;
+const MAX_DELAY_MS: u32 = 10_000;
+
+const AIMED: &[&[&str]] = &[TARGET, TAP_OPTIONS, MAESTRO_KEYS];
+
+pub(in crate::maestro) const TAP_ON: Spec = Spec {
+    name: "tapOn",
+    status: Status::Replayed,
+    note: "any selector, as Maestro resolves it (text, id, index, enabled, checked, focused, selected, width, height, tolerance, below, above, leftOf, rightOf, childOf, containsChild, containsDescendants), or point; label is a caption; repeat (the first press checked, the rest at its point), delay (100 ms), retryTapIfNoChange: true taps again when the screen did not change (absent, a replay taps once: Maestro's default taps again), waitToSettleTimeoutMs (at most 30 s), waitUntilVisible (a replay always waits)",
+    own: &[],
+    aimed: AIMED,
+    read: Some(read),
+    with_the_flow: false,
+};
+
+pub(in crate::maestro) const DOUBLE_TAP_ON: Spec = Spec {
+    name: "doubleTapOn",
+    note: "two presses 100 ms apart (delay), as tapOn",
+    ..TAP_ON
+};
+
+pub(in crate::maestro) const LONG_PRESS_ON: Spec = Spec {
+    name: "longPressOn",
+    note: "a 3 s press, as Maestro's on Android; as tapOn (no repeat)",
+    ..TAP_ON
+};
+
+fn read(_: &mut Reader, given: &Given, _: &mut Vec<Step>) -> Result<Option<Action>, String> {
+    tap(given.name, given.needed()?).map(Some)
+}
+
+/// Maestro's options: `repeat` (1; 2 for `doubleTapOn`), `delay` between presses (100 ms),
+/// `retryTapIfNoChange` (a replay taps once unless it is true), `waitToSettleTimeoutMs` (at most
+/// 30 s).
+fn tap(name: &str, arg: &MarkedYamlOwned) -> Result<Action, String> {
+    let long = name == "longPressOn";
+    let retry = flag(arg, "retryTapIfNoChange")?;
+    // Maestro waits for the element whether or not this is set: so does a replay's tap.
+    flag(arg, "waitUntilVisible")?;
+    let target = target(&without(arg, TAP_OPTIONS))?;
+    let timed = ["repeat", "delay", "waitToSettleTimeoutMs"];
+    if name != "doubleTapOn" && !retry && timed.iter().all(|o| field(arg, o).is_none()) {
+        return Ok(match long {
+            true => Action::LongPress {
+                target,
+                duration_ms: Some(LONG_PRESS_MS),
+            },
+            false => Action::Tap { target },
+        });
+    }
+    let mut repeat = if name == "doubleTapOn" { 2 } else { 1 };
+    if let Some(n) = field(arg, "repeat") {
+        // Maestro takes 0 or less as one press.
+        repeat = typed(n, repeat, || {
+            match scalar(n).and_then(|s| s.trim().parse::<i64>().ok()) {
+                Some(n) if n <= 0 => Ok(1),
+                Some(n) if n <= i64::from(MAX_REPEAT) => Ok(n as u32),
+                _ => Err(at(n, &format!("repeat is a number of presses, up to {MAX_REPEAT}"))),
+            }
+        })?;
+    }
+    if long && repeat > 1 {
+        return Err(at(arg, "longPressOn takes no repeat: one long press"));
+    }
+    let delay_ms = match field(arg, "delay") {
+        Some(d) => number(d, "delay", u64::from(MAX_DELAY_MS))? as u32,
+        None => 100,
+    };
+    let settle_ms = match field(arg, "waitToSettleTimeoutMs") {
+        Some(t) => Some(number(t, "waitToSettleTimeoutMs", u64::MAX)?.min(MAX_SETTLE_MS)),
+        None => None,
+    };
+    Ok(Action::Command(Command::Tap {
+        target,
+        long,
+        repeat,
+        delay_ms,
+        retry,
+        settle_ms,
+    }))
+}
+
+/// The mapping without `keys` (the command's options), for the selector reader.
+fn without(node: &MarkedYamlOwned, keys: &[&str]) -> MarkedYamlOwned {
+    let mut node = node.clone();
+    if let YamlDataOwned::Mapping(map) = &mut node.data {
+        map.retain(|k, _| !scalar(k).is_some_and(|k| keys.contains(&k.as_str())));
+    }
+    node
+}
+
+/// The script line of a tap with Maestro's options (`Command::Tap`), given how `js` writes a
+/// selector and what a target recorded.
+pub(crate) fn run(
+    command: (&Target, bool, u32, u32, bool, Option<u64>),
+    selector: impl Fn(&Selector) -> String,
+    recorded: impl Fn(&Target) -> String,
+) -> Vec<String> {
+    let (target, long, repeat, delay_ms, retry, settle_ms) = command;
+    let press = if long { LONG_PRESS_MS.to_string() } else { "null".into() };
+    vec![format!(
+        "await tapWith({}, {}, {{ pressMs: {press}, repeat: {repeat}, delayMs: {delay_ms}, retry: {retry}, settleMs: {} }}, w);",
+        selector(&target.selector),
+        recorded(target),
+        settle_ms.map_or("null".into(), |ms| ms.to_string())
+    )]
+}
+
+/// `tapWith`: the first press checked as any replayed tap (`acted`, one screen reading per
+/// attempt), the repeats at its point `delayMs` apart; once more when nothing changed and
+/// `retry`. A long press lasts `pressMs`, which `run` gives.
+pub(super) const RUN: &str = r#"
+async function tapWith(selector, recorded, o, warnings) {
+  const act = o.pressMs !== null ? (a) => ui.longPress({ ...a, durationMs: o.pressMs }) : ui.tap;
+  const first = await acted((a) => act({ ...a, observe: o.retry }), selector, recorded, warnings);
+  const [x, y] = first.at.map(Math.round);
+  for (let i = 1; i < o.repeat; i++) {
+    await sleep(o.delayMs);
+    await shellChecked(`input tap ${x} ${y}`);
+  }
+  if (o.retry && first.observed && !first.observed.changed) {
+    warnings.push("tapped again: the screen did not change");
+    await acted(act, selector, recorded, warnings);
+  }
+  if (o.settleMs !== null) await Promise.race([settle(), sleep(o.settleMs)]);
+}
+"#;
