@@ -477,8 +477,16 @@ async fn replay(args: ReplayArgs) -> anyhow::Result<()> {
     // A flow of many steps is one script run: its calls are bounded by the run's time instead.
     serve.script_max_calls = serve.script_max_calls.max(1_000_000);
     serve.script_network = args.options.allow_network;
+    // One flow at a time on each device, each shard's device at once.
+    serve.script_slots = serve.script_slots.max(args.options.shards() as u64);
+    // `--device A,B`: the devices the flows run on (as Maestro's), chosen by the replay.
+    let given = serve
+        .device
+        .take()
+        .filter(|d| droidmcp::adb::is_set(d) && serve.sim.is_none());
+    let named = droidmcp::replay::named_devices(given.as_deref());
     let (state, _sim) = build_state(&serve).await?;
-    let report = droidmcp::replay::run(state.clone(), &args.options).await;
+    let report = droidmcp::replay::run(state.clone(), &args.options, &named).await;
     state.runs.shutdown();
     if !report?.iter().all(|r| r.passed()) {
         std::process::exit(1);

@@ -14,31 +14,68 @@ use base64::Engine;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::confine::Folder;
 use crate::server::{DroidMcp, call_once};
 use crate::tools::State;
 use env::{defaults, parse_env, redact, variables};
 
+mod check;
 mod env;
 mod files;
+mod html;
 mod junit;
+mod output;
+mod suite;
+pub use check::check;
+pub use html::html;
 pub use junit::{junit, junit_maestro};
+pub use suite::named_devices;
 
 #[derive(Debug, Clone, clap::Args)]
 pub struct Options {
-    /// The flows, run in order on one device: .js flows (as `flow export` writes them, or any
-    /// droidmcp script that keeps flow-results.json) or Maestro .yaml flows.
+    /// The flows: .js flows (as `flow export` writes them, or any droidmcp script that keeps
+    /// flow-results.json), Maestro .yaml flows, or Maestro workspace folders, whose flows are
+    /// chosen as `maestro test DIR` chooses them (config.yaml's flows, tags, executionOrder).
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
+    /// The workspace's config instead of the folder's config.yaml (or config.yml).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Run only the flows whose header has one of these tags (comma-separated; added to the
+    /// config's includeTags).
+    #[arg(long, value_name = "TAGS")]
+    pub include_tags: Vec<String>,
+    /// Leave out the flows whose header has one of these tags (comma-separated; added to the
+    /// config's excludeTags).
+    #[arg(long, value_name = "TAGS")]
+    pub exclude_tags: Vec<String>,
+    /// Deal the flows out over N devices, run in parallel (each device its own flows in turn).
+    #[arg(long, value_name = "N", conflicts_with = "shard_all", value_parser = clap::value_parser!(u64).range(1..=64))]
+    pub shard_split: Option<u64>,
+    /// Run every flow on each of N devices, in parallel.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=64))]
+    pub shard_all: Option<u64>,
+    /// Write a report: `junit` (Maestro's shape unless --junit-format steps) or `html` (one
+    /// self-contained page), to --output, else report.xml or report.html here, as Maestro does.
+    #[arg(long, value_enum, conflicts_with = "junit")]
+    pub format: Option<ReportFormat>,
+    /// Where --format writes its report. The file's name is plain (as --junit's).
+    #[arg(long, value_name = "PATH", requires = "format")]
+    pub output: Option<PathBuf>,
+    /// Write each flow's steps (commands-NAME.json), its failure's screenshot, the screenshots it
+    /// took and the run's log (maestro.log) in DIR/<date>_<time>/, as Maestro lays them out (the
+    /// config's testOutputDir otherwise).
+    #[arg(long, value_name = "DIR")]
+    pub test_output_dir: Option<PathBuf>,
     /// Write a JUnit XML report here (a testsuite per flow, a testcase per step); a failed
     /// step's screenshot and the files a flow makes go in its folder (made 0700 if new). The
     /// file's name is plain: letters, digits, spaces, - _ . (not first: . or -).
     #[arg(long, value_name = "PATH")]
     pub junit: Option<PathBuf>,
-    /// The report's shape: `steps` (a testsuite per flow, a testcase per step) or `maestro`
-    /// (as `maestro test --format junit` writes it: one testsuite, a testcase per flow).
-    #[arg(long, value_enum, default_value_t = JunitFormat::Steps, requires = "junit")]
-    pub junit_format: JunitFormat,
+    /// The JUnit report's shape: `steps` (a testsuite per flow, a testcase per step: --junit's
+    /// default) or `maestro` (as `maestro test --format junit` writes it: a testsuite per device,
+    /// a testcase per flow: --format junit's default).
+    #[arg(long, value_enum)]
+    pub junit_format: Option<JunitFormat>,
     /// A step healed by its label (its selector no longer matched) fails instead of passing with
     /// a warning.
     #[arg(long)]
@@ -50,7 +87,7 @@ pub struct Options {
     pub env: Vec<(String, String)>,
     /// Read the flows (a Maestro flow with its subflows) without a device: print what would run
     /// and every command refused (file, line, why); exit 1 when one is.
-    #[arg(long, conflicts_with_all = ["junit", "strict", "env", "sim", "adb", "allow_network", "run_timeout_ms"])]
+    #[arg(long, conflicts_with_all = ["junit", "strict", "env", "sim", "adb", "allow_network", "run_timeout_ms", "shard_split", "shard_all", "format", "test_output_dir"])]
     pub check: bool,
     /// How long each step waits for its element and its outcome, in ms.
     #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(100..=120_000))]
@@ -64,10 +101,23 @@ pub struct Options {
     pub run_timeout_ms: u64,
 }
 
+impl Options {
+    /// The shards asked for (1 without --shard-split or --shard-all).
+    pub fn shards(&self) -> usize {
+        self.shard_split.or(self.shard_all).unwrap_or(1) as usize
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum JunitFormat {
     Steps,
     Maestro,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReportFormat {
+    Junit,
+    Html,
 }
 
 /// The longest replay: a script run's time limit.
@@ -98,6 +148,16 @@ pub struct Report {
     pub screenshot: Option<PathBuf>,
     /// The script ran to its end.
     pub ended: bool,
+    /// The device it ran on (several with shards).
+    pub device: String,
+    /// Its flow file.
+    pub file: PathBuf,
+    /// Its shard's number from 1, with several devices.
+    pub shard: Option<usize>,
+    /// Why the device was lost during it (dropped mid-run).
+    pub lost: Option<String>,
+    /// The files it made, pulled from the device.
+    pub files: Vec<PathBuf>,
 }
 
 impl Report {
@@ -126,141 +186,173 @@ impl Report {
     /// No step failed and the run ended by itself (a step may not have run then: a repeat of
     /// no rounds).
     pub fn passed(&self) -> bool {
-        self.run_error.is_none() && self.failed() == 0 && (self.ended || self.skipped() == 0)
+        self.lost.is_none() && self.run_error.is_none() && self.failed() == 0 && (self.ended || self.skipped() == 0)
+    }
+
+    /// Why the flow failed, in a line: the device lost, else its failing step, else the run.
+    pub fn why(&self) -> Option<String> {
+        self.lost
+            .clone()
+            .or_else(|| {
+                self.steps.iter().find_map(|(step, r)| {
+                    r.as_ref()
+                        .and_then(|r| self.failure(r))
+                        .map(|e| format!("step {step}: {e}"))
+                })
+            })
+            .or_else(|| self.run_error.clone())
     }
 }
 
-/// Runs the flows in order, each printing a line per step; every file is read (and a Maestro
-/// flow parsed) before any runs, so a typo fails the command at once, naming its file and line.
-pub async fn run(state: Arc<State>, options: &Options) -> anyhow::Result<Vec<Report>> {
-    let flows = options
-        .files
-        .iter()
-        .map(|f| script_of(f))
+/// Runs the flows the options choose (`suite::plan`), each printing a line per step, over one
+/// device or, with shards, several at once; every file is read (and a Maestro flow parsed)
+/// before any runs, so a typo fails the command at once, naming its file and line. `named`:
+/// the devices `--device` names.
+pub async fn run(state: Arc<State>, options: &Options, named: &[String]) -> anyhow::Result<Vec<Report>> {
+    let plan = suite::plan(options).map_err(anyhow::Error::msg)?;
+    let flows = plan
+        .all()
+        .map(|f| script_of(f).map(|script| (f.clone(), script)))
         .collect::<anyhow::Result<Vec<_>>>()?;
-    // Where the report goes, checked before anything runs.
-    let report = report_file(options).map_err(|e| anyhow::anyhow!("--junit: {e}"))?;
-    let mut reports = Vec::new();
-    for (file, (name, code, media)) in options.files.iter().zip(flows) {
-        // What addMedia adds goes to the device first (a script cannot push a host file).
-        files::push(&state, &media).await?;
-        reports.push(run_one(&state, options, file, name, code).await?);
-    }
-    if reports.len() > 1 {
-        let passed = reports.iter().filter(|r| r.passed()).count();
-        println!(
-            "{} flows: {passed} passed, {} failed",
-            reports.len(),
-            reports.len() - passed
+    // Where the reports go, checked before anything runs.
+    let outputs =
+        Arc::new(output::Outputs::open(options, plan.test_output_dir.as_deref()).map_err(anyhow::Error::msg)?);
+    let shards = options.shards();
+    if shards > 1 && !plan.sequence.is_empty() {
+        anyhow::bail!(
+            "the config's executionOrder runs flows in a sequence, which shards cannot (nor can Maestro's): drop --shard-split/--shard-all, or the executionOrder"
         );
     }
-    if let Some((folder, file)) = report {
-        let xml = match options.junit_format {
-            JunitFormat::Steps => junit(&reports),
-            JunitFormat::Maestro => junit_maestro(&reports),
-        };
-        folder
-            .write(&[file], xml.as_bytes())
-            .map_err(|e| anyhow::anyhow!("--junit: {e}"))?;
+    let devices = suite::devices(&state, named, shards)
+        .await
+        .map_err(anyhow::Error::msg)?;
+    let all = options.shard_all.is_some();
+    // Maestro's effective shards: no more than the flows when split.
+    let used = if all {
+        shards
+    } else {
+        shards.min(plan.flows.len().max(1))
+    };
+    let devices = &devices[..used.max(1)];
+    if used > 1 {
+        println!(
+            "{} {} flows over {used} devices: {}",
+            if all { "running all" } else { "splitting" },
+            plan.flows.len(),
+            devices.join(", ")
+        );
     }
+    let states = device_states(&state, devices, named);
+    let sharded = devices.len() > 1;
+    let one = |device: usize, flow: usize| {
+        let (states, outputs, flows) = (&states, &outputs, &flows);
+        async move {
+            let (file, (name, code, media)) = &flows[flow];
+            let state = &states[device];
+            let serial = &devices[device];
+            let shard = sharded.then_some(device + 1);
+            // A task of its own: the devices' flows run on every worker thread, not in turn on
+            // this one.
+            let ran = tokio::spawn({
+                let (state, options, outputs) = (state.clone(), options.clone(), outputs.clone());
+                let (file, name, code, media) = (file.clone(), name.clone(), code.clone(), media.clone());
+                async move {
+                    // What addMedia adds goes to the device first (a script cannot push a host
+                    // file).
+                    files::push(&state, &media).await?;
+                    run_one(&state, &options, &outputs, &file, name, code, shard).await
+                }
+            });
+            let failed = |e: String| Report {
+                name: name.clone(),
+                run_error: Some(e),
+                ..Default::default()
+            };
+            let mut report = match ran.await {
+                Ok(Ok(report)) => report,
+                Ok(Err(e)) => failed(e.to_string()),
+                Err(e) => failed(format!("the flow's run ended: {e}")),
+            };
+            report.device = serial.clone();
+            report.file = file.clone();
+            report.shard = shard;
+            // A failure with its device gone: the device dropped.
+            let dropped = if report.passed() {
+                false
+            } else if let Err(e) = state.adb.resolve(Some(serial)).await {
+                report.lost = Some(format!(
+                    "the device {serial} dropped mid-run ({e}); its remaining flows move to the other devices"
+                ));
+                true
+            } else {
+                false
+            };
+            outputs.flow_done(&report);
+            (report, dropped)
+        }
+    };
+    let mut reports = Vec::new();
+    // The sequence first, on the one device, stopping at a failure unless continueOnFailure.
+    for at in 0..plan.sequence.len() {
+        let (report, _) = one(0, at).await;
+        let failed = !report.passed();
+        reports.push(report);
+        if failed && !plan.continue_on_failure {
+            println!(
+                "{} failed and executionOrder.continueOnFailure is false: the rest of the sequence does not run",
+                reports.last().map(|r| r.name.as_str()).unwrap_or_default()
+            );
+            break;
+        }
+    }
+    let first = plan.sequence.len();
+    let queues = suite::deal(plan.flows.len(), devices.len(), all);
+    let (mut ran, left) = suite::share(queues, |device, flow| one(device, first + flow)).await;
+    ran.sort_by_key(|r| (flows.iter().position(|(f, _)| *f == r.file), r.shard));
+    reports.extend(ran);
+    for flow in left {
+        let (file, (name, ..)) = &flows[first + flow];
+        let report = Report {
+            name: name.clone(),
+            file: file.clone(),
+            lost: Some("not run: every device dropped".into()),
+            ..Default::default()
+        };
+        outputs.flow_done(&report);
+        reports.push(report);
+    }
+    summarize(&outputs, &reports)?;
     Ok(reports)
 }
 
-/// The report's folder (made 0700 when new) and its file's plain name, from `--junit`.
-fn report_file(options: &Options) -> Result<Option<(Folder, String)>, String> {
-    let Some(path) = &options.junit else {
-        return Ok(None);
-    };
-    let file = path
-        .file_name()
-        .map(|f| f.to_string_lossy().into_owned())
-        .ok_or_else(|| format!("{} names no file", path.display()))?;
-    crate::confine::plain_name(&file)?;
-    let folder = Folder::chosen(path.parent().unwrap_or(Path::new("")))?;
-    Ok(Some((folder, file)))
+/// Each device's own state (selected device, screens, refs, runs), as its own server; the
+/// server's own when one device was neither named nor sharded.
+fn device_states(state: &Arc<State>, devices: &[String], named: &[String]) -> Vec<Arc<State>> {
+    if devices.len() == 1 && named.is_empty() {
+        return vec![state.clone()];
+    }
+    devices
+        .iter()
+        .map(|serial| {
+            let mut own = state.session(crate::tools::LOCAL_PRINCIPAL);
+            own.confined_installs = state.confined_installs;
+            own.select(Some(serial.clone()));
+            Arc::new(own)
+        })
+        .collect()
 }
 
-/// The folder a replay's files go in: the report's (`--junit`), else `otherwise`.
-fn report_folder(options: &Options, otherwise: impl FnOnce() -> Result<Folder, String>) -> Result<Folder, String> {
-    match report_file(options)? {
-        Some((folder, _)) => Ok(folder),
-        None => otherwise(),
+/// The run's last line, then its report and log written.
+fn summarize(outputs: &output::Outputs, reports: &[Report]) -> anyhow::Result<()> {
+    if reports.len() > 1 {
+        let passed = reports.iter().filter(|r| r.passed()).count();
+        outputs.say(&format!(
+            "{} flows: {passed} passed, {} failed",
+            reports.len(),
+            reports.len() - passed
+        ));
     }
-}
-
-/// `droidmcp replay --check`: each flow read without a device (a Maestro flow with its subflows,
-/// going on past a refused command), its steps printed as they would run and each refusal as
-/// `refused FILE line N: why`; whether none was refused.
-pub fn check(options: &Options) -> bool {
-    let mut refused_total = 0;
-    for file in &options.files {
-        let ext = file.extension().and_then(|e| e.to_str()).unwrap_or_default();
-        let mut notes = Vec::new();
-        let (steps, refused) = match ext {
-            "yaml" | "yml" => {
-                let checked = crate::flow::maestro::check_file(file, crate::tools::flow::replayable);
-                let mut lines = Vec::new();
-                would(&checked.steps, &mut 0, &mut lines);
-                notes = checked.notes;
-                (lines, checked.refused)
-            }
-            "js" => match std::fs::read_to_string(file) {
-                Ok(code) => (step_names(&code), Vec::new()),
-                Err(e) => (Vec::new(), vec![format!("cannot read {}: {e}", file.display())]),
-            },
-            _ => (
-                Vec::new(),
-                vec![format!(
-                    "{}: a flow is a .js file (flow export {{format: \"js\"}}) or a Maestro .yaml file",
-                    file.display()
-                )],
-            ),
-        };
-        for line in &steps {
-            println!("would   {line}");
-        }
-        for note in &notes {
-            println!("note    {note}");
-        }
-        for why in &refused {
-            println!("refused {why}");
-        }
-        println!(
-            "{}: {} steps would run, {} refused",
-            file.display(),
-            steps.iter().filter(|l| !l.starts_with(' ')).count(),
-            refused.len()
-        );
-        refused_total += usize::from(!refused.is_empty());
-    }
-    if options.files.len() > 1 {
-        println!(
-            "{} flows: {} read, {refused_total} with refusals",
-            options.files.len(),
-            options.files.len() - refused_total
-        );
-    }
-    refused_total == 0
-}
-
-/// What `--check` prints of `steps`: each step numbered as the replay names it, each block's rule
-/// on a line of its own (indented).
-fn would(steps: &[crate::flow::Step], number: &mut usize, out: &mut Vec<String>) {
-    for step in steps {
-        match &step.action {
-            crate::flow::Action::Block { control, body } => {
-                out.push(format!("  {}:", step.describe()));
-                would(body, number, out);
-                if let crate::flow::Control::Complete { after } = control {
-                    would(after, number, out);
-                }
-            }
-            _ => {
-                *number += 1;
-                out.push(format!("{number} {}", step.describe()));
-            }
-        }
-    }
+    outputs.finish(reports).map_err(anyhow::Error::msg)
 }
 
 /// A flow file's name, the script that replays it, and the host files its addMedia steps push.
@@ -295,15 +387,17 @@ fn script_of(file: &Path) -> anyhow::Result<(String, String, Vec<crate::flow::co
 async fn run_one(
     state: &Arc<State>,
     options: &Options,
+    outputs: &output::Outputs,
     file: &Path,
     name: String,
     code: String,
+    shard: Option<usize>,
 ) -> anyhow::Result<Report> {
     let names = step_names(&code);
     let env = variables(options);
     let device = state.device(None).await.ok();
     let mut given = env.clone();
-    given.extend(defaults(file, device));
+    given.extend(defaults(file, device, shard));
     let started = Instant::now();
     let answer = call(
         state,
@@ -346,8 +440,7 @@ async fn run_one(
     }
     // What the flow made on the device (takeScreenshot), pulled beside the report.
     let run = answer.get("runId").and_then(Value::as_str).unwrap_or_default();
-    let beside = report_folder(options, || Folder::chosen(Path::new("")));
-    let (pulled, unpulled) = files::pull(state, run, beside).await;
+    let (pulled, unpulled) = files::pull(state, run, outputs.beside()).await;
     let failed_step = results.iter().any(|r| r.error.is_some());
     report.ended = answer.get("ok") == Some(&Value::Bool(true));
     if !report.ended && !failed_step {
@@ -365,7 +458,7 @@ async fn run_one(
         });
     }
     if !report.passed() {
-        let (seen, shot) = what_the_screen_shows(state, options, &report.name).await;
+        let (seen, shot) = what_the_screen_shows(state, outputs, &report.name, shard).await;
         if let Some(seen) = seen {
             let failing = report
                 .steps
@@ -383,10 +476,7 @@ async fn run_one(
         report.run_error = Some(format!("files the flow made were not pulled: {}", unpulled.join("; ")));
     }
     redact(&mut report, &env);
-    print(&report);
-    for path in pulled {
-        println!("file    {}", path.display());
-    }
+    report.files = pulled;
     Ok(report)
 }
 
@@ -435,7 +525,12 @@ fn read_results(state: &State, answer: &Value) -> Vec<StepResult> {
 /// After a failure: the activity and the first labels on the screen, and a screenshot saved
 /// beside the report (or in the user's private `droidmcp-replay-UID` in the temp folder), named
 /// by the flow's name made plain: a flow's `name:` is a third party's text.
-async fn what_the_screen_shows(state: &Arc<State>, options: &Options, name: &str) -> (Option<String>, Option<PathBuf>) {
+async fn what_the_screen_shows(
+    state: &Arc<State>,
+    outputs: &output::Outputs,
+    name: &str,
+    shard: Option<usize>,
+) -> (Option<String>, Option<PathBuf>) {
     let seen = match call(state, "ui", json!({"operation": "dump", "limit": 12})).await {
         Ok(dump) if dump.get("elements").is_some() => {
             let activity = dump["focused"]["activity"]
@@ -461,10 +556,9 @@ async fn what_the_screen_shows(state: &Arc<State>, options: &Options, name: &str
         Ok(result) => result.content.iter().find_map(|c| c.as_image().cloned()),
         Err(_) => None,
     };
-    let folder = report_folder(options, || Folder::user_temp("replay"));
+    let (folder, file) = outputs.failure_shot(name, shard);
     let path = shot.and_then(|image| {
         let bytes = base64::engine::general_purpose::STANDARD.decode(&image.data).ok()?;
-        let file = format!("{}-failure.jpg", crate::confine::plain_from(name));
         match folder.and_then(|folder| folder.write(&[file], &bytes)) {
             Ok(path) => Some(path),
             Err(e) => {
@@ -474,34 +568,6 @@ async fn what_the_screen_shows(state: &Arc<State>, options: &Options, name: &str
         }
     });
     (seen, path)
-}
-
-fn print(report: &Report) {
-    for (name, result) in &report.steps {
-        match result {
-            Some(r) => match report.failure(r) {
-                None if r.warnings.is_empty() => println!("ok      {name} ({} ms)", r.ms),
-                None => println!("ok      {name} ({} ms); warning: {}", r.ms, r.warnings.join("; ")),
-                Some(e) => println!("FAILED  {name} ({} ms): {e}", r.ms),
-            },
-            None => println!("skipped {name}"),
-        }
-    }
-    if let Some(e) = &report.run_error {
-        println!("FAILED  the run: {e}");
-    }
-    if let Some(path) = &report.screenshot {
-        println!("screenshot of the failure: {}", path.display());
-    }
-    let (failed, skipped) = (report.failed(), report.skipped());
-    let steps = report.steps.len();
-    println!(
-        "{}: {steps} step{}, {} passed, {failed} failed, {skipped} skipped, {:.1} s",
-        report.name,
-        if steps == 1 { "" } else { "s" },
-        steps - failed - skipped,
-        report.ms as f64 / 1000.0
-    );
 }
 
 #[cfg(test)]

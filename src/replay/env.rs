@@ -6,12 +6,13 @@ use std::path::Path;
 use super::{Options, Report};
 
 /// The variables Maestro defines for every flow it runs (`Env.withDefaultEnvVars`), over any
-/// given: the flow file's name without its extension, the device's serial, and the shard (a
-/// replay runs its flows on one device, Maestro's first shard). What they hold is no secret.
-pub(super) fn defaults(file: &Path, device: Option<String>) -> Vec<(String, String)> {
+/// given: the flow file's name without its extension, the device's serial, and the shard (its
+/// number from 1; the first without shards). What they hold is no secret.
+pub(super) fn defaults(file: &Path, device: Option<String>, shard: Option<usize>) -> Vec<(String, String)> {
+    let shard = shard.unwrap_or(1);
     let mut vars = vec![
-        ("MAESTRO_SHARD_ID".to_string(), "1".to_string()),
-        ("MAESTRO_SHARD_INDEX".into(), "0".into()),
+        ("MAESTRO_SHARD_ID".to_string(), shard.to_string()),
+        ("MAESTRO_SHARD_INDEX".into(), (shard - 1).to_string()),
     ];
     if let Some(stem) = file.file_stem() {
         vars.push(("MAESTRO_FILENAME".into(), stem.to_string_lossy().into_owned()));

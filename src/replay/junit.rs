@@ -15,14 +15,21 @@ pub fn junit(reports: &[Report]) -> String {
 }
 
 fn suite(out: &mut String, report: &Report) {
-    let failures = report.failed() + usize::from(report.run_error.is_some());
+    let run_failed = report.run_error.is_some() || report.lost.is_some();
+    let failures = report.failed() + usize::from(run_failed);
     let skipped = report.skipped();
-    let tests = report.steps.len() + usize::from(report.run_error.is_some());
+    let tests = report.steps.len() + usize::from(run_failed);
     out.push_str(&format!(
         "<testsuite name=\"{}\" tests=\"{tests}\" failures=\"{failures}\" errors=\"0\" skipped=\"{skipped}\" time=\"{:.3}\">\n",
         xml(&report.name),
         report.ms as f64 / 1000.0
     ));
+    if !report.device.is_empty() {
+        out.push_str(&format!(
+            "  <properties><property name=\"device\" value=\"{}\"/></properties>\n",
+            xml(&report.device)
+        ));
+    }
     let class = xml(&format!("droidmcp.flow.{}", report.name));
     let shot = report
         .screenshot
@@ -63,7 +70,7 @@ fn suite(out: &mut String, report: &Report) {
             }
         }
     }
-    if let Some(e) = &report.run_error {
+    if let Some(e) = report.lost.as_ref().or(report.run_error.as_ref()) {
         out.push_str(&format!(
             "  <testcase classname=\"{class}\" name=\"the run\" time=\"0\">\n    <failure message=\"{}\">{}{}</failure>\n  </testcase>\n",
             xml(&crate::android::text::echoed(e)),
@@ -74,50 +81,58 @@ fn suite(out: &mut String, report: &Report) {
     out.push_str("</testsuite>\n");
 }
 
-/// The report as Maestro writes it (`JUnitTestSuiteReporter`): one testsuite, "Test Suite", a
-/// testcase per flow named by its name, times in whole seconds, a `status` (SUCCESS or ERROR),
-/// and a failed flow's `<failure>` text: its failing step (number and what it did), why, what
-/// the screen showed, and the screenshot's path.
+/// The report as Maestro writes it (`JUnitTestSuiteReporter`): a testsuite "Test Suite" per
+/// device (Maestro's merged shards' suites) with its `device`, a testcase per flow named by its
+/// name, times in whole seconds, a `status` (SUCCESS or ERROR), and a failed flow's `<failure>`
+/// text: its failing step (number and what it did), why, what the screen showed, and the
+/// screenshot's path.
 pub fn junit_maestro(reports: &[Report]) -> String {
-    let failed = reports.iter().filter(|r| !r.passed()).count();
     let seconds = |ms: u64| ms / 1000;
-    let mut out = format!(
-        "<?xml version='1.0' encoding='UTF-8'?>\n<testsuites>\n  <testsuite name=\"Test Suite\" tests=\"{}\" failures=\"{failed}\" time=\"{}\">\n",
-        reports.len(),
-        seconds(reports.iter().map(|r| r.ms).sum())
-    );
+    let mut devices: Vec<&str> = Vec::new();
     for report in reports {
-        let name = xml(&report.name);
-        let head = format!(
-            "    <testcase id=\"{name}\" name=\"{name}\" classname=\"{name}\" time=\"{}\" status=\"{}\"",
-            seconds(report.ms),
-            if report.passed() { "SUCCESS" } else { "ERROR" }
-        );
-        let failure = report
-            .steps
-            .iter()
-            .find_map(|(step, r)| {
-                r.as_ref()
-                    .and_then(|r| report.failure(r))
-                    .map(|e| format!("step {step}: {e}"))
-            })
-            .or_else(|| report.run_error.clone());
-        match failure {
-            None => out.push_str(&format!("{head}/>\n")),
-            Some(e) => {
-                let shot = report
-                    .screenshot
-                    .as_ref()
-                    .map(|p| format!("\nScreenshot: {}", p.display()))
-                    .unwrap_or_default();
-                out.push_str(&format!(
-                    "{head}>\n      <failure>{}</failure>\n    </testcase>\n",
-                    xml(&format!("{e}{shot}"))
-                ));
-            }
+        if !devices.contains(&report.device.as_str()) {
+            devices.push(&report.device);
         }
     }
-    out.push_str("  </testsuite>\n</testsuites>\n");
+    let mut out = String::from("<?xml version='1.0' encoding='UTF-8'?>\n<testsuites>\n");
+    for device in devices {
+        let suite: Vec<&Report> = reports.iter().filter(|r| r.device == device).collect();
+        let failed = suite.iter().filter(|r| !r.passed()).count();
+        let device_attr = if device.is_empty() {
+            String::new()
+        } else {
+            format!(" device=\"{}\"", xml(device))
+        };
+        out.push_str(&format!(
+            "  <testsuite name=\"Test Suite\"{device_attr} tests=\"{}\" failures=\"{failed}\" time=\"{}\">\n",
+            suite.len(),
+            seconds(suite.iter().map(|r| r.ms).sum())
+        ));
+        for report in suite {
+            let name = xml(&report.name);
+            let head = format!(
+                "    <testcase id=\"{name}\" name=\"{name}\" classname=\"{name}\" time=\"{}\" status=\"{}\"",
+                seconds(report.ms),
+                if report.passed() { "SUCCESS" } else { "ERROR" }
+            );
+            match report.why() {
+                None => out.push_str(&format!("{head}/>\n")),
+                Some(e) => {
+                    let shot = report
+                        .screenshot
+                        .as_ref()
+                        .map(|p| format!("\nScreenshot: {}", p.display()))
+                        .unwrap_or_default();
+                    out.push_str(&format!(
+                        "{head}>\n      <failure>{}</failure>\n    </testcase>\n",
+                        xml(&format!("{e}{shot}"))
+                    ));
+                }
+            }
+        }
+        out.push_str("  </testsuite>\n");
+    }
+    out.push_str("</testsuites>\n");
     out
 }
 

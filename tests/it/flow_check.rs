@@ -261,7 +261,14 @@ fn the_maestro_junit_report_is_a_testcase_per_flow_with_the_failure_s_screen() {
     assert_eq!(out.status.code(), Some(1));
     let xml = std::fs::read_to_string(&report).unwrap();
     println!("{xml}");
-    assert!(xml.starts_with("<?xml version='1.0' encoding='UTF-8'?>\n<testsuites>\n  <testsuite name=\"Test Suite\" tests=\"2\" failures=\"1\" time=\""), "{xml}");
+    // Maestro's suite names its device (JUnitTestSuiteReporter's `device`), here the simulator.
+    assert!(
+        xml.starts_with(
+            "<?xml version='1.0' encoding='UTF-8'?>\n<testsuites>\n  <testsuite name=\"Test Suite\" device=\"127.0.0.1:"
+        ),
+        "{xml}"
+    );
+    assert!(xml.contains("\" tests=\"2\" failures=\"1\" time=\""), "{xml}");
     assert!(
         xml.contains("<testcase id=\"Opens\" name=\"Opens\" classname=\"Opens\" time=\"0\" status=\"SUCCESS\"/>"),
         "{xml}"

@@ -55,6 +55,7 @@ mod sim_adb;
 mod sim_adb_client;
 mod sim_hostile;
 mod sim_toybox;
+mod suite;
 mod take_over;
 mod two_devices;
 mod web;

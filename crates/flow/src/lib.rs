@@ -12,6 +12,7 @@ pub mod record;
 #[cfg(any(test, feature = "test-support"))]
 pub mod tests;
 pub mod verify;
+pub mod workspace;
 
 use android::identity::is_field;
 use android::ui_elements::{Element, Field, Matcher, best_target, find};

@@ -1,0 +1,222 @@
+//! Where a replay's outputs go, all through the one door (`crate::confine::Folder`): the report
+//! (`--junit`, or `--format junit|html` to `--output`, else `report.xml`/`report.html` here, as
+//! Maestro's `TestCommand.saveReport`), and with `--test-output-dir DIR` (or the config's
+//! `testOutputDir`) Maestro's test output folder `DIR/<yyyy-MM-dd_HHmmss>/`
+//! (`TestDebugReporter.buildDefaultDebugOutputPath`): `maestro.log`, each flow's
+//! `commands-[shard-N-]NAME.json` and failure screenshot `screenshot-[shard-N-]failed-MS-NAME.jpg`
+//! (`TestDebugReporter.saveFlow`), and the screenshots the flows took. Maestro's names hold
+//! `(NAME)` and `❌`, which are not plain names: droidmcp writes NAME made plain, and `failed`.
+
+use std::path::Path;
+use std::sync::Mutex;
+
+use serde_json::{Value, json};
+
+use crate::confine::{Folder, plain_from, plain_name};
+
+use super::{JunitFormat, Options, Report, ReportFormat};
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Kind {
+    Junit(JunitFormat),
+    Html,
+}
+
+pub struct Outputs {
+    report: Option<(Folder, String, Kind)>,
+    /// The test output folder of this run.
+    run_dir: Option<Folder>,
+    log: Mutex<String>,
+}
+
+impl Outputs {
+    /// Checks and opens every place the options name, before anything runs. `configured`: the
+    /// workspace config's testOutputDir.
+    pub fn open(options: &Options, configured: Option<&Path>) -> Result<Outputs, String> {
+        let kind = match (options.format, &options.junit, options.junit_format) {
+            (Some(ReportFormat::Html), _, Some(_)) => {
+                return Err("--junit-format shapes a JUnit report, not --format html: drop it".into());
+            }
+            (None, None, Some(_)) => {
+                return Err("--junit-format shapes a JUnit report: add --junit PATH or --format junit".into());
+            }
+            (Some(ReportFormat::Html), ..) => Some(Kind::Html),
+            (Some(ReportFormat::Junit), _, shape) => Some(Kind::Junit(shape.unwrap_or(JunitFormat::Maestro))),
+            (None, Some(_), shape) => Some(Kind::Junit(shape.unwrap_or(JunitFormat::Steps))),
+            (None, None, None) => None,
+        };
+        let path = match (&options.junit, &options.output, kind) {
+            (Some(path), ..) => Some((path.clone(), "--junit")),
+            (None, Some(path), _) => Some((path.clone(), "--output")),
+            (None, None, Some(Kind::Html)) => Some(("report.html".into(), "--format html")),
+            (None, None, Some(Kind::Junit(_))) => Some(("report.xml".into(), "--format junit")),
+            (None, None, None) => None,
+        };
+        let report = match (path, kind) {
+            (Some((path, option)), Some(kind)) => {
+                let file = path
+                    .file_name()
+                    .map(|f| f.to_string_lossy().into_owned())
+                    .ok_or_else(|| format!("{option}: {} names no file", path.display()))?;
+                plain_name(&file).map_err(|e| format!("{option}: {e}"))?;
+                let folder =
+                    Folder::chosen(path.parent().unwrap_or(Path::new(""))).map_err(|e| format!("{option}: {e}"))?;
+                Some((folder, file, kind))
+            }
+            _ => None,
+        };
+        let run_dir = match options.test_output_dir.as_deref().or(configured) {
+            Some(dir) => {
+                let stamp = chrono::Local::now().format("%Y-%m-%d_%H%M%S").to_string();
+                let made = Folder::chosen(dir).and_then(|d| d.sub(&stamp));
+                Some(made.map_err(|e| format!("--test-output-dir {}: {e}", dir.display()))?)
+            }
+            None => None,
+        };
+        Ok(Outputs {
+            report,
+            run_dir,
+            log: Mutex::new(String::new()),
+        })
+    }
+
+    /// Where the files a flow made go: the test output folder, else the report's, else here.
+    pub fn beside(&self) -> Result<Folder, String> {
+        match (&self.run_dir, &self.report) {
+            (Some(dir), _) => Ok(dir.clone()),
+            (None, Some((folder, ..))) => Ok(folder.clone()),
+            (None, None) => Folder::chosen(Path::new("")),
+        }
+    }
+
+    /// The folder and name of a failure's screenshot: in the test output folder as Maestro names
+    /// it, else beside the report, else in the user's private temp folder.
+    pub fn failure_shot(&self, name: &str, shard: Option<usize>) -> (Result<Folder, String>, String) {
+        let plain = plain_from(name);
+        let prefix = shard.map(|n| format!("shard-{n}-")).unwrap_or_default();
+        match (&self.run_dir, &self.report) {
+            (Some(dir), _) => {
+                let ms = chrono::Local::now().timestamp_millis();
+                (Ok(dir.clone()), format!("screenshot-{prefix}failed-{ms}-{plain}.jpg"))
+            }
+            (None, report) => {
+                let file = match shard {
+                    Some(n) => format!("{plain}-shard-{n}-failure.jpg"),
+                    None => format!("{plain}-failure.jpg"),
+                };
+                let folder = match report {
+                    Some((folder, ..)) => Ok(folder.clone()),
+                    None => Folder::user_temp("replay"),
+                };
+                (folder, file)
+            }
+        }
+    }
+
+    /// Prints a line of the run (and keeps it for maestro.log).
+    pub fn say(&self, text: &str) {
+        println!("{text}");
+        let mut log = self.log.lock().unwrap_or_else(|p| p.into_inner());
+        log.push_str(text);
+        log.push('\n');
+    }
+
+    /// A flow ended: its lines printed at once (flows on several devices end in any order), and
+    /// its steps written to the test output folder.
+    pub fn flow_done(&self, report: &Report) {
+        self.say(&lines(report));
+        let Some(dir) = &self.run_dir else { return };
+        let prefix = report.shard.map(|n| format!("shard-{n}-")).unwrap_or_default();
+        let file = format!("commands-{prefix}{}.json", plain_from(&report.name));
+        let text = serde_json::to_string_pretty(&commands(report)).unwrap_or_default();
+        if let Err(e) = dir.write(&[file], text.as_bytes()) {
+            tracing::warn!("--test-output-dir: {e}");
+        }
+    }
+
+    /// Writes the report and the run's log.
+    pub fn finish(&self, reports: &[Report]) -> Result<(), String> {
+        if let Some((folder, file, kind)) = &self.report {
+            let text = match kind {
+                Kind::Junit(JunitFormat::Steps) => super::junit(reports),
+                Kind::Junit(JunitFormat::Maestro) => super::junit_maestro(reports),
+                Kind::Html => super::html(reports),
+            };
+            let path = folder.write(std::slice::from_ref(file), text.as_bytes())?;
+            println!("report  {}", path.display());
+        }
+        if let Some(dir) = &self.run_dir {
+            let log = self.log.lock().unwrap_or_else(|p| p.into_inner()).clone();
+            dir.write(&["maestro.log".into()], log.as_bytes())?;
+            println!("output  {}", dir.path().display());
+        }
+        Ok(())
+    }
+}
+
+/// A flow's steps as Maestro's commands-NAME.json lists its commands: each with its status
+/// (COMPLETED, WARNED, FAILED, SKIPPED), duration and error.
+fn commands(report: &Report) -> Value {
+    let steps: Vec<Value> = report
+        .steps
+        .iter()
+        .map(|(name, result)| {
+            let metadata = match result {
+                None => json!({"status": "SKIPPED"}),
+                Some(r) => match report.failure(r) {
+                    Some(e) => json!({"status": "FAILED", "duration": r.ms, "error": {"message": e}}),
+                    None if !r.warnings.is_empty() => {
+                        json!({"status": "WARNED", "duration": r.ms, "warnings": r.warnings})
+                    }
+                    None => json!({"status": "COMPLETED", "duration": r.ms}),
+                },
+            };
+            json!({"command": {"step": name}, "metadata": metadata})
+        })
+        .collect();
+    Value::Array(steps)
+}
+
+/// What a flow's run prints: a line per step, its failure, its files, and a summary line
+/// (naming its device when there are several).
+pub(super) fn lines(report: &Report) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    for (name, result) in &report.steps {
+        let _ = match result {
+            Some(r) => match report.failure(r) {
+                None if r.warnings.is_empty() => writeln!(out, "ok      {name} ({} ms)", r.ms),
+                None => writeln!(out, "ok      {name} ({} ms); warning: {}", r.ms, r.warnings.join("; ")),
+                Some(e) => writeln!(out, "FAILED  {name} ({} ms): {e}", r.ms),
+            },
+            None => writeln!(out, "skipped {name}"),
+        };
+    }
+    if let Some(e) = &report.run_error {
+        let _ = writeln!(out, "FAILED  the run: {e}");
+    }
+    if let Some(e) = &report.lost {
+        let _ = writeln!(out, "FAILED  the device: {e}");
+    }
+    if let Some(path) = &report.screenshot {
+        let _ = writeln!(out, "screenshot of the failure: {}", path.display());
+    }
+    for path in &report.files {
+        let _ = writeln!(out, "file    {}", path.display());
+    }
+    let (failed, skipped) = (report.failed(), report.skipped());
+    let steps = report.steps.len();
+    let on = match report.shard {
+        Some(_) => format!(" on {}", report.device),
+        None => String::new(),
+    };
+    let _ = write!(
+        out,
+        "{}{on}: {steps} step{}, {} passed, {failed} failed, {skipped} skipped, {:.1} s",
+        report.name,
+        if steps == 1 { "" } else { "s" },
+        steps - failed - skipped,
+        report.ms as f64 / 1000.0
+    );
+    out
+}
