@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use saphyr::{LoadableYamlNode, MarkedYamlOwned, YamlDataOwned};
+use saphyr::{MarkedYamlOwned, YamlDataOwned};
 
 use super::command::Given;
 use super::rendered::{App, StepCheck};
@@ -152,7 +152,7 @@ impl Reader {
     }
 
     fn flow(&mut self, text: &str, steps: &mut Vec<Step>) -> Result<(), String> {
-        let mut docs = MarkedYamlOwned::load_from_str(text).map_err(|e| format!("not YAML: {e}"))?;
+        let mut docs = super::yaml::load(text)?;
         docs.iter_mut().for_each(super::template::mark);
         let (header, commands) = match docs.as_slice() {
             [commands] => (None, commands),
@@ -306,11 +306,7 @@ impl Reader {
         let optional = match arg.and_then(|a| field(a, "optional")) {
             Some(o) => {
                 written(o, "optional", "read with the flow (whether a failure fails it)")?;
-                match scalar(o).as_deref() {
-                    Some("true") => true,
-                    Some("false") => false,
-                    _ => return Err(at(o, "optional is true or false")),
-                }
+                super::yaml::boolean(o).map_err(|()| at(o, "optional is true or false"))?
             }
             None => false,
         };

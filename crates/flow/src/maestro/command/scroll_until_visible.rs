@@ -7,7 +7,7 @@ use super::super::args::{direction, flag};
 use super::super::compat::Status;
 use super::super::read::Reader;
 use super::super::selectors::selector;
-use super::super::yaml::{at, field, number, only_keys, scalar, typed};
+use super::super::yaml::{at, field, integer, number, only_keys, scalar, typed};
 use super::{Given, Spec};
 use crate::commands::Command;
 use crate::{Action, Selector, Step, quoted as lit};
@@ -68,14 +68,14 @@ fn read(_: &mut Reader, given: &Given, _: &mut Vec<Step>) -> Result<Option<Actio
                 .ok_or_else(|| at(n, "speed is a whole number, 0 to 100 (more swipes in 40 ms)"))
         })?,
     };
-    // Read and checked; an element counts as shown when its centre is on the screen, which is
-    // what Maestro's own check comes to for any value below 100 (its integer division).
+    // Read and checked (Maestro's Int, held to 0..100 as Maestro holds it); an element counts as
+    // shown when its centre is on the screen, which is what Maestro's own check comes to for any
+    // value below 100 (its integer division).
     if let Some(n) = field(map, "visibilityPercentage") {
         typed(n, 100, || {
-            scalar(n)
-                .and_then(|s| s.trim().parse::<u32>().ok())
-                .filter(|n| *n <= 100)
-                .ok_or_else(|| at(n, "visibilityPercentage is 0 to 100"))
+            integer(n)
+                .map(|n| n.clamp(0, 100))
+                .map_err(|()| at(n, "visibilityPercentage is a whole number, 0 to 100"))
         })?;
     }
     Ok(Some(Action::Command(Command::ScrollUntil {

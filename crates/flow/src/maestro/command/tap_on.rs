@@ -9,7 +9,7 @@ use super::super::compat::Status;
 use super::super::fields::{MAESTRO_KEYS, TAP_OPTIONS, TARGET};
 use super::super::read::Reader;
 use super::super::selectors::target;
-use super::super::yaml::{at, field, number, scalar, typed};
+use super::super::yaml::{at, field, integer, number, scalar, typed};
 use super::{Given, Spec};
 use crate::commands::Command;
 use crate::{Action, Selector, Step, Target};
@@ -72,12 +72,10 @@ fn tap(name: &str, arg: &MarkedYamlOwned) -> Result<Action, String> {
     let mut repeat = if name == "doubleTapOn" { 2 } else { 1 };
     if let Some(n) = field(arg, "repeat") {
         // Maestro takes 0 or less as one press.
-        repeat = typed(n, repeat, || {
-            match scalar(n).and_then(|s| s.trim().parse::<i64>().ok()) {
-                Some(n) if n <= 0 => Ok(1),
-                Some(n) if n <= i64::from(MAX_REPEAT) => Ok(n as u32),
-                _ => Err(at(n, &format!("repeat is a number of presses, up to {MAX_REPEAT}"))),
-            }
+        repeat = typed(n, repeat, || match integer(n).ok() {
+            Some(n) if n <= 0 => Ok(1),
+            Some(n) if n <= i64::from(MAX_REPEAT) => Ok(n as u32),
+            _ => Err(at(n, &format!("repeat is a number of presses, up to {MAX_REPEAT}"))),
         })?;
     }
     if long && repeat > 1 {
