@@ -45,6 +45,28 @@ pub fn parse_file(path: &Path, check: StepCheck) -> Result<(Option<String>, Vec<
     Ok((reader.name, steps))
 }
 
+/// Whether the element a command acts on says `optional: true`, which Maestro takes as the
+/// command's own (`MaestroCommand.elementSelector()`, read by `Orchestra.runCommand`: a failure
+/// is then a warning): extendedWaitUntil's `visible` / `notVisible`, scrollUntilVisible's
+/// `element`, swipe's `from` (a tap's and an assertion's selector is its argument, read above).
+fn element_optional(name: &str, arg: Option<&MarkedYamlOwned>) -> Result<bool, String> {
+    let keys: &[&str] = match name {
+        "extendedWaitUntil" => &["visible", "notVisible"],
+        "scrollUntilVisible" => &["element"],
+        "swipe" => &["from"],
+        _ => return Ok(false),
+    };
+    for key in keys {
+        if let Some(o) = arg.and_then(|a| field(a, key)).and_then(|s| field(s, "optional")) {
+            written(o, "optional", "read with the flow (whether a failure fails it)")?;
+            if super::yaml::boolean(o).map_err(|()| at(o, "optional is true or false"))? {
+                return Ok(true);
+            }
+        }
+    }
+    Ok(false)
+}
+
 /// A flow file read without a device (`droidmcp replay --check`): its name, the steps that
 /// would run, and every command refused (`FILE line N: why`), not only the first.
 #[derive(Debug, Default)]
@@ -309,7 +331,7 @@ impl Reader {
                 super::yaml::boolean(o).map_err(|()| at(o, "optional is true or false"))?
             }
             None => false,
-        };
+        } || element_optional(&name, arg)?;
         // A command with a `${…}` (in its fields, or the header's appId it reads) is read now with
         // each one standing for a value of its type, and again, rendered, as its step runs.
         let templated = arg.is_some_and(super::template::holds_one) || app.node.is_some_and(super::template::marked);

@@ -41,7 +41,9 @@ pub(super) fn key<'a>(node: &'a MarkedYamlOwned, key: &str) -> Option<&'a Marked
 }
 
 /// Refuses any key but `allowed` and `label`, which every Maestro command and condition takes as
-/// its caption in Maestro's report (a replay names each step itself).
+/// its caption in Maestro's report (a replay names each step itself), and `optional`, which every
+/// one of Maestro's mappings takes, its selectors too (`YamlElementSelector.optional`): read as a
+/// true or false here; what it does is the command's (`read::element_optional`).
 pub(super) fn only_keys(node: &MarkedYamlOwned, allowed: &[&str]) -> Result<(), String> {
     let Some(map) = node.data.as_mapping() else {
         return Err(at(node, &format!("expected a mapping with {}", allowed.join(", "))));
@@ -50,6 +52,11 @@ pub(super) fn only_keys(node: &MarkedYamlOwned, allowed: &[&str]) -> Result<(), 
         let name = scalar(key).unwrap_or_default();
         if name == "label" {
             string(value, "label")?;
+            continue;
+        }
+        if name == "optional" {
+            written(value, "optional", "read with the flow (whether a failure fails it)")?;
+            boolean(value).map_err(|()| at(value, "optional is true or false"))?;
             continue;
         }
         if !allowed.contains(&name.as_str()) {
