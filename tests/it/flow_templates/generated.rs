@@ -139,6 +139,7 @@ fn samples(command: &str) -> Vec<Sample> {
         | "scroll"
         | "stopRecording"
         | "toggleAirplaneMode" => vec![only_optional(command)],
+        "action" => vec![sample(LOGIN, phone, "", "- action: «back»\n- action: «hideKeyboard»\n")],
         "inputText" => vec![sample(
             LOGIN,
             phone,

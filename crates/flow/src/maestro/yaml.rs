@@ -187,6 +187,11 @@ pub(super) fn plain(text: &str) -> Plain {
     Plain::Text
 }
 
+/// What a field Maestro reads as `Any` holds (a launch argument): Jackson's untyped value of it.
+pub(super) fn untyped(node: &MarkedYamlOwned) -> Option<Plain> {
+    resolved(node).map(|(plain, _)| plain)
+}
+
 /// What a scalar node holds as Maestro reads it: a plain one resolved (`plain`), a quoted one or
 /// one a step rendered a text, saphyr's own values as they are.
 fn resolved(node: &MarkedYamlOwned) -> Option<(Plain, String)> {

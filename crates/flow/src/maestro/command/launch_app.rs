@@ -1,12 +1,12 @@
 //! `launchApp`: the app (the header's, or `appId`) launched; with `clearState`, `stopApp`,
 //! `permissions` and `arguments`, the steps Maestro takes, in its order.
 
-use saphyr::{MarkedYamlOwned, ScalarOwned, YamlDataOwned};
+use saphyr::MarkedYamlOwned;
 
 use super::super::args::flag;
 use super::super::compat::Status;
 use super::super::read::Reader;
-use super::super::yaml::{at, field, only_keys, string};
+use super::super::yaml::{Plain, at, field, only_keys, string, untyped};
 use super::{Given, Spec};
 use crate::commands::{Command, Extra};
 use crate::{Action, Step};
@@ -82,10 +82,11 @@ fn arguments(map: &MarkedYamlOwned) -> Result<Option<Vec<(String, Extra)>>, Stri
     };
     let mut out = Vec::new();
     for (name, value) in entries {
-        let extra = match &value.data {
-            YamlDataOwned::Value(ScalarOwned::Boolean(b)) => Extra::Flag(*b),
-            YamlDataOwned::Value(ScalarOwned::Integer(i)) => Extra::Int(*i),
-            YamlDataOwned::Value(ScalarOwned::FloatingPoint(f)) => Extra::Float(f.into_inner()),
+        // Maestro's `Map<String, Any>`: Jackson types each as YAML 1.1 resolves it.
+        let extra = match untyped(value) {
+            Some(Plain::Bool(b)) => Extra::Flag(b),
+            Some(Plain::Int(i)) => Extra::Int(i),
+            Some(Plain::Float(f)) => Extra::Float(f),
             _ => Extra::Text(string(value, "an argument")?),
         };
         out.push((string(name, "an argument's name")?, extra));

@@ -15,7 +15,7 @@ use crate::{Action, Step};
 pub(in crate::maestro) const TAKE_SCREENSHOT: Spec = Spec {
     name: "takeScreenshot",
     status: Status::Replayed,
-    note: "PATH.png in the working folder (the JUnit report's folder, else the current folder), as Maestro writes PATH beside the folder it runs in, confined to it: a leading .. that would climb out stays at its top (`../../reports/x` is reports/x.png there), any other part a plain name (an absolute PATH refused at its line; a ${…} in it rendered as the step runs, the name it makes held to the same rules): screencap on the device, pulled after the run",
+    note: "PATH.png in the working folder (the JUnit report's folder, else the current folder), as Maestro writes PATH beside the folder it runs in, confined to it as a chroot: a .. that would climb out stays at its top and an absolute PATH starts there (`../../reports/x` is reports/x.png, `/tmp/x` tmp/x.png), each part a plain name, else refused at its line (a ${…} in it rendered as the step runs, the name it makes held to the same rules): screencap on the device, pulled after the run",
     own: &["path", "optional"],
     aimed: &[],
     read: Some(|_: &mut Reader, given: &Given, _: &mut Vec<Step>| {
@@ -27,9 +27,9 @@ pub(in crate::maestro) const TAKE_SCREENSHOT: Spec = Spec {
 
 /// The name a command's file takes (`path`, its `extension` appended as Maestro appends it): a
 /// path inside the working folder, as the one door takes it (`confine::relative`: plain names,
-/// `/` between folders). Maestro writes the path beside the folder it runs in; a replay confines
-/// it there (`inside`), so a flow a third party wrote writes nowhere else; an absolute path is
-/// refused.
+/// `/` between folders). Maestro writes the path beside the folder it runs in, or where an
+/// absolute one says; a replay confines it to that folder (`inside`), so a flow a third party
+/// wrote writes nowhere else.
 pub(super) fn file_name(arg: &MarkedYamlOwned, command: &Spec, extension: &str) -> Result<String, String> {
     let node = match arg.data.as_mapping() {
         Some(_) => {
@@ -40,10 +40,7 @@ pub(super) fn file_name(arg: &MarkedYamlOwned, command: &Spec, extension: &str) 
     };
     let name = string(node, command.name)?;
     let name = name.strip_suffix(extension).unwrap_or(&name);
-    let name = match name.starts_with('/') {
-        true => name.to_string(),
-        false => inside(name),
-    };
+    let name = inside(name);
     // A template's name is held to the door's rules as its step reads it again, rendered.
     if marked(node) {
         return Ok(name);
@@ -57,9 +54,9 @@ pub(super) fn file_name(arg: &MarkedYamlOwned, command: &Spec, extension: &str) 
     Ok(name)
 }
 
-/// `path` inside the folder it is relative to, as a chroot reads it: `.` dropped, `..` the folder
-/// above, and at the top the top itself, so no path climbs out (`../../reports/x` is
-/// `reports/x`). Empty parts (`a//b`) are dropped.
+/// `path` inside the folder it is relative to, as a chroot reads it: `/` at the start is the
+/// folder's top, `.` dropped, `..` the folder above, and at the top the top itself, so no path
+/// climbs out (`../../reports/x` is `reports/x`, `/tmp/x` is `tmp/x`). Empty parts are dropped.
 fn inside(path: &str) -> String {
     let mut parts: Vec<&str> = Vec::new();
     for part in path.split('/') {
@@ -96,8 +93,9 @@ mod tests {
             })
             .collect();
         assert_eq!(names, ["reports/login", "done"]);
-        let absolute = super::super::super::parse("appId: a.b\n---\n- takeScreenshot: /tmp/x\n").unwrap_err();
-        assert!(absolute.contains("line 3"), "{absolute}");
+        let hidden = super::super::super::parse("appId: a.b\n---\n- takeScreenshot: ../.x\n").unwrap_err();
+        assert!(hidden.contains("line 3"), "{hidden}");
+        assert_eq!(inside("/tmp/356-stage1"), "tmp/356-stage1");
         assert_eq!(inside("a/../../b/./c"), "b/c");
         assert_eq!(inside("../.."), "");
     }
