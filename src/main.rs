@@ -18,6 +18,8 @@ use droidmcp::server::DroidMcp;
 use droidmcp::sim::{self, AuthPolicy, Faults, SimHandle, Simulator};
 use droidmcp::tools::State;
 use rmcp::ServiceExt;
+use tracing::Level;
+use tracing_subscriber::{filter::Targets, layer::SubscriberExt, util::SubscriberInitExt};
 
 #[derive(Parser)]
 #[command(
@@ -281,12 +283,18 @@ async fn main() -> anyhow::Result<()> {
         // what the server keeps out of its own (a PIN typed by adb-device unlock).
         _ => "info,rmcp=warn,droidmcp::sim=warn",
     };
+    // rmcp logs each request whole at debug (a typed password too): at most info, whatever RUST_LOG.
+    let rmcp_at_most_info = Targets::new()
+        .with_default(Level::TRACE)
+        .with_target("rmcp", Level::INFO);
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| default_filter.into()),
         )
+        .finish()
+        .with(rmcp_at_most_info)
         .init();
     match cli.command {
         None => serve(cli.serve, cli.http).await,

@@ -555,7 +555,7 @@ fn print(report: &Report) {
 mod tests {
     use proptest::prelude::*;
 
-    use super::*;
+    use super::step_names;
     use crate::flow::js;
     use crate::flow::tests::step;
 

@@ -1,8 +1,8 @@
-//! The MCP server: the tool router (each call's typed command built by `tools::command`, then
-//! applied under `guard`: a task of its own with a deadline, its answer through the budget), the
-//! instructions, the long calls as MCP tasks, and the resources (cache entries, the script API,
-//! skills, and the device panel's through `panel/`). Each tool lives in `tools/` (a file, or a
-//! folder for the bigger ones: app/, device/, ui/), and is routed here by its typed command.
+//! The MCP server: the tool router (built from `tools::registry`: each call's typed command
+//! built by its tool, then run under `guard`: a task of its own with a deadline, its answer
+//! through the budget), the instructions, the long calls as MCP tasks, and the resources (cache
+//! entries, the script API, skills, and the device panel's through `panel/`). Each tool lives in
+//! `tools/` (a file, or a folder for the bigger ones: app/, device/, ui/).
 //!
 //! Tools take a raw object rather than rmcp's `Parameters<T>` on purpose: a call that cannot be
 //! built must be an `isError` result saying which field to change, not a JSON-RPC error, and the
@@ -10,8 +10,8 @@
 
 use std::sync::Arc;
 
-use rmcp::handler::server::router::tool::ToolRouter;
-use rmcp::handler::server::wrapper::Parameters;
+use rmcp::handler::server::router::tool::{ToolRoute, ToolRouter};
+use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, CreateTaskResult, DiscoverResult,
     GetTaskParams, GetTaskResult, Implementation, InitializeRequestParams, InitializeResult, JsonObject,
@@ -21,19 +21,11 @@ use rmcp::model::{
 };
 use rmcp::service::RequestContext;
 use rmcp::task_manager::{TaskExit, TaskOptions};
-use rmcp::{ErrorData, RoleServer, ServerHandler, tool, tool_handler, tool_router};
+use rmcp::{ErrorData, RoleServer, ServerHandler, tool_handler};
 
 use crate::context::budget::{fit_text, page_of, resource_uri};
-use crate::context::schema::{input_schema, output_schema};
-use crate::tools::app::{AppArgs, AppCommand, AppOutput};
-use crate::tools::cache::{CacheArgs, CacheCommand, CacheOutput};
-use crate::tools::command::{Command, Deadline};
-use crate::tools::device::{DeviceArgs, DeviceCommand, DeviceOutput};
-use crate::tools::flow::{FlowArgs, FlowCommand, FlowOutput};
-use crate::tools::logcat::{LogcatArgs, LogcatCommand, LogcatOutput};
-use crate::tools::script::{ScriptArgs, ScriptCommand, ScriptOutput};
-use crate::tools::shell::{ShellArgs, ShellCommand, ShellOutput};
-use crate::tools::ui::{UiArgs, UiCommand, UiOutput};
+use crate::tools::command::Deadline;
+use crate::tools::registry::{self, TOOLS, Tool};
 use crate::tools::{self, State};
 
 mod guard;
@@ -58,19 +50,18 @@ enum States {
     ByPrincipal(Arc<crate::principals::Principals>),
 }
 
-#[tool_router]
 impl DroidMcp {
     pub fn new(state: Arc<State>) -> DroidMcp {
         DroidMcp {
             states: States::One(state),
-            tool_router: Self::tool_router(),
+            tool_router: router(),
         }
     }
 
     pub fn for_principals(principals: Arc<crate::principals::Principals>) -> DroidMcp {
         DroidMcp {
             states: States::ByPrincipal(principals),
-            tool_router: Self::tool_router(),
+            tool_router: router(),
         }
     }
 
@@ -90,185 +81,38 @@ impl DroidMcp {
             }
         }
     }
+}
 
-    /// Devices: list, select, properties, wait (boot), health, wake, unlock, emulator.
-    #[tool(
-        name = "adb-device",
-        input_schema = input_schema::<DeviceArgs>(),
-        output_schema = output_schema::<DeviceOutput>(),
-        annotations(destructive_hint = false, open_world_hint = false)
-    )]
-    async fn adb_device(
-        &self,
-        Parameters(args): Parameters<JsonObject>,
-        ctx: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, ErrorData> {
-        Ok(self
-            .dispatch::<DeviceCommand, _, _>(ctx, args, |state, c, ctx| async move {
-                tools::device::apply(&state, c, ctx).await
-            })
-            .await)
+/// rmcp's router, one route per tool of the registry: tools/list, and each call to `dispatch`.
+fn router() -> ToolRouter<DroidMcp> {
+    let mut router = ToolRouter::new();
+    for tool in TOOLS {
+        router.add_route(ToolRoute::new_dyn(
+            tool.listed(),
+            move |call: ToolCallContext<'_, DroidMcp>| {
+                Box::pin(async move {
+                    let args = call.arguments.unwrap_or_default();
+                    Ok(CallToolResponse::Complete(
+                        call.service.dispatch(tool, call.request_context, args).await,
+                    ))
+                })
+            },
+        ));
     }
-
-    /// Apps: list (paged); the others act on one package.
-    #[tool(
-        name = "adb-app",
-        input_schema = input_schema::<AppArgs>(),
-        output_schema = output_schema::<AppOutput>(),
-        annotations(destructive_hint = true, open_world_hint = false)
-    )]
-    async fn adb_app(
-        &self,
-        Parameters(args): Parameters<JsonObject>,
-        ctx: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, ErrorData> {
-        Ok(self
-            .dispatch::<AppCommand, _, _>(ctx, args, |state, c, ctx| async move {
-                tools::app::apply(&state, c, ctx).await
-            })
-            .await)
-    }
-
-    /// Log: read (counts, crashes, last lines; filters), clear.
-    #[tool(
-        name = "adb-logcat",
-        input_schema = input_schema::<LogcatArgs>(),
-        output_schema = output_schema::<LogcatOutput>(),
-        annotations(destructive_hint = true, open_world_hint = false)
-    )]
-    async fn adb_logcat(
-        &self,
-        Parameters(args): Parameters<JsonObject>,
-        ctx: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, ErrorData> {
-        Ok(self
-            .dispatch::<LogcatCommand, _, _>(
-                ctx,
-                args,
-                |state, c, _| async move { tools::logcat::apply(&state, c).await },
-            )
-            .await)
-    }
-
-    /// Shell command as given: exit code, stdout, stderr (long: head, tail, cacheId).
-    #[tool(
-        name = "adb-shell",
-        input_schema = input_schema::<ShellArgs>(),
-        output_schema = output_schema::<ShellOutput>(),
-        annotations(destructive_hint = true, open_world_hint = true)
-    )]
-    async fn adb_shell(
-        &self,
-        Parameters(args): Parameters<JsonObject>,
-        ctx: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, ErrorData> {
-        Ok(self
-            .dispatch::<ShellCommand, _, _>(
-                ctx,
-                args,
-                |state, c, _| async move { tools::shell::apply(&state, c).await },
-            )
-            .await)
-    }
-
-    /// Screen: dump (refs), find, act, scroll, wait, screenshot (JPEG+grid).
-    #[tool(
-        name = "ui",
-        input_schema = input_schema::<UiArgs>(),
-        output_schema = output_schema::<UiOutput>(),
-        annotations(destructive_hint = true, open_world_hint = false)
-    )]
-    async fn ui(
-        &self,
-        Parameters(args): Parameters<JsonObject>,
-        ctx: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, ErrorData> {
-        Ok(self
-            .dispatch::<UiCommand, _, _>(ctx, args, |state, c, ctx| async move {
-                tools::ui::apply(&state, c, ctx).await
-            })
-            .await)
-    }
-
-    /// Data behind a cacheId: get (page; filter, prefix), list, stats, clear.
-    #[tool(
-        name = "cache",
-        input_schema = input_schema::<CacheArgs>(),
-        output_schema = output_schema::<CacheOutput>(),
-        annotations(destructive_hint = true, idempotent_hint = true, open_world_hint = false)
-    )]
-    async fn cache(
-        &self,
-        Parameters(args): Parameters<JsonObject>,
-        ctx: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, ErrorData> {
-        Ok(self
-            .dispatch::<CacheCommand, _, _>(ctx, args, |state, c, _| async move { tools::cache::apply(&state, c) })
-            .await)
-    }
-
-    /// Recorded actions as tests: export (js|maestro) for droidmcp replay; reset.
-    #[tool(
-        name = "flow",
-        input_schema = input_schema::<FlowArgs>(),
-        output_schema = output_schema::<FlowOutput>(),
-        annotations(destructive_hint = false, open_world_hint = false)
-    )]
-    async fn flow(
-        &self,
-        Parameters(args): Parameters<JsonObject>,
-        ctx: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, ErrorData> {
-        Ok(self
-            .dispatch::<FlowCommand, _, _>(
-                ctx,
-                args,
-                |state, c, _| async move { tools::flow::apply(&state, c).await },
-            )
-            .await)
-    }
-
-    /// Code mode: JS calling these tools in a sandbox; only what it prints returns.
-    /// API: droidmcp://api/droidmcp.d.ts. list/clear: runs.
-    #[tool(
-        name = "script",
-        input_schema = input_schema::<ScriptArgs>(),
-        output_schema = output_schema::<ScriptOutput>(),
-        annotations(destructive_hint = true, open_world_hint = true)
-    )]
-    async fn script(
-        &self,
-        Parameters(args): Parameters<JsonObject>,
-        ctx: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, ErrorData> {
-        Ok(self
-            .dispatch::<ScriptCommand, _, _>(ctx, args, tools::script::apply)
-            .await)
-    }
+    router
 }
 
 impl DroidMcp {
     /// One tool call: its typed command is built (a call that cannot be built is refused with
-    /// what to change), then applied under the guard, with the deadline the command sets, unless
-    /// it acts on a device a person holds in the panel (`tools::holds::refusal`).
-    async fn dispatch<C, F, Fut>(&self, ctx: RequestContext<RoleServer>, args: JsonObject, apply: F) -> CallToolResult
-    where
-        C: Command,
-        F: FnOnce(Arc<State>, C, RequestContext<RoleServer>) -> Fut + Send + 'static,
-        Fut: Future<Output = CallToolResult> + Send + 'static,
-    {
+    /// what to change), then run under the guard, with the deadline the command sets, unless it
+    /// acts on a device a person holds in the panel (`registry::Built::run`).
+    async fn dispatch(&self, tool: &Tool, ctx: RequestContext<RoleServer>, args: JsonObject) -> CallToolResult {
         let state = self.state(&ctx);
-        match C::parse(args) {
+        match (tool.build)(args) {
             Ok(command) => {
-                let call = self.call(&ctx, &state, command.deadline());
+                let call = self.call(&ctx, &state, command.deadline);
                 let by_panel = crate::panel::by_panel(&ctx.meta);
-                let work = async move {
-                    match tools::holds::refusal(&state, &command, by_panel).await {
-                        Some(refused) => refused,
-                        None => apply(state, command, ctx).await,
-                    }
-                };
-                guard(call, work).await
+                guard(call, command.run(state, ctx, by_panel)).await
             }
             Err(refused) => {
                 let call = self.call(&ctx, &state, Deadline::SERVER);
@@ -340,21 +184,9 @@ const CALL_GRACE: std::time::Duration = std::time::Duration::from_millis(300);
 /// Whether a call may run long enough to be a task for a client that takes tasks (a script run,
 /// a wait, an install), as its typed command says; a call that cannot be built is not one.
 fn runs_long(request: &CallToolRequestParams) -> bool {
-    fn long<C: Command>(args: &Option<JsonObject>) -> bool {
-        C::parse(args.clone().unwrap_or_default()).is_ok_and(|command| command.runs_long())
-    }
-    let args = &request.arguments;
-    match request.name.as_ref() {
-        "adb-device" => long::<DeviceCommand>(args),
-        "adb-app" => long::<AppCommand>(args),
-        "adb-logcat" => long::<LogcatCommand>(args),
-        "adb-shell" => long::<ShellCommand>(args),
-        "ui" => long::<UiCommand>(args),
-        "cache" => long::<CacheCommand>(args),
-        "flow" => long::<FlowCommand>(args),
-        "script" => long::<ScriptCommand>(args),
-        _ => false,
-    }
+    registry::find(&request.name)
+        .and_then(|tool| (tool.build)(request.arguments.clone().unwrap_or_default()).ok())
+        .is_some_and(|command| command.runs_long)
 }
 
 /// How long a finished task's result stays to be polled, and how often to poll.

@@ -186,7 +186,7 @@ fn request_edge(message: &Value) -> Option<Value> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::{Value, edge_answer, not_utf8, read_line};
     use serde_json::json;
 
     #[test]

@@ -295,7 +295,7 @@ async fn authorize(tokens: &[(Principal, Vec<u8>)], mut request: Request, next: 
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::{Duration, HttpOptions, bearer, check, parse_tokens};
 
     proptest::proptest! {
         /// Whatever bytes a body holds, the answer is a JSON-RPC error: -32700 with no id for

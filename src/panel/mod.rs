@@ -289,7 +289,9 @@ async fn hold(state: &State, args: &JsonObject) -> CallToolResult {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use serde_json::json;
+
+    use super::{ClientCapabilities, EXTENSION, MIME, Value, offered, percent_decode};
 
     #[test]
     fn serials_are_percent_decoded_and_bad_escapes_refused() {

@@ -146,7 +146,7 @@ mod tests {
 
     use proptest::prelude::*;
 
-    use super::*;
+    use super::{Report, junit, junit_maestro};
     use crate::replay::StepResult;
 
     /// Issue 35: the Maestro-shaped report parses as XML and is what Maestro writes: one

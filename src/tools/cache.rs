@@ -1,6 +1,9 @@
 //! `cache`: the drill-down behind every `cacheId`. `get` pages a stored entry (keys, items or
 //! lines) with a filter, and each page fits the budget by itself; `list`, `stats`, `clear`.
 
+use rmcp::RoleServer;
+use rmcp::service::RequestContext;
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use rmcp::model::{CallToolResult, JsonObject};
@@ -175,6 +178,10 @@ impl Command for CacheCommand {
 
     fn device(&self) -> Option<&str> {
         None
+    }
+
+    async fn apply(self, state: Arc<State>, _ctx: RequestContext<RoleServer>) -> CallToolResult {
+        apply(&state, self)
     }
 }
 

@@ -3,12 +3,18 @@
 //! one `parse` that refuses unknown fields, wrong types and fields the operation does not take,
 //! and one `Range` check for every count and time. What a command holds is valid: the server's
 //! deadline and task decision and the take-over check read it, and the tool applies it, never
-//! the raw JSON.
+//! the raw JSON (`registry.rs` holds each tool's command type).
 
+use std::future::Future;
+use std::sync::Arc;
 use std::time::Duration;
 
-use rmcp::model::JsonObject;
+use rmcp::RoleServer;
+use rmcp::model::{CallToolResult, JsonObject};
+use rmcp::service::RequestContext;
 use serde::de::DeserializeOwned;
+
+use super::State;
 
 /// A tool's typed command: how it is built from the wire, and what the server needs to know of
 /// it before it runs.
@@ -29,6 +35,8 @@ pub trait Command: Sized + Send + Sync + 'static {
     fn acts(&self) -> bool;
     /// The device it names (`None`: the session's default); the one the take-over check asks.
     fn device(&self) -> Option<&str>;
+    /// Runs it on the device layer; the answer is shaped for the budget.
+    fn apply(self, state: Arc<State>, ctx: RequestContext<RoleServer>) -> impl Future<Output = CallToolResult> + Send;
 }
 
 /// How long a call may run, as the server's guard bounds it.
@@ -181,7 +189,7 @@ pub const OFFSET: Range = Range::new("offset", 0, usize::MAX as u64);
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::{Duration, OFFSET, Range, check_fields};
 
     #[test]
     fn a_number_out_of_its_range_is_refused_with_its_field_range_and_advice() {

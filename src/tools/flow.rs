@@ -3,8 +3,11 @@
 //! Maestro flow and answers with its path, a preview and a cacheId for the whole file; `reset`
 //! starts a new recording.
 
+use rmcp::RoleServer;
 use rmcp::model::{CallToolResult, JsonObject};
+use rmcp::service::RequestContext;
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 
 use super::command::{self, Command, Deadline};
 use super::{State, error};
@@ -132,6 +135,10 @@ impl Command for FlowCommand {
     fn device(&self) -> Option<&str> {
         self.device.as_deref()
     }
+
+    async fn apply(self, state: Arc<State>, _ctx: RequestContext<RoleServer>) -> CallToolResult {
+        apply(&state, self).await
+    }
 }
 
 pub async fn apply(state: &State, command: FlowCommand) -> CallToolResult {
@@ -161,10 +168,9 @@ pub async fn apply(state: &State, command: FlowCommand) -> CallToolResult {
 async fn export(state: &State, serial: &str, what: &Export) -> Result<FlowOutput, String> {
     let name = &what.name;
     // The last step's outcome is the screen now, if no reading came after it yet.
-    if !state.flows.screen_is_current(serial)
-        && let Ok(now) = super::ui::read(state, serial).await
-    {
-        super::ui::recording_sees(state, serial, &now);
+    // (A reading is handed to the recording as it is taken.)
+    if !state.flows.screen_is_current(serial) {
+        let _ = super::ui::read(state, serial).await;
     }
     let recording = state.flows.get(serial);
     if recording.steps.is_empty() {
@@ -305,11 +311,9 @@ fn write(folder: &Folder, file: &str, text: &str) -> Result<std::path::PathBuf, 
 /// `replay --check` refuses, with the flow's line, what the run's tool would refuse.
 pub fn replayable(step: &flow::Step) -> Result<(), String> {
     for call in flow::js::calls(step) {
-        let built = match call.tool {
-            "ui" => super::ui::UiCommand::parse(call.args.clone()).map(drop),
-            "adb-app" => super::app::AppCommand::parse(call.args.clone()).map(drop),
-            "adb-device" => super::device::DeviceCommand::parse(call.args.clone()).map(drop),
-            _ => Ok(()),
+        let built = match super::registry::find(call.tool) {
+            Some(tool) => (tool.build)(call.args.clone()).map(drop),
+            None => Ok(()),
         };
         built.map_err(|e| format!("{} {} would refuse it: {e}", call.tool, call.method))?;
     }

@@ -1,6 +1,6 @@
 //! One file per MCP tool: its wire arguments become a typed command (`command.rs`, one parse for
 //! every tool), which is applied against the device layer, and the answer shaped through the
-//! budget. What they share (the device layer, the cache, the selected device, the poll loop of
+//! budget; `registry.rs` is the one list of them. What they share (the device layer, the cache, the selected device, the poll loop of
 //! every wait in `poll.rs`) is here.
 
 pub mod app;
@@ -11,6 +11,7 @@ pub mod flow;
 pub mod holds;
 pub mod logcat;
 pub mod poll;
+pub mod registry;
 pub mod script;
 pub mod shell;
 pub mod ui;

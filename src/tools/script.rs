@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::command::{self, Command, Deadline, Range};
+use super::registry::{self, TOOLS};
 use super::{State, error};
 use crate::context::Kind;
 use crate::context::budget::{Budgeted, respond, unbudgeted};
@@ -110,31 +111,20 @@ struct ToolHost {
     ended: Arc<AtomicUsize>,
 }
 
-/// Every tool a script can call, as the namespace it has in the sandbox.
+/// Every tool a script can call (`registry::TOOLS` with a namespace), with the same schemas
+/// `tools/list` shows for it.
 pub fn namespaces() -> Vec<Namespace> {
-    vec![
-        namespace::<super::device::DeviceArgs, super::device::DeviceOutput>("device", "adb-device"),
-        namespace::<super::app::AppArgs, super::app::AppOutput>("app", "adb-app"),
-        namespace::<super::ui::UiArgs, super::ui::UiOutput>("ui", "ui"),
-        namespace::<super::logcat::LogcatArgs, super::logcat::LogcatOutput>("logcat", "adb-logcat"),
-        namespace::<super::shell::ShellArgs, super::shell::ShellOutput>("shell", "adb-shell"),
-        namespace::<super::cache::CacheArgs, super::cache::CacheOutput>("cache", "cache"),
-        namespace::<super::flow::FlowArgs, super::flow::FlowOutput>("flow", "flow"),
-    ]
-}
-
-/// One tool, with the same schemas `tools/list` shows for it.
-fn namespace<A, O>(name: &'static str, tool: &'static str) -> Namespace
-where
-    A: schemars::JsonSchema + std::any::Any,
-    O: Budgeted,
-{
-    Namespace {
-        name,
-        tool,
-        input: (*crate::context::schema::input_schema::<A>()).clone(),
-        output: (*crate::context::schema::output_schema::<O>()).clone(),
-    }
+    TOOLS
+        .iter()
+        .filter_map(|tool| {
+            Some(Namespace {
+                name: tool.namespace?,
+                tool: tool.name,
+                input: (*(tool.input)()).clone(),
+                output: (*(tool.output)()).clone(),
+            })
+        })
+        .collect()
 }
 
 impl Host for ToolHost {
@@ -150,16 +140,13 @@ impl Host for ToolHost {
                 return Err("a tool's arguments are an object".to_string());
             };
             let operation = command::operation_name(&args);
-            let state = &state;
-            let result = match tool.as_str() {
-                "adb-device" => checked(state, args, |c| super::device::apply(state, c, ctx)).await,
-                "adb-app" => checked(state, args, |c| super::app::apply(state, c, ctx)).await,
-                "adb-logcat" => checked(state, args, |c| super::logcat::apply(state, c)).await,
-                "adb-shell" => checked(state, args, |c| super::shell::apply(state, c)).await,
-                "ui" => checked(state, args, |c| super::ui::apply(state, c, ctx)).await,
-                "cache" => checked(state, args, |c| async move { super::cache::apply(state, c) }).await,
-                "flow" => checked(state, args, |c| super::flow::apply(state, c)).await,
-                other => return Err(format!("no tool named {other}")),
+            // Built and run as the server runs a call (a script's calls are never the panel's).
+            let result = match registry::find(&tool).filter(|t| t.namespace.is_some()) {
+                None => return Err(format!("no tool named {tool}")),
+                Some(found) => match (found.build)(args) {
+                    Ok(command) => command.run(state.clone(), ctx, false).await,
+                    Err(e) => error(e),
+                },
             };
             let answer = full_data(result);
             let saved = match &answer {
@@ -231,24 +218,6 @@ impl Host for ToolHost {
                 other => Err(format!("{other} is not available")),
             }
         })
-    }
-}
-
-/// One tool call of a script, as the server makes one: its command built (a call that cannot
-/// be built is refused with what to change), then applied, unless it acts on a device a person
-/// holds in the panel (a script's calls are never the panel's own).
-async fn checked<C: Command, Fut: Future<Output = CallToolResult>>(
-    state: &State,
-    args: JsonObject,
-    apply: impl FnOnce(C) -> Fut,
-) -> CallToolResult {
-    let command = match C::parse(args) {
-        Ok(command) => command,
-        Err(e) => return error(e),
-    };
-    match super::holds::refusal(state, &command, false).await {
-        Some(refused) => refused,
-        None => apply(command).await,
     }
 }
 
@@ -358,6 +327,10 @@ impl Command for ScriptCommand {
 
     fn device(&self) -> Option<&str> {
         None
+    }
+
+    async fn apply(self, state: Arc<State>, ctx: RequestContext<RoleServer>) -> CallToolResult {
+        apply(state, self, ctx).await
     }
 }
 
@@ -471,7 +444,7 @@ async fn run_script(state: Arc<State>, what: RunScript, ctx: RequestContext<Role
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::namespaces;
     use crate::script::api::{declarations, function_name};
 
     #[test]

@@ -2,6 +2,9 @@
 //! with its exit code, stdout and stderr. A stream too long for the budget is shown as its head
 //! and tail, and kept whole behind a cacheId.
 
+use rmcp::RoleServer;
+use rmcp::service::RequestContext;
+use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::model::{CallToolResult, JsonObject};
@@ -152,6 +155,10 @@ impl Command for ShellCommand {
 
     fn device(&self) -> Option<&str> {
         self.device.as_deref()
+    }
+
+    async fn apply(self, state: Arc<State>, _ctx: RequestContext<RoleServer>) -> CallToolResult {
+        apply(&state, self).await
     }
 }
 
@@ -315,7 +322,7 @@ pub fn head_and_tail(text: &str, room: usize, cache_id: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::{DenyList, chars, head_and_tail};
 
     #[test]
     fn deny_rules_match_whole_words_at_the_start_of_a_segment() {

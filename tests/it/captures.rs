@@ -538,37 +538,28 @@ fn all_screens() -> Vec<(String, droidmcp::android::uiautomator::UiTree)> {
 }
 
 /// The property refs keep: a ref of screen A that resolves on screen B names an element of the
-/// same label (but for an editable field's text, and the ON or OFF a switch shows for its
-/// checked flag), class and resource-id.
+/// same identity label (what was typed and a switch's state word left out), class and
+/// resource-id.
 fn check_refs_across(a: &droidmcp::android::uiautomator::UiTree, b: &droidmcp::android::uiautomator::UiTree) -> usize {
-    use droidmcp::android::ui_elements::{Element, elements};
+    use droidmcp::android::ui_elements::elements;
     use droidmcp::android::ui_refs::{RefBook, Resolved, resolve};
     let mut book = RefBook::default();
     let mut first = elements(a);
     book.number(&mut first);
     let mut second = elements(b);
     book.number(&mut second);
-    let label = |e: &Element| {
-        let state = if e.flags.iter().any(|f| f == "checked") {
-            "on"
-        } else {
-            "off"
-        };
-        let switch = e.kind.contains("Switch") || e.kind.ends_with("ToggleButton");
-        if switch && e.label.eq_ignore_ascii_case(state) {
-            String::new()
-        } else {
-            e.label.clone()
-        }
-    };
     let mut resolved = 0;
     for e in &first {
         if let Resolved::One(found) = resolve(&second, &e.reference) {
             resolved += 1;
-            let editable = e.kind.ends_with("EditText") || e.flags.iter().any(|f| f == "password");
-            if !editable {
-                assert_eq!(label(found), label(e), "{} → {}", e.reference, found.reference);
-            }
+            // Identity's label, not the listing's: what was typed (a field's text, and a form
+            // row's listing label that shows it) and a switch's state word may change under one
+            // ref; the label an element is known by may not.
+            assert_eq!(
+                found.identity.label, e.identity.label,
+                "{} → {}",
+                e.reference, found.reference
+            );
             assert_eq!((&found.kind, &found.id), (&e.kind, &e.id));
         }
     }

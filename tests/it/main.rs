@@ -7,6 +7,7 @@
 mod common;
 
 mod attack_files;
+mod attack_identity;
 mod attack_sim_web;
 mod bad_inputs;
 mod budget;

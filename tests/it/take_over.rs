@@ -180,18 +180,9 @@ fn filled(args: &Value, answer: &Value) -> Value {
     args
 }
 
-/// The script namespace of a tool a script can call.
+/// The script namespace of a tool a script can call, as the registry names it.
 fn namespace(tool: &str) -> Option<&'static str> {
-    Some(match tool {
-        "adb-device" => "device",
-        "adb-app" => "app",
-        "adb-logcat" => "logcat",
-        "adb-shell" => "shell",
-        "ui" => "ui",
-        "cache" => "cache",
-        "flow" => "flow",
-        _ => return None,
-    })
+    droidmcp::tools::registry::find(tool).and_then(|t| t.namespace)
 }
 
 /// A script that makes the same call and prints what came of it.

@@ -14,6 +14,10 @@
 //!   for its checked flag, and only when the word agrees with the flag (`state_word`). A dialog's
 //!   row reading "Off", a summary reading "On", a checkbox captioned "ON" while unchecked: labels
 //!   like any other, so "Off" never stands for "On".
+//!
+//! A control with no label of its own (a row's unlabelled checkbox, an icon button) is named as
+//! a person names it, by its row: "the checkbox of Row B" (`row_label`). So a look-alike that
+//! takes its place (Row C's checkbox, after the list refreshed) is another element.
 
 use super::ui_elements::{Element, short_class};
 use super::uiautomator::{UiNode, UiTree};
@@ -39,11 +43,12 @@ impl Identity {
     /// The identity of node `node` of `tree` as an element.
     pub fn of(tree: &UiTree, node: usize) -> Identity {
         let n = &tree.nodes[node];
+        let own = super::ui_elements::identity_label(tree, node);
         Identity {
             package: n.attr("package").unwrap_or_default().to_string(),
             class: n.class().to_string(),
             resource_id: n.resource_id().trim().to_string(),
-            label: super::ui_elements::identity_label(tree, node),
+            label: if own.is_empty() { row_label(tree, node) } else { own },
             web_selector: n.attr(WEB_SELECTOR_ATTR).unwrap_or_default().to_string(),
         }
     }
@@ -103,6 +108,58 @@ pub(super) fn own_label(n: &UiNode) -> String {
     }
 }
 
+/// The label a control with none of its own takes, as a person names it ("the checkbox of Row
+/// B"): the own labels (`own_label`), in document order, of the nodes under its nearest ancestor
+/// that holds any level with it (a box sharing some of its height: its row, whether the row is a
+/// layout of its own or a line of a flat screen). Only a leaf takes one (a container's label
+/// would repeat what is beside it), never a field (its name is its content-desc or hint; two
+/// unnamed fields are told apart by order, `FieldKey`) nor a web element (its selector places
+/// it). Empty when nothing is level with it.
+fn row_label(tree: &UiTree, node: usize) -> String {
+    let n = &tree.nodes[node];
+    let Some(own) = n.bounds().filter(|b| !b.is_empty()) else {
+        return String::new();
+    };
+    if !n.children.is_empty() || is_field(n) || is_web(n) {
+        return String::new();
+    }
+    let level = |i: usize| {
+        tree.nodes[i]
+            .bounds()
+            .is_some_and(|b| !b.is_empty() && b.top < own.bottom && own.top < b.bottom)
+    };
+    // Up from the node; at each ancestor, only the branches not looked at yet.
+    let (mut from, mut at) = (node, n.parent);
+    while let Some(parent) = at {
+        let mut found: Vec<(usize, String)> = Vec::new();
+        let mut stack: Vec<usize> = tree.nodes[parent]
+            .children
+            .iter()
+            .copied()
+            .filter(|c| *c != from)
+            .collect();
+        while let Some(i) = stack.pop() {
+            stack.extend(tree.nodes[i].children.iter().copied());
+            let label = own_label(&tree.nodes[i]);
+            if !label.is_empty() && level(i) {
+                found.push((i, label));
+            }
+        }
+        if !found.is_empty() {
+            found.sort();
+            let mut parts: Vec<String> = Vec::new();
+            for (_, label) in found {
+                if !parts.contains(&label) {
+                    parts.push(label);
+                }
+            }
+            return parts.join(" · ");
+        }
+        (from, at) = (parent, tree.nodes[parent].parent);
+    }
+    String::new()
+}
+
 /// Whether `n`'s own text is only the word its checked flag shows: a two-state widget (a
 /// checkable Switch or ToggleButton, Android's or a web page's) whose text is "On" or "Off"
 /// (any case) agreeing with `checked`.
@@ -129,5 +186,74 @@ impl FieldKey {
             identity: element.identity.clone(),
             twin: element.twin,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::ui_elements::elements;
+    use crate::uiautomator::parse_ui_dump;
+
+    /// The identity labels of a screen's elements, by class: `body` inside a full-screen frame.
+    fn labels(body: &str) -> Vec<(String, String)> {
+        let xml = format!(
+            r#"<hierarchy rotation="0"><node index="0" text="" class="android.widget.FrameLayout" package="p" bounds="[0,0][1080,2400]">{body}</node></hierarchy>"#
+        );
+        elements(&parse_ui_dump(&xml).unwrap())
+            .into_iter()
+            .map(|e| (e.kind, e.identity.label))
+            .collect()
+    }
+
+    fn title(text: &str, top: i32) -> String {
+        format!(
+            r#"<node index="0" text="{text}" class="android.widget.TextView" package="p" bounds="[60,{top}][700,{}]"/>"#,
+            top + 100
+        )
+    }
+
+    fn check(top: i32) -> String {
+        format!(
+            r#"<node index="1" text="" resource-id="p:id/select" class="android.widget.CheckBox" package="p" checkable="true" clickable="true" bounds="[880,{}][1000,{}]"/>"#,
+            top + 10,
+            top + 90
+        )
+    }
+
+    /// An unlabelled control is named by its row, whether the row is a layout of its own or a
+    /// line of a flat screen; a field, a labelled control and one with nothing level keep theirs.
+    #[test]
+    fn an_unlabelled_control_is_named_by_its_row() {
+        let row = |text: &str, top: i32| {
+            format!(
+                r#"<node index="0" text="" class="android.widget.LinearLayout" package="p" bounds="[0,{top}][1080,{}]">{}<node index="1" text="" class="android.widget.TextView" package="p" bounds="[60,{}][700,{}]"/>{}</node>"#,
+                top + 100,
+                title(text, top),
+                top + 50,
+                top + 100,
+                check(top)
+            )
+        };
+        let checkboxes = |body: &str| -> Vec<String> {
+            labels(body)
+                .into_iter()
+                .filter(|(kind, _)| kind == "CheckBox")
+                .map(|(_, label)| label)
+                .collect()
+        };
+        assert_eq!(
+            checkboxes(&(row("Row A", 400) + &row("Row B", 600))),
+            ["Row A", "Row B"]
+        );
+        let flat = title("Row A", 400) + &check(400) + &title("Row B", 600) + &check(600);
+        assert_eq!(checkboxes(&flat), ["Row A", "Row B"]);
+        // Nothing level with it: no label, as before.
+        assert_eq!(checkboxes(&(title("Row A", 400) + &check(800))), [""]);
+        // A labelled control keeps its own; an unnamed field is named by nothing beside it.
+        let own = r#"<node index="1" text="Remember me" class="android.widget.CheckBox" package="p" checkable="true" clickable="true" bounds="[880,410][1000,490]"/>"#;
+        assert_eq!(checkboxes(&(title("Row A", 400) + own)), ["Remember me"]);
+        let field = r#"<node index="1" text="typed" class="android.widget.EditText" package="p" clickable="true" bounds="[700,410][1000,490]"/>"#;
+        let listed = labels(&(title("Row A", 400) + field));
+        assert_eq!(listed[1], ("EditText".to_string(), String::new()));
     }
 }

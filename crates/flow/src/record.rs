@@ -4,19 +4,26 @@
 //! the first screen reading handed to it after the step shows (`Recordings::saw`), so
 //! recording costs no reading of its own. It is also the one door for secrets: which fields
 //! hold one (every field a reading showed as a password, known by its identity,
-//! `android::identity::FieldKey`, however it shows later), the `${NAME}` each is typed as, one
-//! per field (`Recording::typed`), and what a reading may show of them (`Recordings::hidden`).
+//! `android::identity::FieldKey`, however it shows later; and every field whose identity names a
+//! password, `secret_by_name`, even revealed before any reading), the `${NAME}` each is typed as,
+//! one per field (`Recording::typed`), the values typed into them (kept per device for every
+//! principal, `secrets`), and what a reading may show of them (`Recordings::hidden`: the fields'
+//! text, and those values wherever they appear).
+
+mod secrets;
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Mutex;
 
 use super::{Action, Expect, MAX_VISIBLE, Selector, Step, Target, is_password, placeholder_word, selector_for};
-use android::identity::FieldKey;
+use android::identity::{FieldKey, field_class};
 use android::ui_elements::{Element, Field};
 use android::uiautomator::{Bounds, UiTree};
 
 /// Steps kept per device; older ones are dropped (and the export says how many).
 pub const MAX_STEPS: usize = 500;
+
+pub use secrets::{MIN_VALUE_CHARS, names_a_password};
 
 #[derive(Debug, Default, Clone)]
 pub struct Recording {
@@ -51,7 +58,10 @@ impl Recording {
     pub fn saw(&mut self, activity: Option<&str>, elements: &[Element]) {
         self.learn(elements);
         // A password field's text is never an outcome to assert.
-        let shown: Vec<Element> = elements.iter().filter(|e| !self.is_secret(e)).cloned().collect();
+        let shown: Vec<Element> = (0..elements.len())
+            .filter(|i| !self.is_secret(elements, *i))
+            .map(|i| elements[i].clone())
+            .collect();
         let labels: HashSet<String> = shown.iter().map(|e| e.label.clone()).collect();
         if let (Some(before), Some(step)) = (self.pending.take(), self.steps.back_mut()) {
             step.expect = outcome(activity, &shown, before.as_ref());
@@ -59,11 +69,13 @@ impl Recording {
         self.last_labels = Some(labels);
     }
 
-    /// Every password field of a reading that is not known yet becomes a secret field, with a
-    /// NAME of its own: its resource-id's when no other element of the reading has that id,
-    /// else its content-desc's or hint's, else `SECRET`; `_2`, `_3`… when another field has it.
+    /// Every password field of a reading (shown as one, or named as one: `secret_by_name`) that
+    /// is not known yet becomes a secret field, with a NAME of its own: its resource-id's when no
+    /// other element of the reading has that id, else its content-desc's or hint's, else
+    /// `SECRET`; `_2`, `_3`… when another field has it.
     fn learn(&mut self, elements: &[Element]) {
-        for element in elements.iter().filter(|e| is_password(e)) {
+        let fields = (0..elements.len()).filter(|i| is_password(&elements[*i]) || secret_by_name(elements, *i));
+        for element in fields.map(|i| &elements[i]) {
             let key = FieldKey::of(element);
             if self.secrets.iter().any(|(known, _)| *known == key) {
                 continue;
@@ -106,16 +118,21 @@ impl Recording {
     /// showed as one, NAME that field's own; when no field has focus, when the screen shows such a
     /// field (the text may go there); else `text` itself.
     pub fn typed(&mut self, text: &str, field: Option<&Element>, screen: &[Element]) -> String {
+        written(text, self.typed_into(field, screen))
+    }
+
+    /// The NAME of the secret field typing goes to (`typed`), if it goes to one.
+    fn typed_into(&mut self, field: Option<&Element>, screen: &[Element]) -> Option<String> {
         self.learn(screen);
-        if let Some(field) = field.filter(|f| is_password(f)) {
-            self.learn(std::slice::from_ref(field));
+        let one = field.map(std::slice::from_ref).unwrap_or_default();
+        if field.is_some_and(|f| is_password(f) || secret_by_name(one, 0)) {
+            self.learn(one);
         }
-        let name = match field {
+        match field {
             Some(field) => self.secret_name(field),
             None => screen.iter().find_map(|e| self.secret_name(e)),
-        };
-        // A flow's text is a Maestro template: a `${` typed is written `\${`, typed as it was.
-        name.map_or_else(|| super::maestro::template::escape(text), |name| format!("${{{name}}}"))
+        }
+        .map(str::to_string)
     }
 
     /// `target` as a step may keep it: for a field that holds a secret, only what names it
@@ -123,7 +140,7 @@ impl Recording {
     /// its point. `flow::selector_for` never takes a field's text; this holds for any other
     /// element a reading showed as a password.
     pub fn guarded(&self, element: &Element, target: Target) -> Target {
-        if !self.is_secret(element) {
+        if !self.is_secret(std::slice::from_ref(element), 0) {
             return target;
         }
         let label = &element.identity.label;
@@ -140,13 +157,23 @@ impl Recording {
         }
     }
 
-    fn is_secret(&self, element: &Element) -> bool {
-        is_password(element) || self.secret_name(element).is_some()
+    /// Whether element `i` of a reading holds a secret: shown as a password, named as one, or
+    /// a field a reading showed as one.
+    fn is_secret(&self, elements: &[Element], i: usize) -> bool {
+        let element = &elements[i];
+        is_password(element) || secret_by_name(elements, i) || self.secret_name(element).is_some()
     }
 
-    /// The nodes of a reading's secret fields: what a reading never shows the text of.
-    pub fn hidden(&self, elements: &[Element]) -> Vec<usize> {
-        elements.iter().filter(|e| self.is_secret(e)).map(|e| e.node).collect()
+    /// What a reading never shows: its secret fields' text (the values typed on its device are
+    /// added by `Recordings::hidden`).
+    pub fn hidden(&self, elements: &[Element]) -> Hidden {
+        Hidden {
+            nodes: (0..elements.len())
+                .filter(|i| self.is_secret(elements, *i))
+                .map(|i| elements[i].node)
+                .collect(),
+            values: Vec::new(),
+        }
     }
 
     pub fn fragile(&self) -> usize {
@@ -154,18 +181,72 @@ impl Recording {
     }
 }
 
-/// Hides the text of `nodes` in `tree` (a secret field's, `Recording::hidden`): one `•` per
-/// character, as a password field shows it; an empty field's hint (its text then, on a phone
-/// and in a page) stays. Whether anything was hidden.
-pub fn hide(tree: &mut UiTree, nodes: &[usize]) -> bool {
+/// What typing `text` is recorded as: `${NAME}` into secret field NAME, else the text, as a
+/// Maestro template (a `${` typed is written `\${`, typed as it was).
+fn written(text: &str, name: Option<String>) -> String {
+    name.map_or_else(|| super::maestro::template::escape(text), |name| format!("${{{name}}}"))
+}
+
+/// Whether field `i` of a reading is a password field by its name, shown as one or not (a
+/// field revealed before any reading): its identity (resource-id, or its content-desc or hint)
+/// names a password (`names_a_password`), or the element just before it is a label (no field,
+/// nothing to tap, a few words) that does ("Password", "Your PIN").
+fn secret_by_name(elements: &[Element], i: usize) -> bool {
+    let identity = &elements[i].identity;
+    if !field_class(&identity.class) {
+        return false;
+    }
+    let label_before = i.checked_sub(1).map(|b| &elements[b]).is_some_and(|b| {
+        !field_class(&b.identity.class)
+            && !b.clickable
+            && b.identity.label.split_whitespace().count() <= 4
+            && names_a_password(&b.identity.label)
+    });
+    let id = identity
+        .resource_id
+        .split_once(":id/")
+        .map_or(identity.resource_id.as_str(), |(_, id)| id);
+    names_a_password(id) || names_a_password(&identity.label) || label_before
+}
+
+/// What a reading hides (`Recordings::hidden`): the text of its secret fields' nodes, and the
+/// values typed into secret fields of its device wherever they show. Not `Debug`: it holds them.
+#[derive(Default)]
+pub struct Hidden {
+    pub nodes: Vec<usize>,
+    values: Vec<String>,
+}
+
+/// Hides in `tree` what `hidden` says: a secret field's text (`Recording::hidden`), one `•` per
+/// character, as a password field shows it (an empty field's hint, its text then on a phone and
+/// in a page, stays); and in every node's text, content-desc and hint, each value typed into a
+/// secret field of the device, whole or inside a longer text, whatever field it now shows in
+/// (moved, renamed, copied into a label). Whether anything was hidden.
+pub fn hide(tree: &mut UiTree, hidden: &Hidden) -> bool {
     let mut hid = false;
-    for &i in nodes {
+    for &i in &hidden.nodes {
         let Some(node) = tree.nodes.get_mut(i) else { continue };
         let text = node.text().to_string();
         let dots = "•".repeat(text.chars().count());
         if text != dots && Some(text.as_str()) != node.attr("hint") {
             node.set_attr("text", &dots);
             hid = true;
+        }
+    }
+    if hidden.values.is_empty() {
+        return hid;
+    }
+    for node in &mut tree.nodes {
+        for attr in ["text", "content-desc", "hint"] {
+            let Some(shown) = node.attr(attr) else { continue };
+            let mut kept = shown.to_string();
+            for value in &hidden.values {
+                kept = kept.replace(value.as_str(), &"•".repeat(value.chars().count()));
+            }
+            if kept != shown {
+                node.set_attr(attr, &kept);
+                hid = true;
+            }
         }
     }
     hid
@@ -280,12 +361,18 @@ impl Recordings {
         self.lock().get(serial).cloned().unwrap_or_default()
     }
 
-    /// `Recording::typed` on this device's recording.
+    /// `Recording::typed` on this device's recording; what goes to a secret field is kept for
+    /// the device (`secrets::remember`), for every reading of it to hide.
     pub fn typed(&self, serial: &str, text: &str, field: Option<&Element>, screen: &[Element]) -> String {
-        self.lock()
+        let name = self
+            .lock()
             .entry(serial.to_string())
             .or_default()
-            .typed(text, field, screen)
+            .typed_into(field, screen);
+        if name.is_some() {
+            secrets::remember(serial, text);
+        }
+        written(text, name)
     }
 
     /// `Recording::guarded` on this device's recording: `target` as a step may keep it.
@@ -300,10 +387,16 @@ impl Recordings {
         }
     }
 
-    /// `Recording::hidden` on this device's recording: the nodes of a reading whose text no
-    /// answer shows (a secret field's, even revealed).
-    pub fn hidden(&self, serial: &str, elements: &[Element]) -> Vec<usize> {
-        self.lock().get(serial).map(|r| r.hidden(elements)).unwrap_or_default()
+    /// `Recording::hidden` on this device's recording (the nodes of a reading whose text no
+    /// answer shows: a secret field's, even revealed), and the values typed into secret fields
+    /// of the device by anyone (`secrets::values`), hidden wherever they show.
+    pub fn hidden(&self, serial: &str, elements: &[Element]) -> Hidden {
+        let mut hidden = match self.lock().get(serial) {
+            Some(recording) => recording.hidden(elements),
+            None => Recording::default().hidden(elements),
+        };
+        hidden.values = secrets::values(serial);
+        hidden
     }
 
     /// Starts a new recording (which still knows the password fields seen); says how many
@@ -328,167 +421,4 @@ impl Recordings {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::{MAX_STEPS, Recording, Recordings, Selector, Step, Target};
-    use crate::Action;
-    use android::identity::Identity;
-    use android::ui_elements::{Element, elements};
-    use android::uiautomator::parse_ui_dump;
-
-    fn labelled(labels: &[&str]) -> Vec<Element> {
-        labels
-            .iter()
-            .map(|l| Element {
-                reference: String::new(),
-                label: l.to_string(),
-                kind: "TextView".into(),
-                id: None,
-                at: [0, 0],
-                flags: vec![],
-                node: 0,
-                bounds: Default::default(),
-                clickable: false,
-                identity: Identity {
-                    class: "android.widget.TextView".into(),
-                    label: l.to_string(),
-                    ..Identity::default()
-                },
-                twin: 0,
-            })
-            .collect()
-    }
-
-    /// A form's fields as a reading lists them: (resource-id, content-desc, text, password,
-    /// focused) each.
-    fn form(fields: &[(&str, &str, &str, bool, bool)]) -> Vec<Element> {
-        let mut xml = r#"<hierarchy rotation="0"><node index="0" text="" class="android.widget.FrameLayout" package="p" bounds="[0,0][1080,2400]">"#.to_string();
-        for (i, (id, desc, text, password, focused)) in fields.iter().enumerate() {
-            let top = 200 + 200 * i;
-            xml.push_str(&format!(
-                r#"<node index="{i}" text="{text}" resource-id="{id}" content-desc="{desc}" class="android.widget.EditText" package="p" clickable="true" focusable="true" focused="{focused}" password="{password}" bounds="[40,{top}][1040,{}]"/>"#,
-                top + 150
-            ));
-        }
-        xml.push_str("</node></hierarchy>");
-        elements(&parse_ui_dump(&xml).unwrap())
-    }
-
-    #[test]
-    fn typing_into_a_password_field_or_one_seen_as_one_is_recorded_as_a_placeholder() {
-        let mut r = Recording::default();
-        let login = form(&[
-            ("p:id/username", "", "ada", false, false),
-            ("p:id/password", "", "••••", true, true),
-        ]);
-        let (user, pass) = (&login[0], &login[1]);
-        assert_eq!(r.typed("ada", Some(user), &login), "ada");
-        assert_eq!(r.typed("hunter2", Some(pass), &login), "${PASSWORD}");
-        // No field has focus: a password field on the screen may get the text.
-        assert_eq!(r.typed("hunter2", None, &login), "${PASSWORD}");
-        assert_eq!(r.typed("ada", None, &login[..1]), "ada");
-        // The field once shown as a password, now showing its text ("show password").
-        r.saw(None, &login);
-        let revealed = form(&[
-            ("p:id/username", "", "ada", false, false),
-            ("p:id/password", "", "hunter2", false, true),
-        ]);
-        let shown = &revealed[1];
-        assert_eq!(r.typed("hunter2", Some(shown), &revealed), "${PASSWORD}");
-        assert_eq!(r.hidden(&revealed), vec![shown.node]);
-        // Its text is never an outcome to assert.
-        r.push(Step::new(Action::Key { name: "TAB".into() }));
-        r.saw(None, &revealed);
-        assert!(!r.steps[0].expect.visible.contains(&Selector::Text("hunter2".into())));
-        // Nor a selector.
-        let by_text = Target {
-            selector: Selector::Text("hunter2".into()),
-            label: Some("hunter2".into()),
-            class: Some("EditText".into()),
-            id: None,
-        };
-        let kept = r.guarded(shown, by_text.clone());
-        assert_eq!(
-            kept,
-            Target {
-                selector: Selector::Point(shown.at),
-                label: None,
-                class: Some("EditText".into()),
-                id: None,
-            }
-        );
-        assert_eq!(r.guarded(&revealed[0], by_text.clone()), by_text);
-        // A new recording still knows the field.
-        let all = Recordings::default();
-        all.saw("s", None, &login);
-        all.reset("s");
-        assert_eq!(all.typed("s", "hunter2", Some(shown), &revealed), "${PASSWORD}");
-    }
-
-    /// React Native Elements gives every input one resource-id: the fields are told apart by
-    /// their content-descs, and a form's unnamed fields by their order.
-    #[test]
-    fn fields_that_share_an_id_or_have_none_are_each_their_own() {
-        let mut r = Recording::default();
-        let shared = "RNE__Input__text-input";
-        let rn = form(&[
-            (shared, "Email input", "", false, false),
-            (shared, "Password input", "", true, false),
-            (shared, "PIN input", "", true, false),
-        ]);
-        r.saw(None, &rn);
-        assert_eq!(r.typed("pw", Some(&rn[1]), &rn), "${PASSWORD_INPUT}");
-        assert_eq!(r.typed("1234", Some(&rn[2]), &rn), "${PIN_INPUT}");
-        assert_eq!(r.typed("ada@example.com", Some(&rn[0]), &rn), "ada@example.com");
-        let anonymous = form(&[
-            ("", "", "", false, false),
-            ("", "", "", true, false),
-            ("", "", "", true, false),
-        ]);
-        r.saw(None, &anonymous);
-        assert_eq!(r.typed("ada", Some(&anonymous[0]), &anonymous), "ada");
-        assert_eq!(r.typed("pw", Some(&anonymous[1]), &anonymous), "${SECRET}");
-        assert_eq!(r.typed("pw2", Some(&anonymous[2]), &anonymous), "${SECRET_2}");
-        // Revealed, each keeps its own name; the plain field stays plain.
-        let revealed = form(&[
-            ("", "", "ada", false, false),
-            ("", "", "pw", false, false),
-            ("", "", "", true, false),
-        ]);
-        assert_eq!(r.typed("pw", Some(&revealed[1]), &revealed), "${SECRET}");
-        assert_eq!(r.typed("ada", Some(&revealed[0]), &revealed), "ada");
-    }
-
-    #[test]
-    fn a_step_expects_what_the_next_reading_shows_that_was_not_there_before() {
-        let mut r = Recording::default();
-        r.saw(
-            Some(".Settings"),
-            &labelled(&["Settings", "Network & internet", "Battery"]),
-        );
-        r.push(Step::new(Action::Key { name: "BACK".into() }));
-        r.saw(
-            Some(".SubSettings"),
-            &labelled(&["Settings", "Wi-Fi", "12:30", "Airplane mode", "VPN"]),
-        );
-        let step = &r.steps[0];
-        assert_eq!(step.expect.activity.as_deref(), Some(".SubSettings"));
-        assert_eq!(
-            step.expect.visible,
-            vec![Selector::Text("Wi-Fi".into()), Selector::Text("Airplane mode".into())]
-        );
-        // A later reading does not rewrite it.
-        r.saw(Some(".Other"), &labelled(&["Other"]));
-        assert_eq!(r.steps[0].expect.activity.as_deref(), Some(".SubSettings"));
-    }
-
-    #[test]
-    fn the_recording_keeps_the_newest_steps_and_counts_the_dropped() {
-        let mut r = Recording::default();
-        for i in 0..MAX_STEPS + 7 {
-            r.push(Step::new(Action::Key { name: format!("{i}") }));
-        }
-        assert_eq!(r.steps.len(), MAX_STEPS);
-        assert_eq!(r.dropped, 7);
-        assert_eq!(r.steps[0].action, Action::Key { name: "7".into() });
-    }
-}
+mod tests;

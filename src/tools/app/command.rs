@@ -1,8 +1,14 @@
 //! `adb-app`'s typed command: what each operation takes, checked (a package name in Android's
 //! grammar, an activity class name, a limit in range) before anything reaches a device.
 
-use super::*;
+use super::{
+    AppArgs, AppOperation, CallToolResult, DEFAULT_LIMIT, JsonObject, MAX_LIMIT, PackageKind, State,
+    is_valid_package_name,
+};
 use crate::tools::command::{self, Command, Deadline, Range};
+use rmcp::RoleServer;
+use rmcp::service::RequestContext;
+use std::sync::Arc;
 
 /// One valid adb-app call, built from `AppArgs` by `AppCommand::parse`: the device it names
 /// (if any) and what to do there.
@@ -135,6 +141,10 @@ impl Command for AppCommand {
 
     fn device(&self) -> Option<&str> {
         self.device.as_deref()
+    }
+
+    async fn apply(self, state: Arc<State>, ctx: RequestContext<RoleServer>) -> CallToolResult {
+        super::apply(&state, self, ctx).await
     }
 }
 

@@ -1,7 +1,10 @@
 //! `adb-app install`: the APK streams from disk over `exec:cmd package install -S SIZE` in
 //! chunks, with progress; the installed package is the one whose APK path is new.
 
-use super::*;
+use super::{
+    AppOutput, Duration, HashSet, Install, MAX_APK_BYTES, Outcome, RequestContext, RoleServer, State, adb_error,
+    output, parse_package_dump, parse_package_list, quote,
+};
 
 /// Where this call may read an APK from. A stdio session installs the user's own files from
 /// anywhere; a script's call and an HTTP session only from under `--workspace` or an

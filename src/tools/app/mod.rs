@@ -506,7 +506,7 @@ async fn uninstall(state: &State, serial: &str, package: &str, keep_data: bool) 
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::command;
 
     #[test]
     fn activity_names_are_checked_before_they_reach_a_shell() {

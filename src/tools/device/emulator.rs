@@ -143,7 +143,7 @@ pub async fn run(
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::{changes_the_device, check_command};
 
     #[test]
     fn only_commands_that_set_something_are_recorded() {

@@ -6,6 +6,7 @@ mod emulator;
 mod screen;
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rmcp::RoleServer;
@@ -229,6 +230,10 @@ impl Command for DeviceCommand {
             | DeviceCommand::Wake { device }
             | DeviceCommand::Unlock { device, .. } => device.as_deref(),
         }
+    }
+
+    async fn apply(self, state: Arc<State>, ctx: RequestContext<RoleServer>) -> CallToolResult {
+        apply(&state, self, ctx).await
     }
 }
 

@@ -3,7 +3,7 @@
 //! started to allow (`--pin-env`); it goes to the device once, and is never logged, cached,
 //! recorded or answered.
 
-use super::*;
+use super::{AdbError, DeviceOutput, State};
 use crate::android::screen_state::{Reported, parse_reports};
 
 /// Wakes the screen, then reads the power and keyguard state, in one round trip.

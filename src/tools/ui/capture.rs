@@ -1,6 +1,26 @@
-//! Screenshots as JPEG image blocks, with the tap grid or numbered boxes drawn on them.
+//! Screenshots as JPEG image blocks, with the tap grid or numbered boxes drawn on them: what
+//! `ui screenshot`, `ui find {grid}` and the device panel's frames take.
 
-use super::*;
+use base64::Engine;
+use rmcp::model::ContentBlock;
+
+use crate::android::ui_elements::Element;
+use crate::android::uiautomator::Bounds;
+use crate::image::grid;
+use crate::tools::State;
+
+/// JPEG quality of every screenshot, and the longest side of one by default.
+pub(super) const JPEG_QUALITY: u8 = 70;
+pub(super) const DEFAULT_MAX_SIZE: u32 = 1000;
+
+/// The last screenshot's geometry, to map image pixels back to the device.
+#[derive(Debug, Clone, Copy)]
+pub struct Shot {
+    pub image: [u32; 2],
+    pub screen: [u32; 2],
+    /// Every pixel black: the screen is off (or a secure window hides it).
+    pub dark: bool,
+}
 
 pub(super) fn scale(shot: &Shot) -> f64 {
     let s = shot.screen[0].max(shot.screen[1]) as f64 / shot.image[0].max(shot.image[1]).max(1) as f64;
@@ -58,7 +78,7 @@ fn render(
     raw: &[u8],
     max_size: u32,
     with_grid: bool,
-    boxes: Option<Vec<(String, crate::android::uiautomator::Bounds)>>,
+    boxes: Option<Vec<(String, Bounds)>>,
 ) -> Result<(Shot, Vec<u8>), String> {
     let frame = crate::image::decode(raw).map_err(|e| e.to_string())?;
     let (w, h) = crate::image::fit(frame.width, frame.height, max_size);
@@ -84,58 +104,4 @@ fn render(
         dark,
     };
     Ok((shot, jpeg))
-}
-
-pub(super) async fn screenshot_op(
-    state: &State,
-    serial: &str,
-    with_grid: bool,
-    annotate: bool,
-    max_size: u32,
-) -> Outcome {
-    // Annotations number the current screen's elements as a fresh dump's refs.
-    let snapshot = match annotate {
-        true => Some(read_current(state, serial).await?),
-        false => None,
-    };
-    if let Some(snapshot) = &snapshot {
-        recording_sees(state, serial, snapshot);
-    }
-    let (shot, block) = capture(
-        state,
-        serial,
-        max_size,
-        with_grid,
-        snapshot.as_ref().map(|s| s.elements.as_slice()),
-    )
-    .await?;
-    let hint = if snapshot.is_some() {
-        "boxes are numbered as the refs of a fresh dump: tap {ref: \"eN\"}".to_string()
-    } else if with_grid {
-        format!(
-            "tap {{x, y, space: \"image\"}} maps image pixels to the device; or tap {{gridCell, gridPosition}}: {}",
-            grid::NUMBERING
-        )
-    } else {
-        "tap {x, y, space: \"image\"} maps image pixels to the device".to_string()
-    };
-    // A black frame is a screen that is off, or a secure window: the power report says which.
-    let asleep = match shot.dark {
-        true => Some(asleep_state(state, serial).await),
-        false => None,
-    };
-    Ok(Done::answer(
-        UiOutput {
-            state: asleep.flatten(),
-            image: Some(shot.image),
-            screen: Some(shot.screen),
-            scale: Some(scale(&shot)),
-            hint: Some(format!(
-                "JPEG q{JPEG_QUALITY}, {}×{} of a {}×{} screen; {hint}",
-                shot.image[0], shot.image[1], shot.screen[0], shot.screen[1]
-            )),
-            ..output(UiOperation::Screenshot, serial)
-        },
-        Some(block),
-    ))
 }

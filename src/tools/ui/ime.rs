@@ -2,7 +2,10 @@
 //! method that takes text by broadcast: ADBKeyBoard (`am broadcast -a ADB_INPUT_B64`), found
 //! with `ime list -a -s`, switched to for the call and back.
 
-use super::*;
+use base64::Engine;
+
+use crate::android::text::quote;
+use crate::tools::State;
 
 /// ADBKeyBoard's input method id (https://github.com/senzhk/ADBKeyBoard).
 const ADB_KEYBOARD: &str = "com.android.adbkeyboard/.AdbIME";

@@ -2,9 +2,20 @@
 //! keyboard shown, a system dialog (`android::screen_state` recognises them), and the way
 //! forward for each. Elements behind the keyboard are marked `covered`.
 
-use super::*;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use super::answer::{Done, Outcome, UiOutput, output};
+use super::args::UiOperation;
+use super::capture::{DEFAULT_MAX_SIZE, capture, scale};
+use super::read::Snapshot;
 pub(super) use crate::android::screen_state::ScreenState;
 use crate::android::screen_state::{DialogKind, Reported, combine, from_dump, parse_reports};
+use crate::android::ui_elements::Element;
+use crate::android::uiautomator::{Bounds, UiTree};
+use crate::image::grid;
+use crate::tools::State;
 
 /// One reading's command: the window dump, then the lines of `dumpsys window` that tell the
 /// phone's state (awake, keyguard, the input method's window and frame), in one round trip.

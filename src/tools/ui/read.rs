@@ -1,8 +1,35 @@
 //! Reading the screen: one window dump plus the focused app, its elements with their identities
 //! and a secret field's text hidden as the recording says (`elements_of`), numbered with the
-//! device's refs; `dump` pages it, `observe` compares two readings.
+//! device's refs, handed to the recording as it is taken; `observed` compares two readings.
 
-use super::*;
+use std::collections::hash_map::DefaultHasher;
+use std::hash::{Hash, Hasher};
+use std::time::Duration;
+
+use super::answer::Observed;
+use super::phone::{READING, ScreenState, mark_covered, never_idle, reports_of, state_of};
+use super::web;
+use crate::android::activity::Focus;
+use crate::android::ui_elements::{Element, elements};
+use crate::android::uiautomator::{Bounds, UiTree, parse_ui_dump};
+use crate::flow;
+use crate::tools::State;
+
+/// One reading of the screen, kept per device so refs can be checked and changes observed.
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    pub tree: UiTree,
+    pub elements: Vec<Element>,
+    pub focused: Option<Focus>,
+    pub screen: [u32; 2],
+    /// The dumped window's bounds when it is smaller than the screen (a dialog, a popup).
+    pub window: Option<Bounds>,
+    pub signature: u64,
+    /// Asleep, locked, the keyboard, a system dialog, or ready (`phone.rs` names it).
+    pub state: crate::android::screen_state::ScreenState,
+    /// The page of a WebView on the screen, read through DevTools (`web.rs`).
+    pub web: Option<web::WebPage>,
+}
 
 /// Why a reading has no tree: the screen never went idle (the screen itself can still be seen
 /// and tapped), or anything else.
@@ -25,8 +52,8 @@ impl From<ReadError> for String {
 /// activity, and the display size (read once per device). Every reading numbers its elements
 /// with the device's refs, by identity, so the numbers agree across readings. The same round
 /// trip reads the phone's state (`phone::READING`). A secret field's text is hidden (the
-/// recording's `hidden`). Nothing else is kept of it: see `read_current`, and `recording_sees`
-/// for the recording.
+/// recording's `hidden`), and the reading is handed to the recording as it is taken (`seen`,
+/// the one hand-over). Nothing else is kept of it: see `read_current`.
 pub(super) async fn read_screen(state: &State, serial: &str) -> Result<Snapshot, ReadError> {
     let started = std::time::Instant::now();
     let out = state
@@ -98,13 +125,14 @@ pub(super) async fn read_screen(state: &State, serial: &str) -> Result<Snapshot,
         state: phone,
         web,
     };
+    seen(state, serial, &snapshot);
     Ok(snapshot)
 }
 
 /// A dump's elements, each with its identity (`android::identity`), a field the recording knows
 /// holds a secret (`hidden`: `Recordings::hidden`) showing none of it, even revealed: hidden in
 /// the tree before anything (an answer, a cache entry, a selector, an outcome) reads it.
-pub(super) fn elements_of(tree: &mut UiTree, hidden: impl FnOnce(&[Element]) -> Vec<usize>) -> Vec<Element> {
+pub(super) fn elements_of(tree: &mut UiTree, hidden: impl FnOnce(&[Element]) -> flow::record::Hidden) -> Vec<Element> {
     let els = elements(tree);
     match flow::record::hide(tree, &hidden(&els)) {
         true => elements(tree),
@@ -121,11 +149,13 @@ pub(super) async fn read_current(state: &State, serial: &str) -> Result<Snapshot
     Ok(snapshot)
 }
 
-/// Hands a reading to the device's recording (`flow::Recordings::saw`): the password fields it
-/// shows, and the newest step's outcome when it has none yet (the first reading after a step is
-/// what the step was seen to do). Each reading a call takes is handed over as it is taken; the
-/// one after an action, by `finish`, once the step is recorded.
-pub fn recording_sees(state: &State, serial: &str, snapshot: &Snapshot) {
+/// Hands a reading to the device's recording (`flow::Recordings::saw`), as it is taken: the
+/// password fields it shows, and the newest step's outcome when it has none yet (the first
+/// reading after a step is what the step was seen to do). Every reading of every call comes
+/// here, in the order they are taken, between the steps ui's `finish` records: handing them
+/// over later, after the call, would give a step the wrong outcome and leave a field seen as a
+/// password in one reading unknown to the next reading of the same call.
+fn seen(state: &State, serial: &str, snapshot: &Snapshot) {
     let activity = snapshot.focused.as_ref().map(|f| f.activity.as_str());
     state.flows.saw(serial, activity, &snapshot.elements);
 }
@@ -133,81 +163,6 @@ pub fn recording_sees(state: &State, serial: &str, snapshot: &Snapshot) {
 /// `read_screen` for another tool (`flow export` reads the screen for the newest step's outcome).
 pub async fn read(state: &State, serial: &str) -> Result<Snapshot, String> {
     read_screen(state, serial).await.map_err(String::from)
-}
-
-pub(super) async fn dump(state: &State, serial: &str, limit: usize, offset: usize, filter: Option<&str>) -> Outcome {
-    let snap = match read_current(state, serial).await {
-        Err(ReadError::NeverIdle(waited)) => return grid_instead(state, serial, UiOperation::Dump, waited).await,
-        read => read?,
-    };
-    recording_sees(state, serial, &snap);
-    let needle = filter.map(str::to_lowercase);
-    let matching: Vec<Element> = snap
-        .elements
-        .iter()
-        .filter(|e| {
-            needle.as_ref().is_none_or(|n| {
-                e.label.to_lowercase().contains(n) || e.id.as_deref().is_some_and(|i| i.to_lowercase().contains(n))
-            })
-        })
-        .cloned()
-        .collect();
-    let total = matching.len();
-    if offset > 0 && offset >= total {
-        return Err(format!(
-            "offset {offset} is past the end: {total} elements. Use an offset below {total}"
-        ));
-    }
-    let page: Vec<Element> = matching.into_iter().skip(offset).take(limit).collect();
-    let end = offset + page.len();
-    let tree_items: Vec<Value> = snap
-        .tree
-        .nodes
-        .iter()
-        .enumerate()
-        .map(|(i, n)| {
-            let mut o = serde_json::Map::new();
-            o.insert("i".into(), json!(i));
-            o.insert("depth".into(), json!(n.depth));
-            for (k, v) in &n.attrs {
-                o.insert(k.clone(), json!(v));
-            }
-            Value::Object(o)
-        })
-        .collect();
-    let entry = state
-        .cache
-        .put(Kind::Ui, format!("window dump of {serial}"), Data::List(tree_items));
-    let hint = match snap.window {
-        Some(w) => format!(
-            "the dump is a window of {}×{} at ({}, {}) over the {}×{} screen: a dialog or popup; tap {{ref}} acts on its elements",
-            w.right - w.left,
-            w.bottom - w.top,
-            w.left,
-            w.top,
-            snap.screen[0],
-            snap.screen[1]
-        ),
-        None => "tap {ref} acts on an element; a ref names its element while it is on the screen".into(),
-    };
-    Ok(Done::answer(
-        UiOutput {
-            focused: snap.focused.clone(),
-            state: describe(&snap.state, &snap.elements),
-            screen: Some(snap.screen),
-            window: snap.window.map(|w| [w.left, w.top, w.right, w.bottom]),
-            count: Some(page.len()),
-            elements: Some(page),
-            total_count: Some(total),
-            has_more: Some(end < total),
-            next_offset: (end < total).then_some(end),
-            cache_id: Some(entry.id.clone()),
-            web: snap.web.clone(),
-            hint: Some(hint),
-            ..output(UiOperation::Dump, serial)
-        },
-        None,
-    ))
 }
 
 pub(super) fn screen_bounds(snap: &Snapshot) -> Bounds {

@@ -1,75 +1,22 @@
 //! Resolving what a call points at, a `Target`: a ref (by identity), a text query (the element a
 //! person would tap), a point (device or image pixels) or a grid cell, each verified against
 //! what a replayed step recorded before anything touches the device (`ref_on`, `query_on`,
-//! `point_on`: the resolution on a reading, no device in it); and `find`.
+//! `point_on`: the resolution on a reading, no device in it); and what a query finds on a reading.
 
-use super::*;
+use super::args::Space;
+use super::phone::refuse;
+use super::read::{Snapshot, read_current, screen_bounds, screen_size};
+use super::target::{Query, Target};
+use super::web;
+use crate::android::selector::find_nodes;
+use crate::android::ui_elements::{Element, Field, Found, Matcher, Rank, best_target, closest, element_of, find};
+use crate::android::ui_refs::{Resolved, resolve};
 use crate::flow::Recorded;
+use crate::image::grid;
+use crate::tools::State;
 
-pub(super) async fn find_op(state: &State, serial: &str, query: &Query, grid: bool) -> Outcome {
-    let snap = match read_current(state, serial).await {
-        Err(ReadError::NeverIdle(waited)) => return grid_instead(state, serial, UiOperation::Find, waited).await,
-        read => read?,
-    };
-    recording_sees(state, serial, &snap);
-    let value = &query.value();
-    let found = query.find(&snap);
-    let total = found.len();
-    // Exact matches, when there are any, are what was meant: the ones that merely contain the
-    // text are counted, not listed.
-    let exact = found.iter().filter(|f| f.exact()).count();
-    let shown = if exact > 0 { exact } else { total };
-    let matches: Vec<Element> = found
-        .into_iter()
-        .take(shown.min(MAX_MATCHES))
-        .map(|f| f.element)
-        .collect();
-    let want_grid = grid || matches.is_empty();
-    let mut out = UiOutput {
-        focused: snap.focused.clone(),
-        state: describe(&snap.state, &snap.elements),
-        count: Some(matches.len()),
-        total_count: Some(total),
-        ..output(UiOperation::Find, serial)
-    };
-    // The hint quotes the query by its head: a 5,000-char text must not crowd out the caption.
-    let quoted = crate::android::text::echoed(value);
-    if matches.is_empty() {
-        let near: Vec<Element> = closest(&snap.elements, value, MAX_MATCHES)
-            .into_iter()
-            .cloned()
-            .collect();
-        out.hint = Some(format!(
-            "nothing matches {quoted:?}; the closest labels are listed; or tap {{gridCell, gridPosition: center|top-left|top-right|bottom-left|bottom-right}} on the grid image: {}",
-            grid::NUMBERING
-        ));
-        out.matches = Some(near);
-    } else {
-        out.matches = Some(matches);
-        out.hint = Some(match total - shown {
-            0 => "tap {ref: matches[0].ref} taps the best match".to_string(),
-            more => format!(
-                "tap {{ref: matches[0].ref}} taps the best match; {more} more only contain {quoted:?} (ui dump {{filter}} lists them)"
-            ),
-        });
-    }
-    let image = if want_grid {
-        let (meta, block) = capture(state, serial, DEFAULT_MAX_SIZE, true, None).await?;
-        out.image = Some(meta.image);
-        out.screen = Some(meta.screen);
-        out.scale = Some(scale(&meta));
-        if grid && out.hint.as_deref().is_some_and(|h| h.starts_with("tap {ref")) {
-            out.hint = Some(format!(
-                "tap {{ref}} for a match, or tap {{gridCell, gridPosition: center|top-left|top-right|bottom-left|bottom-right}} on the grid: {}",
-                grid::NUMBERING
-            ));
-        }
-        Some(block)
-    } else {
-        None
-    };
-    Ok(Done::answer(out, image))
-}
+/// At most this many matches are listed (`find`) or named (an ambiguous target).
+pub(super) const MAX_MATCHES: usize = 5;
 
 /// Where an action lands: the point, the element there (when one was resolved), and how a
 /// recorded step finds it again (`flow::selector_for`), as a step may keep it (a secret field's
@@ -146,7 +93,6 @@ async fn by_ref(state: &State, serial: &str, reference: &str, recorded: Option<&
         ));
     }
     let now = read_current(state, serial).await?;
-    recording_sees(state, serial, &now);
     let element = ref_on(&now, reference, recorded)?;
     Ok(Landing {
         at: element.at,
@@ -192,7 +138,6 @@ pub(super) fn ref_on<'a>(
 
 async fn by_query(state: &State, serial: &str, query: &Query, recorded: Option<&Recorded>) -> Result<Landing, String> {
     let snap = read_current(state, serial).await?;
-    recording_sees(state, serial, &snap);
     let element = query_on(&snap, query, recorded)?;
     Ok(Landing {
         at: element.at,
@@ -279,7 +224,6 @@ async fn verified_point(
         return Ok(None);
     };
     let snap = read_current(state, serial).await?;
-    recording_sees(state, serial, &snap);
     point_on(&snap, at, recorded).map(|e| Some(e.clone()))
 }
 

@@ -1,6 +1,18 @@
 //! Waiting for an element to appear or go, polling until the deadline, with progress.
 
-use super::*;
+use std::time::Duration;
+
+use rmcp::RoleServer;
+use rmcp::service::RequestContext;
+
+use super::answer::{Done, Outcome, output};
+use super::args::UiOperation;
+use super::phone::describe;
+use super::read::read_current;
+use super::resolve::recorded_query;
+use super::target::Query;
+use crate::flow;
+use crate::tools::State;
 use crate::tools::poll::{Look, Pace, Polled, poll};
 
 pub(super) const DEFAULT_WAIT_MS: u64 = 10_000;
@@ -39,7 +51,6 @@ pub(super) async fn wait(
             Ok(Err(e)) => return Look::Failed(e.into()),
             Err(_) => return Look::TimeUp,
         };
-        recording_sees(state, serial, &snap);
         let found = query.find(&snap);
         *last.lock().unwrap_or_else(|p| p.into_inner()) = describe(&snap.state, &snap.elements);
         if found.is_empty() != gone {

@@ -8,12 +8,18 @@
 //! its own built-ins cannot make it lie. Only debuggable WebViews have a socket: the reading says
 //! so when one has none.
 
-use serde_json::json;
+use serde::Serialize;
+use serde_json::{Value, json};
 
-use super::*;
+use super::read::Snapshot;
 use crate::adb::devtools::{self, Session, Target};
+use crate::android::text::quote;
+use crate::android::ui_elements::Element;
 use crate::android::uiautomator::UiNode;
+use crate::android::uiautomator::{Bounds, UiTree};
 use crate::android::unix_sockets::{DevtoolsOwner, devtools_sockets};
+use crate::context::{Data, Kind};
+use crate::tools::State;
 
 /// The class uiautomator gives a WebView.
 const WEBVIEW_CLASS: &str = "android.webkit.WebView";

@@ -193,6 +193,20 @@ impl AdbServer {
         )
     }
 
+    /// The text of the node with content-desc `desc`, as the device's own window dump shows it
+    /// (`uiautomator dump`): droidmcp hides a field named as a password even revealed, so a test
+    /// reads what a replay typed back here. Empty when no node has it.
+    pub fn text_of(&self, serial: &str, desc: &str) -> String {
+        let (dump, err, code) = self.shell(serial, &["uiautomator", "dump", "/dev/tty"]);
+        assert_eq!(code, 0, "uiautomator dump: {err}");
+        let tree = droidmcp::android::uiautomator::parse_ui_dump(&dump).expect("the device's dump parses");
+        tree.nodes
+            .iter()
+            .find(|n| n.content_desc() == desc)
+            .map(|n| n.text().to_string())
+            .unwrap_or_default()
+    }
+
     /// `adb connect` without waiting for the device (an unauthorized one never comes online).
     pub fn connect_only(&self, serial: &str) -> String {
         String::from_utf8_lossy(&self.run(&["connect", serial]).stdout).into_owned()

@@ -1,7 +1,8 @@
 //! One element identity: generated screen pairs (a recorded screen, then one where labels moved
 //! between places and ids, summaries changed, switches and choices flipped, fields were typed
 //! into, a slot went), with On/Off rows and switches, same-title rows with other summaries,
-//! shared, framework and missing ids, fields told apart by content-desc, and web elements. A
+//! shared, framework and missing ids, fields told apart by content-desc, unlabelled checkboxes
+//! named by their rows (a row layout of their own, or a line of a flat screen), and web elements. A
 //! ref, a recorded step (the script export, the Maestro export read back, a Maestro text written
 //! by hand) acts only on the element with the recorded identity (or, written by hand, what
 //! Maestro says), through `ui`'s own resolution.
@@ -61,6 +62,10 @@ enum Kind {
     /// A web button named by the label; a web text box named by the content-desc's words.
     WebButton,
     WebField,
+    /// An unlabelled CheckBox (with the slot's id) in a row layout whose title is the label.
+    RowCheck,
+    /// The same, title and CheckBox side by side in the frame (no row layout).
+    LineCheck,
 }
 
 fn slot() -> impl Strategy<Value = Slot> {
@@ -72,6 +77,8 @@ fn slot() -> impl Strategy<Value = Slot> {
         Just(Kind::Field),
         Just(Kind::WebButton),
         Just(Kind::WebField),
+        Just(Kind::RowCheck),
+        Just(Kind::LineCheck),
     ];
     (
         kind,
@@ -122,6 +129,22 @@ fn screen(slots: &[Slot]) -> (String, Vec<Value>) {
             Kind::Field => format!(
                 r#"<node index="{i}" text="{typed}" resource-id="{id}" content-desc="{desc}" class="android.widget.EditText" package="p" clickable="true" focusable="true" bounds="{bounds}"/>"#
             ),
+            Kind::RowCheck | Kind::LineCheck => {
+                let title = format!(
+                    r#"<node index="0" text="{label}" class="android.widget.TextView" package="p" bounds="[60,{top}][800,{bottom}]"/>"#
+                );
+                let check = format!(
+                    r#"<node index="1" text="" resource-id="{id}" class="android.widget.CheckBox" package="p" checkable="true" checked="{checked}" clickable="true" bounds="[880,{}][1000,{}]"/>"#,
+                    top + 20,
+                    bottom - 20
+                );
+                match s.kind {
+                    Kind::RowCheck => format!(
+                        r#"<node index="{i}" text="" class="android.widget.LinearLayout" package="p" bounds="{bounds}">{title}{check}</node>"#
+                    ),
+                    _ => title + &check,
+                }
+            }
             Kind::WebButton | Kind::WebField => {
                 let (role, name, value) = match s.kind {
                     Kind::WebButton => ("button", label, ""),
@@ -195,6 +218,7 @@ struct Covered {
     shared_ids: Cell<usize>,
     no_ids: Cell<usize>,
     web: Cell<usize>,
+    row_checks: Cell<usize>,
 }
 
 fn bump(c: &Cell<usize>) {
@@ -260,6 +284,11 @@ fn a_ref_or_a_recorded_step_acts_only_on_the_element_with_its_identity() {
             }
             if element.identity.class.starts_with("web:") {
                 bump(&covered.web);
+            }
+            if element.kind == "CheckBox" {
+                // Unlabelled, it is named by its row: "the checkbox of OK".
+                prop_assert!(element.label.is_empty() && !element.identity.label.is_empty());
+                bump(&covered.row_checks);
             }
             if id.is_empty() {
                 bump(&covered.no_ids);
@@ -392,7 +421,7 @@ fn a_ref_or_a_recorded_step_acts_only_on_the_element_with_its_identity() {
     });
     let n = |c: &Cell<usize>| c.get();
     println!(
-        "{} cases (screen pairs): {} replayed taps, {} acted on the recorded identity (or, by hand, on what Maestro reads; {} of them healed by the label), {} refused, {} bare Maestro points; refs {} kept, {} refused; covered {} switches showing a state word, {} rows whose summary changed, {} elements with shared ids, {} with none, {} web elements",
+        "{} cases (screen pairs): {} replayed taps, {} acted on the recorded identity (or, by hand, on what Maestro reads; {} of them healed by the label), {} refused, {} bare Maestro points; refs {} kept, {} refused; covered {} switches showing a state word, {} rows whose summary changed, {} elements with shared ids, {} with none, {} web elements, {} unlabelled checkboxes named by their rows",
         n(&covered.pairs),
         n(&covered.replays),
         n(&covered.acted),
@@ -406,6 +435,7 @@ fn a_ref_or_a_recorded_step_acts_only_on_the_element_with_its_identity() {
         n(&covered.shared_ids),
         n(&covered.no_ids),
         n(&covered.web),
+        n(&covered.row_checks),
     );
     if let Err(e) = result {
         panic!("{e}");
@@ -418,6 +448,7 @@ fn a_ref_or_a_recorded_step_acts_only_on_the_element_with_its_identity() {
         &covered.shared_ids,
         &covered.no_ids,
         &covered.web,
+        &covered.row_checks,
         &covered.refs_kept,
         &covered.refs_refused,
     ] {

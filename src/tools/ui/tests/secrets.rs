@@ -135,7 +135,7 @@ fn each_secret_field_is_its_own_placeholder_and_no_password_is_ever_written() {
             .filter(|(_, f)| f.password)
             .map(|(v, _)| v)
             .collect();
-        // Every reading handed to the recording, as `recording_sees` does, and what an answer
+        // Every reading handed to the recording, as `read_screen` does, and what an answer
         // and a cache entry would show of it.
         let mut read = |typed: &[Option<String>], revealed: bool, focused: Option<usize>, recording: &mut Recording| {
             let (xml, page) = form(&fields, typed, revealed, focused);

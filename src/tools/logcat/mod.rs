@@ -1,13 +1,18 @@
 //! `adb-logcat`: a log read as counts, crashes and the last lines that match, with every
 //! matching line behind a cacheId; and `clear`.
 
+use rmcp::RoleServer;
+use rmcp::service::RequestContext;
 use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
 
 use rmcp::model::{CallToolResult, JsonObject};
 use serde::{Deserialize, Serialize};
 
 use super::command::{self, Command, Deadline, Range};
 use super::{State, error};
+
+mod since;
 use crate::android::crashes::{Crash, collapse_runs, find_crashes, group_repeats, pids_of_package};
 use crate::android::logcat::{Level, LogLine, format_threadtime, parse_threadtime_line, with_years};
 use crate::android::packages::is_valid_package_name;
@@ -15,6 +20,7 @@ use crate::android::text::cut;
 use crate::android::text::quote;
 use crate::context::budget::{Budgeted, chars, respond};
 use crate::context::{Data, Kind};
+use since::{is_date, parse_since};
 
 const DEFAULT_LINES: usize = 20;
 const MAX_LINES: u64 = 200;
@@ -227,6 +233,10 @@ impl Command for LogcatCommand {
     fn device(&self) -> Option<&str> {
         self.device.as_deref()
     }
+
+    async fn apply(self, state: Arc<State>, _ctx: RequestContext<RoleServer>) -> CallToolResult {
+        apply(&state, self).await
+    }
 }
 
 pub async fn apply(state: &State, command: LogcatCommand) -> CallToolResult {
@@ -283,25 +293,7 @@ async fn read(state: &State, serial: &str, args: &LogRead) -> Result<LogcatOutpu
         Some("last" | "last call" | "last read") => state.last_log_read(serial).map(|t| (t, false)),
         Some(t) => Some((parse_since(t, newest.as_deref(), &today)?, true)),
     };
-    let mut pids: Option<HashSet<u32>> = args.pid.map(|p| HashSet::from([p]));
-    if let Some(package) = &args.package {
-        let mut found = pids_of_package(&all, package);
-        let running = state
-            .adb
-            .shell(serial, &format!("pidof {}", quote(package)))
-            .await
-            .map_err(|e| e.to_string())?;
-        found.extend(
-            running
-                .stdout_text()
-                .split_whitespace()
-                .filter_map(|p| p.parse::<u32>().ok()),
-        );
-        pids = Some(match pids {
-            Some(p) => p.intersection(&found).copied().collect(),
-            None => found,
-        });
-    }
+    let pids = processes(state, serial, args, &all).await?;
     let min_level = args.level.map(LevelArg::level);
     let tags: Option<Vec<String>> = args.tags.as_ref().map(|t| t.iter().map(|s| s.to_lowercase()).collect());
     let needle = args.grep.as_deref().filter(|g| !g.is_empty()).map(str::to_lowercase);
@@ -332,47 +324,10 @@ async fn read(state: &State, serial: &str, args: &LogRead) -> Result<LogcatOutpu
     for l in &matching {
         *counts.entry(l.level.as_char().to_string()).or_insert(0) += 1;
     }
-    let crashes = find_crashes(&in_scope);
-    let crash_count = crashes.len();
-    let crashes = ranked(group_repeats(crashes));
-    // As the answer shows them; the whole ones go to the cache when not all are listed.
-    let as_listed: Vec<Crash> = crashes.iter().cloned().map(shortened).collect();
-    let listed = listed_crashes(&as_listed);
-    let (crashes_listed, crashes_cache_id) = if listed < crashes.len() {
-        let whole = crashes.iter().filter_map(|c| serde_json::to_value(c).ok()).collect();
-        let entry = state.cache.put(
-            Kind::Logcat,
-            format!("{} crashes in the log of {serial}", crashes.len()),
-            Data::List(whole),
-        );
-        (Some(listed), Some(entry.id.clone()))
-    } else {
-        (None, None)
-    };
-    let crashes: Vec<Crash> = as_listed.into_iter().take(listed).collect();
-
-    let runs = collapse_runs(&matching);
-    let mut window: Vec<String> = runs
-        .iter()
-        .rev()
-        .take(shown)
-        .rev()
-        .map(|run| {
-            let l = run.line;
-            // Date and pid are in `newest`, the crashes and the cache; the window stays short.
-            let mut text = format!(
-                "{} {} {}: {}",
-                &l.timestamp[6..],
-                l.level.as_char(),
-                l.tag,
-                cut(l.message.trim(), MAX_MESSAGE_CHARS)
-            );
-            if run.count > 1 {
-                text.push_str(&format!(" (×{})", run.count));
-            }
-            text
-        })
-        .collect();
+    let found = find_crashes(&in_scope);
+    let crash_count = found.len();
+    let (crashes, crashes_listed, crashes_cache_id) = crashes_of(state, serial, found);
+    let window = window_of(&matching, shown);
 
     let whole: String = matching.iter().map(|l| format_threadtime(l) + "\n").collect();
     let entry = state.cache.put(
@@ -403,23 +358,109 @@ async fn read(state: &State, serial: &str, args: &LogRead) -> Result<LogcatOutpu
         cache_id: Some(entry.id.clone()),
         hint,
     };
-    // Asked for no number of lines: the window gives way, oldest first, to stay within the goal.
-    if args.lines.is_none() {
-        let size = |o: &LogcatOutput| chars(&serde_json::to_string(o).unwrap_or_default());
-        let mut room = GOAL_CHARS.saturating_sub(size(&output) + "\"lines\":[],".len());
-        let mut fitting = 0;
-        for line in window.iter().rev() {
-            let cost = chars(&serde_json::to_string(line).unwrap_or_default()) + 1;
-            if cost > room {
-                break;
-            }
-            room -= cost;
-            fitting += 1;
-        }
-        window.drain(..window.len() - fitting);
-    }
-    output.lines = Some(window);
+    output.lines = Some(match args.lines {
+        Some(_) => window,
+        None => fitted(&output, window),
+    });
     Ok(output)
+}
+
+/// The processes a read keeps (`pid`, and a `package`'s: those the log names and those running
+/// now), `None` for all.
+async fn processes(
+    state: &State,
+    serial: &str,
+    args: &LogRead,
+    all: &[LogLine],
+) -> Result<Option<HashSet<u32>>, String> {
+    let mut pids: Option<HashSet<u32>> = args.pid.map(|p| HashSet::from([p]));
+    if let Some(package) = &args.package {
+        let mut found = pids_of_package(all, package);
+        let running = state
+            .adb
+            .shell(serial, &format!("pidof {}", quote(package)))
+            .await
+            .map_err(|e| e.to_string())?;
+        found.extend(
+            running
+                .stdout_text()
+                .split_whitespace()
+                .filter_map(|p| p.parse::<u32>().ok()),
+        );
+        pids = Some(match pids {
+            Some(p) => p.intersection(&found).copied().collect(),
+            None => found,
+        });
+    }
+    Ok(pids)
+}
+
+/// The crashes found as the answer lists them (repeats grouped, ranked, shortened), with how
+/// many are listed and the cache id of them all when not all are.
+fn crashes_of(state: &State, serial: &str, found: Vec<Crash>) -> (Vec<Crash>, Option<usize>, Option<String>) {
+    let crashes = ranked(group_repeats(found));
+    // As the answer shows them; the whole ones go to the cache when not all are listed.
+    let as_listed: Vec<Crash> = crashes.iter().cloned().map(shortened).collect();
+    let listed = listed_crashes(&as_listed);
+    let (crashes_listed, crashes_cache_id) = if listed < crashes.len() {
+        let whole = crashes.iter().filter_map(|c| serde_json::to_value(c).ok()).collect();
+        let entry = state.cache.put(
+            Kind::Logcat,
+            format!("{} crashes in the log of {serial}", crashes.len()),
+            Data::List(whole),
+        );
+        (Some(listed), Some(entry.id.clone()))
+    } else {
+        (None, None)
+    };
+    (
+        as_listed.into_iter().take(listed).collect(),
+        crashes_listed,
+        crashes_cache_id,
+    )
+}
+
+/// The last `shown` matching lines, repeats collapsed, each short.
+fn window_of(matching: &[&LogLine], shown: usize) -> Vec<String> {
+    let runs = collapse_runs(matching);
+    runs.iter()
+        .rev()
+        .take(shown)
+        .rev()
+        .map(|run| {
+            let l = run.line;
+            // Date and pid are in `newest`, the crashes and the cache; the window stays short.
+            let mut text = format!(
+                "{} {} {}: {}",
+                &l.timestamp[6..],
+                l.level.as_char(),
+                l.tag,
+                cut(l.message.trim(), MAX_MESSAGE_CHARS)
+            );
+            if run.count > 1 {
+                text.push_str(&format!(" (×{})", run.count));
+            }
+            text
+        })
+        .collect()
+}
+
+/// Asked for no number of lines: the window gives way, oldest first, for `output` to stay
+/// within the goal.
+fn fitted(output: &LogcatOutput, mut window: Vec<String>) -> Vec<String> {
+    let size = |o: &LogcatOutput| chars(&serde_json::to_string(o).unwrap_or_default());
+    let mut room = GOAL_CHARS.saturating_sub(size(output) + "\"lines\":[],".len());
+    let mut fitting = 0;
+    for line in window.iter().rev() {
+        let cost = chars(&serde_json::to_string(line).unwrap_or_default()) + 1;
+        if cost > room {
+            break;
+        }
+        room -= cost;
+        fitting += 1;
+    }
+    window.drain(..window.len() - fitting);
+    window
 }
 
 /// Most frequent first, then most recent (groups come oldest first, each in its latest's place).
@@ -459,121 +500,4 @@ fn shortened(mut c: Crash) -> Crash {
     c.app_frame = c.app_frame.map(frame);
     c.top_frame = c.top_frame.map(frame);
     c
-}
-
-fn is_date(text: &str) -> bool {
-    chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d").is_ok()
-}
-
-/// `YYYY-MM-DD HH:MM:SS[.mmm]`, `MM-DD HH:MM:SS[.mmm]` (the latest such day up to `today`) or
-/// `HH:MM:SS[.mmm]` (the newest line's day) → `YYYY-MM-DD HH:MM:SS.mmm`, as `with_years` dates
-/// log lines.
-fn parse_since(text: &str, newest: Option<&str>, today: &str) -> Result<String, String> {
-    let bad = || {
-        format!(
-            "since {text:?} is not a time: use \"last\", MM-DD HH:MM:SS[.mmm], YYYY-MM-DD HH:MM:SS[.mmm] or HH:MM:SS[.mmm]"
-        )
-    };
-    let (year, date, time) = match text.split_once(' ') {
-        Some((date, time)) if date.len() == 10 => (
-            date.get(..4)
-                .filter(|y| y.bytes().all(|b| b.is_ascii_digit()))
-                .ok_or_else(bad)?
-                .to_string(),
-            date.get(5..).ok_or_else(bad)?.to_string(),
-            time,
-        ),
-        Some((date, time)) => {
-            let this_year = today.get(..4).unwrap_or("2000");
-            let year = if today.get(5..).is_some_and(|t| date > t) {
-                this_year
-                    .parse::<i32>()
-                    .map_or_else(|_| this_year.to_string(), |y| format!("{:04}", y - 1))
-            } else {
-                this_year.to_string()
-            };
-            (year, date.to_string(), time)
-        }
-        None => {
-            let day = newest.unwrap_or(today);
-            (
-                day.get(..4).unwrap_or("2000").to_string(),
-                day.get(5..10).unwrap_or("01-01").to_string(),
-                text,
-            )
-        }
-    };
-    let time = if time.len() == 8 {
-        format!("{time}.000")
-    } else {
-        time.to_string()
-    };
-    let candidate = format!("{date} {time}");
-    let shape = parse_threadtime_line(&format!("{candidate}     1     1 I x: y")).is_some();
-    let field = |at: usize| {
-        candidate
-            .get(at..at + 2)
-            .and_then(|f| f.parse::<u32>().ok())
-            .unwrap_or(99)
-    };
-    let in_range = shape
-        && (1..=12).contains(&field(0))
-        && (1..=31).contains(&field(3))
-        && field(6) < 24
-        && field(9) < 60
-        && field(12) < 60;
-    if in_range {
-        Ok(format!("{year}-{candidate}"))
-    } else {
-        Err(bad())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn since_accepts_the_forms_logcat_prints_and_refuses_the_rest() {
-        let today = "2025-11-24";
-        assert_eq!(
-            parse_since("11-20 14:05:00", None, today).unwrap(),
-            "2025-11-20 14:05:00.000"
-        );
-        // A day later in the year than today is last year's.
-        assert_eq!(
-            parse_since("12-31 23:00:00", None, "2026-01-01").unwrap(),
-            "2025-12-31 23:00:00.000"
-        );
-        assert_eq!(
-            parse_since("2025-11-20 14:05:00.250", None, today).unwrap(),
-            "2025-11-20 14:05:00.250"
-        );
-        assert_eq!(
-            parse_since("14:05:00", Some("2025-11-21 09:00:00.000"), today).unwrap(),
-            "2025-11-21 14:05:00.000"
-        );
-        for bad in [
-            "yesterday",
-            "14:05",
-            "11-20 25:00:00",
-            "1; reboot",
-            "20x5-11-20 14:05:00",
-        ] {
-            assert!(parse_since(bad, None, today).is_err(), "{bad}");
-        }
-        // Multi-byte characters where the digits should be: refused, never a panic.
-        for bad in ["2025é1-20 14:05:00", "é1-20 14:05:00", "11-20 14:0é:00", "ééééééééé"] {
-            assert!(parse_since(bad, Some("é"), "é").is_err(), "{bad}");
-        }
-    }
-
-    #[test]
-    fn since_last_holds_across_new_year() {
-        // Read on 12-31, then lines on 01-01: text order would hide them; dated keys do not.
-        let before = with_years(&["12-31 23:59:50.000"], "2026-12-31");
-        let after = with_years(&["12-31 23:59:50.000", "01-01 00:00:05.000"], "2027-01-01");
-        assert_eq!(after[0], before[0]);
-        assert!(after[1] > before[0], "{} after {}", after[1], before[0]);
-    }
 }

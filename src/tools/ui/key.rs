@@ -1,0 +1,36 @@
+//! `ui key`: one key event (BACK, HOME, ENTER… or a code).
+
+use super::act::{Act, act};
+use super::answer::{Outcome, output};
+use super::args::UiOperation;
+use super::web::{self, WebAction};
+use crate::flow;
+use crate::tools::State;
+
+pub(super) async fn key(state: &State, serial: &str, name: &str, code: u32, observe: bool) -> Outcome {
+    let out = output(UiOperation::Key, serial);
+    let step = flow::Action::Key {
+        name: name.to_ascii_uppercase(),
+    };
+    // ENTER in a web field with focus goes to the page through DevTools, as a replayed Maestro
+    // `pressKey: Enter` after `inputText` meant it (the simulator's WebView gets no key events;
+    // a phone's would).
+    let web = match code {
+        66 => web::focused_field(state, serial).await,
+        _ => None,
+    };
+    let (command, web) = match web {
+        Some((page, selector)) => (
+            String::new(),
+            Some(WebAction::Type {
+                page,
+                selector,
+                text: String::new(),
+                clear: false,
+                submit: true,
+            }),
+        ),
+        None => (format!("input keyevent {code}"), None),
+    };
+    act(state, serial, Act::new(out, step, command, observe).web(web)).await
+}
