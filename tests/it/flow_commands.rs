@@ -171,17 +171,18 @@ fn a_swipe_from_an_element_starts_on_it() {
 }
 
 /// A flow shaped like a public suite's (issue 44): `action: back`, Maestro's older spelling of
-/// `- back`; `optional: true` on the element a scrollUntilVisible or an extendedWaitUntil looks
+/// `- back`, and `hide keyboard`, of `hideKeyboard`; `optional: true` on the element a scrollUntilVisible or an extendedWaitUntil looks
 /// for, which makes the command optional as Maestro takes it; YAML 1.1's `yes`, `no` and
-/// `1_000` where Maestro types a field. It replays: the missing element is a warning, BACK
-/// reaches the device. Before, each was refused at its line.
+/// `1_000` where Maestro types a field; the AI commands, which fail as Maestro's do without its AI
+/// key and are optional as Maestro's are. It replays: the missing element and each AI command is
+/// a warning, BACK reaches the device. Before, each was refused at its line.
 #[test]
 fn a_flow_shaped_like_a_public_suite_replays() {
     let dir = tempfile::tempdir().unwrap();
     let public = flow(
         dir.path(),
         "public.yaml",
-        "appId: com.google.android.contacts\n---\n- launchApp\n- extendedWaitUntil:\n    notVisible:\n      id: pageLoadingIndicator\n    timeout: 1_000\n    optional: yes\n- scrollUntilVisible:\n    element:\n      text: \"Nobody Here\"\n      optional: true\n    timeout: 1500\n- tapOn:\n    text: \"Ken Thompson\"\n    retryTapIfNoChange: no\n- action: back\n- assertVisible: \"Ada Lovelace\"\n",
+        "appId: com.google.android.contacts\n---\n- launchApp\n- extendedWaitUntil:\n    notVisible:\n      id: pageLoadingIndicator\n    timeout: 1_000\n    optional: yes\n- scrollUntilVisible:\n    element:\n      text: \"Nobody Here\"\n      optional: true\n    timeout: 1500\n- tapOn:\n    text: \"Ken Thompson\"\n    retryTapIfNoChange: no\n- action: back\n- assertVisible: \"Ada Lovelace\"\n- assertWithAI: The list shows contacts\n- assertNoDefectsWithAI\n- extractTextWithAI:\n    query: The first name\n    outputVariable: first\n- hide keyboard\n",
     );
     let out = replay(&public, None, &[]);
     let said = stdout(&out);
@@ -194,7 +195,8 @@ fn a_flow_shaped_like_a_public_suite_replays() {
         .into_iter()
         .filter(|c| c.starts_with("input keyevent"))
         .collect();
-    assert_eq!(keys, ["input keyevent 4"], "{said}");
+    // `action: back`, then `hide keyboard` (Maestro's other spelling, BACK on Android).
+    assert_eq!(keys, ["input keyevent 4", "input keyevent 4"], "{said}");
 }
 
 /// Every key name Maestro documents reaches the device as its Android key code.

@@ -135,11 +135,25 @@ fn samples(command: &str) -> Vec<Sample> {
         | "inputRandomPersonName"
         | "pasteText"
         | "hideKeyboard"
+        | "hide keyboard"
         | "back"
         | "scroll"
         | "stopRecording"
         | "toggleAirplaneMode" => vec![only_optional(command)],
         "action" => vec![sample(LOGIN, phone, "", "- action: «back»\n- action: «hideKeyboard»\n")],
+        "assertWithAI" => vec![sample(
+            LOGIN,
+            phone,
+            "",
+            "- assertWithAI: «it shows»\n- assertWithAI:\n    assertion: «it shows»\n    optional: «true»\n",
+        )],
+        "assertNoDefectsWithAI" => vec![only_optional(command)],
+        "extractTextWithAI" => vec![sample(
+            LOGIN,
+            phone,
+            "",
+            "- extractTextWithAI: «the name»\n- extractTextWithAI:\n    query: «the name»\n    outputVariable: «name»\n    optional: «true»\n",
+        )],
         "inputText" => vec![sample(
             LOGIN,
             phone,

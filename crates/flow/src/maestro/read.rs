@@ -195,7 +195,8 @@ impl Reader {
             };
             for (key, value) in map {
                 match scalar(key).as_deref() {
-                    Some("appId") => {
+                    // `url` is Maestro's other name for it (`YamlConfig`'s `@JsonAlias`).
+                    Some("appId" | "url") => {
                         string(value, "appId")?;
                         app_id = Some(value);
                     }

@@ -14,9 +14,10 @@ use crate::{Action, Step};
 pub(in crate::maestro) const LAUNCH_APP: Spec = Spec {
     name: "launchApp",
     status: Status::Replayed,
-    note: "appId, clearState, stopApp (when given), clearKeychain; permissions (pm grant / revoke, Maestro's short names spelt out, all: every permission the app requests; what the device refuses is a warning); arguments as intent extras of their YAML type (am start -n the launcher activity --es / --ez / --ei / --ef)",
+    note: "appId (or url, its other name), clearState, stopApp (when given), clearKeychain; permissions (pm grant / revoke, Maestro's short names spelt out, all: every permission the app requests; what the device refuses is a warning); arguments as intent extras of their YAML type (am start -n the launcher activity --es / --ez / --ei / --ef)",
     own: &[
         "appId",
+        "url",
         "optional",
         "clearState",
         "stopApp",
@@ -36,7 +37,8 @@ fn read(reader: &mut Reader, given: &Given, steps: &mut Vec<Step>) -> Result<Opt
         }));
     };
     only_keys(map, LAUNCH_APP.own)?;
-    let package = given.package(field(map, "appId"))?;
+    // `url` is Maestro's other name for it (`@JsonAlias("url")`).
+    let package = given.package(field(map, "appId").or_else(|| field(map, "url")))?;
     // As Maestro orders them: the data cleared, the app stopped, then launched
     // (clearKeychain is iOS's; Android has none to clear).
     // Permissions after the data is cleared, before the app stops (Maestro's order).

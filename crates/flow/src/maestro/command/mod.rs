@@ -130,6 +130,7 @@ pub(in crate::maestro) const REGISTRY: &[&Spec] = &[
     &clipboard::PASTE_TEXT,
     &clipboard::SET_CLIPBOARD,
     &keys::HIDE_KEYBOARD,
+    &keys::HIDE_KEYBOARD_SPELT,
     &keys::PRESS_KEY,
     &keys::BACK,
     &action::ACTION,
