@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use droidmcp::flow::maestro::compat::{self, Status};
+use droidmcp::flow::maestro::compat;
 
 use crate::common::*;
 
