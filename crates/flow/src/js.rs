@@ -284,36 +284,42 @@ fn ui_query(s: &Selector) -> Option<serde_json::Map<String, serde_json::Value>> 
     }
 }
 
+/// The script line of a step that is one tool call, its arguments as `calls` built them; a wait
+/// longer than one call may wait, in turns (`waitLong`).
+fn called(step: &Step, call: &Call) -> Vec<String> {
+    let mut fields: Vec<String> = call
+        .args
+        .iter()
+        .filter(|(k, _)| *k != "operation")
+        .map(|(k, v)| format!("{k}: {}", js(v)))
+        .collect();
+    match step.action {
+        Action::Wait { timeout_ms: None, .. } => fields.push("timeoutMs: TIMEOUT".into()),
+        // Longer than one call may wait: in turns, each the call `calls` checked.
+        Action::Wait {
+            timeout_ms: Some(ms), ..
+        } if ms > LONGEST_WAIT_MS => {
+            return vec![format!(
+                "await waitLong({{ {} }}, {ms}, {LONGEST_WAIT_MS});",
+                fields.join(", ")
+            )];
+        }
+        _ => {}
+    }
+    vec![format!(
+        "await {}.{}({{ {} }});",
+        call.namespace,
+        call.method,
+        fields.join(", ")
+    )]
+}
+
 fn body(step: &Step) -> Vec<String> {
     let pick = |t: &Target| format!("await target({}, {}, w)", selector(&t.selector), recorded(t));
     let aim = |t: &Target| format!("{}, {}, w", selector(&t.selector), recorded(t));
     // A call whose arguments are all the step's: written as `calls` has the tools read it.
     if let [call] = calls(step).as_slice() {
-        let mut fields: Vec<String> = call
-            .args
-            .iter()
-            .filter(|(k, _)| *k != "operation")
-            .map(|(k, v)| format!("{k}: {}", js(v)))
-            .collect();
-        match step.action {
-            Action::Wait { timeout_ms: None, .. } => fields.push("timeoutMs: TIMEOUT".into()),
-            // Longer than one call may wait: in turns, each the call `calls` checked.
-            Action::Wait {
-                timeout_ms: Some(ms), ..
-            } if ms > LONGEST_WAIT_MS => {
-                return vec![format!(
-                    "await waitLong({{ {} }}, {ms}, {LONGEST_WAIT_MS});",
-                    fields.join(", ")
-                )];
-            }
-            _ => {}
-        }
-        return vec![format!(
-            "await {}.{}({{ {} }});",
-            call.namespace,
-            call.method,
-            fields.join(", ")
-        )];
+        return called(step, call);
     }
     match &step.action {
         Action::Install { path } => vec![format!("await app.install({{ path: {} }});", lit(path))],
