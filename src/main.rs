@@ -9,13 +9,14 @@ use std::sync::Arc;
 use clap::{Parser, Subcommand};
 
 mod call;
+mod run_sim;
 use droidmcp::adb::{Adb, Route, parse_sources};
 use droidmcp::context::cache::Limits;
 use droidmcp::context::workspace::Workspace;
 use droidmcp::context::{Cache, DEFAULT_BUDGET};
 use droidmcp::script::runs::{RunLimits, Runs};
 use droidmcp::server::DroidMcp;
-use droidmcp::sim::{self, AuthPolicy, Faults, SimHandle, Simulator};
+use droidmcp::sim::{self, AuthPolicy, SimHandle};
 use droidmcp::tools::State;
 use rmcp::ServiceExt;
 use tracing::Level;
@@ -43,7 +44,7 @@ enum Command {
     /// Run one tool call and print its result as JSON, e.g. `call adb-device '{"operation":"list"}'`.
     Call(CallArgs),
     /// Start a simulated Android device that `adb connect` can reach.
-    Sim(SimArgs),
+    Sim(run_sim::SimArgs),
     /// Replay a recorded flow (.js, or a Maestro .yaml) on a device: a line per step, exit 1
     /// when one fails, --junit for CI.
     Replay(ReplayArgs),
@@ -175,7 +176,8 @@ struct HttpArgs {
     /// Serve HTTP without a token (loopback only): any local process can then drive the devices.
     #[arg(long, requires = "http")]
     no_auth: bool,
-    /// HTTP sessions at once; a new one past this gets 503.
+    /// Legacy HTTP sessions at once per token; past it, the token's least recently used idle one
+    /// is closed (503 when all are busy).
     #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=100_000))]
     max_sessions: u64,
 }
@@ -192,85 +194,6 @@ struct CallArgs {
     raw: bool,
     #[command(flatten)]
     serve: ServeArgs,
-}
-
-#[derive(clap::Args)]
-struct SimArgs {
-    /// Address to listen on; port 0 picks a free port (printed on stdout).
-    #[arg(long, default_value = "127.0.0.1:5555")]
-    listen: SocketAddr,
-    /// Profile folder (see fixtures/README.md); default: the built-in Pixel-like emulator.
-    #[arg(long)]
-    profile: Option<PathBuf>,
-    /// Overrides the profile's ro.serialno.
-    #[arg(long)]
-    serial: Option<String>,
-    /// Exchange AUTH and accept any key (default: no AUTH, like an emulator image).
-    #[arg(long, conflicts_with = "auth_keys")]
-    auth_any: bool,
-    /// Require a signature from one of the keys in this adb_keys file (e.g. ~/.android/adbkey.pub).
-    #[arg(long)]
-    auth_keys: Option<PathBuf>,
-    /// With --auth-keys: a host offering another key is allowed after this many milliseconds, as
-    /// if the user tapped "Allow" on the prompt (default: nobody answers it).
-    #[arg(long, requires = "auth_keys")]
-    allow_after_ms: Option<u64>,
-    /// Announce no shell v2, as Android 6 and older do: hosts then use shell v1.
-    #[arg(long)]
-    no_shell_v2: bool,
-    /// Also serve the emulator console here (e.g. 127.0.0.1:5554), with the token in
-    /// ~/.emulator_console_auth_token (made if missing; an empty file turns auth off).
-    #[arg(long, value_name = "ADDR")]
-    console: Option<SocketAddr>,
-    /// The DevTools server (HOST:PORT, e.g. a headless Chromium's --remote-debugging-port) that
-    /// the WebView of the app showing one (com.netflix.mediaclient in the built-in profile)
-    /// leads to: its process then lists @webview_devtools_remote_<pid>. Without it the WebView
-    /// is not debuggable.
-    #[arg(long, value_name = "ADDR")]
-    webview_devtools: Option<SocketAddr>,
-    /// Fault: added latency before every message, in milliseconds.
-    #[arg(long)]
-    latency_ms: Option<u64>,
-    /// Fault: commands (by program name) that never answer; repeatable.
-    #[arg(long)]
-    stall_on: Vec<String>,
-    /// Fault: close each connection after it sent this many bytes.
-    #[arg(long)]
-    drop_after_bytes: Option<u64>,
-    /// Fault: send 24 garbage bytes once a connection sent this many bytes.
-    #[arg(long)]
-    garbage_after_bytes: Option<u64>,
-}
-
-impl SimArgs {
-    /// Fault flags, if any was given; otherwise the profile's own `[faults]` apply.
-    fn faults(&self) -> Option<Faults> {
-        let any = self.latency_ms.is_some()
-            || !self.stall_on.is_empty()
-            || self.drop_after_bytes.is_some()
-            || self.garbage_after_bytes.is_some();
-        any.then(|| Faults {
-            latency: Duration::from_millis(self.latency_ms.unwrap_or(0)),
-            stall_on: self.stall_on.clone(),
-            drop_after_bytes: self.drop_after_bytes,
-            garbage_after_bytes: self.garbage_after_bytes,
-        })
-    }
-
-    fn auth(&self) -> anyhow::Result<AuthPolicy> {
-        Ok(match (&self.auth_keys, self.auth_any) {
-            (Some(path), _) => {
-                let text =
-                    std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("reading {}: {e}", path.display()))?;
-                AuthPolicy::Keys {
-                    keys: sim::auth::load_adb_keys(&text)?,
-                    allow_after: self.allow_after_ms.map(Duration::from_millis),
-                }
-            }
-            (None, true) => AuthPolicy::AcceptAny,
-            (None, false) => AuthPolicy::None,
-        })
-    }
 }
 
 #[tokio::main]
@@ -300,7 +223,7 @@ async fn main() -> anyhow::Result<()> {
         None => serve(cli.serve, cli.http).await,
         Some(Command::Serve(args)) => serve(args.serve, args.http).await,
         Some(Command::Call(args)) => call(args).await,
-        Some(Command::Sim(args)) => run_sim(args).await,
+        Some(Command::Sim(args)) => run_sim::run(args).await,
         Some(Command::Replay(args)) => replay(args).await,
     }
 }
@@ -319,7 +242,7 @@ async fn build_state(args: &ServeArgs) -> anyhow::Result<(Arc<State>, Option<Sim
     let (sources, sim, device) = match &sim_wanted {
         Some(profile) => {
             let profile = Some(PathBuf::from(profile)).filter(|p| !p.as_os_str().is_empty());
-            let simulator = load_simulator(profile.as_deref(), None, AuthPolicy::None)?;
+            let simulator = run_sim::load_simulator(profile.as_deref(), None, AuthPolicy::None)?;
             let mut handle = sim::start(simulator, SocketAddr::from(([127, 0, 0, 1], 0))).await?;
             tracing::info!(addr = %handle.addr, ?profile, "simulated device started");
             match handle.serve_console(SocketAddr::from(([127, 0, 0, 1], 0))).await {
@@ -437,14 +360,6 @@ fn script_runs(args: &ServeArgs, workspace: Option<&Path>) -> Arc<Runs> {
     runs.sweep();
     runs.sweep_on_a_timer();
     runs
-}
-
-/// A simulator from a profile folder, or from the profile built into the binary.
-fn load_simulator(profile: Option<&Path>, faults: Option<Faults>, auth: AuthPolicy) -> anyhow::Result<Simulator> {
-    match profile {
-        Some(dir) => Simulator::load(dir, faults, auth),
-        None => Simulator::builtin(faults, auth),
-    }
 }
 
 async fn serve(args: ServeArgs, http: HttpArgs) -> anyhow::Result<()> {
@@ -568,33 +483,5 @@ async fn replay(args: ReplayArgs) -> anyhow::Result<()> {
     if !report?.iter().all(|r| r.passed()) {
         std::process::exit(1);
     }
-    Ok(())
-}
-
-async fn run_sim(args: SimArgs) -> anyhow::Result<()> {
-    let mut simulator = load_simulator(args.profile.as_deref(), args.faults(), args.auth()?)?;
-    if args.no_shell_v2 {
-        simulator.features.retain(|f| f != "shell_v2");
-    }
-    if let Some(serial) = &args.serial {
-        simulator.with_device(|d| d.props.insert("ro.serialno".into(), serial.clone()));
-    }
-    simulator.with_device(|d| d.webview_devtools = args.webview_devtools);
-    let mut handle = sim::start(simulator, args.listen).await?;
-    let console = match args.console {
-        Some(listen) => Some(handle.serve_console(listen).await?),
-        None => None,
-    };
-    // The first line on stdout, so scripts and tests can find a port picked with :0.
-    println!("listening on {}", handle.addr);
-    if let Some(console) = console {
-        println!("console on {console}");
-    }
-    if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
-        eprintln!("simulated device ready: adb connect {} (Ctrl-C stops it)", handle.addr);
-    }
-    tokio::signal::ctrl_c().await?;
-    tracing::info!("stopping");
-    handle.stop();
     Ok(())
 }

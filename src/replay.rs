@@ -17,7 +17,9 @@ use serde_json::{Value, json};
 use crate::confine::Folder;
 use crate::server::{DroidMcp, call_once};
 use crate::tools::State;
+use env::{defaults, parse_env, redact, variables};
 
+mod env;
 mod files;
 mod junit;
 pub use junit::{junit, junit_maestro};
@@ -139,10 +141,10 @@ pub async fn run(state: Arc<State>, options: &Options) -> anyhow::Result<Vec<Rep
     // Where the report goes, checked before anything runs.
     let report = report_file(options).map_err(|e| anyhow::anyhow!("--junit: {e}"))?;
     let mut reports = Vec::new();
-    for (name, code, media) in flows {
+    for (file, (name, code, media)) in options.files.iter().zip(flows) {
         // What addMedia adds goes to the device first (a script cannot push a host file).
         files::push(&state, &media).await?;
-        reports.push(run_one(&state, options, name, code).await?);
+        reports.push(run_one(&state, options, file, name, code).await?);
     }
     if reports.len() > 1 {
         let passed = reports.iter().filter(|r| r.passed()).count();
@@ -290,9 +292,18 @@ fn script_of(file: &Path) -> anyhow::Result<(String, String, Vec<crate::flow::co
     Ok((name, code, media))
 }
 
-async fn run_one(state: &Arc<State>, options: &Options, name: String, code: String) -> anyhow::Result<Report> {
+async fn run_one(
+    state: &Arc<State>,
+    options: &Options,
+    file: &Path,
+    name: String,
+    code: String,
+) -> anyhow::Result<Report> {
     let names = step_names(&code);
     let env = variables(options);
+    let device = state.device(None).await.ok();
+    let mut given = env.clone();
+    given.extend(defaults(file, device));
     let started = Instant::now();
     let answer = call(
         state,
@@ -303,7 +314,7 @@ async fn run_one(state: &Arc<State>, options: &Options, name: String, code: Stri
             "timeoutMs": options.run_timeout_ms,
             "args": {
                 "timeoutMs": options.step_timeout_ms,
-                "env": env
+                "env": given
                     .iter()
                     .map(|(name, value)| (name.clone(), Value::String(value.clone())))
                     .collect::<serde_json::Map<String, Value>>(),
@@ -377,64 +388,6 @@ async fn run_one(state: &Arc<State>, options: &Options, name: String, code: Stri
         println!("file    {}", path.display());
     }
     Ok(report)
-}
-
-/// The variables a flow gets from outside: `--env NAME=VALUE`, and as Maestro does, each
-/// `MAESTRO_*` variable of droidmcp's own environment that `--env` does not name.
-fn variables(options: &Options) -> Vec<(String, String)> {
-    let mut env = options.env.clone();
-    let shell =
-        std::env::vars().filter(|(name, _)| name.starts_with("MAESTRO_") && parse_env(&format!("{name}=")).is_ok());
-    for (name, value) in shell {
-        if !env.iter().any(|(given, _)| *given == name) {
-            env.push((name, value));
-        }
-    }
-    env
-}
-
-/// Every value given with `--env` (a password, a token) out of what the report says: written
-/// `${NAME}` instead, whatever failed or showed it.
-fn redact(report: &mut Report, env: &[(String, String)]) {
-    let hide = |text: &mut String| {
-        for (name, value) in env.iter().filter(|(_, v)| !v.is_empty()) {
-            // As given, and as a message may quote it: in a regular expression, in JSON, both.
-            let json = |v: &str| {
-                serde_json::to_string(v)
-                    .unwrap_or_default()
-                    .trim_matches('"')
-                    .to_string()
-            };
-            let pattern = regex::escape(value);
-            for form in [
-                json(&json(&pattern)),
-                json(&pattern),
-                pattern,
-                json(value),
-                value.clone(),
-            ] {
-                *text = text.replace(&form, &format!("${{{name}}}"));
-            }
-        }
-    };
-    for (_, result) in &mut report.steps {
-        if let Some(r) = result {
-            r.error.iter_mut().for_each(hide);
-            r.warnings.iter_mut().for_each(hide);
-        }
-    }
-    report.run_error.iter_mut().for_each(hide);
-}
-
-fn parse_env(given: &str) -> Result<(String, String), String> {
-    match given.split_once('=') {
-        Some((name, value)) if crate::flow::placeholder_name(&format!("${{{name}}}")).is_some() => {
-            Ok((name.to_string(), value.to_string()))
-        }
-        _ => Err(format!(
-            "{given:?} is not NAME=VALUE (NAME: letters, digits and _, starting with a letter)"
-        )),
-    }
 }
 
 /// A tool call through the server, as an assistant makes it: its structured answer, or

@@ -2,11 +2,19 @@
 //! 2026-07-28 requests each on their own (no session), and legacy sessions by `Mcp-Session-Id`
 //! (SSE, DELETE to end one). State belongs to the principal a request's token names
 //! (`principals.rs`), so handles (cacheId, ref, runId) work from one request to the next
-//! whatever the protocol. rmcp checks `Host` (loopback names on a loopback bind) and `Origin`
-//! (none allowed but `--allow-origin`; a client that sends none, as non-browser clients do,
-//! passes); a bearer token guards every request (its scheme in any case, compared in constant
-//! time as digests). Serving without one takes an explicit `--no-auth`, on loopback only.
-//! `--max-sessions` bounds the legacy sessions (503 past it).
+//! whatever the protocol. A bearer token guards every request (its scheme in any case, compared
+//! in constant time as digests); serving without one takes an explicit `--no-auth`, on loopback
+//! only. No token can slow, lock out, read or end another's work; each request passes, in order:
+//! - hyper's header timeout (`accept`): a connection idle or dripping its head is closed;
+//! - `edge.rs`: a repeated `Host`, `Origin`, token or session header, or an absolute target of
+//!   another authority, 400; rmcp's Host and Origin check (403) before any cap; a declared
+//!   body past the bound, 413;
+//! - the token (`authorize`), 401;
+//! - `sessions.rs`: a session is its maker's (another token's id answers as an unknown one),
+//!   `--max-sessions` per principal, the least recently used idle one closed first, and a
+//!   call's events kept 60 s after it ends for a resume;
+//! - `body.rs`: the body within a time, a byte bound and a reading slot, scanned for too many
+//!   values, too deep a nesting and repeated keys before rmcp builds it.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -26,6 +34,10 @@ use crate::principals::{self, Principal};
 use crate::server::DroidMcp;
 use crate::tools::State;
 
+mod body;
+mod edge;
+mod sessions;
+
 /// The MCP endpoint's path.
 pub const PATH: &str = "/mcp";
 
@@ -40,7 +52,8 @@ pub struct HttpOptions {
     pub session_idle: Duration,
     /// Serve without a token (loopback only), said explicitly.
     pub no_auth: bool,
-    /// Sessions at once; a new one past this gets 503.
+    /// Legacy sessions at once per principal: past it its least recently used idle one is
+    /// closed, and a new one gets 503 when all are busy.
     pub max_sessions: usize,
 }
 
@@ -118,6 +131,13 @@ pub fn check(options: &HttpOptions) -> Result<(), String> {
     Ok(())
 }
 
+/// The MCP service rmcp builds, on these sessions.
+pub(crate) type Service = StreamableHttpService<DroidMcp, sessions::Sessions>;
+
+/// A connection sending nothing, or dripping its header, is closed after this (hyper's header
+/// timeout, which runs from the connection's start and between its requests).
+pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// Binds, then serves until `shutdown` is cancelled. Returns the bound address through
 /// `bound` (port 0 picks one) before serving.
 pub async fn serve(
@@ -133,7 +153,7 @@ pub async fn serve(
     let addr = listener.local_addr()?;
 
     let mut config = StreamableHttpServerConfig::default()
-        .with_max_request_body_bytes(MAX_BODY)
+        .with_max_request_body_bytes(body::MAX_BODY)
         .with_cancellation_token(shutdown.child_token())
         .with_allowed_origins(options.allowed_origins.clone())
         .enforce_origin_validation();
@@ -141,9 +161,9 @@ pub async fn serve(
         // Reached by names this process cannot know; the token is the guard there.
         config = config.disable_allowed_hosts();
     }
-    let mut sessions = LocalSessionManager::default();
-    sessions.session_config.keep_alive = Some(options.session_idle);
-    let sessions = Arc::new(sessions);
+    let mut local = LocalSessionManager::default();
+    local.session_config.keep_alive = Some(options.session_idle);
+    let sessions = Arc::new(sessions::Sessions::new(local, options.max_sessions));
     let principals = Arc::new(principals::Principals::new(base, options.session_idle));
     let sweeper = principals.clone();
     let every = (options.session_idle / 4).clamp(Duration::from_millis(100), Duration::from_secs(60));
@@ -153,7 +173,7 @@ pub async fn serve(
             sweeper.sweep();
         }
     });
-    let service = StreamableHttpService::new(
+    let service: Service = StreamableHttpService::new(
         move || Ok(DroidMcp::for_principals(principals.clone())),
         sessions.clone(),
         config,
@@ -165,65 +185,69 @@ pub async fn serve(
             .map(|(name, secret)| (Principal(name.as_str().into()), digest(secret)))
             .collect(),
     );
-    let max_sessions = options.max_sessions;
+    let bodies = Arc::new(body::Bodies::default());
+    let edge = service.clone();
+    // The last layer runs first: the head, the token, the session, the body, then rmcp.
     let router = axum::Router::new()
         .nest_service(PATH, service)
-        .layer(middleware::from_fn(json_rpc_errors))
+        .layer(middleware::from_fn(move |request: Request, next: Next| {
+            let bodies = bodies.clone();
+            async move { body::read(&bodies, request, next).await }
+        }))
         .layer(middleware::from_fn(move |request: Request, next: Next| {
             let sessions = sessions.clone();
-            async move { bound_sessions(&sessions, max_sessions, request, next).await }
+            async move { sessions::bind(&sessions, request, next).await }
         }))
         .layer(middleware::from_fn(move |request: Request, next: Next| {
             let tokens = tokens.clone();
             async move { authorize(&tokens, request, next).await }
+        }))
+        .layer(middleware::from_fn(move |request: Request, next: Next| {
+            let edge = edge.clone();
+            async move { edge::head(&edge, request, next).await }
         }));
     let _ = bound.send(addr);
     tracing::info!(%addr, path = PATH, principals = options.tokens.len(), "serving MCP over streamable HTTP");
-    let served = axum::serve(listener, router)
-        .with_graceful_shutdown(async move { shutdown.cancelled().await })
-        .await;
+    let served = accept(listener, router, shutdown).await;
     sweeping.abort();
-    served?;
-    Ok(())
+    served
 }
 
-/// The largest request body read (rmcp's own default, set so both agree).
-const MAX_BODY: usize = 4 << 20;
-
-/// rmcp answers a body it cannot read with 415 and plain text; a JSON-RPC client expects 400 and
-/// an error object: -32700 for what is not JSON, -32600 for JSON that is not a message this
-/// server reads, with the request's id where it has one. The body is kept to say which.
-async fn json_rpc_errors(request: Request, next: Next) -> Response {
-    if request.method() != axum::http::Method::POST {
-        return next.run(request).await;
+/// Serves each connection with hyper's HTTP/1 and its header timeout (axum::serve sets no
+/// timer, so it has none), until `shutdown`; then lets open connections finish for up to 10 s.
+async fn accept(
+    listener: tokio::net::TcpListener,
+    router: axum::Router,
+    shutdown: CancellationToken,
+) -> anyhow::Result<()> {
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.timer(hyper_util::rt::TokioTimer::new())
+        .header_read_timeout(HEADER_TIMEOUT);
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    loop {
+        let (stream, _) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(e) => {
+                    // Out of descriptors, say: the open connections go on; try again shortly.
+                    tracing::warn!(error = %e, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    continue;
+                }
+            },
+            _ = shutdown.cancelled() => break,
+        };
+        let service = hyper_util::service::TowerToHyperService::new(router.clone());
+        let connection = http.serve_connection(hyper_util::rt::TokioIo::new(stream), service);
+        let connection = graceful.watch(connection);
+        tokio::spawn(async move {
+            if let Err(e) = connection.await {
+                tracing::debug!(error = %e, "connection ended");
+            }
+        });
     }
-    let (parts, body) = request.into_parts();
-    let Ok(bytes) = axum::body::to_bytes(body, MAX_BODY).await else {
-        return (
-            StatusCode::PAYLOAD_TOO_LARGE,
-            format!("Payload Too Large: a request body is at most {MAX_BODY} bytes\n"),
-        )
-            .into_response();
-    };
-    let response = next.run(Request::from_parts(parts, bytes.clone().into())).await;
-    if response.status() != StatusCode::UNSUPPORTED_MEDIA_TYPE {
-        return response;
-    }
-    let (head, text) = response.into_parts();
-    let text = axum::body::to_bytes(text, 64 << 10).await.unwrap_or_default();
-    let Some(why) = std::str::from_utf8(&text)
-        .ok()
-        .and_then(|t| t.strip_prefix("fail to deserialize request body "))
-    else {
-        return Response::from_parts(head, text.into());
-    };
-    let error = crate::jsonrpc::unreadable(&bytes, why);
-    (
-        StatusCode::BAD_REQUEST,
-        [(header::CONTENT_TYPE, "application/json")],
-        error.to_string(),
-    )
-        .into_response()
+    let _ = tokio::time::timeout(Duration::from_secs(10), graceful.shutdown()).await;
+    Ok(())
 }
 
 /// A token's digest: tokens are compared as digests, so the compare takes the same time
@@ -236,27 +260,6 @@ fn digest(token: &str) -> Vec<u8> {
 fn bearer(value: &str) -> Option<&str> {
     let (scheme, token) = value.trim().split_once(' ')?;
     scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
-}
-
-/// A request that would start a session (a POST without `Mcp-Session-Id`) when `max` are open
-/// gets 503; everything else goes on.
-async fn bound_sessions(sessions: &LocalSessionManager, max: usize, request: Request, next: Next) -> Response {
-    let starts_one = request.method() == axum::http::Method::POST && !request.headers().contains_key("mcp-session-id");
-    if starts_one {
-        let open = sessions.sessions.read().await.len();
-        if open >= max {
-            tracing::warn!(open, max, "refused a new session: the server is at --max-sessions");
-            return (
-                StatusCode::SERVICE_UNAVAILABLE,
-                [(header::RETRY_AFTER, "30")],
-                format!(
-                    "Service Unavailable: {open} MCP sessions are open, this server's limit (--max-sessions {max}); end one (DELETE) or retry later\n"
-                ),
-            )
-                .into_response();
-        }
-    }
-    next.run(request).await
 }
 
 /// Lets a request through as the principal whose token it carries (`local` when the server

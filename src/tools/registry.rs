@@ -138,7 +138,7 @@ pub const TOOLS: &[Tool] = &[
     Tool {
         name: "adb-shell",
         namespace: Some("shell"),
-        description: "Shell command as given: exit code, stdout, stderr (long: head, tail, cacheId).",
+        description: "Shell command: exit code, stdout, stderr (long: head, tail, cacheId).",
         hints: Hints {
             destructive: true,
             idempotent: false,
@@ -164,7 +164,7 @@ pub const TOOLS: &[Tool] = &[
     Tool {
         name: "flow",
         namespace: Some("flow"),
-        description: "Recorded actions as tests: export (js|maestro) for droidmcp replay; reset.",
+        description: "Recorded actions as tests: export (js|maestro) to replay; reset.",
         hints: Hints {
             destructive: false,
             idempotent: false,
@@ -178,7 +178,7 @@ pub const TOOLS: &[Tool] = &[
         name: "script",
         // A script does not start another.
         namespace: None,
-        description: "Code mode: JS calling these tools in a sandbox; only what it prints returns.\nAPI: droidmcp://api/droidmcp.d.ts. list/clear: runs.",
+        description: "Code mode: JS calling these tools in a sandbox; only what it prints returns.\nAPI: droidmcp://api/droidmcp.d.ts.",
         hints: Hints {
             destructive: true,
             idempotent: false,

@@ -662,6 +662,22 @@ fn a_screenshot_path_from_a_variable_is_made_as_the_step_runs() {
     assert!(!dir.path().join("out/.hidden").exists());
 }
 
+/// `launchApp {clearState: true}` is `pm clear`: the app's state goes, so the text typed into
+/// its field before is gone when it starts again, as on a phone.
+#[test]
+fn clear_state_empties_what_was_typed() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = flow(
+        dir.path(),
+        "cleared.yaml",
+        "appId: org.droidmcp.demo.login\n---\n- launchApp\n- tapOn:\n    id: \"org.droidmcp.demo.login:id/username\"\n- inputText: adalovelace\n- assertVisible: adalovelace\n- launchApp:\n    clearState: true\n- assertNotVisible: adalovelace\n",
+    );
+    let out = replay(&file, None, &["--step-timeout-ms", "1500"]);
+    let said = stdout(&out);
+    assert!(out.status.success(), "the typed text outlived pm clear: {said}");
+    assert!(said.contains("ok      3 type"), "{said}");
+}
+
 /// A replayed `tapOn` reads the screen once per attempt: its tap resolves, checks and acts on one
 /// reading (the device's log of what it was asked, `uiautomator dump`, counted against a flow
 /// that only launches). Before, a wait read the screen to find the element, then the tap read it

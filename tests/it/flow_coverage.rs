@@ -110,7 +110,9 @@ fn a_point_from_a_scripts_output_is_evaluated_as_the_step_runs() {
     assert!(!out.status.success(), "{said}");
     assert!(
         said.contains("FAILED  3 tapOn point: ${output.tab}")
-            && said.contains("line 6: a point is \"x, y\" in device pixels, or \"x%, y%\" of the screen (${output.tab} gave \"the middle\")"),
+            && said.contains(
+                "line 6: a point is \"x, y\" in device pixels, or \"x%, y%\" of the screen (the value of ${output.tab})"
+            ),
         "{said}"
     );
 }

@@ -184,6 +184,50 @@ fn a_value_given_with_env_never_reaches_the_report_the_log_or_the_junit_file() {
     }
 }
 
+/// A failure that would quote a value given with `--env` quotes the template it came from, at
+/// its line; another value given (one letter, a dot) garbles nothing it is not in; and the
+/// secret reaches neither the report, the log nor the JUnit file.
+#[test]
+fn a_failure_quotes_a_secret_as_its_template_and_a_short_value_garbles_nothing() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let secret = "tok-5e2b9c7d";
+    let file = flow(
+        dir.path(),
+        &[(
+            "shots.yaml",
+            "appId: org.droidmcp.demo.login\n---\n- launchApp\n- tapOn:\n    id: \"org.droidmcp.demo.login:id/username\"\n- inputText: ${API_TOKEN}\n- takeScreenshot: \"${API_TOKEN}/../../escape\"\n",
+        )],
+    );
+    let report = dir.path().join("out/report.xml");
+    let out = replay(
+        &file,
+        home.path(),
+        &[
+            "--env",
+            &format!("API_TOKEN={secret}"),
+            "--env",
+            "E=e",
+            "--env",
+            "DOT=.",
+            "--junit",
+            report.to_str().unwrap(),
+        ],
+    );
+    let (said, log) = (stdout(&out), String::from_utf8_lossy(&out.stderr).into_owned());
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    let failed = said.lines().find(|l| l.starts_with("FAILED  4 ")).unwrap_or_default();
+    assert!(
+        failed.contains("shots.yaml line 7: ") && failed.contains("(the value of ${API_TOKEN}/../../escape)"),
+        "{failed}"
+    );
+    assert!(!said.contains("${E}") && !said.contains("${DOT}"), "{said}");
+    let xml = std::fs::read_to_string(&report).unwrap();
+    for (what, text) in [("stdout", &said), ("the log", &log), ("the JUnit file", &xml)] {
+        assert!(!text.contains(secret), "the secret is in {what}:\n{text}");
+    }
+}
+
 /// Scripts run under the run's limits: an endless loop ends at `--run-timeout-ms` naming its
 /// step and file; a huge allocation hits the memory limit and fails its step naming the file
 /// and line; an exception names the file and line too.

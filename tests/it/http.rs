@@ -476,7 +476,8 @@ async fn unreadable_bodies_get_json_rpc_errors_and_the_server_goes_on() {
     server.terminate().await;
 }
 
-/// Past --max-sessions a new session gets 503 with the reason; the open ones go on.
+/// Past --max-sessions (per token), with every session busy (each client holds its stream), a
+/// new session gets 503 with the reason; the open ones go on.
 #[tokio::test]
 async fn sessions_past_the_bound_get_503() {
     let home = tempfile::tempdir().unwrap();

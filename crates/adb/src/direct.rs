@@ -123,6 +123,82 @@ pub struct Connection {
     inner: Arc<Inner>,
 }
 
+/// adb's CNXN/AUTH exchange: our key's signature, else the public key offered and the user's
+/// answer awaited for `auth_wait`. Gives the device's banner and its largest payload.
+async fn handshake(
+    addr: SocketAddr,
+    reader: &mut BufReader<tokio::net::tcp::OwnedReadHalf>,
+    write: &mut tokio::net::tcp::OwnedWriteHalf,
+    auth_wait: std::time::Duration,
+) -> Result<(Banner, usize), AdbError> {
+    let send = |msg: Message| msg.encode();
+    write
+        .write_all(&send(Message::new(
+            A_CNXN,
+            A_VERSION,
+            MAX_PAYLOAD,
+            b"host::\0".to_vec(),
+        )))
+        .await
+        .map_err(|e| handshake_error(addr, e.into()))?;
+    let mut sent_signature = false;
+    let mut prompt_since: Option<tokio::time::Instant> = None;
+    loop {
+        let next = Message::read_from(reader);
+        let msg = match prompt_since {
+            None => next.await,
+            Some(since) => match tokio::time::timeout_at(since + auth_wait, next).await {
+                Ok(msg) => msg,
+                Err(_) => {
+                    return Err(AdbError::Unauthorized(format!(
+                        "{addr} did not know this host's key and nobody accepted the \"Allow USB debugging\" prompt within {} ms; accept it on the device (tick \"Always allow\"), then retry",
+                        auth_wait.as_millis()
+                    )));
+                }
+            },
+        }
+        .map_err(|e| handshake_error(addr, e))?;
+        match msg.command {
+            A_CNXN => {
+                let max_payload = (msg.arg1 as usize).clamp(4096, MAX_PAYLOAD as usize);
+                return Ok((Banner::parse(&msg.payload), max_payload));
+            }
+            A_AUTH if msg.arg0 == AUTH_TOKEN && !sent_signature => {
+                let key = adbkey::host_key_async().await?;
+                let signature = adbkey::sign(&key, &msg.payload)?;
+                write
+                    .write_all(&send(Message::new(A_AUTH, AUTH_SIGNATURE, 0, signature)))
+                    .await?;
+                sent_signature = true;
+            }
+            A_AUTH if msg.arg0 == AUTH_TOKEN && prompt_since.is_none() => {
+                // Our signature was refused: offer the public key; the device asks its user,
+                // and answers CNXN once they accept.
+                let key = adbkey::host_key_async().await?;
+                let mut public = adbkey::android_public_key(&key)?.into_bytes();
+                public.push(0);
+                write
+                    .write_all(&send(Message::new(A_AUTH, AUTH_RSAPUBLICKEY, 0, public)))
+                    .await?;
+                tracing::info!(target: "droidmcp::adb::direct", %addr, "waiting for the user to accept this host's key on the device");
+                prompt_since = Some(tokio::time::Instant::now());
+            }
+            A_AUTH => {} // a new token while the prompt is up: keep waiting
+            A_STLS => {
+                return Err(AdbError::Protocol(format!(
+                    "{addr} asks for TLS (wireless debugging); pair it with `adb pair` and reach it through the adb server"
+                )));
+            }
+            other => {
+                return Err(AdbError::Protocol(format!(
+                    "{addr} answered {} while connecting",
+                    command_name(other)
+                )));
+            }
+        }
+    }
+}
+
 impl Connection {
     /// Connects and authenticates with the standard `~/.android/adbkey` (made if missing). When
     /// the device does not know the key, it is offered and the connection waits up to
@@ -134,72 +210,7 @@ impl Connection {
         stream.set_nodelay(true).ok();
         let (read, mut write) = stream.into_split();
         let mut reader = BufReader::new(read);
-        let send = |msg: Message| msg.encode();
-        write
-            .write_all(&send(Message::new(
-                A_CNXN,
-                A_VERSION,
-                MAX_PAYLOAD,
-                b"host::\0".to_vec(),
-            )))
-            .await
-            .map_err(|e| handshake_error(addr, e.into()))?;
-        let mut sent_signature = false;
-        let mut prompt_since: Option<tokio::time::Instant> = None;
-        let (banner, max_payload) = loop {
-            let next = Message::read_from(&mut reader);
-            let msg = match prompt_since {
-                None => next.await,
-                Some(since) => match tokio::time::timeout_at(since + auth_wait, next).await {
-                    Ok(msg) => msg,
-                    Err(_) => {
-                        return Err(AdbError::Unauthorized(format!(
-                            "{addr} did not know this host's key and nobody accepted the \"Allow USB debugging\" prompt within {} ms; accept it on the device (tick \"Always allow\"), then retry",
-                            auth_wait.as_millis()
-                        )));
-                    }
-                },
-            }
-            .map_err(|e| handshake_error(addr, e))?;
-            match msg.command {
-                A_CNXN => {
-                    let max_payload = (msg.arg1 as usize).clamp(4096, MAX_PAYLOAD as usize);
-                    break (Banner::parse(&msg.payload), max_payload);
-                }
-                A_AUTH if msg.arg0 == AUTH_TOKEN && !sent_signature => {
-                    let key = adbkey::host_key_async().await?;
-                    let signature = adbkey::sign(&key, &msg.payload)?;
-                    write
-                        .write_all(&send(Message::new(A_AUTH, AUTH_SIGNATURE, 0, signature)))
-                        .await?;
-                    sent_signature = true;
-                }
-                A_AUTH if msg.arg0 == AUTH_TOKEN && prompt_since.is_none() => {
-                    // Our signature was refused: offer the public key; the device asks its user,
-                    // and answers CNXN once they accept.
-                    let key = adbkey::host_key_async().await?;
-                    let mut public = adbkey::android_public_key(&key)?.into_bytes();
-                    public.push(0);
-                    write
-                        .write_all(&send(Message::new(A_AUTH, AUTH_RSAPUBLICKEY, 0, public)))
-                        .await?;
-                    tracing::info!(target: "droidmcp::adb::direct", %addr, "waiting for the user to accept this host's key on the device");
-                    prompt_since = Some(tokio::time::Instant::now());
-                }
-                A_AUTH => {} // a new token while the prompt is up: keep waiting
-                A_STLS => {
-                    return Err(AdbError::Protocol(format!(
-                        "{addr} asks for TLS (wireless debugging); pair it with `adb pair` and reach it through the adb server"
-                    )));
-                }
-                other => {
-                    return Err(AdbError::Protocol(format!(
-                        "{addr} answered {} while connecting",
-                        command_name(other)
-                    )));
-                }
-            }
-        };
+        let (banner, max_payload) = handshake(addr, &mut reader, &mut write, auth_wait).await?;
 
         let router = Arc::new(Router::default());
         let (outbox, mut queued) = mpsc::unbounded_channel::<Message>();

@@ -504,17 +504,34 @@ pub(crate) fn abbreviate(command: &str) -> String {
 }
 
 /// A command as logs and messages show it: what `input text` types is left out (it may be a
-/// password). Its argument has no spaces (`ui type` sends them as `%s`).
+/// password), counted as the characters typed. Its argument has no spaces (`ui type` sends them
+/// as `%s`).
 pub fn shown(command: &str) -> String {
     let mut words: Vec<String> = Vec::new();
     for word in command.split(' ') {
         let typed = words.len() >= 2 && words[words.len() - 2] == "input" && words[words.len() - 1] == "text";
         words.push(match typed {
-            true => format!("<{} chars typed>", word.chars().count()),
+            true => format!("<{} chars typed>", unquoted(word).replace("%s", " ").chars().count()),
             false => word.to_string(),
         });
     }
     words.join(" ")
+}
+
+/// A shell word as the shell reads it: quotes removed, `\x` outside them an `x`.
+fn unquoted(word: &str) -> String {
+    let (mut out, mut chars, mut quoted) = (String::new(), word.chars(), None);
+    while let Some(c) = chars.next() {
+        match (quoted, c) {
+            (Some(q), c) if c == q => quoted = None,
+            (Some('"'), '\\') => out.extend(chars.next()),
+            (Some(_), c) => out.push(c),
+            (None, '\'' | '"') => quoted = Some(c),
+            (None, '\\') => out.extend(chars.next()),
+            (None, c) => out.push(c),
+        }
+    }
+    out
 }
 
 #[cfg(test)]

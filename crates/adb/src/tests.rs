@@ -7,8 +7,21 @@ fn what_input_text_types_is_never_shown() {
     let command = r"input tap 5 6 && input text 'hunter'\''2%s!' && input keyevent 66";
     assert_eq!(
         shown(command),
-        "input tap 5 6 && input text <16 chars typed> && input keyevent 66"
+        "input tap 5 6 && input text <10 chars typed> && input keyevent 66"
     );
+    // Counted as typed, whatever the quoting.
+    for (typed, chars) in [
+        ("'a'", 1),
+        ("'it'\\''s'", 4),
+        ("\"x\\\"y\"", 3),
+        ("a%sb", 3),
+        ("'%s'", 1),
+    ] {
+        assert_eq!(
+            shown(&format!("input text {typed}")),
+            format!("input text <{chars} chars typed>")
+        );
+    }
     assert!(!abbreviate(command).contains("hunter"));
     assert_eq!(shown("ls -l /sdcard"), "ls -l /sdcard");
 }

@@ -29,15 +29,7 @@ pub fn render(steps: &[Step], header: &[String]) -> String {
     render_steps(steps, "", &mut number, &mut body);
     // Only a flow that evaluates something as it runs carries the runtime (a recording's export
     // has none: its texts are literal but for a `${` typed, written `\${`).
-    let evaluates = |s: &Step| {
-        matches!(s.action, Action::Script(_) | Action::Block { .. })
-            || s.when.as_ref().is_some_and(|w| w.script.is_some())
-    };
-    if steps.iter().any(evaluates)
-        || body.contains("interp(")
-        || body.contains("\"rendered\"")
-        || body.contains("rendered(")
-    {
+    if steps.iter().any(evaluates) {
         out.push_str(RUNTIME);
     }
     // Each script file's code once, however often the flow runs it (a repeat spelled out).
@@ -54,7 +46,47 @@ pub fn render(steps: &[Step], header: &[String]) -> String {
 }
 
 /// Maestro's JavaScript: `${…}`, variables, scripts and blocks (`maestro/runtime.js`).
-const RUNTIME: &str = include_str!("maestro/runtime.js");
+pub(crate) const RUNTIME: &str = include_str!("maestro/runtime.js");
+
+/// Whether `step` needs the runtime, by what it is: JavaScript, a block, or a template read again
+/// as it runs (its command, or any selector it looks for, its outcome's and condition's too).
+fn evaluates(step: &Step) -> bool {
+    let rendered = |s: &Selector| matches!(s, Selector::Rendered(_));
+    let mut looked_for: Vec<&Selector> = step.expect.visible.iter().collect();
+    if let Some(when) = &step.when {
+        if when.script.is_some() {
+            return true;
+        }
+        looked_for.extend(when.visible.iter().chain(&when.not_visible));
+    }
+    match &step.action {
+        Action::Script(_) | Action::Block { .. } | Action::Rendered(_) => return true,
+        Action::Tap { target }
+        | Action::LongPress { target, .. }
+        | Action::Type {
+            target: Some(target), ..
+        } => looked_for.push(&target.selector),
+        Action::SwipeFrom { from: s, .. }
+        | Action::Wait { selector: s, .. }
+        | Action::Scroll { until: Some(s), .. } => looked_for.push(s),
+        Action::Command(command) => {
+            // The selectors its own writer writes.
+            let found = std::cell::Cell::new(false);
+            command.body(
+                |s| {
+                    found.set(found.get() || rendered(s));
+                    String::new()
+                },
+                |_| String::new(),
+            );
+            if found.get() {
+                return true;
+            }
+        }
+        _ => {}
+    }
+    looked_for.into_iter().any(rendered)
+}
 
 /// Each step as `await step(…)` (numbered on from `number`), a block as its JavaScript around
 /// its own steps, every line after `indent`.

@@ -27,6 +27,8 @@ pub struct Screen {
     /// What each edited field really holds: the dump shows a password as dots and an empty
     /// field's hint as its text.
     pub values: HashMap<usize, String>,
+    /// The screen as the app first draws it, which `pm clear` puts back (its fields empty again).
+    pub fresh: UiTree,
 }
 
 impl Screen {
@@ -93,6 +95,7 @@ impl Device {
                     name: spec.name.clone(),
                     package: package.to_string(),
                     activity: short_class(package, &full_class(package, activity)),
+                    fresh: tree.clone(),
                     tree,
                     values: HashMap::new(),
                 }
@@ -386,6 +389,7 @@ impl Device {
             name: format!("app:{package}"),
             package: package.to_string(),
             activity: short_class(package, &class),
+            fresh: tree.clone(),
             tree,
             values: HashMap::new(),
         });
@@ -423,6 +427,11 @@ impl Device {
         }
         self.force_stop(package);
         self.fs.remove(&format!("/data/data/{package}"), true).ok();
+        for screen in self.screens.iter_mut().filter(|s| s.package == package) {
+            screen.tree = screen.fresh.clone();
+            screen.values.clear();
+        }
+        self.generation += 1;
         true
     }
 

@@ -28,12 +28,34 @@ const HELP: &str = "Android console commands:\n\n    help|h|?         print a li
 /// Answers one command line: the reply's lines, then `OK`, or `KO: why`.
 pub fn answer(d: &mut Device, line: &str) -> Result<String, String> {
     let words: Vec<&str> = line.split_whitespace().collect();
-    let arg = |i: usize| words.get(i).copied().unwrap_or("");
-    match words.as_slice() {
-        ["help" | "h" | "?", ..] => Ok(HELP.to_string()),
-        ["ping"] => Ok("I am alive!".to_string()),
+    match words.first().copied().unwrap_or("") {
+        "help" | "h" | "?" => Ok(HELP.to_string()),
+        "ping" if words.len() == 1 => Ok("I am alive!".to_string()),
+        "avd" => avd(d, &words),
+        "power" => power(d, &words),
+        "geo" => geo(d, &words),
+        "network" => network(d, &words),
+        "rotate" => rotate(d, &words),
+        "sms" => sms(d, &words, line),
+        "gsm" => gsm(d, &words),
+        "finger" => finger(d, &words),
+        _ => Err("unknown command, try 'help'".into()),
+    }
+}
+
+/// `avd …`.
+fn avd(d: &mut Device, words: &[&str]) -> Result<String, String> {
+    match words {
         ["avd", "name"] => Ok(d.prop("ro.boot.qemu.avd_name").unwrap_or_else(|| "droidmcp_sim".into())),
         ["avd", "status"] => Ok("virtual device is running".to_string()),
+        _ => Err("unknown command, try 'help'".into()),
+    }
+}
+
+/// `power …`.
+fn power(d: &mut Device, words: &[&str]) -> Result<String, String> {
+    let arg = |i: usize| words.get(i).copied().unwrap_or("");
+    match words {
         ["power", "capacity", level] => {
             let level: u32 = level
                 .parse()
@@ -78,6 +100,13 @@ pub fn answer(d: &mut Device, line: &str) -> Result<String, String> {
             ))
         }
         ["power", ..] => Err(format!("bad sub-command '{}', try 'help power'", arg(1))),
+        _ => Err("unknown command, try 'help'".into()),
+    }
+}
+
+/// `geo …`.
+fn geo(d: &mut Device, words: &[&str]) -> Result<String, String> {
+    match words {
         ["geo", "fix", lon, lat, rest @ ..] if rest.len() <= 3 => {
             let number = |s: &str| s.parse::<f64>().ok().filter(|v| v.is_finite());
             let lon = number(lon)
@@ -94,6 +123,14 @@ pub fn answer(d: &mut Device, line: &str) -> Result<String, String> {
             Ok(String::new())
         }
         ["geo", ..] => Err("Usage: \"geo fix <longitude> <latitude> [<altitude> [<satellites> [<velocity>]]]\"".into()),
+        _ => Err("unknown command, try 'help'".into()),
+    }
+}
+
+/// `network …`.
+fn network(d: &mut Device, words: &[&str]) -> Result<String, String> {
+    let arg = |i: usize| words.get(i).copied().unwrap_or("");
+    match words {
         ["network", "speed", speed] => {
             d.emulator.network_speed = Some(network_value(speed, NETWORK_SPEEDS)?);
             Ok(String::new())
@@ -108,11 +145,25 @@ pub fn answer(d: &mut Device, line: &str) -> Result<String, String> {
             d.emulator.network_delay.as_deref().unwrap_or("none")
         )),
         ["network", ..] => Err(format!("bad sub-command '{}', try 'help network'", arg(1))),
+        _ => Err("unknown command, try 'help'".into()),
+    }
+}
+
+/// `rotate …`.
+fn rotate(d: &mut Device, words: &[&str]) -> Result<String, String> {
+    match words {
         ["rotate"] => {
             d.emulator.rotation = (d.emulator.rotation + 1) % 4;
             d.generation += 1;
             Ok(String::new())
         }
+        _ => Err("unknown command, try 'help'".into()),
+    }
+}
+
+/// `sms …`.
+fn sms(d: &mut Device, words: &[&str], line: &str) -> Result<String, String> {
+    match words {
         ["sms", "send", number, text @ ..] if !text.is_empty() => {
             let number = phone_number(number)?;
             // What follows the number is the message, spaces and all.
@@ -126,6 +177,14 @@ pub fn answer(d: &mut Device, line: &str) -> Result<String, String> {
             Ok(String::new())
         }
         ["sms", ..] => Err("Usage: \"sms send <phonenumber> <text message>\"".into()),
+        _ => Err("unknown command, try 'help'".into()),
+    }
+}
+
+/// `gsm …`.
+fn gsm(d: &mut Device, words: &[&str]) -> Result<String, String> {
+    let arg = |i: usize| words.get(i).copied().unwrap_or("");
+    match words {
         ["gsm", "call", number] => {
             let number = phone_number(number)?;
             d.emulator.calls.retain(|(n, _)| *n != number);
@@ -161,6 +220,13 @@ pub fn answer(d: &mut Device, line: &str) -> Result<String, String> {
             .collect::<Vec<_>>()
             .join("\n")),
         ["gsm", ..] => Err(format!("bad sub-command '{}', try 'help gsm'", arg(1))),
+        _ => Err("unknown command, try 'help'".into()),
+    }
+}
+
+/// `finger …`.
+fn finger(d: &mut Device, words: &[&str]) -> Result<String, String> {
+    match words {
         ["finger", "touch", id] if id.parse::<u32>().is_ok() => {
             system_log(d, "FingerprintService", &format!("finger {id} touched the sensor"));
             Ok(String::new())
@@ -170,7 +236,6 @@ pub fn answer(d: &mut Device, line: &str) -> Result<String, String> {
         _ => Err("unknown command, try 'help'".into()),
     }
 }
-
 const NETWORK_SPEEDS: &[&str] = &[
     "gsm", "hscsd", "gprs", "edge", "umts", "hsdpa", "lte", "evdo", "5g", "full",
 ];

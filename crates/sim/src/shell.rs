@@ -106,34 +106,11 @@ fn tokenize(script: &str) -> Result<Vec<Token>, SyntaxError> {
             }
             '\'' => {
                 in_word = true;
-                loop {
-                    match chars.next() {
-                        Some('\'') => break,
-                        Some(c) => word.push(c),
-                        None => return Err(SyntaxError::Unterminated),
-                    }
-                }
+                single_quoted(&mut chars, &mut word)?;
             }
             '"' => {
                 in_word = true;
-                loop {
-                    match chars.next() {
-                        Some('"') => break,
-                        Some('\\') => match chars.next() {
-                            Some(c @ ('"' | '\\' | '$' | '`')) => word.push(c),
-                            Some('\n') => {}
-                            Some(c) => {
-                                word.push('\\');
-                                word.push(c);
-                            }
-                            None => return Err(SyntaxError::Unterminated),
-                        },
-                        Some('$') => expand_dollar(&mut chars, &mut word)?,
-                        Some('`') => return Err(SyntaxError::Substitution),
-                        Some(c) => word.push(c),
-                        None => return Err(SyntaxError::Unterminated),
-                    }
-                }
+                double_quoted(&mut chars, &mut word)?;
             }
             '\\' => {
                 in_word = true;
@@ -205,6 +182,39 @@ fn tokenize(script: &str) -> Result<Vec<Token>, SyntaxError> {
         tokens.push(Token::Word(word));
     }
     Ok(tokens)
+}
+
+/// The rest of a `'…'` string: every character as it is.
+fn single_quoted(chars: &mut std::iter::Peekable<std::str::Chars>, word: &mut String) -> Result<(), SyntaxError> {
+    loop {
+        match chars.next() {
+            Some('\'') => return Ok(()),
+            Some(c) => word.push(c),
+            None => return Err(SyntaxError::Unterminated),
+        }
+    }
+}
+
+/// The rest of a `"…"` string: `\` escapes only `"`, `\`, `$` and a backquote; `$` expands.
+fn double_quoted(chars: &mut std::iter::Peekable<std::str::Chars>, word: &mut String) -> Result<(), SyntaxError> {
+    loop {
+        match chars.next() {
+            Some('"') => return Ok(()),
+            Some('\\') => match chars.next() {
+                Some(c @ ('"' | '\\' | '$' | '`')) => word.push(c),
+                Some('\n') => {}
+                Some(c) => {
+                    word.push('\\');
+                    word.push(c);
+                }
+                None => return Err(SyntaxError::Unterminated),
+            },
+            Some('$') => expand_dollar(chars, word)?,
+            Some('`') => return Err(SyntaxError::Substitution),
+            Some(c) => word.push(c),
+            None => return Err(SyntaxError::Unterminated),
+        }
+    }
 }
 
 fn expand_dollar(chars: &mut std::iter::Peekable<std::str::Chars>, word: &mut String) -> Result<(), SyntaxError> {

@@ -92,7 +92,7 @@ fn a_number_field_given_as_a_template_is_rendered_then_read_as_a_number() {
         .find(|l| l.starts_with("FAILED  2 "))
         .unwrap_or_else(|| panic!("{said}"));
     assert!(
-        failed.contains("bad.yaml line 8: timeout is a number of ms (${WAIT} gave \"soon\")"),
+        failed.contains("bad.yaml line 8: timeout is a number of ms (the value of ${WAIT})"),
         "{failed}"
     );
     assert!(!sent(&out).iter().any(|c| c.contains("${")), "{:?}", sent(&out));

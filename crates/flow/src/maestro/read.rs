@@ -190,6 +190,7 @@ impl Reader {
         let mut app_id = None;
         let (mut on_start, mut on_complete) = (None, None);
         if let Some(header) = header {
+            super::template::compiles(header)?;
             let YamlDataOwned::Mapping(map) = &header.data else {
                 return Err(at(header, "the header is a mapping with appId"));
             };
@@ -279,8 +280,8 @@ impl Reader {
         };
         for item in list {
             let before = steps.len();
-            if let Err(e) = self
-                .command(item, app, steps)
+            if let Err(e) = super::template::compiles(item)
+                .and_then(|()| self.command(item, app, steps))
                 .and_then(|()| self.checked(item, &steps[before..]))
             {
                 steps.truncate(before);

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use super::read::Reader;
 use super::template::{decode, encode, holds_one, marked};
 use super::yaml::{at, string};
-use crate::{Action, Rendered, Step};
+use crate::{Action, Rendered, Selector, Step};
 
 /// The run's own check of a step read from a flow: the tools' parse of each call the step makes
 /// (`tools::flow::replayable`), given by the caller (a room above this one).
@@ -133,9 +133,20 @@ impl Reader {
         Ok(())
     }
 
-    /// A condition's selector with a template: read now with samples, again as it is looked for.
-    pub(super) fn rendered_selector(&self, node: &MarkedYamlOwned, said: String) -> Rendered {
-        Rendered {
+    /// A condition's selector with a template: read now with samples (`read`), again as it is
+    /// looked for; named as read, or as written when a template stood for a field that is no text
+    /// (its sample, an `index 0`, is no name the flow gave).
+    pub(super) fn rendered_selector(
+        &self,
+        node: &MarkedYamlOwned,
+        read: impl FnOnce() -> Result<Selector, String>,
+    ) -> Result<Rendered, String> {
+        let (shown, typed) = super::template::sampling(read);
+        let said = match typed {
+            true => as_written(&encode(node)),
+            false => shown?.describe(),
+        };
+        Ok(Rendered {
             command: None,
             arg: encode(node),
             app: None,
@@ -143,7 +154,7 @@ impl Reader {
             file: self.file_name(),
             line: node.span.start.line(),
             part: (0, 1),
-        }
+        })
     }
 
     fn file_name(&self) -> String {
@@ -214,6 +225,14 @@ pub fn read_rendered(request: &Value, check: StepCheck) -> Result<String, String
 
 /// A command as written, for its step's name: `tapOn point: ${output.tab}`.
 fn written_as(name: &str, arg: Option<&MarkedYamlOwned>) -> String {
+    match arg {
+        Some(arg) => format!("{name} {}", as_written(&encode(arg))),
+        None => name.to_string(),
+    }
+}
+
+/// A field in `encode`'s form as written, its templates as they are: `text: OK, index: ${I}`.
+fn as_written(encoded: &Value) -> String {
     fn text(value: &Value) -> String {
         match value {
             Value::String(s) => s.clone(),
@@ -225,13 +244,12 @@ fn written_as(name: &str, arg: Option<&MarkedYamlOwned>) -> String {
             other => other.to_string(),
         }
     }
-    match arg.map(|a| super::template::plain(&encode(a))) {
-        Some(Value::Object(fields)) => {
+    match super::template::plain(encoded) {
+        Value::Object(fields) => {
             let each: Vec<String> = fields.iter().map(|(k, v)| format!("{k}: {}", text(v))).collect();
-            format!("{name} {}", each.join(", "))
+            each.join(", ")
         }
-        Some(value) => format!("{name} {}", text(&value)),
-        None => name.to_string(),
+        value => text(&value),
     }
 }
 

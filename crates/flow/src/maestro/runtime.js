@@ -2,11 +2,14 @@
 // variables and their scopes, `output`, `maestro`, `json`, runScript, evalScript, assertTrue,
 // and the blocks (repeat, retry, onFlowComplete). All in this run, under its limits.
 
-// Maestro's globals: `output` (what scripts and subflows hand on), `maestro` (the platform, the
-// text copyTextFrom copied), `json(text)`.
+// Maestro's globals (its Js.kt initScript): `output` (what scripts and subflows hand on),
+// `maestro` (the platform, the text copyTextFrom copied), `json(text)`, `relativePoint(x, y)`
+// (a point in percent of the screen, "50%,20%"). Its `http` is the sandbox's, refused unless the
+// replay is given --allow-network.
 globalThis.output = {};
 globalThis.maestro = { platform: "android", copiedText: null };
 globalThis.json = (text) => JSON.parse(text);
+globalThis.relativePoint = (x, y) => `${Math.ceil(x * 100)}%,${Math.ceil(y * 100)}%`;
 
 // A flow variable is a global, as in Maestro. One the replay's own API holds cannot be one.
 function setVar(name, value) {
@@ -33,21 +36,26 @@ function evaluate(body) {
     get: () => undefined,
     set: (_, name, value) => (setVar(name, value), true),
   });
-  let code;
-  try {
-    code = new Function("scope", `with (scope) { return (\n${body}\n); }`);
-  } catch (e) {
-    throw new Error(`\${${body}} is not a JavaScript expression: ${e.message}`);
-  }
-  return [code(scope), missing];
+  return [compiled(body)(scope), missing];
 }
 
-// A template's text: each ${…} evaluated now, `\${` a literal `${` (closed or not). In a field
+// One ${…}'s JavaScript as a function of its scope, parsed, not run: a syntax error throws here
+// (the flow's reading compiles every template through this, `maestro::template::compiles`).
+function compiled(body) {
+  try {
+    return new Function("scope", `with (scope) { return (\n${body}\n); }`);
+  } catch (e) {
+    throw new Error(`\${${body}} is not a JavaScript expression (${e.message})`);
+  }
+}
+
+// A template's text: each ${…} evaluated now, a whole `\${…}` the literal `${…}` (as Maestro's
+// Env.evaluateScripts: a `\${` with no closing brace keeps its backslash). In a field
 // (`strict`) one that comes out undefined or null fails, naming the variable; in a condition it
 // is its text.
 function interp(template, strict = true) {
-  return String(template).replace(/\\\$\{|\$\{([^$]*)\}/g, (whole, body) => {
-    if (body === undefined) return "${";
+  return String(template).replace(/\\\$\{([^$]*)\}|\$\{([^$]*)\}/g, (whole, escaped, body) => {
+    if (escaped !== undefined) return whole.slice(1);
     if (body.trim() === "") return "";
     const [value, missing] = evaluate(body);
     if (strict && (value === undefined || value === null)) {
@@ -133,16 +141,48 @@ function renderFields(node) {
 // (`replay.read`, which refuses what it would have refused written so), and run. A command read
 // as several steps is rendered once, by the first, which keeps the steps' lines for the others
 // (all of them when its templates gave another number of steps).
+// A failure quotes a value its templates gave as the template it came from (a step is reported
+// as written; the value may be a secret given with --env).
 let renderedSteps = [];
+let renderedGave = [];
 async function rendered(command, w) {
   if (command.part === 0) {
     renderedSteps = [];
     const request = { ...command, arg: renderFields(command.arg), app: renderFields(command.app) };
+    renderedGave = [];
+    gave(request.arg, renderedGave);
+    gave(request.app, renderedGave);
     renderedSteps = JSON.parse(await replay.read(request));
   }
   const mine = renderedSteps.length === command.parts ? [renderedSteps[command.part]]
     : command.part === 0 ? renderedSteps : [];
-  for (const code of mine) await eval(`(async (w) => {\n${code}\n})`)(w);
+  try {
+    for (const code of mine) await eval(`(async (w) => {\n${code}\n})`)(w);
+  } catch (e) {
+    throw new Error(asWritten(String((e && e.message) || e), renderedGave));
+  }
+}
+
+// Each [value, template] of a rendered field (`renderFields`'s `v` of a `t`).
+function gave(node, out) {
+  if (node === null || node === undefined) return;
+  if ("t" in node && node.v !== node.t) out.push([String(node.v), node.t]);
+  if ("m" in node) node.m.forEach(([k, v]) => (gave(k, out), gave(v, out)));
+  if ("s" in node) node.s.forEach((item) => gave(item, out));
+}
+
+// `message` with each quoted value (quoted once or twice, as a message quotes a selector it
+// names) written as its template, quoted alike: whole quoted values only.
+function asWritten(message, given) {
+  const quote = (text, times) => (times === 0 ? text : quote(JSON.stringify(text), times - 1));
+  let out = message;
+  for (const [value, template] of given) {
+    for (const times of [2, 1]) {
+      const inner = (text) => quote(text, times).slice(times === 2 ? 1 : 0, times === 2 ? -1 : undefined);
+      out = out.split(inner(value)).join(inner(template));
+    }
+  }
+  return out;
 }
 
 // A condition's selector with a ${…}: rendered and read as it is looked for.

@@ -146,8 +146,8 @@ impl Reader {
                     &format!("{name} is an id or a text, not a point"),
                 )),
                 // Looked for as the block starts, rendered then.
-                s if holds_one(node) => Ok(Some(Selector::Rendered(Box::new(
-                    self.rendered_selector(node, s.describe()),
+                _ if holds_one(node) => Ok(Some(Selector::Rendered(Box::new(
+                    self.rendered_selector(node, || selector(node))?,
                 )))),
                 s => Ok(Some(s)),
             }

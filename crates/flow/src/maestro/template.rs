@@ -9,23 +9,41 @@ use saphyr::{MarkedYamlOwned, ScalarStyle, Tag, YamlDataOwned};
 
 use super::yaml::scalar;
 
-/// `interp`'s own scan (`runtime.js`): a `\${` (literal), or a `${…}` without a `$` inside.
+/// `interp`'s own scan (`runtime.js`): a whole `\${…}` (literal, group 1), or a `${…}` (group 2),
+/// neither with a `$` inside; a `\${` with no closing brace is neither, as in Maestro.
 static SCAN: LazyLock<regex::Regex> =
-    LazyLock::new(|| regex::Regex::new(r"\\\$\{|\$\{([^$]*)\}").expect("a valid regex"));
+    LazyLock::new(|| regex::Regex::new(r"\\\$\{([^$]*)\}|\$\{([^$]*)\}").expect("a valid regex"));
 
-/// Whether `text` has a `${…}` to render (not only `\${`).
+/// Whether `text` has a `${…}` to render (not only a `\${…}`).
 pub fn is_template(text: &str) -> bool {
-    text.contains("${") && SCAN.captures_iter(text).any(|c| c.get(1).is_some())
+    text.contains("${") && SCAN.captures_iter(text).any(|c| c.get(2).is_some())
 }
 
-/// A text with no template, as it reads: each `\${` a `${`.
+/// A text with no template, as it reads: each whole `\${…}` a `${…}`.
 pub fn literal(text: &str) -> String {
-    text.replace("\\${", "${")
+    SCAN.replace_all(text, |c: &regex::Captures| match c.get(1) {
+        Some(_) => c[0][1..].to_string(),
+        None => c[0].to_string(),
+    })
+    .into_owned()
 }
 
-/// `text` written so that it reads as itself (`literal` undoes it): each `${` as `\${`.
+/// `text` written so that it reads as itself (`literal` undoes it): a `\` before the `${` of
+/// each `${…}` or `\${…}` the scan would take.
 pub fn escape(text: &str) -> String {
-    text.replace("${", "\\${")
+    SCAN.replace_all(text, |c: &regex::Captures| {
+        let whole = &c[0];
+        let at = whole.find("${").unwrap_or(0);
+        format!("{}\\{}", &whole[..at], &whole[at..])
+    })
+    .into_owned()
+}
+
+/// The JavaScript of each `${…}` in `text` (`interp` evaluates these, the blank ones aside).
+pub fn bodies(text: &str) -> impl Iterator<Item = &str> {
+    SCAN.captures_iter(text)
+        .filter_map(|c| c.get(2).map(|b| b.as_str()))
+        .filter(|b| !b.trim().is_empty())
 }
 
 /// The tag `mark` puts on a template as the flow is read; and the one a rendered field carries as
@@ -94,6 +112,73 @@ pub(super) fn sampled() {
 /// Whether a sample was read since the last call (which starts afresh).
 pub(super) fn took_sample() -> bool {
     SAMPLED.with(|s| s.replace(false))
+}
+
+/// Refuses, at its line, a template under `node` whose JavaScript does not parse: no run can
+/// render it. Each body is compiled by `runtime.js`'s own `compiled`, which the run evaluates it
+/// through, in QuickJS (parsed, never run). The lists of commands under `node` are left to their
+/// own commands' reading.
+pub(super) fn compiles(node: &MarkedYamlOwned) -> Result<(), String> {
+    match &node.data {
+        YamlDataOwned::Mapping(map) => map
+            .iter()
+            .filter(|(k, _)| {
+                !matches!(
+                    scalar(k).as_deref(),
+                    Some("commands" | "onFlowStart" | "onFlowComplete")
+                )
+            })
+            .try_for_each(|(k, v)| compiles(k).and_then(|()| compiles(v))),
+        YamlDataOwned::Sequence(items) => items.iter().try_for_each(compiles),
+        _ if marked(node) => {
+            let text = scalar(node).unwrap_or_default();
+            bodies(&text).try_for_each(|body| {
+                compile(body).map_err(|e| super::yaml::at(node, &format!("{e}: no run can render it")))
+            })
+        }
+        _ => Ok(()),
+    }
+}
+
+/// `runtime.js`'s `compiled(body)`, in a QuickJS of this thread's that holds the runtime.
+fn compile(body: &str) -> Result<(), String> {
+    thread_local! {
+        static CONTEXT: Result<rquickjs::Context, String> = {
+            let start = || -> rquickjs::Result<rquickjs::Context> {
+                let runtime = rquickjs::Runtime::new()?;
+                runtime.set_memory_limit(32 << 20);
+                let context = rquickjs::Context::full(&runtime)?;
+                context.with(|ctx| ctx.eval::<(), _>(format!("globalThis.args = {{}};\n{}", crate::js::RUNTIME)))?;
+                Ok(context)
+            };
+            start().map_err(|e| format!("cannot start QuickJS: {e}"))
+        };
+    }
+    CONTEXT.with(|context| {
+        let context = context.as_ref().map_err(Clone::clone)?;
+        context.with(|ctx| {
+            let call = format!("void compiled({});", serde_json::to_string(body).unwrap_or_default());
+            ctx.eval::<(), _>(call).map_err(|_| {
+                let caught = ctx.catch();
+                caught
+                    .as_exception()
+                    .and_then(|e| e.message())
+                    .unwrap_or_else(|| format!("${{{body}}} is not a JavaScript expression"))
+            })
+        })
+    })
+}
+
+/// `read`'s value, and whether it took a sample; a sample taken before it still counts for the
+/// command being read.
+pub(super) fn sampling<T>(read: impl FnOnce() -> T) -> (T, bool) {
+    let before = took_sample();
+    let value = read();
+    let took = took_sample();
+    if before || took {
+        sampled();
+    }
+    (value, took)
 }
 
 /// Whether anything under `node` is a template.

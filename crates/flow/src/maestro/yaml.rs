@@ -323,15 +323,12 @@ pub(super) fn written(node: &MarkedYamlOwned, field: &str, why: &str) -> Result<
     }
 }
 
-/// A message that names the line it is about, and for a field a step rendered, what its `${…}`
-/// gave.
+/// A message that names the line it is about, and for a field a step rendered, the template it
+/// came from (not its value: a step is reported as written, and a value may be a secret).
 pub(super) fn at(node: &MarkedYamlOwned, message: &str) -> String {
     let line = node.span.start.line();
     match template::rendered_from(node) {
-        Some(written) => format!(
-            "line {line}: {message} ({written} gave {:?})",
-            android::text::echoed(&scalar(node).unwrap_or_default())
-        ),
+        Some(written) => format!("line {line}: {message} (the value of {written})"),
         None => format!("line {line}: {message}"),
     }
 }

@@ -33,11 +33,10 @@ pub(in crate::maestro) const ASSERT_NOT_VISIBLE: Spec = Spec {
 
 fn read(reader: &mut Reader, given: &Given, steps: &mut Vec<Step>) -> Result<Option<Action>, String> {
     let node = given.needed()?;
-    let shown = command_selector(node)?;
     // What a step expects is looked for as it ends: a template, rendered then.
     let shown = match holds_one(node) {
-        true => Selector::Rendered(Box::new(reader.rendered_selector(node, shown.describe()))),
-        false => shown,
+        true => Selector::Rendered(Box::new(reader.rendered_selector(node, || command_selector(node))?)),
+        false => command_selector(node)?,
     };
     match steps.last_mut() {
         // An assertion after an optional step is not optional; one after a conditional block is
