@@ -326,7 +326,10 @@ mod tests {
                 "- tapOn:\n    text: x\n    childOf:\n      point: 1,2\n",
                 "line 6: `point` is not supported here",
             ),
-            ("- tapOn:\n    index: 0\n    point: 1,2\n", "line 5: tapOn with a point beside `index`"),
+            (
+                "- tapOn:\n    index: 0\n    point: 1,2\n",
+                "line 5: tapOn with a point beside `index`",
+            ),
             (
                 "- assertVisible:\n    label: Read only\n",
                 "line 4: this selector names no element",
