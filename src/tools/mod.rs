@@ -312,3 +312,41 @@ impl State {
 pub fn error(message: impl Into<String>) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(message.into())])
 }
+
+/// A tool error a caller steers by, beside its message: a replay waits for an element that is
+/// not there yet, and never repeats an act that failed on the device (issue 43).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// The element is not on the screen (yet): nothing was done on the device.
+    NotFound,
+}
+
+impl ErrorKind {
+    /// The kind's machine-readable code: the result's `_meta["droidmcp/code"]`, a script's `e.code`.
+    pub fn code(self) -> &'static str {
+        match self {
+            ErrorKind::NotFound => "not_found",
+        }
+    }
+}
+
+/// Where an error result carries its kind's code.
+pub const CODE_META: &str = "droidmcp/code";
+
+/// `error` of a kind: its code in the result's `_meta` (structuredContent stays the tool's
+/// answer schema's alone), the message unchanged.
+pub fn error_of(message: impl Into<String>, kind: Option<ErrorKind>) -> CallToolResult {
+    let mut result = error(message);
+    if let Some(kind) = kind {
+        let mut meta = rmcp::model::JsonObject::new();
+        meta.insert(CODE_META.into(), kind.code().into());
+        result.meta = Some(rmcp::model::MetaObject(meta));
+    }
+    result
+}
+
+/// The code an error result carries (`error_of`), for code mode's host.
+pub fn code_of(result: &CallToolResult) -> Option<String> {
+    let meta = result.meta.as_ref()?;
+    meta.0.get(CODE_META)?.as_str().map(str::to_string)
+}

@@ -14,12 +14,12 @@ use serde_json::Value;
 
 use super::command::{self, Command, Deadline, Range};
 use super::registry::{self, TOOLS};
-use super::{State, error};
+use super::{State, code_of, error};
 use crate::context::Kind;
 use crate::context::budget::{Budgeted, respond, unbudgeted};
 use crate::script::api::Namespace;
 use crate::script::runs::{Run, RunInfo};
-use crate::script::sandbox::{self, Host, HostFuture, Limits};
+use crate::script::sandbox::{self, Host, HostFuture, Limits, Thrown};
 use crate::script::skills::SkillInfo;
 
 /// Default and largest wall-clock time of one run.
@@ -136,12 +136,12 @@ impl Host for ToolHost {
         let (progress, ended, peer) = (self.progress.clone(), self.ended.clone(), self.ctx.peer.clone());
         Box::pin(unbudgeted(async move {
             let Value::Object(args) = arguments else {
-                return Err("a tool's arguments are an object".to_string());
+                return Err("a tool's arguments are an object".into());
             };
             let operation = command::operation_name(&args);
             // Built and run as the server runs a call (a script's calls are never the panel's).
             let result = match registry::find(&tool).filter(|t| t.namespace.is_some()) {
-                None => return Err(format!("no tool named {tool}")),
+                None => return Err(format!("no tool named {tool}").into()),
                 Some(found) => match (found.build)(args) {
                     Ok(command) => command.run(state.clone(), ctx, false).await,
                     Err(e) => error(e),
@@ -150,7 +150,7 @@ impl Host for ToolHost {
             let answer = full_data(result);
             let saved = match &answer {
                 Ok(value) => value.clone(),
-                Err(message) => serde_json::json!({ "error": message }),
+                Err(thrown) => thrown.answer(),
             };
             run.save_result(index, &tool, &operation, &saved);
             if let Some(token) = progress {
@@ -178,7 +178,9 @@ impl Host for ToolHost {
                         .into(),
                 );
             }
-            crate::script::sandbox::fetch(request, timeout).await
+            crate::script::sandbox::fetch(request, timeout)
+                .await
+                .map_err(Thrown::from)
         })
     }
 
@@ -200,7 +202,7 @@ impl Host for ToolHost {
                         .collect(),
                 )
             };
-            match operation.as_str() {
+            let answer: Result<Value, String> = match operation.as_str() {
                 "workspace.read" => run.read(&text("path")).map(Value::String),
                 "workspace.write" => run
                     .write(&text("path"), &text("text"))
@@ -215,13 +217,14 @@ impl Host for ToolHost {
                     crate::flow::maestro::read_rendered(&arguments, super::flow::replayable).map(Value::String)
                 }
                 other => Err(format!("{other} is not available")),
-            }
+            };
+            answer.map_err(Thrown::from)
         })
     }
 }
 
-/// A tool's answer as the script sees it: its structured data, or its error message.
-fn full_data(result: CallToolResult) -> Result<Value, String> {
+/// A tool's answer as the script sees it: its structured data, or its error (message and code).
+fn full_data(result: CallToolResult) -> Result<Value, Thrown> {
     let text = || {
         result
             .content
@@ -231,7 +234,10 @@ fn full_data(result: CallToolResult) -> Result<Value, String> {
             .join("\n")
     };
     if result.is_error == Some(true) {
-        return Err(text());
+        return Err(Thrown {
+            message: text(),
+            code: code_of(&result),
+        });
     }
     match &result.structured_content {
         Some(value) => Ok(value.clone()),

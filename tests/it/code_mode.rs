@@ -162,6 +162,29 @@ async fn three_tasks_as_one_script_each_cost_a_fraction_of_the_tool_calls() {
     manual.cancel().await.unwrap();
 }
 
+/// An element not on the screen is an error of a kind (issue 43): the result's
+/// `_meta["droidmcp/code"]` is `not_found`, and a script catches it as `e.code`, for a tap, a ref
+/// and a wait alike; an error of no kind (an ambiguous target) has no code.
+#[tokio::test]
+async fn an_element_not_on_the_screen_is_a_not_found_error_in_a_script_too() {
+    let home = tempfile::tempdir().unwrap();
+    let client = crate::common::mcp_server(&["--sim"], &[], home.path()).await;
+    let tapped = call(&client, "ui", json!({"operation": "tap", "text": "No such button"})).await;
+    assert_eq!(tapped.is_error, Some(true));
+    let meta = tapped.meta.as_ref().expect("the error's _meta");
+    assert_eq!(meta.0["droidmcp/code"], "not_found", "{tapped:?}");
+    let unknown = call(&client, "ui", json!({"operation": "tap", "ref": "e999"})).await;
+    assert_eq!(unknown.meta, None, "an unknown ref is a mistake, no kind: {unknown:?}");
+    let code = "const codes = [];\n\
+        for (const f of [() => ui.tap({text: 'No such button'}), () => ui.wait({text: 'No such button', timeoutMs: 300}), () => app.info({package: 'no.such.app'})]) {\n\
+          try { await f(); codes.push('ok'); } catch (e) { codes.push(String(e.code)); }\n\
+        }\n\
+        console.log(codes.join(' '));";
+    let out = ok(&call(&client, "script", json!({"operation": "run", "code": code})).await);
+    assert_eq!(out["output"], "not_found not_found undefined\n", "{out}");
+    client.cancel().await.unwrap();
+}
+
 #[tokio::test]
 async fn script_errors_and_limits_come_back_as_tool_errors() {
     let home = tempfile::tempdir().unwrap();

@@ -710,3 +710,23 @@ fn a_replayed_tap_on_reads_the_screen_once_per_attempt() {
     println!("screen readings before the tap: {attempt} (the launch's own: {launched})");
     assert_eq!(attempt, 1, "{commands:#?}");
 }
+
+/// A replayed tapOn taps again only when the element was not on the screen (the tool's error
+/// `code: "not_found"`): a tap whose device command failed (here `input` stalls until the call's
+/// timeout) may have landed, so it fails the step and is never sent twice.
+#[test]
+fn a_tap_whose_device_command_failed_is_not_tapped_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let sim = SimProcess::start(&["--stall-on", "input"]);
+    let taps = flow(
+        dir.path(),
+        "tap.yaml",
+        "appId: com.google.android.contacts\n---\n- launchApp\n- tapOn: \"Ada Lovelace\"\n",
+    );
+    let out = replay(&taps, Some(&sim), &["--timeout-ms", "2000"]);
+    let said = stdout(&out);
+    assert!(!out.status.success(), "the stalled tap fails the flow: {said}");
+    assert!(said.contains("FAILED"), "{said}");
+    let taps: Vec<String> = sent(&out).into_iter().filter(|c| c.starts_with("input tap")).collect();
+    assert_eq!(taps.len(), 1, "one tap sent, never retried: {taps:?}\n{said}");
+}

@@ -261,9 +261,15 @@ const MECHANISMS: &[Mechanism] = &[
         pending: &[],
     },
     Mechanism {
-        concern: "telling an element that did not appear from a failed wait (prelude.js's lookFor)",
-        markers: &["\"did not appear\")"],
+        concern: "telling an element that is not on the screen from a failed call, by the error's code (prelude.js's notThere)",
+        markers: &["=== \"not_found\""],
         home: "crates/flow/src/prelude.js",
+        pending: &[],
+    },
+    Mechanism {
+        concern: "the error kind \"not on the screen (yet), nothing done\" (ui's resolve::not_on_screen, the one door it is set at)",
+        markers: &["Some(ErrorKind::NotFound)"],
+        home: "src/tools/ui/resolve.rs",
         pending: &[],
     },
     Mechanism {
@@ -492,6 +498,51 @@ fn each_concern_has_one_home_and_no_second_copy() {
     files.retain(|(rel, _)| !rel.starts_with("crates/sim/"));
     let copies = second_copies("", &without_tests(files), MECHANISMS);
     assert!(copies.is_empty(), "{}", copies.join("\n"));
+}
+
+/// The words of ui's errors (resolve.rs, wait.rs, scroll.rs, act.rs), which a person reads and may
+/// be reworded: a script steers by an error's `code` (issue 43), so no flow JavaScript holds them.
+const ERROR_WORDS: &[&str] = &[
+    "did not appear",
+    "no longer on the screen",
+    "nothing on the screen matches",
+    "is not on the screen",
+    "is still on the screen",
+    "is ambiguous",
+    "timed out after",
+    "nothing was done",
+];
+
+#[test]
+fn no_script_steers_by_an_errors_words() {
+    let files = without_tests(code_files());
+    let rust: String = files
+        .iter()
+        .filter(|(rel, _)| rel.ends_with(".rs"))
+        .map(|(_, code)| code.as_str())
+        .collect();
+    let scripts: Vec<&(String, String)> = files.iter().filter(|(rel, _)| rel.ends_with(".js")).collect();
+    let mut found = Vec::new();
+    for words in ERROR_WORDS {
+        // Still an error's words: a reworded message is reworded here too.
+        assert!(
+            rust.contains(words),
+            "{words:?} is no error's words any more: update ERROR_WORDS"
+        );
+        for (rel, code) in &scripts {
+            if code.contains(words) {
+                found.push(format!(
+                    "{rel} matches an error's words {words:?}: test the error's `code` instead"
+                ));
+            }
+        }
+    }
+    println!(
+        "{} error phrases checked in {} .js files",
+        ERROR_WORDS.len(),
+        scripts.len()
+    );
+    assert!(found.is_empty(), "{}", found.join("\n"));
 }
 
 #[test]

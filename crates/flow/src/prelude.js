@@ -41,7 +41,7 @@ async function step(name, body, optional = false, when = null) {
 // saw of the element (`recorded`: its label, class and resource-id), and `ui` acts only on an
 // element that has them, refusing any other before it touches the device. When the selector no
 // longer matches, the one element whose label is exactly the recorded label is used, with a
-// warning (healed), and `ui` checks it has that label and class.
+// warning (healed), and `ui` checks it has that label and class. Any other failure is the step's.
 async function target(selector, recorded, warnings) {
   const checked = recorded === null ? {} : { recorded };
   if ("x" in selector) return { ...selector, ...checked };
@@ -53,6 +53,7 @@ async function target(selector, recorded, warnings) {
     await ui.wait({ ...query(selector), timeoutMs: TIMEOUT });
     return { ...query(selector), ...checked };
   } catch (e) {
+    if (!notThere(e)) throw e;
     const label = recorded === null ? null : recorded.label ?? null;
     if (label === null || label.trim() === "" || selector.text === label) throw e;
     const found = await ui.find({ text: label, match: "exact" });
@@ -63,15 +64,17 @@ async function target(selector, recorded, warnings) {
 }
 
 // Acts on a step's element (`act`, given how `ui` aims at it), reading the screen once per
-// attempt: the act resolves, checks (`recorded`) and acts on one reading; only when it fails is
-// the element waited for (`target`, which heals a selector that no longer matches) and acted on
-// again. A point or a percent is acted on as `target` gives it.
+// attempt: the act resolves, checks (`recorded`) and acts on one reading; only when the element
+// is not on the screen (`notThere`: nothing was done) is it waited for (`target`, which heals a
+// selector that no longer matches) and acted on again. Any other failure (a refusal, or a device
+// command that failed, perhaps after it landed) fails the step: never acted twice. A point or a
+// percent is acted on as `target` gives it.
 async function acted(act, selector, recorded, warnings) {
   if (!("x" in selector) && !("percent" in selector)) {
     try {
       return await act({ ...query(selector), ...(recorded === null ? {} : { recorded }) });
     } catch (e) {
-      // Not on the screen yet, or not as recorded: waited for below, then acted on again.
+      if (!notThere(e)) throw e;
     }
   }
   return act(await target(selector, recorded, warnings));
@@ -152,15 +155,21 @@ async function waitLong(q, timeoutMs, turnMs) {
 }
 
 // The element `q` (a query as `ui` takes it) as `ui.wait` found it within `timeoutMs`, or null
-// when it did not appear: the one place a replay tells "not there" from a failure. `ui` gives
-// its errors as text alone, so this reads the wait's own words for it.
+// when it did not appear.
 async function lookFor(q, timeoutMs) {
   try {
     return await ui.wait({ ...q, timeoutMs });
   } catch (e) {
-    if (String((e && e.message) || e).includes("did not appear")) return null;
+    if (notThere(e)) return null;
     throw e;
   }
+}
+
+// Whether a tool's error says the element is not on the screen (yet), nothing done: the one
+// place a replay tells "not there" from a failure, by the error's code (`ui`'s `not_found`),
+// never its words.
+function notThere(e) {
+  return e !== null && typeof e === "object" && e.code === "not_found";
 }
 
 // A step the recording saw no outcome of waits for the screen to settle: a reading waits until

@@ -39,7 +39,7 @@ impl Default for Limits {
 }
 
 /// What a script reaches outside itself. `call(index, tool, arguments)` gives the tool's full
-/// structured result, or its error message (`index` numbers the run's calls from 0, in the
+/// structured result, or its error (`Thrown`: its message, and its code) (`index` numbers the run's calls from 0, in the
 /// order made). `local(operation, arguments)` serves `workspace.*` and `skills.*`.
 pub trait Host: Send + Sync + 'static {
     /// The tools a script can call, as namespaces (`device.list()`), from their schemas.
@@ -48,7 +48,7 @@ pub trait Host: Send + Sync + 'static {
     fn call(&self, index: usize, tool: String, arguments: serde_json::Value) -> HostFuture;
 
     fn local(&self, operation: String, _arguments: serde_json::Value) -> HostFuture {
-        Box::pin(async move { Err(format!("{operation} is not available here")) })
+        Box::pin(async move { Err(format!("{operation} is not available here").into()) })
     }
 
     /// A script's `http` request (`http.rs`), within `timeout`; refused unless the host allows it.
@@ -57,7 +57,37 @@ pub trait Host: Send + Sync + 'static {
     }
 }
 
-pub type HostFuture = std::pin::Pin<Box<dyn std::future::Future<Output = Result<serde_json::Value, String>> + Send>>;
+pub type HostFuture = std::pin::Pin<Box<dyn std::future::Future<Output = Result<serde_json::Value, Thrown>> + Send>>;
+
+/// A host's error as a script catches it: an `Error` with this message and, when the tool gave
+/// one, `code` (a tool's `ErrorKind`), which a script steers by instead of the words.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Thrown {
+    pub message: String,
+    pub code: Option<String>,
+}
+
+impl Thrown {
+    /// How the answer crosses into the sandbox, for the prelude to throw (`invoke`), and is saved.
+    pub fn answer(&self) -> serde_json::Value {
+        match &self.code {
+            Some(code) => serde_json::json!({ "error": self.message, "code": code }),
+            None => serde_json::json!({ "error": self.message }),
+        }
+    }
+}
+
+impl From<String> for Thrown {
+    fn from(message: String) -> Thrown {
+        Thrown { message, code: None }
+    }
+}
+
+impl From<&str> for Thrown {
+    fn from(message: &str) -> Thrown {
+        message.to_string().into()
+    }
+}
 
 /// One host call a run made.
 #[derive(Debug, Clone, PartialEq)]
@@ -371,7 +401,7 @@ fn install<'js>(
                 let arguments: serde_json::Value = serde_json::from_str(&args).unwrap_or_default();
                 match host.local(operation, arguments).await {
                     Ok(value) => serde_json::json!({ "ok": value }),
-                    Err(message) => serde_json::json!({ "error": message }),
+                    Err(thrown) => thrown.answer(),
                 }
             };
             // workspace.read gives files of up to the run's quota: counted like tool answers.
@@ -427,7 +457,7 @@ fn install<'js>(
                     let ok = result.is_ok();
                     let answer = match result {
                         Ok(value) => serde_json::json!({ "ok": value }),
-                        Err(message) => serde_json::json!({ "error": message }),
+                        Err(thrown) => thrown.answer(),
                     };
                     let held = counter.hold(answer, memory);
                     (ok && held.bytes > 0, ms, held)

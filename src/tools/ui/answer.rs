@@ -6,13 +6,14 @@ use serde::Serialize;
 
 use super::args::UiOperation;
 use super::phone::PhoneState;
-use super::read::Snapshot;
+use super::read::{ReadError, Snapshot};
 use super::web;
 use crate::android::activity::Focus;
 use crate::android::ui_elements::Element;
 use crate::context::Kind;
 use crate::context::budget::Budgeted;
 use crate::flow;
+use crate::tools::ErrorKind;
 
 #[derive(Debug, Default, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -128,7 +129,33 @@ impl Done {
     }
 }
 
-pub(super) type Outcome = Result<Done, String>;
+pub(super) type Outcome = Result<Done, Failed>;
+
+/// Why a ui operation failed: the message a person reads and, where a caller steers by it, its
+/// kind (`resolve::not_on_screen` sets the one there is).
+#[derive(Debug)]
+pub(super) struct Failed {
+    pub message: String,
+    pub kind: Option<ErrorKind>,
+}
+
+impl From<String> for Failed {
+    fn from(message: String) -> Failed {
+        Failed { message, kind: None }
+    }
+}
+
+impl From<ReadError> for Failed {
+    fn from(e: ReadError) -> Failed {
+        String::from(e).into()
+    }
+}
+
+impl From<&str> for Failed {
+    fn from(message: &str) -> Failed {
+        message.to_string().into()
+    }
+}
 
 /// An operation's name on the wire (`long-press`).
 pub(super) fn name_of(operation: UiOperation) -> String {

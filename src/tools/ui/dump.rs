@@ -29,9 +29,7 @@ pub(super) async fn dump(state: &State, serial: &str, limit: usize, offset: usiz
         .collect();
     let total = matching.len();
     if offset > 0 && offset >= total {
-        return Err(format!(
-            "offset {offset} is past the end: {total} elements. Use an offset below {total}"
-        ));
+        return Err(format!("offset {offset} is past the end: {total} elements. Use an offset below {total}").into());
     }
     let page: Vec<Element> = matching.into_iter().skip(offset).take(limit).collect();
     let end = offset + page.len();

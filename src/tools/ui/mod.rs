@@ -16,7 +16,7 @@ use rmcp::model::{CallToolResult, JsonObject};
 use rmcp::service::RequestContext;
 
 use super::command::{Command, Deadline};
-use super::{State, error};
+use super::{State, error, error_of};
 use crate::context::budget::respond;
 
 mod act;
@@ -187,7 +187,7 @@ impl Command for UiCommand {
                 result.content.extend(done.image);
                 result
             }
-            Err(message) => error(message),
+            Err(failed) => error_of(failed.message, failed.kind),
         }
     }
 }

@@ -3,6 +3,7 @@
 //! what a replayed step recorded before anything touches the device (`ref_on`, `query_on`,
 //! `point_on`: the resolution on a reading, no device in it); and what a query finds on a reading.
 
+use super::answer::Failed;
 use super::args::Space;
 use super::phone::refuse;
 use super::read::{Snapshot, read_current, screen_bounds, screen_size};
@@ -13,7 +14,7 @@ use crate::android::ui_elements::{Element, Field, Found, Matcher, Rank, best_tar
 use crate::android::ui_refs::{Resolved, resolve};
 use crate::flow::Recorded;
 use crate::image::grid;
-use crate::tools::State;
+use crate::tools::{ErrorKind, State};
 
 /// At most this many matches are listed (`find`) or named (an ambiguous target).
 pub(super) const MAX_MATCHES: usize = 5;
@@ -33,7 +34,7 @@ pub(super) async fn land(
     serial: &str,
     target: &Target,
     recorded: Option<&Recorded>,
-) -> Result<Landing, String> {
+) -> Result<Landing, Failed> {
     let landing = resolve_target(state, serial, target, recorded).await?;
     Ok(Landing {
         selector: state.flows.guarded(serial, landing.element.as_ref(), landing.selector),
@@ -48,7 +49,7 @@ async fn resolve_target(
     serial: &str,
     target: &Target,
     recorded: Option<&Recorded>,
-) -> Result<Landing, String> {
+) -> Result<Landing, Failed> {
     match target {
         Target::Ref(reference) => by_ref(state, serial, reference, recorded).await,
         Target::Query(query) => by_query(state, serial, query, recorded).await,
@@ -69,7 +70,8 @@ async fn resolve_target(
                         return Err(format!(
                             "({x}, {y}) is outside the {}×{} screenshot",
                             shot.image[0], shot.image[1]
-                        ));
+                        )
+                        .into());
                     }
                     let fx = shot.screen[0] as f64 / shot.image[0] as f64;
                     let fy = shot.screen[1] as f64 / shot.image[1] as f64;
@@ -78,7 +80,7 @@ async fn resolve_target(
             };
             let screen = screen_size(state, serial).await?;
             if x >= screen[0] as i32 || y >= screen[1] as i32 {
-                return Err(format!("(x {x}, y {y}) is off the {}×{} screen", screen[0], screen[1]));
+                return Err(format!("(x {x}, y {y}) is off the {}×{} screen", screen[0], screen[1]).into());
             }
             at_point(state, serial, [x, y], recorded).await
         }
@@ -86,11 +88,11 @@ async fn resolve_target(
 }
 
 /// A ref is an identity: its element must be on the screen now, exactly once.
-async fn by_ref(state: &State, serial: &str, reference: &str, recorded: Option<&Recorded>) -> Result<Landing, String> {
+async fn by_ref(state: &State, serial: &str, reference: &str, recorded: Option<&Recorded>) -> Result<Landing, Failed> {
     if !state.knows_ref(serial, reference) {
-        return Err(format!(
+        return Err(Failed::from(format!(
             "unknown ref {reference}: no reading of this device's screen gave it; ui dump or ui find gives refs"
-        ));
+        )));
     }
     let now = read_current(state, serial).await?;
     let element = ref_on(&now, reference, recorded)?;
@@ -107,7 +109,7 @@ pub(super) fn ref_on<'a>(
     now: &'a Snapshot,
     reference: &str,
     recorded: Option<&Recorded>,
-) -> Result<&'a Element, String> {
+) -> Result<&'a Element, Failed> {
     match resolve(&now.elements, reference) {
         Resolved::One(element) => {
             refuse(now, Some(element))?;
@@ -118,25 +120,25 @@ pub(super) fn ref_on<'a>(
             verified(recorded, now, element, &format!("ref {reference}"))?;
             Ok(element)
         }
-        Resolved::Gone => Err(format!(
+        Resolved::Gone => Err(not_on_screen(format!(
             "ref {reference} is no longer on the screen (it changed{}); nothing was done. ui find or ui dump gives the current refs",
             now.focused
                 .as_ref()
                 .map(|f| format!("; now showing {}", f.activity))
                 .unwrap_or_default()
-        )),
-        Resolved::Several(hits) => Err(format!(
+        ))),
+        Resolved::Several(hits) => Err(Failed::from(format!(
             "ref {reference} is not unique on this screen ({} identical elements); nothing was done. Tap one by position: {}",
             hits.len(),
             hits.iter()
                 .map(|e| format!("{:?}", e.at))
                 .collect::<Vec<_>>()
                 .join(", ")
-        )),
+        ))),
     }
 }
 
-async fn by_query(state: &State, serial: &str, query: &Query, recorded: Option<&Recorded>) -> Result<Landing, String> {
+async fn by_query(state: &State, serial: &str, query: &Query, recorded: Option<&Recorded>) -> Result<Landing, Failed> {
     let snap = read_current(state, serial).await?;
     let element = query_on(&snap, query, recorded)?;
     Ok(Landing {
@@ -148,7 +150,7 @@ async fn by_query(state: &State, serial: &str, query: &Query, recorded: Option<&
 
 /// The element a query names on a reading, verified against what a recording saw of it: the
 /// resolution a text, id, content-desc or Maestro selector gets, with no device in it.
-pub(super) fn query_on(snap: &Snapshot, query: &Query, recorded: Option<&Recorded>) -> Result<Element, String> {
+pub(super) fn query_on(snap: &Snapshot, query: &Query, recorded: Option<&Recorded>) -> Result<Element, Failed> {
     let value = &query.value();
     // Asleep or locked, the dump is the keyguard's: say so before "nothing matches".
     refuse(snap, None)?;
@@ -169,12 +171,12 @@ pub(super) fn query_on(snap: &Snapshot, query: &Query, recorded: Option<&Recorde
                 .iter()
                 .map(|e| format!("{} {:?}", e.reference, e.label))
                 .collect();
-            Err(format!(
+            Err(not_on_screen(format!(
                 "nothing on the screen matches {value:?}; closest: {}",
                 near.join(", ")
-            ))
+            )))
         }
-        Err(tied) => Err(format!(
+        Err(tied) => Err(Failed::from(format!(
             "{value:?} is ambiguous: {} elements match it equally well ({}): {}. Tap one by ref",
             tied.len(),
             describe_rank(tied[0]),
@@ -183,14 +185,23 @@ pub(super) fn query_on(snap: &Snapshot, query: &Query, recorded: Option<&Recorde
                 .map(|f| format!("{} {:?} at {:?}", f.element.reference, f.element.label, f.element.at))
                 .collect::<Vec<_>>()
                 .join("; ")
-        )),
+        ))),
+    }
+}
+
+/// The one door of `ErrorKind::NotFound`: the element a call names is not on the screen (yet),
+/// and nothing was done on the device, so a replay may wait for it and act again.
+pub(super) fn not_on_screen(message: String) -> Failed {
+    Failed {
+        message,
+        kind: Some(ErrorKind::NotFound),
     }
 }
 
 /// A point on the screen: the element there when a recording's is to be verified, and the
 /// selector of the element under it on the last reading (when no recorded step came after
 /// it), else the point itself (fragile).
-async fn at_point(state: &State, serial: &str, at: [i32; 2], recorded: Option<&Recorded>) -> Result<Landing, String> {
+async fn at_point(state: &State, serial: &str, at: [i32; 2], recorded: Option<&Recorded>) -> Result<Landing, Failed> {
     let element = verified_point(state, serial, recorded, at).await?;
     let current = state.screen(serial).filter(|_| state.flows.screen_is_current(serial));
     let reading = current

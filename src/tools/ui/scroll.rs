@@ -8,7 +8,7 @@ use super::answer::{Done, Observe, Outcome, output};
 use super::args::UiOperation;
 use super::command::ContentDirection;
 use super::read::{observed, read_current, read_screen, screen_bounds, screen_size};
-use super::resolve::recorded_query;
+use super::resolve::{not_on_screen, recorded_query};
 use super::target::Query;
 use crate::flow;
 use crate::tools::State;
@@ -86,17 +86,17 @@ pub(super) async fn scroll(
         tokio::time::sleep(Duration::from_millis(250)).await;
         let next = read_current(state, serial).await?;
         if next.signature == snap.signature {
-            return Err(format!(
+            return Err(not_on_screen(format!(
                 "{:?} is not on the screen, and scrolling {} changes nothing more: the end is reached",
                 crate::android::text::echoed(&query.value()),
                 toward.name()
-            ));
+            )));
         }
         snap = next;
     }
-    Err(format!(
+    Err(not_on_screen(format!(
         "{:?} did not appear in {MAX_SCROLLS} scrolls {}",
         query.value(),
         toward.name()
-    ))
+    )))
 }

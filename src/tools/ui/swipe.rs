@@ -26,7 +26,7 @@ pub(super) async fn swipe(
     };
     for p in [from, to] {
         if p[0] < 0 || p[1] < 0 || p[0] >= screen[0] as i32 || p[1] >= screen[1] as i32 {
-            return Err(format!("{p:?} is off the {}×{} screen", screen[0], screen[1]));
+            return Err(format!("{p:?} is off the {}×{} screen", screen[0], screen[1]).into());
         }
     }
     out.at = Some(to);

@@ -9,7 +9,7 @@ use super::answer::{Done, Outcome, output};
 use super::args::UiOperation;
 use super::phone::describe;
 use super::read::read_current;
-use super::resolve::recorded_query;
+use super::resolve::{not_on_screen, recorded_query};
 use super::target::Query;
 use crate::flow;
 use crate::tools::State;
@@ -83,7 +83,7 @@ pub(super) async fn wait(
         Polled::Cancelled => return Err("wait cancelled by the client".into()),
         Polled::TimedOut { looks, .. } => looks,
     };
-    Err(format!(
+    let message = format!(
         "{:?} {} after {} ms ({polls} looks); {}",
         crate::android::text::echoed(value),
         if gone {
@@ -96,5 +96,7 @@ pub(super) async fn wait(
             .unwrap_or_else(|p| p.into_inner())
             .take()
             .map_or("ui dump shows what is there".to_string(), |s| s.next)
-    ))
+    );
+    // An element that did not appear is not on the screen; one still there is no such kind.
+    Err(if gone { message.into() } else { not_on_screen(message) })
 }

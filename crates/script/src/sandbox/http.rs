@@ -49,7 +49,7 @@ pub(super) fn install(
         let task = main.spawn(async move { tokio::time::timeout(left, asked).await });
         let answer = match futures::executor::block_on(task) {
             Ok(Ok(Ok(value))) => json!({ "ok": value }),
-            Ok(Ok(Err(message))) => json!({ "error": message }),
+            Ok(Ok(Err(thrown))) => thrown.answer(),
             Ok(Err(_)) => {
                 json!({ "error": format!("the request ran past the run's time limit ({} ms were left)", left.as_millis()) })
             }

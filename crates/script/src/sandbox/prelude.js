@@ -24,6 +24,8 @@
     if (answer.error !== undefined) {
       const error = new Error(answer.error);
       error.stack = site;
+      // What kind of error, where the tool says (`not_found`): a script steers by this, never the words.
+      if (answer.code !== undefined) error.code = answer.code;
       throw error;
     }
     return answer.ok;

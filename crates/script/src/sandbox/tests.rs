@@ -3,7 +3,8 @@
 use super::*;
 use serde_json::json;
 
-/// Answers `adb-device list` with one device, hangs on `adb-shell`, refuses the rest.
+/// Answers `adb-device list` with one device, hangs on `adb-shell`, gives `ui wait` a
+/// `not_found` error, refuses the rest.
 struct FakeHost;
 
 impl Host for FakeHost {
@@ -21,6 +22,7 @@ impl Host for FakeHost {
             ns("device", "adb-device", &["list"]),
             ns("app", "adb-app", &["info"]),
             ns("shell", "adb-shell", &["run"]),
+            ns("ui", "ui", &["wait"]),
         ]
     }
 
@@ -32,7 +34,11 @@ impl Host for FakeHost {
                     std::future::pending::<()>().await;
                     unreachable!()
                 }
-                _ => Err(format!("no such call: {tool} {arguments}")),
+                ("ui", Some("wait")) => Err(Thrown {
+                    message: "\"Next\" did not appear".into(),
+                    code: Some("not_found".into()),
+                }),
+                _ => Err(format!("no such call: {tool} {arguments}").into()),
             }
         })
     }
@@ -65,6 +71,20 @@ async fn a_script_composes_calls_and_only_its_output_returns() {
         .map(|c| (c.tool.as_str(), c.operation.as_str(), c.ok))
         .collect();
     assert_eq!(calls, [("adb-device", "list", true), ("adb-app", "info", false)]);
+}
+
+/// A tool's error code reaches the script as `e.code` beside the message; an error without one
+/// has none.
+#[tokio::test]
+async fn a_tools_error_code_is_the_thrown_errors_code() {
+    let out = run_with(
+        "try { await ui.wait({text: 'Next'}) } catch (e) { console.log(e.code, e.message) } \
+         try { await app.info({package: 'x'}) } catch (e) { console.log(e.code === undefined) }",
+        quick(),
+    )
+    .await;
+    assert_eq!(out.error, None);
+    assert_eq!(out.output, "not_found \"Next\" did not appear\ntrue\n");
 }
 
 #[tokio::test]

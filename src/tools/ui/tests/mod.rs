@@ -92,7 +92,7 @@ fn acted_on(snap: &Snapshot, selector: &Selector, recorded: Option<&Recorded>) -
         Selector::Point(at) => return recorded.map(|r| point_on(snap, *at, r).cloned()),
         other => panic!("not generated: {other:?}"),
     };
-    Some(query_on(snap, &query, recorded))
+    Some(query_on(snap, &query, recorded).map_err(|f| f.message))
 }
 
 /// How a replayed step found what it acted on.
@@ -146,5 +146,5 @@ fn recorded_tap(snap: &Snapshot, element: &Element, recording: &Recording) -> Ta
 
 /// The element of `snap` a ref names, as `ui tap {ref}` resolves it.
 fn by_ref<'a>(snap: &'a Snapshot, reference: &str) -> Result<&'a Element, String> {
-    ref_on(snap, reference, None)
+    ref_on(snap, reference, None).map_err(|f| f.message)
 }
