@@ -300,19 +300,19 @@ fn shell_metacharacters_from_env_reach_the_device_quoted() {
 }
 
 /// `takeScreenshot: ${NAME}`: whatever NAME renders to, the file lands inside the report's
-/// folder or the step fails, writing nothing (Maestro would write anywhere; droidmcp's stated
-/// rule). Generated over names that climb out.
+/// folder, as a chroot takes a path (issue 44: a `..` that would climb out stays at the folder's
+/// top, an absolute path starts there), or the step fails; nothing is written outside (Maestro
+/// would write anywhere). Generated over names that climb out.
 #[test]
 fn a_rendered_screenshot_name_never_leaves_the_report_folder() {
     let dir = tempfile::tempdir().unwrap();
     let file = flow(
         dir.path(),
         "shot.yaml",
-        "appId: com.google.android.contacts\n---\n- launchApp\n- takeScreenshot: ${NAME}\n- takeScreenshot: \"${'..'}/${NAME}\"\n",
+        "appId: com.google.android.contacts\n---\n- launchApp\n- takeScreenshot: ${NAME}\n- takeScreenshot: \"${'..'}/${NAME}-up\"\n",
     );
     let out_dir = dir.path().join("deep/out");
     let report = out_dir.join("report.xml");
-    let outside = dir.path().join("deep/escape.png");
     let hostile = [
         "../escape",
         "../../deep/escape",
@@ -324,6 +324,17 @@ fn a_rendered_screenshot_name_never_leaves_the_report_folder() {
         "./../escape",
         "a\\..\\escape",
     ];
+    // Every picture the runs made, wherever it is under the test's folder.
+    fn pictures(dir: &Path, found: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                pictures(&path, found);
+            } else if path.extension().is_some_and(|e| e == "png") {
+                found.push(path);
+            }
+        }
+    }
     for name in hostile {
         let out = replay(
             &file,
@@ -331,24 +342,40 @@ fn a_rendered_screenshot_name_never_leaves_the_report_folder() {
             &["--junit", report.to_str().unwrap(), "--env", &format!("NAME={name}")],
         );
         let said = stdout(&out);
-        assert_eq!(out.status.code(), Some(1), "{name:?}: {said}");
-        assert!(said.contains("FAILED  2 "), "{name:?}: {said}");
-        assert!(!outside.exists(), "{name:?} wrote {}", outside.display());
+        for step in ["2", "3"] {
+            assert!(
+                ["ok      ", "FAILED  ", "skipped "]
+                    .iter()
+                    .any(|how| said.contains(&format!("{how}{step} "))),
+                "{name:?}: {said}"
+            );
+        }
+        let mut found = Vec::new();
+        pictures(dir.path(), &mut found);
+        for picture in &found {
+            assert!(picture.starts_with(&out_dir), "{name:?} wrote {}", picture.display());
+        }
         assert!(!Path::new("/tmp/attack-templates-abs.png").exists(), "{name:?}");
     }
     println!(
-        "{} hostile screenshot names, each refused as its step ran",
+        "{} hostile screenshot names, each inside the report's folder or refused as its step ran",
         hostile.len()
     );
-    let out = replay(
-        &file,
-        None,
-        &["--junit", report.to_str().unwrap(), "--env", "NAME=shots/home"],
-    );
-    assert!(out_dir.join("shots/home.png").exists(), "{}", stdout(&out));
-    // The second, `${'..'}/…`, climbs out even with a plain NAME.
-    assert!(stdout(&out).contains("FAILED  3 "), "{}", stdout(&out));
-    assert!(!dir.path().join("deep/shots/home.png").exists());
+    // A name that climbs out lands at the folder's top; a plain one where it says.
+    for (name, landed) in [
+        ("../escape", ["escape.png", "escape-up.png"]),
+        ("shots/home", ["shots/home.png", "shots/home-up.png"]),
+    ] {
+        let out = replay(
+            &file,
+            None,
+            &["--junit", report.to_str().unwrap(), "--env", &format!("NAME={name}")],
+        );
+        for file in landed {
+            assert!(out_dir.join(file).exists(), "{name:?}: {file}: {}", stdout(&out));
+        }
+    }
+    assert!(!dir.path().join("deep/escape.png").exists() && !dir.path().join("deep/shots").exists());
 }
 
 /// What Maestro types, field by field, typed here the same: a value from `--env` that holds

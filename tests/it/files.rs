@@ -213,10 +213,11 @@ fn a_flows_name_never_takes_its_failure_screenshot_out_of_the_report_folder() {
     );
 }
 
-/// takeScreenshot paths: a written one that would leave the report's folder is refused as the
-/// flow is read (at its line); one a `${…}` makes is held to the same rule as its step runs, and
-/// fails that step without writing it anywhere (a link planted where one lands is refused as
-/// the file is pulled); plain ones land inside.
+/// takeScreenshot paths: a `..` that would climb out of the report's folder stays at its top and
+/// an absolute path starts there, as a chroot reads them (`../../x` is x.png inside); one that is
+/// no plain name is refused as the flow is read (at its line); one a `${…}` makes is held to the same
+/// rule as its step runs, and fails that step without writing it anywhere (a link planted where
+/// one lands is refused as the file is pulled); the rest land inside.
 #[test]
 fn a_screenshot_path_never_leaves_the_report_folder() {
     let names: Vec<String> = hostile_names();
@@ -259,9 +260,26 @@ fn a_screenshot_path_never_leaves_the_report_folder() {
     let said = stdout(&checked);
     println!("{said}");
     let refused = said.lines().filter(|l| l.starts_with("refused ")).count();
-    let inside = |name: &String| droidmcp::confine::relative(&format!("{name}.png")).is_ok();
-    assert_eq!(refused, names.iter().filter(|n| !inside(n)).count(), "{said}");
-    for climber in ["../../x", "..", "/ABS/abs", "a/../../x", "x\0y", ".hidden", "-rf"] {
+    // The oracle: `..` and `.` taken as a chroot takes them, then the door's own rule.
+    let inside = |name: &String| {
+        let mut parts: Vec<&str> = Vec::new();
+        for part in name.split('/') {
+            match part {
+                "" | "." => {}
+                ".." => {
+                    parts.pop();
+                }
+                part => parts.push(part),
+            }
+        }
+        droidmcp::confine::relative(&format!("{}.png", parts.join("/"))).is_ok()
+    };
+    assert_eq!(
+        refused,
+        names.iter().filter(|n| !inside(&world.absolute(n))).count(),
+        "{said}"
+    );
+    for climber in ["..", "x\0y", ".hidden", "-rf"] {
         let i = names.iter().position(|n| n == climber).unwrap();
         let file = written[i].display().to_string();
         assert!(
@@ -304,7 +322,11 @@ fn a_screenshot_path_never_leaves_the_report_folder() {
         .lines()
         .filter(|l| l.starts_with("ok ") && l.contains("; warning: "))
         .count();
-    assert_eq!(failed_steps, usable.iter().filter(|n| !inside(n)).count(), "{said}");
+    assert_eq!(
+        failed_steps,
+        usable.iter().filter(|n| !inside(&world.absolute(n))).count(),
+        "{said}"
+    );
     let files = only_inside(&before, &world.root, &world.folder, "a screenshot's path");
     assert!(report.exists());
     assert!(world.folder.join("écran.png").exists() && world.folder.join("画面 1.png").exists());

@@ -513,7 +513,7 @@ fn a_maestro_command_droidmcp_does_not_replay_is_refused_with_its_line() {
     let flow = dir.path().join("other.yaml");
     std::fs::write(
         &flow,
-        "appId: com.example\n---\n- launchApp\n- assertWithAI:\n    assertion: fine\n",
+        "appId: com.example\n---\n- launchApp\n- openBrowser: https://example.org\n",
     )
     .unwrap();
     // Every file is read before any runs: the good one first does not run either.
@@ -523,7 +523,7 @@ fn a_maestro_command_droidmcp_does_not_replay_is_refused_with_its_line() {
     assert!(!String::from_utf8_lossy(&out.stdout).contains("ok      1 launch"));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("line 4: `assertWithAI` is refused: an AI model judges the screen"),
+        stderr.contains("line 4: `openBrowser` is refused: Maestro reads the field and maps it to no command"),
         "{stderr}"
     );
 }

@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use droidmcp::flow::maestro::compat::{self, Status};
+use droidmcp::flow::maestro::compat;
 
 use crate::common::*;
 
@@ -41,38 +41,26 @@ fn droidmcp(args: &[&str], files: &[PathBuf]) -> Output {
     out
 }
 
-/// Issue 35 item 2: every flow of our corpus is read without a device; the only refusals are
-/// commands the table marks `refused` (the AI ones), each with its file and line.
+/// Issue 35 item 2: every flow of our corpus is read whole without a device, the AI one too (its
+/// steps fail as Maestro's do without its AI key, a warning).
 #[test]
 fn every_flow_of_the_corpus_reads_but_for_documented_refusals() {
     let files = flows();
     assert!(files.len() >= 3, "{files:?}");
     let out = droidmcp(&["replay", "--check"], &files);
     let said = String::from_utf8_lossy(&out.stdout);
-    let refused: Vec<&str> = said.lines().filter(|l| l.starts_with("refused ")).collect();
-    assert!(!refused.is_empty(), "the AI flow is refused: {said}");
-    for line in &refused {
-        let command = line
-            .split('`')
-            .nth(1)
-            .unwrap_or_else(|| panic!("names a command: {line}"));
-        assert_eq!(compat::row(command).map(|(s, _)| s), Some(Status::Refused), "{line}");
-        assert!(line.contains("ai-review.yaml line "), "{line}");
-    }
-    assert_eq!(refused.len(), 2, "{said}");
-    // The other flows read whole, subflows spelled out.
-    for file in files.iter().filter(|f| !f.ends_with("ai-review.yaml")) {
+    assert!(!said.lines().any(|l| l.starts_with("refused ")), "{said}");
+    for file in &files {
         let summary = format!("{}: ", file.display());
         let line = said.lines().find(|l| l.starts_with(&summary)).unwrap();
         assert!(line.ends_with(", 0 refused"), "{line}");
     }
     assert!(said.contains("would   1 launch org.droidmcp.demo.login"), "{said}");
-    assert!(said.contains(&format!(
-        "{} flows: {} read, 1 with refusals",
-        files.len(),
-        files.len() - 1
-    )));
-    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        said.contains(&format!("{} flows: {} read", files.len(), files.len())),
+        "{said}"
+    );
+    assert_eq!(out.status.code(), Some(0));
 }
 
 /// `--check` goes on past a refused command: each is listed with its file (a subflow's own) and
@@ -82,13 +70,13 @@ fn check_lists_every_refusal_with_its_file_and_line() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
         dir.path().join("sub.yaml"),
-        "appId: a.b\n---\n- back\n- extractTextWithAI:\n    query: the total\n",
+        "appId: a.b\n---\n- back\n- openBrowser: https://example.org\n",
     )
     .unwrap();
     let flow = dir.path().join("flow.yaml");
     std::fs::write(
         &flow,
-        "appId: a.b\nonFlowEnd: []\n---\n- launchApp\n- frobnicate\n- runFlow: sub.yaml\n- assertWithAI:\n    assertion: fine\n- back\n- tapOn: OK\n  optional: true\n",
+        "appId: a.b\nonFlowEnd: []\n---\n- launchApp\n- frobnicate\n- runFlow: sub.yaml\n- tapOn:\n    id: row\n    point: \"56%,33%\"\n- back\n- tapOn: OK\n  optional: true\n",
     )
     .unwrap();
     let out = droidmcp(&["replay", "--check"], std::slice::from_ref(&flow));
@@ -102,11 +90,13 @@ fn check_lists_every_refusal_with_its_file_and_line() {
             "note    {flow_path} line 2: `onFlowEnd` is no Maestro header key: Maestro ignores it, and so does the replay (onFlowComplete runs after the flow)"
         ),
         format!("refused {flow_path} line 5: `frobnicate` is not a Maestro command"),
-        format!("refused {sub_path} line 4: `extractTextWithAI` is refused: an AI model reads the screen"),
-        format!("refused {flow_path} line 7: `assertWithAI` is refused: an AI model judges the screen"),
+        format!(
+            "refused {sub_path} line 4: `openBrowser` is refused: Maestro reads the field and maps it to no command"
+        ),
+        format!("refused {flow_path} line 9: tapOn with a point beside `id` is not replayed yet"),
         // Maestro refuses a field beside the command; the line is the item's, never 0.
         format!(
-            "refused {flow_path} line 10: a command is one name with its arguments, and this item has 2: `tapOn`, `optional`"
+            "refused {flow_path} line 11: a command is one name with its arguments, and this item has 2: `tapOn`, `optional`"
         ),
     ] {
         assert!(said.contains(&expected), "{expected}\n{said}");

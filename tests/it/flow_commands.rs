@@ -170,6 +170,35 @@ fn a_swipe_from_an_element_starts_on_it() {
     assert_eq!(words[2], words[4], "straight up: {only}");
 }
 
+/// A flow shaped like a public suite's (issue 44): `action: back`, Maestro's older spelling of
+/// `- back`, and `hide keyboard`, of `hideKeyboard`; `optional: true` on the element a scrollUntilVisible or an extendedWaitUntil looks
+/// for, which makes the command optional as Maestro takes it; YAML 1.1's `yes`, `no` and
+/// `1_000` where Maestro types a field; the AI commands, which fail as Maestro's do without its AI
+/// key and are optional as Maestro's are. It replays: the missing element and each AI command is
+/// a warning, BACK reaches the device. Before, each was refused at its line.
+#[test]
+fn a_flow_shaped_like_a_public_suite_replays() {
+    let dir = tempfile::tempdir().unwrap();
+    let public = flow(
+        dir.path(),
+        "public.yaml",
+        "appId: com.google.android.contacts\n---\n- launchApp\n- extendedWaitUntil:\n    notVisible:\n      id: pageLoadingIndicator\n    timeout: 1_000\n    optional: yes\n- scrollUntilVisible:\n    element:\n      text: \"Nobody Here\"\n      optional: true\n    timeout: 1500\n- tapOn:\n    text: \"Ken Thompson\"\n    retryTapIfNoChange: no\n- action: back\n- assertVisible: \"Ada Lovelace\"\n- assertWithAI: The list shows contacts\n- assertNoDefectsWithAI\n- extractTextWithAI:\n    query: The first name\n    outputVariable: first\n- hide keyboard\n",
+    );
+    let out = replay(&public, None, &[]);
+    let said = stdout(&out);
+    assert!(out.status.success(), "{said}");
+    assert!(
+        said.lines().any(|l| l.contains("scroll") && l.contains("warning")),
+        "{said}"
+    );
+    let keys: Vec<String> = sent(&out)
+        .into_iter()
+        .filter(|c| c.starts_with("input keyevent"))
+        .collect();
+    // `action: back`, then `hide keyboard` (Maestro's other spelling, BACK on Android).
+    assert_eq!(keys, ["input keyevent 4", "input keyevent 4"], "{said}");
+}
+
 /// Every key name Maestro documents reaches the device as its Android key code.
 #[test]
 fn every_maestro_key_name_is_sent_as_its_key_code() {
@@ -598,30 +627,39 @@ fn a_long_press_lasts_three_seconds_as_maestros() {
 }
 
 /// A takeScreenshot path with a `${…}` is made as the step runs and held to the one door's rule
-/// as a written one is: a value that climbs out (`..`) fails its step, naming it, and writes
-/// nothing.
+/// as a written one is: a value that climbs out (`../..`) stays at the report folder's top, and
+/// one that is no plain name (`.hidden`) fails its step, naming it, and writes nothing.
 #[test]
 fn a_screenshot_path_from_a_variable_is_made_as_the_step_runs() {
     let dir = tempfile::tempdir().unwrap();
     let shots = flow(
         dir.path(),
         "themed.yaml",
-        "appId: com.android.settings\nenv:\n  THEME: dark\n---\n- launchApp\n- takeScreenshot: \"shots/${THEME}_home\"\n- takeScreenshot: \"${PLACE}/escaped\"\n",
+        "appId: com.android.settings\nenv:\n  THEME: dark\n---\n- launchApp\n- takeScreenshot: \"shots/${THEME}_home\"\n- takeScreenshot: \"${PLACE}/escaped\"\n- takeScreenshot: \"${HIDDEN}/x\"\n",
     );
     let report = dir.path().join("out/report.xml");
     let out = replay(
         &shots,
         None,
-        &["--junit", report.to_str().unwrap(), "--env", "PLACE=../.."],
+        &[
+            "--junit",
+            report.to_str().unwrap(),
+            "--env",
+            "PLACE=../..",
+            "--env",
+            "HIDDEN=.hidden",
+        ],
     );
     let said = stdout(&out);
     assert_eq!(out.status.code(), Some(1), "{said}");
     assert!(dir.path().join("out/shots/dark_home.png").exists(), "{said}");
+    assert!(dir.path().join("out/escaped.png").exists(), "{said}");
     assert!(
-        said.contains("FAILED  3 screenshot ${PLACE}/escaped.png") && said.contains("is not a path inside the folder"),
+        said.contains("FAILED  4 screenshot ${HIDDEN}/x.png") && said.contains("is not a path inside the folder"),
         "{said}"
     );
     assert!(!dir.path().join("escaped.png").exists() && !dir.path().parent().unwrap().join("escaped.png").exists());
+    assert!(!dir.path().join("out/.hidden").exists());
 }
 
 /// `launchApp {clearState: true}` is `pm clear`: the app's state goes, so the text typed into

@@ -196,7 +196,7 @@ fn a_failure_quotes_a_secret_as_its_template_and_a_short_value_garbles_nothing()
         dir.path(),
         &[(
             "shots.yaml",
-            "appId: org.droidmcp.demo.login\n---\n- launchApp\n- tapOn:\n    id: \"org.droidmcp.demo.login:id/username\"\n- inputText: ${API_TOKEN}\n- takeScreenshot: \"${API_TOKEN}/../../escape\"\n",
+            "appId: org.droidmcp.demo.login\n---\n- launchApp\n- tapOn:\n    id: \"org.droidmcp.demo.login:id/username\"\n- inputText: ${API_TOKEN}\n- takeScreenshot: \"${API_TOKEN}/../.escape\"\n",
         )],
     );
     let report = dir.path().join("out/report.xml");
@@ -218,7 +218,7 @@ fn a_failure_quotes_a_secret_as_its_template_and_a_short_value_garbles_nothing()
     assert_eq!(out.status.code(), Some(1), "{said}");
     let failed = said.lines().find(|l| l.starts_with("FAILED  4 ")).unwrap_or_default();
     assert!(
-        failed.contains("shots.yaml line 7: ") && failed.contains("(the value of ${API_TOKEN}/../../escape)"),
+        failed.contains("shots.yaml line 7: ") && failed.contains("(the value of ${API_TOKEN}/../.escape)"),
         "{failed}"
     );
     assert!(!said.contains("${E}") && !said.contains("${DOT}"), "{said}");

@@ -7,6 +7,10 @@ use super::{Action, Control, Js, Selector, Step, Target, When, literal, one_line
 /// What a replay reads back from the run's folder: one record per step.
 pub const RESULTS_FILE: &str = "flow-results.json";
 
+/// The longest one `ui wait` call waits (the tool's own limit, `tools::ui::wait` reads it here).
+/// A flow's longer wait (Maestro's extendedWaitUntil has none) waits in turns (`waitLong`).
+pub const LONGEST_WAIT_MS: u64 = 120_000;
+
 /// Defines `step`, `target` and `expect` for the steps below it.
 const PRELUDE: &str = include_str!("prelude.js");
 
@@ -260,7 +264,7 @@ pub fn calls(step: &Step) -> Vec<Call> {
                 args.insert("gone".into(), true.into());
             }
             if let Some(ms) = timeout_ms {
-                args.insert("timeoutMs".into(), (*ms).into());
+                args.insert("timeoutMs".into(), (*ms).min(LONGEST_WAIT_MS).into());
             }
             call("ui", "ui", "wait", "wait", Value::Object(args))
         }
@@ -312,26 +316,42 @@ fn ui_query(s: &Selector) -> Option<serde_json::Map<String, serde_json::Value>> 
     }
 }
 
+/// The script line of a step that is one tool call, its arguments as `calls` built them; a wait
+/// longer than one call may wait, in turns (`waitLong`).
+fn called(step: &Step, call: &Call) -> Vec<String> {
+    let mut fields: Vec<String> = call
+        .args
+        .iter()
+        .filter(|(k, _)| *k != "operation")
+        .map(|(k, v)| format!("{k}: {}", js(v)))
+        .collect();
+    match step.action {
+        Action::Wait { timeout_ms: None, .. } => fields.push("timeoutMs: TIMEOUT".into()),
+        // Longer than one call may wait: in turns, each the call `calls` checked.
+        Action::Wait {
+            timeout_ms: Some(ms), ..
+        } if ms > LONGEST_WAIT_MS => {
+            return vec![format!(
+                "await waitLong({{ {} }}, {ms}, {LONGEST_WAIT_MS});",
+                fields.join(", ")
+            )];
+        }
+        _ => {}
+    }
+    vec![format!(
+        "await {}.{}({{ {} }});",
+        call.namespace,
+        call.method,
+        fields.join(", ")
+    )]
+}
+
 fn body(step: &Step) -> Vec<String> {
     let pick = |t: &Target| format!("await target({}, {}, w)", selector(&t.selector), recorded(t));
     let aim = |t: &Target| format!("{}, {}, w", selector(&t.selector), recorded(t));
     // A call whose arguments are all the step's: written as `calls` has the tools read it.
     if let [call] = calls(step).as_slice() {
-        let mut fields: Vec<String> = call
-            .args
-            .iter()
-            .filter(|(k, _)| *k != "operation")
-            .map(|(k, v)| format!("{k}: {}", js(v)))
-            .collect();
-        if matches!(step.action, Action::Wait { timeout_ms: None, .. }) {
-            fields.push("timeoutMs: TIMEOUT".into());
-        }
-        return vec![format!(
-            "await {}.{}({{ {} }});",
-            call.namespace,
-            call.method,
-            fields.join(", ")
-        )];
+        return called(step, call);
     }
     match &step.action {
         Action::Install { path } => vec![format!("await app.install({{ path: {} }});", lit(path))],
@@ -392,7 +412,7 @@ fn body(step: &Step) -> Vec<String> {
             gone,
             timeout_ms,
         } => vec![format!(
-            "await ui.wait({{ {}{}, timeoutMs: {} }});",
+            "await waitLong({{ {}{} }}, {}, {LONGEST_WAIT_MS});",
             query(s),
             if *gone { ", gone: true" } else { "" },
             timeout_ms.map_or("TIMEOUT".into(), |t| t.to_string())

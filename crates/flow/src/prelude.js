@@ -141,6 +141,19 @@ async function holds(when) {
   return true;
 }
 
+// `ui.wait` for `q` (a query as `ui` takes it, `gone` too) for `timeoutMs`, in turns of at most
+// `turnMs` (one call's limit): Maestro's extendedWaitUntil waits as long as it is told.
+async function waitLong(q, timeoutMs, turnMs) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return await ui.wait({ ...q, timeoutMs: Math.max(1, Math.min(deadline - Date.now(), turnMs)) });
+    } catch (e) {
+      if (Date.now() >= deadline) throw e;
+    }
+  }
+}
+
 // The element `q` (a query as `ui` takes it) as `ui.wait` found it within `timeoutMs`, or null
 // when it did not appear.
 async function lookFor(q, timeoutMs) {

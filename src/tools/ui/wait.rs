@@ -16,7 +16,7 @@ use crate::tools::State;
 use crate::tools::poll::{Look, Pace, Polled, poll};
 
 pub(super) const DEFAULT_WAIT_MS: u64 = 10_000;
-pub(super) const MAX_WAIT_MS: u64 = 120_000;
+pub(super) const MAX_WAIT_MS: u64 = crate::flow::js::LONGEST_WAIT_MS;
 
 /// Polls the screen (200 ms, growing to 2 s) until an element matches (or, with `gone`, until none
 /// does), with progress notifications; the client's cancel ends it. `timeout_ms` is what the

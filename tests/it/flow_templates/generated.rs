@@ -122,23 +122,40 @@ fn samples(command: &str) -> Vec<Sample> {
             CONTACTS,
             phone,
             "",
-            "- launchApp: «com.google.android.contacts»\n- launchApp:\n    appId: «org.wikipedia»\n    clearState: «true»\n    stopApp: «true»\n    clearKeychain: «false»\n    permissions:\n      «camera»: «allow»\n    arguments:\n      «user»: «ada»\n    optional: «false»\n",
+            "- launchApp: «com.google.android.contacts»\n- launchApp:\n    appId: «org.wikipedia»\n    clearState: «true»\n    stopApp: «true»\n    clearKeychain: «false»\n    permissions:\n      «camera»: «allow»\n    arguments:\n      «user»: «ada»\n    optional: «false»\n- launchApp:\n    url: «com.google.android.contacts»\n",
         )],
         "stopApp" | "killApp" | "clearState" => vec![sample(
             CONTACTS,
             phone,
             "- launchApp\n- pressKey: Home\n",
-            &format!("- {command}: «com.google.android.contacts»\n"),
+            &format!(
+                "- {command}: «com.google.android.contacts»\n- {command}:\n    appId: «com.google.android.contacts»\n    optional: «false»\n"
+            ),
         )],
         "clearKeychain"
         | "inputRandomEmail"
         | "inputRandomPersonName"
         | "pasteText"
         | "hideKeyboard"
+        | "hide keyboard"
         | "back"
         | "scroll"
         | "stopRecording"
         | "toggleAirplaneMode" => vec![only_optional(command)],
+        "action" => vec![sample(LOGIN, phone, "", "- action: «back»\n- action: «hideKeyboard»\n")],
+        "assertWithAI" => vec![sample(
+            LOGIN,
+            phone,
+            "",
+            "- assertWithAI: «it shows»\n- assertWithAI:\n    assertion: «it shows»\n    optional: «true»\n",
+        )],
+        "assertNoDefectsWithAI" => vec![only_optional(command)],
+        "extractTextWithAI" => vec![sample(
+            LOGIN,
+            phone,
+            "",
+            "- extractTextWithAI: «the name»\n- extractTextWithAI:\n    query: «the name»\n    outputVariable: «name»\n    optional: «true»\n",
+        )],
         "inputText" => vec![sample(
             LOGIN,
             phone,
@@ -177,13 +194,13 @@ fn samples(command: &str) -> Vec<Sample> {
             CONTACTS,
             phone,
             "- launchApp\n",
-            "- scrollUntilVisible:\n    element: «\"Zhang Wei\"»\n    direction: «DOWN»\n    timeout: «8000»\n    speed: «60»\n    visibilityPercentage: «50»\n    centerElement: «true»\n    optional: «false»\n- scrollUntilVisible:\n    element:\n      text: «\"Ada Lovelace\"»\n    direction: «UP»\n",
+            "- scrollUntilVisible:\n    element: «\"Zhang Wei\"»\n    direction: «DOWN»\n    timeout: «8000»\n    speed: «60»\n    visibilityPercentage: «50»\n    centerElement: «true»\n    waitToSettleTimeoutMs: «200»\n    optional: «false»\n- scrollUntilVisible:\n    element:\n      text: «\"Ada Lovelace\"»\n    direction: «UP»\n",
         )],
         "swipe" => vec![sample(
             CONTACTS,
             phone,
             "- launchApp\n",
-            "- swipe:\n    direction: «UP»\n    duration: «400»\n    optional: «false»\n- swipe:\n    start: «\"50%, 30%\"»\n    end: «\"50%, 70%\"»\n- swipe:\n    from:\n      text: «\"Ada Lovelace\"»\n    direction: «UP»\n",
+            "- swipe:\n    direction: «UP»\n    duration: «400»\n    waitToSettleTimeoutMs: «200»\n    optional: «false»\n- swipe:\n    start: «\"50%, 30%\"»\n    end: «\"50%, 70%\"»\n- swipe:\n    from:\n      text: «\"Ada Lovelace\"»\n    direction: «UP»\n",
         )],
         "assertTrue" => vec![sample(
             LOGIN,

@@ -4,7 +4,7 @@
 use saphyr::MarkedYamlOwned;
 
 use super::fields;
-use super::yaml::{at, field, only_keys, scalar, string, typed};
+use super::yaml::{at, field, flag_value, only_keys, string, typed};
 
 /// A command's one value, given alone (`inputText: ada`) or as its mapping's `name`
 /// (`inputText: {text: ada}`; nothing else there but `label` and, where the caller reads it,
@@ -24,11 +24,7 @@ pub(super) fn flag(map: &MarkedYamlOwned, name: &str) -> Result<bool, String> {
         None => Ok(false),
         // A template stands for `true`: the reading it samples reads all the option asks for
         // (the flow's app, for openLink's autoVerify).
-        Some(value) => typed(value, true, || match scalar(value).as_deref() {
-            Some("true") => Ok(true),
-            Some("false") => Ok(false),
-            _ => Err(at(value, &format!("{name} is true or false"))),
-        }),
+        Some(value) => flag_value(value, name, true),
     }
 }
 

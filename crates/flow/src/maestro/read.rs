@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use saphyr::{LoadableYamlNode, MarkedYamlOwned, YamlDataOwned};
+use saphyr::{MarkedYamlOwned, YamlDataOwned};
 
 use super::command::Given;
 use super::rendered::{App, StepCheck};
@@ -43,6 +43,28 @@ pub fn parse_file(path: &Path, check: StepCheck) -> Result<(Option<String>, Vec<
         tracing::warn!(target: "droidmcp::flow::maestro::read", "{note}");
     }
     Ok((reader.name, steps))
+}
+
+/// Whether the element a command acts on says `optional: true`, which Maestro takes as the
+/// command's own (`MaestroCommand.elementSelector()`, read by `Orchestra.runCommand`: a failure
+/// is then a warning): extendedWaitUntil's `visible` / `notVisible`, scrollUntilVisible's
+/// `element`, swipe's `from` (a tap's and an assertion's selector is its argument, read above).
+fn element_optional(name: &str, arg: Option<&MarkedYamlOwned>) -> Result<bool, String> {
+    let keys: &[&str] = match name {
+        "extendedWaitUntil" => &["visible", "notVisible"],
+        "scrollUntilVisible" => &["element"],
+        "swipe" => &["from"],
+        _ => return Ok(false),
+    };
+    for key in keys {
+        if let Some(o) = arg.and_then(|a| field(a, key)).and_then(|s| field(s, "optional")) {
+            written(o, "optional", "read with the flow (whether a failure fails it)")?;
+            if super::yaml::boolean(o).map_err(|()| at(o, "optional is true or false"))? {
+                return Ok(true);
+            }
+        }
+    }
+    Ok(false)
 }
 
 /// A flow file read without a device (`droidmcp replay --check`): its name, the steps that
@@ -152,7 +174,7 @@ impl Reader {
     }
 
     fn flow(&mut self, text: &str, steps: &mut Vec<Step>) -> Result<(), String> {
-        let mut docs = MarkedYamlOwned::load_from_str(text).map_err(|e| format!("not YAML: {e}"))?;
+        let mut docs = super::yaml::load(text)?;
         docs.iter_mut().for_each(super::template::mark);
         let (header, commands) = match docs.as_slice() {
             [commands] => (None, commands),
@@ -174,7 +196,8 @@ impl Reader {
             };
             for (key, value) in map {
                 match scalar(key).as_deref() {
-                    Some("appId") => {
+                    // `url` is Maestro's other name for it (`YamlConfig`'s `@JsonAlias`).
+                    Some("appId" | "url") => {
                         string(value, "appId")?;
                         app_id = Some(value);
                     }
@@ -307,14 +330,10 @@ impl Reader {
         let optional = match arg.and_then(|a| field(a, "optional")) {
             Some(o) => {
                 written(o, "optional", "read with the flow (whether a failure fails it)")?;
-                match scalar(o).as_deref() {
-                    Some("true") => true,
-                    Some("false") => false,
-                    _ => return Err(at(o, "optional is true or false")),
-                }
+                super::yaml::boolean(o).map_err(|()| at(o, "optional is true or false"))?
             }
             None => false,
-        };
+        } || element_optional(&name, arg)?;
         // A command with a `${…}` (in its fields, or the header's appId it reads) is read now with
         // each one standing for a value of its type, and again, rendered, as its step runs.
         let templated = arg.is_some_and(super::template::holds_one) || app.node.is_some_and(super::template::marked);

@@ -10,7 +10,7 @@ use android::ui_elements::Matcher;
 
 use super::fields::{COMMAND_SELECTOR, MAESTRO_KEYS, SELECTOR, TARGET};
 use super::template::marked;
-use super::yaml::{at, field, key, only_keys, scalar, string, typed};
+use super::yaml::{at, field, flag_value, integer, key, only_keys, scalar, string, typed};
 use android::selector::{ElementSelector, Index};
 
 /// `allowed` and, beside `text`, Maestro's other selector keys.
@@ -173,16 +173,12 @@ fn element_selector(node: &MarkedYamlOwned) -> Result<ElementSelector, String> {
         |name: &str| -> Result<Option<String>, String> { field(node, name).map(|v| pattern(v, name)).transpose() };
     let flag = |name: &str| -> Result<Option<bool>, String> {
         let Some(v) = field(node, name) else { return Ok(None) };
-        typed(v, Some(true), || match scalar(v).as_deref() {
-            Some("true") => Ok(Some(true)),
-            Some("false") => Ok(Some(false)),
-            _ => Err(at(v, &format!("{name} is true or false"))),
-        })
+        flag_value(v, name, true).map(Some)
     };
     let pixels = |name: &str| -> Result<Option<i32>, String> {
         let Some(v) = field(node, name) else { return Ok(None) };
         typed(v, Some(0), || {
-            match scalar(v).and_then(|s| s.trim().parse::<i32>().ok()) {
+            match integer(v).ok().and_then(|n| i32::try_from(n).ok()) {
                 Some(n) if n >= 0 => Ok(Some(n)),
                 _ => Err(at(v, &format!("{name} is a whole number of pixels, 0 or more"))),
             }
@@ -330,7 +326,10 @@ mod tests {
                 "- tapOn:\n    text: x\n    childOf:\n      point: 1,2\n",
                 "line 6: `point` is not supported here",
             ),
-            ("- tapOn:\n    index: 0\n    point: 1,2\n", "line 5: point taps a place"),
+            (
+                "- tapOn:\n    index: 0\n    point: 1,2\n",
+                "line 5: tapOn with a point beside `index`",
+            ),
             (
                 "- assertVisible:\n    label: Read only\n",
                 "line 4: this selector names no element",

@@ -3,6 +3,7 @@
 
 use super::super::compat::Status;
 use super::super::read::Reader;
+use super::super::yaml::{field, only_keys};
 use super::{Given, Spec};
 use crate::commands::Command;
 use crate::{Action, Step};
@@ -10,27 +11,21 @@ use crate::{Action, Step};
 pub(in crate::maestro) const STOP_APP: Spec = Spec {
     name: "stopApp",
     status: Status::Replayed,
-    note: "the header's appId, or the one given",
-    own: &[],
+    note: "the header's appId, or the one given (alone or as appId)",
+    own: &["appId", "optional"],
     aimed: &[],
-    read: Some(|_: &mut Reader, given: &Given, _: &mut Vec<Step>| {
-        Ok(Some(Action::Stop {
-            package: given.package(given.arg)?,
-        }))
-    }),
+    read: Some(|_: &mut Reader, given: &Given, _: &mut Vec<Step>| Ok(Some(Action::Stop { package: app(given)? }))),
     with_the_flow: false,
 };
 
 pub(in crate::maestro) const KILL_APP: Spec = Spec {
     name: "killApp",
     status: Status::Replayed,
-    note: "am kill, the process death the system causes (Maestro's); the header's appId, or the one given",
-    own: &[],
+    note: "am kill, the process death the system causes (Maestro's); the header's appId, or the one given (alone or as appId)",
+    own: &["appId", "optional"],
     aimed: &[],
     read: Some(|_: &mut Reader, given: &Given, _: &mut Vec<Step>| {
-        Ok(Some(Action::Command(Command::Kill {
-            package: given.package(given.arg)?,
-        })))
+        Ok(Some(Action::Command(Command::Kill { package: app(given)? })))
     }),
     with_the_flow: false,
 };
@@ -38,13 +33,21 @@ pub(in crate::maestro) const KILL_APP: Spec = Spec {
 pub(in crate::maestro) const CLEAR_STATE: Spec = Spec {
     name: "clearState",
     status: Status::Replayed,
-    note: "pm clear",
-    own: &[],
+    note: "pm clear; the header's appId, or the one given (alone or as appId)",
+    own: &["appId", "optional"],
     aimed: &[],
-    read: Some(|_: &mut Reader, given: &Given, _: &mut Vec<Step>| {
-        Ok(Some(Action::ClearData {
-            package: given.package(given.arg)?,
-        }))
-    }),
+    read: Some(|_: &mut Reader, given: &Given, _: &mut Vec<Step>| Ok(Some(Action::ClearData { package: app(given)? }))),
     with_the_flow: false,
 };
+
+/// The app a command names: alone (`stopApp: com.x`), as its `appId` (`stopApp: {appId: com.x}`,
+/// Maestro's `YamlStopApp`), or none (the header's).
+fn app(given: &Given) -> Result<String, String> {
+    match given.arg.filter(|a| a.data.as_mapping().is_some()) {
+        Some(map) => {
+            only_keys(map, &["appId", "optional"])?;
+            given.package(field(map, "appId"))
+        }
+        None => given.package(given.arg),
+    }
+}

@@ -3,7 +3,7 @@
 
 use super::super::compat::Status;
 use super::super::read::Reader;
-use super::super::yaml::{at, field, only_keys, scalar, typed};
+use super::super::yaml::{at, field, integer, only_keys, typed};
 use super::{Given, Spec};
 use crate::{Action, Step};
 
@@ -38,7 +38,7 @@ fn read(_: &mut Reader, given: &Given, _: &mut Vec<Step>) -> Result<Option<Actio
         }));
     };
     typed(count, Action::Erase { chars: 1 }, || {
-        match scalar(count).and_then(|c| c.trim().parse::<u32>().ok()) {
+        match integer(count).ok().and_then(|c| u32::try_from(c).ok()) {
             Some(chars @ 1..=MAX_ERASE) => Ok(Action::Erase { chars }),
             _ => Err(at(
                 count,

@@ -7,7 +7,7 @@ use saphyr::MarkedYamlOwned;
 use super::super::compat::Status;
 use super::super::fields::NO_ARGUMENT;
 use super::super::read::Reader;
-use super::super::yaml::{at, field, only_keys, scalar, typed};
+use super::super::yaml::{at, field, integer, only_keys, typed};
 use super::{Given, Spec};
 use crate::{Action, Step};
 
@@ -71,7 +71,7 @@ fn random_input(command: &str, own: &[&str], arg: Option<&MarkedYamlOwned>) -> R
         Some(map) if takes_length => {
             only_keys(map, own)?;
             match field(map, "length") {
-                Some(n) => typed(n, 8, || match scalar(n).and_then(|s| s.trim().parse::<i64>().ok()) {
+                Some(n) => typed(n, 8, || match integer(n).ok() {
                     // Maestro takes 0 or less as its default.
                     Some(n) if n <= 0 => Ok(8),
                     Some(n @ 1..=1000) => Ok(n as usize),

@@ -22,6 +22,13 @@ pub(in crate::maestro) const HIDE_KEYBOARD: Spec = Spec {
     with_the_flow: false,
 };
 
+/// Maestro's other spelling (`YamlFluentCommand.parse`: `"hide keyboard", "hideKeyboard"`).
+pub(in crate::maestro) const HIDE_KEYBOARD_SPELT: Spec = Spec {
+    name: "hide keyboard",
+    note: "Maestro's other spelling of hideKeyboard",
+    ..HIDE_KEYBOARD
+};
+
 pub(in crate::maestro) const BACK: Spec = Spec {
     name: "back",
     note: "",

@@ -1,12 +1,12 @@
 //! `launchApp`: the app (the header's, or `appId`) launched; with `clearState`, `stopApp`,
 //! `permissions` and `arguments`, the steps Maestro takes, in its order.
 
-use saphyr::{MarkedYamlOwned, ScalarOwned, YamlDataOwned};
+use saphyr::MarkedYamlOwned;
 
 use super::super::args::flag;
 use super::super::compat::Status;
 use super::super::read::Reader;
-use super::super::yaml::{at, field, only_keys, string};
+use super::super::yaml::{Plain, at, field, only_keys, string, untyped};
 use super::{Given, Spec};
 use crate::commands::{Command, Extra};
 use crate::{Action, Step};
@@ -14,9 +14,10 @@ use crate::{Action, Step};
 pub(in crate::maestro) const LAUNCH_APP: Spec = Spec {
     name: "launchApp",
     status: Status::Replayed,
-    note: "appId, clearState, stopApp (when given), clearKeychain; permissions (pm grant / revoke, Maestro's short names spelt out, all: every permission the app requests; what the device refuses is a warning); arguments as intent extras of their YAML type (am start -n the launcher activity --es / --ez / --ei / --ef)",
+    note: "appId (or url, its other name), clearState, stopApp (when given), clearKeychain; permissions (pm grant / revoke, Maestro's short names spelt out, all: every permission the app requests; what the device refuses is a warning); arguments as intent extras of their YAML type (am start -n the launcher activity --es / --ez / --ei / --ef)",
     own: &[
         "appId",
+        "url",
         "optional",
         "clearState",
         "stopApp",
@@ -36,7 +37,8 @@ fn read(reader: &mut Reader, given: &Given, steps: &mut Vec<Step>) -> Result<Opt
         }));
     };
     only_keys(map, LAUNCH_APP.own)?;
-    let package = given.package(field(map, "appId"))?;
+    // `url` is Maestro's other name for it (`@JsonAlias("url")`).
+    let package = given.package(field(map, "appId").or_else(|| field(map, "url")))?;
     // As Maestro orders them: the data cleared, the app stopped, then launched
     // (clearKeychain is iOS's; Android has none to clear).
     // Permissions after the data is cleared, before the app stops (Maestro's order).
@@ -82,10 +84,11 @@ fn arguments(map: &MarkedYamlOwned) -> Result<Option<Vec<(String, Extra)>>, Stri
     };
     let mut out = Vec::new();
     for (name, value) in entries {
-        let extra = match &value.data {
-            YamlDataOwned::Value(ScalarOwned::Boolean(b)) => Extra::Flag(*b),
-            YamlDataOwned::Value(ScalarOwned::Integer(i)) => Extra::Int(*i),
-            YamlDataOwned::Value(ScalarOwned::FloatingPoint(f)) => Extra::Float(f.into_inner()),
+        // Maestro's `Map<String, Any>`: Jackson types each as YAML 1.1 resolves it.
+        let extra = match untyped(value) {
+            Some(Plain::Bool(b)) => Extra::Flag(b),
+            Some(Plain::Int(i)) => Extra::Int(i),
+            Some(Plain::Float(f)) => Extra::Float(f),
             _ => Extra::Text(string(value, "an argument")?),
         };
         out.push((string(name, "an argument's name")?, extra));

@@ -13,6 +13,7 @@ use super::read::Reader;
 use super::rendered::App;
 use crate::{Action, Step};
 
+mod action;
 mod add_media;
 mod ai;
 mod airplane;
@@ -129,8 +130,11 @@ pub(in crate::maestro) const REGISTRY: &[&Spec] = &[
     &clipboard::PASTE_TEXT,
     &clipboard::SET_CLIPBOARD,
     &keys::HIDE_KEYBOARD,
+    &keys::HIDE_KEYBOARD_SPELT,
     &keys::PRESS_KEY,
     &keys::BACK,
+    &action::ACTION,
+    &action::OPEN_BROWSER,
     &scroll::SCROLL,
     &scroll_until_visible::SCROLL_UNTIL_VISIBLE,
     &swipe::SWIPE,

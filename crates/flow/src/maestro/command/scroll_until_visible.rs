@@ -7,7 +7,7 @@ use super::super::args::{direction, flag};
 use super::super::compat::Status;
 use super::super::read::Reader;
 use super::super::selectors::selector;
-use super::super::yaml::{at, field, number, only_keys, scalar, typed};
+use super::super::yaml::{at, field, integer, number, only_keys, scalar, typed};
 use super::{Given, Spec};
 use crate::commands::Command;
 use crate::{Action, Selector, Step, quoted as lit};
@@ -23,7 +23,7 @@ const MIN_SWIPE_MS: i64 = 50;
 pub(in crate::maestro) const SCROLL_UNTIL_VISIBLE: Spec = Spec {
     name: "scrollUntilVisible",
     status: Status::Replayed,
-    note: "element, direction; with timeout (20 s), speed (40: a swipe of 1000 × (100 − speed) / 100 + 1 ms, 40 over 100, at least 50 on the device), visibilityPercentage (read: an element shows when its centre is on the screen, what Maestro's check comes to below 100) or centerElement (at most 4 swipes towards the middle), Maestro's loop of looks and swipes; with none, ui scroll's (at most 8 swipes, or to the list's end)",
+    note: "element, direction, waitToSettleTimeoutMs (read: a replay's step waits for the screen to settle after it); with timeout (20 s), speed (40: a swipe of 1000 × (100 − speed) / 100 + 1 ms, 40 over 100, at least 50 on the device), visibilityPercentage (read: an element shows when its centre is on the screen, what Maestro's check comes to below 100) or centerElement (at most 4 swipes towards the middle), Maestro's loop of looks and swipes; with none, ui scroll's (at most 8 swipes, or to the list's end)",
     own: &[
         "element",
         "direction",
@@ -32,6 +32,7 @@ pub(in crate::maestro) const SCROLL_UNTIL_VISIBLE: Spec = Spec {
         "visibilityPercentage",
         "centerElement",
         "optional",
+        "waitToSettleTimeoutMs",
     ],
     aimed: &[],
     read: Some(read),
@@ -41,6 +42,7 @@ pub(in crate::maestro) const SCROLL_UNTIL_VISIBLE: Spec = Spec {
 fn read(_: &mut Reader, given: &Given, _: &mut Vec<Step>) -> Result<Option<Action>, String> {
     let map = given.needed()?;
     only_keys(map, SCROLL_UNTIL_VISIBLE.own)?;
+    super::swipe::settle_bound(map)?;
     let element = field(map, "element").ok_or_else(|| at(map, "scrollUntilVisible needs element"))?;
     let selector = selector(element)?;
     let direction = match field(map, "direction") {
@@ -68,14 +70,14 @@ fn read(_: &mut Reader, given: &Given, _: &mut Vec<Step>) -> Result<Option<Actio
                 .ok_or_else(|| at(n, "speed is a whole number, 0 to 100 (more swipes in 40 ms)"))
         })?,
     };
-    // Read and checked; an element counts as shown when its centre is on the screen, which is
-    // what Maestro's own check comes to for any value below 100 (its integer division).
+    // Read and checked (Maestro's Int, held to 0..100 as Maestro holds it); an element counts as
+    // shown when its centre is on the screen, which is what Maestro's own check comes to for any
+    // value below 100 (its integer division).
     if let Some(n) = field(map, "visibilityPercentage") {
         typed(n, 100, || {
-            scalar(n)
-                .and_then(|s| s.trim().parse::<u32>().ok())
-                .filter(|n| *n <= 100)
-                .ok_or_else(|| at(n, "visibilityPercentage is 0 to 100"))
+            integer(n)
+                .map(|n| n.clamp(0, 100))
+                .map_err(|()| at(n, "visibilityPercentage is a whole number, 0 to 100"))
         })?;
     }
     Ok(Some(Action::Command(Command::ScrollUntil {

@@ -14,8 +14,16 @@ use saphyr::MarkedYamlOwned;
 pub(in crate::maestro) const SWIPE: Spec = Spec {
     name: "swipe",
     status: Status::Replayed,
-    note: "direction, or start and end, or from (any selector) with direction; duration",
-    own: &["start", "end", "duration", "direction", "from", "optional"],
+    note: "waitToSettleTimeoutMs read (a replay's step waits for the screen to settle after it); direction, or start and end, or from (any selector) with direction; duration",
+    own: &[
+        "start",
+        "end",
+        "duration",
+        "direction",
+        "from",
+        "waitToSettleTimeoutMs",
+        "optional",
+    ],
     aimed: &[],
     read: Some(read),
     with_the_flow: false,
@@ -27,6 +35,7 @@ fn read(_: &mut Reader, given: &Given, _: &mut Vec<Step>) -> Result<Option<Actio
 
 fn swipe(arg: &MarkedYamlOwned) -> Result<Action, String> {
     only_keys(arg, SWIPE.own)?;
+    settle_bound(arg)?;
     // A swipe lasts what `ui swipe` can ask the device for; Maestro's default is its own.
     let duration_ms = match field(arg, "duration") {
         Some(d) => match number(d, "duration", 10_000).map_err(|_| at(d, "duration is 50 to 10000 ms"))? {
@@ -81,5 +90,15 @@ fn corner(point: &Selector) -> [i32; 2] {
     match point {
         Selector::Point(p) => *p,
         _ => [0, 0],
+    }
+}
+
+/// Maestro's `waitToSettleTimeoutMs` (a swipe's, a scrollUntilVisible's): how long it waits for
+/// the screen to settle after. Read and checked; a replay's step waits for the screen to settle
+/// after it in any case (`settle`, at most the step's timeout).
+pub(super) fn settle_bound(arg: &MarkedYamlOwned) -> Result<(), String> {
+    match field(arg, "waitToSettleTimeoutMs") {
+        Some(t) => number(t, "waitToSettleTimeoutMs", u64::MAX).map(|_| ()),
+        None => Ok(()),
     }
 }

@@ -15,7 +15,7 @@ use crate::{Action, Step};
 pub(in crate::maestro) const TAKE_SCREENSHOT: Spec = Spec {
     name: "takeScreenshot",
     status: Status::Replayed,
-    note: "PATH.png in the JUnit report's folder (else the current folder), PATH a path of plain names inside it (an absolute PATH or a .. refused at its line; a ${…} in it rendered as the step runs, the name it makes held to the same rules): screencap on the device, pulled after the run",
+    note: "PATH.png in the working folder (the JUnit report's folder, else the current folder), as Maestro writes PATH beside the folder it runs in, confined to it as a chroot: a .. that would climb out stays at its top and an absolute PATH starts there (`../../reports/x` is reports/x.png, `/tmp/x` tmp/x.png), each part a plain name, else refused at its line (a ${…} in it rendered as the step runs, the name it makes held to the same rules): screencap on the device, pulled after the run",
     own: &["path", "optional"],
     aimed: &[],
     read: Some(|_: &mut Reader, given: &Given, _: &mut Vec<Step>| {
@@ -26,9 +26,10 @@ pub(in crate::maestro) const TAKE_SCREENSHOT: Spec = Spec {
 };
 
 /// The name a command's file takes (`path`, its `extension` appended as Maestro appends it): a
-/// path inside the report's folder, as the one door takes it (`confine::relative`: plain names,
-/// `/` between folders); an absolute path or a `..` is refused, so a flow a third party wrote
-/// writes nowhere else.
+/// path inside the working folder, as the one door takes it (`confine::relative`: plain names,
+/// `/` between folders). Maestro writes the path beside the folder it runs in, or where an
+/// absolute one says; a replay confines it to that folder (`inside`), so a flow a third party
+/// wrote writes nowhere else.
 pub(super) fn file_name(arg: &MarkedYamlOwned, command: &Spec, extension: &str) -> Result<String, String> {
     let node = match arg.data.as_mapping() {
         Some(_) => {
@@ -38,7 +39,8 @@ pub(super) fn file_name(arg: &MarkedYamlOwned, command: &Spec, extension: &str) 
         None => arg,
     };
     let name = string(node, command.name)?;
-    let name = name.strip_suffix(extension).unwrap_or(&name).to_string();
+    let name = name.strip_suffix(extension).unwrap_or(&name);
+    let name = inside(name);
     // A template's name is held to the door's rules as its step reads it again, rendered.
     if marked(node) {
         return Ok(name);
@@ -50,4 +52,51 @@ pub(super) fn file_name(arg: &MarkedYamlOwned, command: &Spec, extension: &str) 
         ));
     }
     Ok(name)
+}
+
+/// `path` inside the folder it is relative to, as a chroot reads it: `/` at the start is the
+/// folder's top, `.` dropped, `..` the folder above, and at the top the top itself, so no path
+/// climbs out (`../../reports/x` is `reports/x`, `/tmp/x` is `tmp/x`). Empty parts are dropped.
+fn inside(path: &str) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    for part in path.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            part => parts.push(part),
+        }
+    }
+    parts.join("/")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::inside;
+    use crate::Action;
+    use crate::commands::Command;
+
+    /// A report path that climbs out of the working folder, as public flows write it
+    /// (`takeScreenshot: ../../reports/x`), lands inside it; an absolute one is still refused.
+    #[test]
+    fn a_screenshot_path_is_confined_to_the_working_folder() {
+        let steps = super::super::super::parse(
+            "appId: a.b\n---\n- takeScreenshot: ../../reports/login\n- takeScreenshot:\n    path: ./shots/../done\n",
+        )
+        .unwrap_or_else(|e| panic!("refused: {e}"));
+        let names: Vec<&str> = steps
+            .iter()
+            .filter_map(|s| match &s.action {
+                Action::Command(Command::Screenshot { name }) => Some(name.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(names, ["reports/login", "done"]);
+        let hidden = super::super::super::parse("appId: a.b\n---\n- takeScreenshot: ../.x\n").unwrap_err();
+        assert!(hidden.contains("line 3"), "{hidden}");
+        assert_eq!(inside("/tmp/356-stage1"), "tmp/356-stage1");
+        assert_eq!(inside("a/../../b/./c"), "b/c");
+        assert_eq!(inside("../.."), "");
+    }
 }

@@ -9,7 +9,7 @@ use super::super::compat::Status;
 use super::super::fields::{MAESTRO_KEYS, TAP_OPTIONS, TARGET};
 use super::super::read::Reader;
 use super::super::selectors::target;
-use super::super::yaml::{at, field, number, scalar, typed};
+use super::super::yaml::{at, field, integer, key, number, scalar, typed};
 use super::{Given, Spec};
 use crate::commands::Command;
 use crate::{Action, Selector, Step, Target};
@@ -47,7 +47,28 @@ pub(in crate::maestro) const LONG_PRESS_ON: Spec = Spec {
 };
 
 fn read(_: &mut Reader, given: &Given, _: &mut Vec<Step>) -> Result<Option<Action>, String> {
-    tap(given.name, given.needed()?).map(Some)
+    let arg = given.needed()?;
+    // A point beside a selector: Maestro 1.39.10 taps it on the screen and reads no selector
+    // (`YamlFluentCommand.tapCommand`, line 743: `point != null` → `TapOnPointV2Command`); its
+    // current docs tap it within the element. Which one a flow means cannot be told from it, and
+    // `ui`'s answers carry no element's bounds to tap within: refused, saying both.
+    let beside: Vec<&str> = ["id", "text"]
+        .iter()
+        .chain(MAESTRO_KEYS)
+        .copied()
+        .filter(|k| field(arg, k).is_some())
+        .collect();
+    if let (Some(point), false) = (key(arg, "point"), beside.is_empty()) {
+        return Err(at(
+            point,
+            &format!(
+                "{} with a point beside `{}` is not replayed yet: Maestro 1.39 taps the point on the screen and ignores the selector, its current docs tap at that share of the element, and a replay cannot tell which this flow means; give the point alone (a share of the screen) or the selector alone",
+                given.name,
+                beside.join("`, `")
+            ),
+        ));
+    }
+    tap(given.name, arg).map(Some)
 }
 
 /// Maestro's options: `repeat` (1; 2 for `doubleTapOn`), `delay` between presses (100 ms),
@@ -72,12 +93,10 @@ fn tap(name: &str, arg: &MarkedYamlOwned) -> Result<Action, String> {
     let mut repeat = if name == "doubleTapOn" { 2 } else { 1 };
     if let Some(n) = field(arg, "repeat") {
         // Maestro takes 0 or less as one press.
-        repeat = typed(n, repeat, || {
-            match scalar(n).and_then(|s| s.trim().parse::<i64>().ok()) {
-                Some(n) if n <= 0 => Ok(1),
-                Some(n) if n <= i64::from(MAX_REPEAT) => Ok(n as u32),
-                _ => Err(at(n, &format!("repeat is a number of presses, up to {MAX_REPEAT}"))),
-            }
+        repeat = typed(n, repeat, || match integer(n).ok() {
+            Some(n) if n <= 0 => Ok(1),
+            Some(n) if n <= i64::from(MAX_REPEAT) => Ok(n as u32),
+            _ => Err(at(n, &format!("repeat is a number of presses, up to {MAX_REPEAT}"))),
         })?;
     }
     if long && repeat > 1 {
