@@ -4,6 +4,8 @@
 //! nothing fetched (Maestro's loads Bootstrap from a CDN; a CI artifact is often opened offline).
 
 use super::Report;
+// HTML5 reads XML's five escapes, so the JUnit report's one escaper serves the page too.
+use super::junit::xml as text;
 
 const STYLE: &str = "body{font-family:sans-serif;margin:2em;color:#222}table{border-collapse:collapse;width:100%}\
 th,td{border:1px solid #ccc;padding:.4em;text-align:left;vertical-align:top}\
@@ -41,23 +43,5 @@ pub fn html(reports: &[Report]) -> String {
         ));
     }
     out.push_str("</tbody></table>\n</body></html>\n");
-    out
-}
-
-/// Text as HTML: the markup characters escaped, control characters as spaces.
-fn text(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            '\n' | '\t' => out.push(c),
-            c if c.is_control() => out.push(' '),
-            c => out.push(c),
-        }
-    }
     out
 }

@@ -138,7 +138,7 @@ pub fn junit_maestro(reports: &[Report]) -> String {
 
 /// Text for XML content or an attribute: the five escapes, and no control characters (XML 1.0
 /// allows none but tab and line ends).
-fn xml(s: &str) -> String {
+pub(super) fn xml(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
