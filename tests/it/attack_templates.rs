@@ -9,22 +9,11 @@
 //! A trap that fails here found a defect; it stays failing until the product is fixed.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use crate::common::*;
 use crate::flow_commands::{flow, replay, sent, stdout};
-
-/// `droidmcp replay --check FILES`.
-fn check(files: &[&Path]) -> Output {
-    let out = Command::new(env!("CARGO_BIN_EXE_droidmcp"))
-        .args(["replay", "--check"])
-        .args(files)
-        .env_remove("ANDROID_SERIAL")
-        .output()
-        .expect("droidmcp replay --check runs");
-    println!("check: {}\n{}", out.status, String::from_utf8_lossy(&out.stdout));
-    out
-}
+use crate::flow_templates::check;
 
 const LOGIN: &str = "org.droidmcp.demo.login";
 

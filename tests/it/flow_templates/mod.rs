@@ -11,7 +11,7 @@ mod generated;
 use crate::flow_commands::{flow, replay, sent, stdout};
 
 /// `droidmcp replay --check FILES`.
-fn check(files: &[&Path]) -> Output {
+pub(crate) fn check(files: &[&Path]) -> Output {
     let out = Command::new(env!("CARGO_BIN_EXE_droidmcp"))
         .args(["replay", "--check"])
         .args(files)
