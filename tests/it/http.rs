@@ -476,44 +476,49 @@ async fn unreadable_bodies_get_json_rpc_errors_and_the_server_goes_on() {
     server.terminate().await;
 }
 
-/// Past --max-sessions (per token), with every session busy (each client holds its stream), a
-/// new session gets 503 with the reason; the open ones go on.
+/// Past --max-sessions (per token), with every session busy (each holds its stream open), a
+/// new session gets 503 with the reason; the open ones go on. The streams are raw GETs whose
+/// answers have begun, so every session is busy before the 65th arrives (an rmcp client opens
+/// its stream in the background, which raced the 65th under load).
 #[tokio::test]
 async fn sessions_past_the_bound_get_503() {
     let home = tempfile::tempdir().unwrap();
     let server = HttpServer::start(&["--sim", "--max-sessions", "64"], &[], home.path()).await;
-    let mut clients = Vec::new();
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let mut sessions = Vec::new();
+    let mut streams = Vec::new();
     for _ in 0..64 {
-        clients.push(
-            ().serve(server.transport(None))
-                .await
-                .expect("a session within the bound"),
-        );
+        let (status, session, body) = post(&server, None, None, None, initialize()).await;
+        assert_eq!(status, 200, "a session within the bound: {body}");
+        let session = session.expect("Mcp-Session-Id");
+        let (status, ..) = post(&server, None, None, Some(&session), initialized.clone()).await;
+        assert_eq!(status, 202);
+        let stream = http_client()
+            .get(server.url.clone())
+            .header("accept", "text/event-stream")
+            .header("mcp-session-id", &session)
+            .header("mcp-protocol-version", "2025-06-18")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(stream.status().as_u16(), 200, "the session's stream opens");
+        streams.push(stream);
+        sessions.push(session);
     }
-    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
-    let refused = http_client()
-        .post(server.url.clone())
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .body(init)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(refused.status().as_u16(), 503);
-    let why = refused.text().await.unwrap();
+    let (status, session, why) = post(&server, None, None, None, initialize()).await;
+    assert_eq!(status, 503, "{why}");
+    assert_eq!(session, None, "a refused session gets no id");
     assert!(why.contains("--max-sessions 64"), "{why}");
     println!("the 65th session against --max-sessions 64: 503, {}", why.trim());
-    let listed = clients[0]
-        .call_tool(
-            rmcp::model::CallToolRequestParams::new("adb-device")
-                .with_arguments(serde_json::json!({"operation": "list"}).as_object().cloned().unwrap()),
-        )
-        .await
-        .unwrap();
-    assert_ne!(listed.is_error, Some(true), "an open session goes on");
-    for client in clients {
-        client.cancel().await.unwrap();
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "adb-device", "arguments": {"operation": "list"}}});
+    for session in [&sessions[0], &sessions[63]] {
+        let (status, _, body) = post(&server, None, None, Some(session), list.clone()).await;
+        assert_eq!(status, 200, "an open session goes on: {body}");
+        assert!(body.contains("\"result\""), "{body}");
+        assert!(!body.contains("\"isError\":true"), "{body}");
     }
+    drop(streams);
     server.terminate().await;
 }
 
