@@ -184,7 +184,8 @@ pub enum Action {
     Emulator {
         command: String,
     },
-    /// A Maestro device command a recording never makes (`commands.rs`).
+    /// A Maestro device command a recording never makes (`commands.rs`, each in its file in
+    /// `maestro/command/`).
     Command(commands::Command),
     /// JavaScript a Maestro flow runs (`runScript`, `evalScript`, `assertTrue`).
     Script(Js),

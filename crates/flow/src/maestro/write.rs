@@ -2,12 +2,11 @@
 //! `inputText`, `pressKey`, …) with the outcome as `assertVisible`; what Maestro cannot say is a
 //! comment.
 
-use super::super::commands::{Command, Extra};
 use super::super::{Action, Rendered, Selector, Step, Target, When, one_line, same_block};
 use super::template::{escape, plain};
 
 /// A text as a flow's field that reads as itself: a `${` in it written `\${` (not a template).
-fn quoted(text: &str) -> String {
+pub(super) fn quoted(text: &str) -> String {
     super::super::quoted(&escape(text))
 }
 
@@ -202,7 +201,7 @@ fn commands(step: &Step, app_id: &str) -> Vec<String> {
             ),
         }],
         Action::Check => Vec::new(),
-        Action::Command(command) => vec![device_command(command)],
+        Action::Command(command) => vec![command.write()],
         // One command, whichever of the steps it reads as.
         Action::Rendered(r) if r.part.0 == 0 => vec![rendered(r)],
         Action::Rendered(_) => Vec::new(),
@@ -249,7 +248,7 @@ fn finger_for_scroll(direction: &str) -> &'static str {
 
 /// A selector's fields, one per line at `indent`. Maestro matches `text` as a regular
 /// expression: a label is written escaped so it matches itself.
-fn selector_fields(s: &Selector, indent: &str) -> String {
+pub(super) fn selector_fields(s: &Selector, indent: &str) -> String {
     match s {
         Selector::ResourceId(v) => format!("{indent}id: {}\n", quoted(v)),
         Selector::Text(v) => format!("{indent}text: {}\n", quoted(&escaped(v))),
@@ -285,7 +284,7 @@ fn escaped(text: &str) -> String {
 /// replay acts only on the element with that id when it has that label. The label is the
 /// element's identity's (`android::identity`): never what was typed into a field, nor the
 /// state word a switch shows.
-fn target_fields(t: &Target) -> String {
+pub(super) fn target_fields(t: &Target) -> String {
     let mut out = selector_fields(&t.selector, "    ");
     if let (Selector::ResourceId(_), Some(label)) = (&t.selector, &t.label)
         && !label.trim().is_empty()
@@ -306,99 +305,6 @@ fn maestro_key(name: &str) -> String {
         "VOLUME_DOWN" => "Volume Down".into(),
         "POWER" => "Power".into(),
         _ => name.to_string(),
-    }
-}
-
-/// A device command (`flow::commands`) as a Maestro flow writes it.
-fn device_command(command: &Command) -> String {
-    match command {
-        Command::ScrollUntil {
-            selector,
-            direction,
-            timeout_ms,
-            speed,
-            center,
-        } => format!(
-            "- scrollUntilVisible:\n    element:\n{}    direction: {}\n    timeout: {timeout_ms}\n    speed: {speed}\n    centerElement: {center}\n",
-            selector_fields(selector, "      "),
-            direction.to_uppercase()
-        ),
-        Command::Screenshot { name } => format!("- takeScreenshot: {}\n", quoted(name)),
-        Command::StartRecording { name } => format!("- startRecording: {}\n", quoted(name)),
-        Command::StopRecording => "- stopRecording\n".into(),
-        Command::Tap {
-            target,
-            long,
-            repeat,
-            delay_ms,
-            retry,
-            settle_ms,
-        } => {
-            let name = if *long { "longPressOn" } else { "tapOn" };
-            let mut out = format!("- {name}:\n{}", target_fields(target));
-            if !*long {
-                out.push_str(&format!("    repeat: {repeat}\n    delay: {delay_ms}\n"));
-            }
-            out.push_str(&format!("    retryTapIfNoChange: {retry}\n"));
-            if let Some(ms) = settle_ms {
-                out.push_str(&format!("    waitToSettleTimeoutMs: {ms}\n"));
-            }
-            out
-        }
-        Command::Permissions { package, set } => {
-            let each: String = set
-                .iter()
-                .map(|(name, allow)| format!("        {}: {}\n", quoted(name), if *allow { "allow" } else { "deny" }))
-                .collect();
-            format!(
-                "- setPermissions:\n    appId: {}\n    permissions:\n{each}",
-                quoted(package)
-            )
-        }
-        Command::LaunchWith { package, arguments } => {
-            let each: String = arguments
-                .iter()
-                .map(|(k, v)| {
-                    let value = match v {
-                        Extra::Text(t) => quoted(t),
-                        Extra::Flag(b) => b.to_string(),
-                        Extra::Int(i) => i.to_string(),
-                        Extra::Float(f) => format!("{f:?}"),
-                    };
-                    format!("        {}: {value}\n", quoted(k))
-                })
-                .collect();
-            format!("- launchApp:\n    appId: {}\n    arguments:\n{each}", quoted(package))
-        }
-        Command::AddMedia { files, .. } => {
-            let each: String = files.iter().map(|f| format!("    - {}\n", quoted(f))).collect();
-            format!("- addMedia:\n{each}")
-        }
-        Command::Orientation { turns } => format!(
-            "- setOrientation: {}\n",
-            crate::commands::ORIENTATIONS[usize::from(*turns % 4)]
-        ),
-        Command::CopyText { selector } => format!("- copyTextFrom:\n{}", selector_fields(selector, "    ")),
-        Command::Paste => "- pasteText\n".into(),
-        Command::SetClipboard { text } => format!("- setClipboard: {}\n", quoted(text)),
-        Command::Kill { package } => format!("- killApp: {}\n", quoted(package)),
-        Command::Nothing { .. } => "- clearKeychain\n".into(),
-        Command::Airplane { on: Some(on) } => {
-            format!("- setAirplaneMode: {}\n", if *on { "enabled" } else { "disabled" })
-        }
-        Command::Airplane { on: None } => "- toggleAirplaneMode\n".into(),
-        Command::Travel { points, speed } => {
-            let each: String = points
-                .iter()
-                .map(|(lat, lon)| format!("      - \"{lat}, {lon}\"\n"))
-                .collect();
-            format!("- travel:\n    points:\n{each}    speed: {speed}\n")
-        }
-        Command::OpenLink { link, package, browser } => format!(
-            "- openLink:\n    link: {}\n    autoVerify: {}\n    browser: {browser}\n",
-            quoted(link),
-            package.is_some()
-        ),
     }
 }
 

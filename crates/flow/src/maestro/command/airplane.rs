@@ -9,7 +9,7 @@ use super::super::fields::NO_ARGUMENT;
 use super::super::read::Reader;
 use super::super::yaml::{at, field, only_keys, scalar, typed};
 use super::{Given, Spec};
-use crate::commands::Command;
+use crate::commands::{Aim, Command, Run};
 use crate::{Action, Step};
 
 pub(in crate::maestro) const SET_AIRPLANE_MODE: Spec = Spec {
@@ -30,7 +30,7 @@ pub(in crate::maestro) const TOGGLE_AIRPLANE_MODE: Spec = Spec {
     aimed: &[],
     read: Some(|_: &mut Reader, given: &Given, _: &mut Vec<Step>| {
         no_argument(given.arg)?;
-        Ok(Some(Action::Command(Command::Airplane { on: None })))
+        Ok(Some(Action::Command(Command::Airplane(Airplane { on: None }))))
     }),
     with_the_flow: false,
 };
@@ -51,7 +51,37 @@ fn airplane(arg: &MarkedYamlOwned) -> Result<Action, String> {
             _ => Err(at(node, "setAirplaneMode is enabled or disabled")),
         }
     })?;
-    Ok(Action::Command(Command::Airplane { on: Some(on) }))
+    Ok(Action::Command(Command::Airplane(Airplane { on: Some(on) })))
+}
+
+/// `setAirplaneMode` (Some) or `toggleAirplaneMode` (None): `cmd connectivity airplane-mode`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Airplane {
+    pub(crate) on: Option<bool>,
+}
+
+impl Run for Airplane {
+    fn describe(&self) -> String {
+        match self.on {
+            Some(true) => "airplane mode on".into(),
+            Some(false) => "airplane mode off".into(),
+            None => "airplane mode toggled".into(),
+        }
+    }
+
+    fn body(&self, _: &Aim) -> Vec<String> {
+        vec![format!(
+            "await airplane({});",
+            self.on.map_or("null".into(), |on| on.to_string())
+        )]
+    }
+
+    fn write(&self) -> String {
+        match self.on {
+            Some(on) => format!("- setAirplaneMode: {}\n", if on { "enabled" } else { "disabled" }),
+            None => "- toggleAirplaneMode\n".into(),
+        }
+    }
 }
 
 /// The run: airplane mode on, off, or (null) the other way from now.

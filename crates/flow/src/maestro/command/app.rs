@@ -2,11 +2,14 @@
 //! `clearState`.
 
 use super::super::compat::Status;
+use android::text::quote;
+
 use super::super::read::Reader;
+use super::super::write::quoted;
 use super::super::yaml::{field, only_keys};
 use super::{Given, Spec};
-use crate::commands::Command;
-use crate::{Action, Step};
+use crate::commands::{Aim, Command, Run};
+use crate::{Action, Step, quoted as lit};
 
 pub(in crate::maestro) const STOP_APP: Spec = Spec {
     name: "stopApp",
@@ -25,7 +28,7 @@ pub(in crate::maestro) const KILL_APP: Spec = Spec {
     own: &["appId", "optional"],
     aimed: &[],
     read: Some(|_: &mut Reader, given: &Given, _: &mut Vec<Step>| {
-        Ok(Some(Action::Command(Command::Kill { package: app(given)? })))
+        Ok(Some(Action::Command(Command::Kill(Kill { package: app(given)? }))))
     }),
     with_the_flow: false,
 };
@@ -49,5 +52,28 @@ fn app(given: &Given) -> Result<String, String> {
             given.package(field(map, "appId"))
         }
         None => given.package(given.arg),
+    }
+}
+
+/// `killApp`: `am kill`, the death of its process the system causes (Maestro's).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Kill {
+    pub(crate) package: String,
+}
+
+impl Run for Kill {
+    fn describe(&self) -> String {
+        format!("kill {} (am kill)", self.package)
+    }
+
+    fn body(&self, _: &Aim) -> Vec<String> {
+        vec![format!(
+            "await shellChecked({});",
+            lit(&format!("am kill {}", quote(&self.package)))
+        )]
+    }
+
+    fn write(&self) -> String {
+        format!("- killApp: {}\n", quoted(&self.package))
     }
 }

@@ -6,10 +6,11 @@ use super::super::compat::Status;
 use super::super::fields::{COMMAND_SELECTOR, MAESTRO_KEYS, NO_ARGUMENT};
 use super::super::read::Reader;
 use super::super::selectors::command_selector;
+use super::super::write::{quoted, selector_fields};
 use super::super::yaml::string;
 use super::{Given, Spec};
-use crate::commands::Command;
-use crate::{Action, Step};
+use crate::commands::{Aim, Command, Run};
+use crate::{Action, Selector, Step, quoted as lit};
 
 pub(in crate::maestro) const COPY_TEXT_FROM: Spec = Spec {
     name: "copyTextFrom",
@@ -18,9 +19,9 @@ pub(in crate::maestro) const COPY_TEXT_FROM: Spec = Spec {
     own: &[],
     aimed: &[COMMAND_SELECTOR, MAESTRO_KEYS],
     read: Some(|_: &mut Reader, given: &Given, _: &mut Vec<Step>| {
-        Ok(Some(Action::Command(Command::CopyText {
+        Ok(Some(Action::Command(Command::CopyText(CopyText {
             selector: command_selector(given.needed()?)?,
-        })))
+        }))))
     }),
     with_the_flow: false,
 };
@@ -33,7 +34,7 @@ pub(in crate::maestro) const PASTE_TEXT: Spec = Spec {
     aimed: &[],
     read: Some(|_: &mut Reader, given: &Given, _: &mut Vec<Step>| {
         no_argument(given.arg)?;
-        Ok(Some(Action::Command(Command::Paste)))
+        Ok(Some(Action::Command(Command::Paste(Paste))))
     }),
     with_the_flow: false,
 };
@@ -45,12 +46,72 @@ pub(in crate::maestro) const SET_CLIPBOARD: Spec = Spec {
     own: &["text", "optional"],
     aimed: &[],
     read: Some(|_: &mut Reader, given: &Given, _: &mut Vec<Step>| {
-        Ok(Some(Action::Command(Command::SetClipboard {
+        Ok(Some(Action::Command(Command::SetClipboard(SetClipboard {
             text: string(scalar_or_field(given.needed()?, given.name)?, given.name)?,
-        })))
+        }))))
     }),
     with_the_flow: false,
 };
+
+/// `copyTextFrom`: the element's text (else its hint, else its content-desc, Maestro's order)
+/// into the script's `maestro.copiedText`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CopyText {
+    pub(crate) selector: Selector,
+}
+
+impl Run for CopyText {
+    fn describe(&self) -> String {
+        format!("copy the text of {}", self.selector.describe())
+    }
+
+    /// `copyTextFrom` (below), given how `js` writes a selector.
+    fn body(&self, aim: &Aim) -> Vec<String> {
+        vec![format!("await copyTextFrom({});", (aim.selector)(&self.selector))]
+    }
+
+    fn write(&self) -> String {
+        format!("- copyTextFrom:\n{}", selector_fields(&self.selector, "    "))
+    }
+}
+
+/// `pasteText`: types `maestro.copiedText` (nothing when none was copied, as Maestro).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Paste;
+
+impl Run for Paste {
+    fn describe(&self) -> String {
+        "paste the copied text".into()
+    }
+
+    fn body(&self, _: &Aim) -> Vec<String> {
+        vec!["if (maestro.copiedText != null) await ui.type({ text: String(maestro.copiedText) });".into()]
+    }
+
+    fn write(&self) -> String {
+        "- pasteText\n".into()
+    }
+}
+
+/// `setClipboard`: `maestro.copiedText`, which `pasteText` types.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SetClipboard {
+    pub(crate) text: String,
+}
+
+impl Run for SetClipboard {
+    fn describe(&self) -> String {
+        format!("copy {:?}", self.text)
+    }
+
+    fn body(&self, _: &Aim) -> Vec<String> {
+        vec![format!("maestro.copiedText = {};", lit(&self.text))]
+    }
+
+    fn write(&self) -> String {
+        format!("- setClipboard: {}\n", quoted(&self.text))
+    }
+}
 
 /// copyTextFrom's run: the found element's whole text, else its hint, else its content-desc,
 /// read from the screen's nodes (a listed label is cut at 60 characters): the deepest node the

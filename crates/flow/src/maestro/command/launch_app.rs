@@ -1,15 +1,17 @@
 //! `launchApp`: the app (the header's, or `appId`) launched; with `clearState`, `stopApp`,
 //! `permissions` and `arguments`, the steps Maestro takes, in its order.
 
+use android::text::quote;
 use saphyr::MarkedYamlOwned;
 
 use super::super::args::flag;
 use super::super::compat::Status;
 use super::super::read::Reader;
+use super::super::write::quoted;
 use super::super::yaml::{Plain, at, field, only_keys, string, untyped};
 use super::{Given, Spec};
-use crate::commands::{Command, Extra};
-use crate::{Action, Step};
+use crate::commands::{Aim, Command, Run};
+use crate::{Action, Step, quoted as lit};
 
 pub(in crate::maestro) const LAUNCH_APP: Spec = Spec {
     name: "launchApp",
@@ -68,7 +70,7 @@ fn read(reader: &mut Reader, given: &Given, steps: &mut Vec<Step>) -> Result<Opt
     }
     flag(map, "clearKeychain")?;
     Ok(Some(match arguments(map)? {
-        Some(arguments) => Action::Command(Command::LaunchWith { package, arguments }),
+        Some(arguments) => Action::Command(Command::LaunchWith(LaunchWith { package, arguments })),
         None => Action::Launch { package },
     }))
 }
@@ -94,6 +96,74 @@ fn arguments(map: &MarkedYamlOwned) -> Result<Option<Vec<(String, Extra)>>, Stri
         out.push((string(name, "an argument's name")?, extra));
     }
     Ok(Some(out))
+}
+
+/// `launchApp {arguments}`: the launcher activity started with the arguments as intent extras,
+/// typed as the flow wrote them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LaunchWith {
+    pub(crate) package: String,
+    pub(crate) arguments: Vec<(String, Extra)>,
+}
+
+/// An intent extra as `am start` takes it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Extra {
+    Text(String),
+    Flag(bool),
+    Int(i64),
+    Float(f64),
+}
+
+impl Eq for Extra {}
+
+impl Extra {
+    /// `--es KEY 'VALUE'`, quoted.
+    fn am(&self, key: &str) -> String {
+        match self {
+            Extra::Text(v) => format!("--es {} {}", quote(key), quote(v)),
+            Extra::Flag(v) => format!("--ez {} {v}", quote(key)),
+            Extra::Int(v) => format!("--ei {} {v}", quote(key)),
+            Extra::Float(v) => format!("--ef {} {v}", quote(key)),
+        }
+    }
+}
+
+impl Run for LaunchWith {
+    fn describe(&self) -> String {
+        let keys: Vec<&str> = self.arguments.iter().map(|(k, _)| k.as_str()).collect();
+        format!("launch {} with arguments {}", self.package, keys.join(", "))
+    }
+
+    /// `launchWith` (below), the extras quoted for the device's shell.
+    fn body(&self, _: &Aim) -> Vec<String> {
+        let extras: Vec<String> = self.arguments.iter().map(|(k, v)| v.am(k)).collect();
+        vec![format!(
+            "await launchWith({}, {});",
+            lit(&self.package),
+            lit(&extras.join(" "))
+        )]
+    }
+
+    fn write(&self) -> String {
+        let each: String = self
+            .arguments
+            .iter()
+            .map(|(k, v)| {
+                let value = match v {
+                    Extra::Text(t) => quoted(t),
+                    Extra::Flag(b) => b.to_string(),
+                    Extra::Int(i) => i.to_string(),
+                    Extra::Float(f) => format!("{f:?}"),
+                };
+                format!("        {}: {value}\n", quoted(k))
+            })
+            .collect();
+        format!(
+            "- launchApp:\n    appId: {}\n    arguments:\n{each}",
+            quoted(&self.package)
+        )
+    }
 }
 
 /// The run of a launch with arguments: the app's launcher activity started with them as intent

@@ -7,7 +7,7 @@ use super::super::compat::Status;
 use super::super::read::Reader;
 use super::super::yaml::{at, field, only_keys, scalar, string, typed};
 use super::{Given, Spec};
-use crate::commands::Command;
+use crate::commands::{Aim, Command, Run};
 use crate::{Action, Step};
 
 pub(in crate::maestro) const SET_LOCATION: Spec = Spec {
@@ -77,10 +77,38 @@ fn travel(map: &MarkedYamlOwned) -> Result<Action, String> {
         })?,
         None => 4.0,
     };
-    Ok(Action::Command(Command::Travel {
+    Ok(Action::Command(Command::Travel(Travel {
         points,
         speed: speed.to_string(),
-    }))
+    })))
+}
+
+/// `travel`: the emulator console's `geo fix` at each point in turn, waiting between two the time
+/// the distance takes at `speed` m/s.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Travel {
+    pub(crate) points: Vec<(String, String)>,
+    pub(crate) speed: String,
+}
+
+impl Run for Travel {
+    fn describe(&self) -> String {
+        format!("travel through {} points at {} m/s", self.points.len(), self.speed)
+    }
+
+    fn body(&self, _: &Aim) -> Vec<String> {
+        let each: Vec<String> = self.points.iter().map(|(lat, lon)| format!("[{lat}, {lon}]")).collect();
+        vec![format!("await travel([{}], {});", each.join(", "), self.speed)]
+    }
+
+    fn write(&self) -> String {
+        let each: String = self
+            .points
+            .iter()
+            .map(|(lat, lon)| format!("      - \"{lat}, {lon}\"\n"))
+            .collect();
+        format!("- travel:\n    points:\n{each}    speed: {}\n", self.speed)
+    }
 }
 
 /// travel's run: each point set through the emulator console in turn, after the time the

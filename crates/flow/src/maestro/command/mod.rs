@@ -1,8 +1,11 @@
 //! One file per Maestro command (commands of one shape share one): each holds the command's
 //! reading (YAML → `flow::Step`), its fields, its compatibility row (docs/flows.md's table and
-//! the refusal of a command not replayed) and, for a device command of its own, its run (the
-//! script lines and the JavaScript helper they call). `REGISTRY` lists them; nothing else names a
-//! command. To add one: its file here, and its line in `REGISTRY`.
+//! the refusal of a command not replayed) and, for a device command of its own, its struct with
+//! its `commands::Run`: its step line (reports, `--check`), its run (the script lines and the
+//! JavaScript helper they call) and its Maestro YAML. `REGISTRY` lists them; nothing else names a
+//! command. To add one: its file here, and its line in `REGISTRY`; a device command also its
+//! variant in `commands::Command` (its struct re-exported below) and that variant's line in
+//! `Command::run`.
 
 use std::path::Path;
 
@@ -35,13 +38,28 @@ mod retry;
 mod run_flow;
 mod scripts;
 mod scroll;
-pub(crate) mod scroll_until_visible;
+mod scroll_until_visible;
 mod set_orientation;
 mod set_permissions;
 mod swipe;
 mod take_screenshot;
-pub(crate) mod tap_on;
+mod tap_on;
 mod wait_for_animation_to_end;
+
+pub use add_media::{AddMedia, Media, check_media, media};
+pub use airplane::Airplane;
+pub use app::Kill;
+pub use clear_keychain::Nothing;
+pub use clipboard::{CopyText, Paste, SetClipboard};
+pub use launch_app::{Extra, LaunchWith};
+pub use location::Travel;
+pub use open_link::OpenLink;
+pub use recording::{StartRecording, StopRecording};
+pub use scroll_until_visible::ScrollUntil;
+pub use set_orientation::Orientation;
+pub use set_permissions::Permissions;
+pub use take_screenshot::Screenshot;
+pub use tap_on::Tap;
 
 /// What the reader knows of a command as it reads it: its name, its argument (`None` for a bare
 /// `- back`), the node of its name (its line), the flow's app, and `optional`.
@@ -228,11 +246,11 @@ mod tests {
             for (step, command) in read.iter().zip(&generated) {
                 let kept = matches!(
                     (&step.action, command),
-                    (Action::Command(Command::OpenLink { link: a, .. }), Command::OpenLink { link: b, .. }) if a == b
+                    (Action::Command(Command::OpenLink(a)), Command::OpenLink(b)) if a.link == b.link
                 ) || matches!(
                     (&step.action, command),
-                    (Action::Command(Command::Screenshot { name: a }), Command::Screenshot { name: b }) if a == b
-                ) || !matches!(command, Command::OpenLink { .. } | Command::Screenshot { .. });
+                    (Action::Command(Command::Screenshot(a)), Command::Screenshot(b)) if a.name == b.name
+                ) || !matches!(command, Command::OpenLink(_) | Command::Screenshot(_));
                 prop_assert!(kept, "{:?} read as {:?}", command, step.action);
             }
             Ok(())

@@ -5,10 +5,11 @@ use super::super::args::no_argument;
 use super::super::compat::Status;
 use super::super::fields::NO_ARGUMENT;
 use super::super::read::Reader;
+use super::super::write::quoted;
 use super::take_screenshot::file_name;
 use super::{Given, Spec};
-use crate::commands::Command;
-use crate::{Action, Step};
+use crate::commands::{Aim, Command, Run, device_file};
+use crate::{Action, Step, quoted as lit};
 
 pub(in crate::maestro) const START_RECORDING: Spec = Spec {
     name: "startRecording",
@@ -18,7 +19,7 @@ pub(in crate::maestro) const START_RECORDING: Spec = Spec {
     aimed: &[],
     read: Some(|_: &mut Reader, given: &Given, _: &mut Vec<Step>| {
         let name = file_name(given.needed()?, &START_RECORDING, ".mp4")?;
-        Ok(Some(Action::Command(Command::StartRecording { name })))
+        Ok(Some(Action::Command(Command::StartRecording(StartRecording { name }))))
     }),
     with_the_flow: false,
 };
@@ -31,10 +32,54 @@ pub(in crate::maestro) const STOP_RECORDING: Spec = Spec {
     aimed: &[],
     read: Some(|_: &mut Reader, given: &Given, _: &mut Vec<Step>| {
         no_argument(given.arg)?;
-        Ok(Some(Action::Command(Command::StopRecording)))
+        Ok(Some(Action::Command(Command::StopRecording(StopRecording))))
     }),
     with_the_flow: false,
 };
+
+/// `startRecording`: the device's screenrecord runs beside the next steps (at most its own
+/// 180 s) into `NAME.mp4`, which the replay pulls beside the report.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StartRecording {
+    pub(crate) name: String,
+}
+
+impl Run for StartRecording {
+    fn describe(&self) -> String {
+        format!("start recording {}.mp4", self.name)
+    }
+
+    fn body(&self, _: &Aim) -> Vec<String> {
+        let name = &self.name;
+        vec![format!(
+            "await startRecording({}, {});",
+            lit(&device_file(name, "mp4")),
+            lit(&format!("{name}.mp4"))
+        )]
+    }
+
+    fn write(&self) -> String {
+        format!("- startRecording: {}\n", quoted(&self.name))
+    }
+}
+
+/// `stopRecording`: interrupts screenrecord (it finishes its file on SIGINT).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StopRecording;
+
+impl Run for StopRecording {
+    fn describe(&self) -> String {
+        "stop recording".into()
+    }
+
+    fn body(&self, _: &Aim) -> Vec<String> {
+        vec!["await stopRecording();".into()]
+    }
+
+    fn write(&self) -> String {
+        "- stopRecording\n".into()
+    }
+}
 
 /// The run: screenrecord started (its own limit, 180 s) until stopRecording interrupts it; its
 /// file is pulled beside the report.

@@ -1,5 +1,5 @@
 //! `scrollUntilVisible`: with none of Maestro's options, the scroll `ui scroll` makes (at most 8
-//! swipes, or to the end of the list); with any, Maestro's loop (`Command::ScrollUntil`), which
+//! swipes, or to the end of the list); with any, Maestro's loop (`ScrollUntil`), which
 //! runs here (`scrollUntil`) and nowhere else. The swipe's length for a speed is computed here
 //! once, in Rust; the loop of looks and swipes once, in the JavaScript below.
 
@@ -7,9 +7,10 @@ use super::super::args::{direction, flag};
 use super::super::compat::Status;
 use super::super::read::Reader;
 use super::super::selectors::selector;
+use super::super::write::selector_fields;
 use super::super::yaml::{at, field, integer, number, only_keys, scalar, typed};
 use super::{Given, Spec};
-use crate::commands::Command;
+use crate::commands::{Aim, Command, Run};
 use crate::{Action, Selector, Step, quoted as lit};
 
 /// Maestro's `scrollUntilVisible` timeout when none is given, and its swipe speed.
@@ -80,13 +81,13 @@ fn read(_: &mut Reader, given: &Given, _: &mut Vec<Step>) -> Result<Option<Actio
                 .map_err(|()| at(n, "visibilityPercentage is a whole number, 0 to 100"))
         })?;
     }
-    Ok(Some(Action::Command(Command::ScrollUntil {
+    Ok(Some(Action::Command(Command::ScrollUntil(ScrollUntil {
         selector,
         direction,
         timeout_ms,
         speed,
         center: flag(map, "centerElement")?,
-    })))
+    }))))
 }
 
 /// Maestro's swipe time for a speed: 1000 × (100 − speed) / 100 + 1 ms, 40 ms where that comes
@@ -99,17 +100,66 @@ fn swipe_ms(speed: u32) -> i64 {
     maestro.max(MIN_SWIPE_MS)
 }
 
-/// The script line of `Command::ScrollUntil`, given how `js` writes a selector.
-pub(crate) fn run(
-    (s, direction, timeout_ms, speed, center): (&Selector, &str, u64, u32, bool),
-    selector: impl Fn(&Selector) -> String,
-) -> Vec<String> {
-    vec![format!(
-        "await scrollUntil({}, {}, {timeout_ms}, {}, {center}, w);",
-        selector(s),
-        lit(direction),
-        swipe_ms(speed)
-    )]
+/// Maestro's `scrollUntilVisible` with its options: looks for the element, and swipes from the
+/// screen's centre against `direction` (the content moves that way) until it shows, at most
+/// `timeout_ms`; each swipe lasts what `speed` (0 to 100) makes of it, as Maestro computes.
+/// `center`: then swipes it towards the middle, at most 4 times.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScrollUntil {
+    pub(crate) selector: Selector,
+    pub(crate) direction: String,
+    pub(crate) timeout_ms: u64,
+    pub(crate) speed: u32,
+    pub(crate) center: bool,
+}
+
+impl Run for ScrollUntil {
+    fn describe(&self) -> String {
+        let ScrollUntil {
+            selector,
+            direction,
+            timeout_ms,
+            center,
+            ..
+        } = self;
+        format!(
+            "scroll {direction} until {} shows{}, at most {timeout_ms} ms",
+            selector.describe(),
+            if *center { " centred" } else { "" }
+        )
+    }
+
+    /// The script line (`scrollUntil`, below), given how `js` writes a selector.
+    fn body(&self, aim: &Aim) -> Vec<String> {
+        let ScrollUntil {
+            selector: s,
+            direction,
+            timeout_ms,
+            speed,
+            center,
+        } = self;
+        vec![format!(
+            "await scrollUntil({}, {}, {timeout_ms}, {}, {center}, w);",
+            (aim.selector)(s),
+            lit(direction),
+            swipe_ms(*speed)
+        )]
+    }
+
+    fn write(&self) -> String {
+        let ScrollUntil {
+            selector,
+            direction,
+            timeout_ms,
+            speed,
+            center,
+        } = self;
+        format!(
+            "- scrollUntilVisible:\n    element:\n{}    direction: {}\n    timeout: {timeout_ms}\n    speed: {speed}\n    centerElement: {center}\n",
+            selector_fields(selector, "      "),
+            direction.to_uppercase()
+        )
+    }
 }
 
 /// Maestro's loop: look, swipe from the centre against the direction the content moves, until

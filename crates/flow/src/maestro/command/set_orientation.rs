@@ -6,7 +6,7 @@ use super::super::compat::Status;
 use super::super::read::Reader;
 use super::super::yaml::{at, field, only_keys, string, typed};
 use super::{Given, Spec};
-use crate::commands::Command;
+use crate::commands::{Aim, Command, Run};
 use crate::{Action, Step};
 
 pub(in crate::maestro) const SET_ORIENTATION: Spec = Spec {
@@ -32,7 +32,7 @@ fn orientation(arg: &MarkedYamlOwned) -> Result<Action, String> {
     let turns = typed(node, 0, || {
         let given = string(node, "orientation")?;
         let plain = |s: &str| s.replace('_', "").to_ascii_lowercase();
-        crate::commands::ORIENTATIONS
+        ORIENTATIONS
             .iter()
             .position(|o| plain(o) == plain(&given))
             .ok_or_else(|| {
@@ -42,5 +42,37 @@ fn orientation(arg: &MarkedYamlOwned) -> Result<Action, String> {
                 )
             })
     })?;
-    Ok(Action::Command(Command::Orientation { turns: turns as u8 }))
+    Ok(Action::Command(Command::Orientation(Orientation {
+        turns: turns as u8,
+    })))
+}
+
+/// Maestro's orientations by the quarter turns Android's `user_rotation` counts.
+const ORIENTATIONS: [&str; 4] = ["PORTRAIT", "LANDSCAPE_LEFT", "UPSIDE_DOWN", "LANDSCAPE_RIGHT"];
+
+/// `setOrientation`: auto-rotate off, then the display turned a quarter `turns` times (0
+/// portrait, 1 landscape left, 2 upside down, 3 landscape right), as Maestro sets it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Orientation {
+    pub(crate) turns: u8,
+}
+
+impl Run for Orientation {
+    fn describe(&self) -> String {
+        format!("orientation {}", ORIENTATIONS[usize::from(self.turns % 4)])
+    }
+
+    fn body(&self, _: &Aim) -> Vec<String> {
+        vec![
+            "await shellChecked(\"settings put system accelerometer_rotation 0\");".into(),
+            format!(
+                "await shellChecked(\"settings put system user_rotation {}\");",
+                self.turns % 4
+            ),
+        ]
+    }
+
+    fn write(&self) -> String {
+        format!("- setOrientation: {}\n", ORIENTATIONS[usize::from(self.turns % 4)])
+    }
 }

@@ -1,14 +1,16 @@
 //! `setPermissions {appId, permissions}` (and `launchApp {permissions}`): each name granted or
 //! revoked, as Maestro does on Android.
 
+use android::text::quote;
 use saphyr::MarkedYamlOwned;
 
 use super::super::compat::Status;
 use super::super::read::Reader;
+use super::super::write::quoted;
 use super::super::yaml::{at, field, only_keys, scalar, string, typed};
 use super::{Given, Spec};
-use crate::commands::Command;
-use crate::{Action, Step};
+use crate::commands::{Aim, Command, Run};
+use crate::{Action, Step, quoted as lit};
 
 pub(in crate::maestro) const SET_PERMISSIONS: Spec = Spec {
     name: "setPermissions",
@@ -45,10 +47,89 @@ pub(super) fn permissions(map: &MarkedYamlOwned, package: &str) -> Result<Option
         })?;
         set.push((name, allow));
     }
-    Ok(Some(Action::Command(Command::Permissions {
+    Ok(Some(Action::Command(Command::Permissions(Permissions {
         package: package.to_string(),
         set,
-    })))
+    }))))
+}
+
+/// `launchApp {permissions}` and `setPermissions`: each name (Maestro's short names spelt out,
+/// `all` for every permission the app requests) granted (`pm grant`) or revoked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Permissions {
+    pub(crate) package: String,
+    pub(crate) set: Vec<(String, bool)>,
+}
+
+impl Run for Permissions {
+    fn describe(&self) -> String {
+        let each: Vec<String> = self
+            .set
+            .iter()
+            .map(|(name, allow)| format!("{name} {}", if *allow { "allowed" } else { "denied" }))
+            .collect();
+        format!("permissions of {}: {}", self.package, each.join(", "))
+    }
+
+    /// `permissions` (below), each name spelt out and quoted for the device's shell.
+    fn body(&self, _: &Aim) -> Vec<String> {
+        let package = &self.package;
+        let each: Vec<String> = self
+            .set
+            .iter()
+            .map(|(name, allow)| {
+                let names: Vec<String> = match name.as_str() {
+                    "all" => vec!["null".into()],
+                    _ => permission_names(name).iter().map(|p| lit(&quote(p))).collect(),
+                };
+                format!("[[{}], {allow}]", names.join(", "))
+            })
+            .collect();
+        vec![format!(
+            "await permissions({}, {}, [{}], w);",
+            lit(package),
+            lit(&quote(package)),
+            each.join(", ")
+        )]
+    }
+
+    fn write(&self) -> String {
+        let each: String = self
+            .set
+            .iter()
+            .map(|(name, allow)| format!("        {}: {}\n", quoted(name), if *allow { "allow" } else { "deny" }))
+            .collect();
+        format!(
+            "- setPermissions:\n    appId: {}\n    permissions:\n{each}",
+            quoted(&self.package)
+        )
+    }
+}
+
+/// Maestro's short permission names on Android (its AndroidDriver, 1.39), spelt out; any other
+/// name is a permission's own.
+fn permission_names(name: &str) -> Vec<String> {
+    let list: &[&str] = match name {
+        "location" => &["ACCESS_FINE_LOCATION", "ACCESS_COARSE_LOCATION"],
+        "camera" => &["CAMERA"],
+        "contacts" => &["READ_CONTACTS", "WRITE_CONTACTS"],
+        "phone" => &["CALL_PHONE", "ANSWER_PHONE_CALLS"],
+        "microphone" => &["RECORD_AUDIO"],
+        "bluetooth" => &["BLUETOOTH_CONNECT", "BLUETOOTH_SCAN"],
+        "storage" => &["WRITE_EXTERNAL_STORAGE", "READ_EXTERNAL_STORAGE"],
+        "notifications" => &["POST_NOTIFICATIONS"],
+        "medialibrary" => &[
+            "WRITE_EXTERNAL_STORAGE",
+            "READ_EXTERNAL_STORAGE",
+            "READ_MEDIA_AUDIO",
+            "READ_MEDIA_IMAGES",
+            "READ_MEDIA_VIDEO",
+        ],
+        "calendar" => &["WRITE_CALENDAR", "READ_CALENDAR"],
+        "sms" => &["READ_SMS", "RECEIVE_SMS", "SEND_SMS"],
+        other => return vec![other.to_string()],
+    };
+    list.iter().map(|p| format!("android.permission.{p}")).collect()
 }
 
 /// The run: grants (pm grant) or revokes each permission; `null` is every permission the app

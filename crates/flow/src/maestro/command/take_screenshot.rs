@@ -1,16 +1,17 @@
 //! `takeScreenshot: NAME` (or `{path: NAME}`): NAME.png beside the report, as Maestro appends
-//! `.png` to the path it is given; and the name a command's file takes (`file_name`), which
-//! `startRecording` shares.
+//! `.png` to the path it is given (its run calls `pullLater`, `commands.js`'s, which only it calls);
+//! and the name a command's file takes (`file_name`), which `startRecording` shares.
 
 use saphyr::MarkedYamlOwned;
 
 use super::super::compat::Status;
 use super::super::read::Reader;
 use super::super::template::marked;
+use super::super::write::quoted;
 use super::super::yaml::{at, field, only_keys, string};
 use super::{Given, Spec};
-use crate::commands::Command;
-use crate::{Action, Step};
+use crate::commands::{Aim, Command, Run, device_file};
+use crate::{Action, Step, quoted as lit};
 
 pub(in crate::maestro) const TAKE_SCREENSHOT: Spec = Spec {
     name: "takeScreenshot",
@@ -20,10 +21,36 @@ pub(in crate::maestro) const TAKE_SCREENSHOT: Spec = Spec {
     aimed: &[],
     read: Some(|_: &mut Reader, given: &Given, _: &mut Vec<Step>| {
         let name = file_name(given.needed()?, &TAKE_SCREENSHOT, ".png")?;
-        Ok(Some(Action::Command(Command::Screenshot { name })))
+        Ok(Some(Action::Command(Command::Screenshot(Screenshot { name }))))
     }),
     with_the_flow: false,
 };
+
+/// `takeScreenshot`: the screen as `NAME.png`, beside the report.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Screenshot {
+    pub(crate) name: String,
+}
+
+impl Run for Screenshot {
+    fn describe(&self) -> String {
+        format!("screenshot {}.png", self.name)
+    }
+
+    /// `pullLater` (`commands.js`): screencap into the device file, pulled after the run.
+    fn body(&self, _: &Aim) -> Vec<String> {
+        let name = &self.name;
+        vec![format!(
+            "await pullLater({}, {}, \"screencap -p \");",
+            lit(&device_file(name, "png")),
+            lit(&format!("{name}.png"))
+        )]
+    }
+
+    fn write(&self) -> String {
+        format!("- takeScreenshot: {}\n", quoted(&self.name))
+    }
+}
 
 /// The name a command's file takes (`path`, its `extension` appended as Maestro appends it): a
 /// path inside the working folder, as the one door takes it (`confine::relative`: plain names,
@@ -88,7 +115,7 @@ mod tests {
         let names: Vec<&str> = steps
             .iter()
             .filter_map(|s| match &s.action {
-                Action::Command(Command::Screenshot { name }) => Some(name.as_str()),
+                Action::Command(Command::Screenshot(shot)) => Some(shot.name.as_str()),
                 _ => None,
             })
             .collect();

@@ -1,6 +1,6 @@
 //! `tapOn`, `doubleTapOn`, `longPressOn`: a plain tap or long press when no option is given (as
-//! `flow export` writes them), else `Command::Tap` with Maestro's options, and its run
-//! (`tapWith`). The long press's length is Maestro's, here only.
+//! `flow export` writes them), else `Tap` with Maestro's options: its step line, its run
+//! (`tapWith`) and its YAML. The long press's length is Maestro's, here only.
 
 use saphyr::{MarkedYamlOwned, YamlDataOwned};
 
@@ -9,10 +9,11 @@ use super::super::compat::Status;
 use super::super::fields::{MAESTRO_KEYS, TAP_OPTIONS, TARGET};
 use super::super::read::Reader;
 use super::super::selectors::target;
+use super::super::write::target_fields;
 use super::super::yaml::{at, field, integer, key, number, scalar, typed};
 use super::{Given, Spec};
-use crate::commands::Command;
-use crate::{Action, Selector, Step, Target};
+use crate::commands::{Aim, Command, Run};
+use crate::{Action, Step, Target};
 
 /// Maestro's long press on Android: `input swipe x y x y 3000`.
 pub(crate) const LONG_PRESS_MS: u32 = 3000;
@@ -110,14 +111,14 @@ fn tap(name: &str, arg: &MarkedYamlOwned) -> Result<Action, String> {
         Some(t) => Some(number(t, "waitToSettleTimeoutMs", u64::MAX)?.min(MAX_SETTLE_MS)),
         None => None,
     };
-    Ok(Action::Command(Command::Tap {
+    Ok(Action::Command(Command::Tap(Tap {
         target,
         long,
         repeat,
         delay_ms,
         retry,
         settle_ms,
-    }))
+    })))
 }
 
 /// The mapping without `keys` (the command's options), for the selector reader.
@@ -129,21 +130,87 @@ fn without(node: &MarkedYamlOwned, keys: &[&str]) -> MarkedYamlOwned {
     node
 }
 
-/// The script line of a tap with Maestro's options (`Command::Tap`), given how `js` writes a
-/// selector and what a target recorded.
-pub(crate) fn run(
-    command: (&Target, bool, u32, u32, bool, Option<u64>),
-    selector: impl Fn(&Selector) -> String,
-    recorded: impl Fn(&Target) -> String,
-) -> Vec<String> {
-    let (target, long, repeat, delay_ms, retry, settle_ms) = command;
-    let press = if long { LONG_PRESS_MS.to_string() } else { "null".into() };
-    vec![format!(
-        "await tapWith({}, {}, {{ pressMs: {press}, repeat: {repeat}, delayMs: {delay_ms}, retry: {retry}, settleMs: {} }}, w);",
-        selector(&target.selector),
-        recorded(target),
-        settle_ms.map_or("null".into(), |ms| ms.to_string())
-    )]
+/// `tapOn` / `doubleTapOn` / `longPressOn` with Maestro's options: `repeat` presses `delay_ms`
+/// apart (the first checked as a plain tap is, the rest at its point, as Maestro repeats a
+/// tap), once more when `retry` and the screen did not change, then a wait of at most
+/// `settle_ms` for the screen to settle.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tap {
+    pub(crate) target: Target,
+    pub(crate) long: bool,
+    pub(crate) repeat: u32,
+    pub(crate) delay_ms: u32,
+    pub(crate) retry: bool,
+    pub(crate) settle_ms: Option<u64>,
+}
+
+impl Run for Tap {
+    fn describe(&self) -> String {
+        let Tap {
+            target,
+            long,
+            repeat,
+            retry,
+            ..
+        } = self;
+        let verb = match (long, repeat) {
+            (true, _) => "long-press".to_string(),
+            (false, 1) => "tap".to_string(),
+            (false, 2) => "double-tap".to_string(),
+            (false, n) => format!("tap {n} times"),
+        };
+        let again = if *retry { ", again if nothing changed" } else { "" };
+        format!("{verb} {}{again}", target.selector.describe())
+    }
+
+    fn fragile(&self) -> bool {
+        self.target.selector.fragile()
+    }
+
+    /// The script line (`tapWith`, below), given how `js` writes a selector and what a target
+    /// recorded.
+    fn body(&self, aim: &Aim) -> Vec<String> {
+        let Tap {
+            target,
+            long,
+            repeat,
+            delay_ms,
+            retry,
+            settle_ms,
+        } = self;
+        let press = if *long {
+            LONG_PRESS_MS.to_string()
+        } else {
+            "null".into()
+        };
+        vec![format!(
+            "await tapWith({}, {}, {{ pressMs: {press}, repeat: {repeat}, delayMs: {delay_ms}, retry: {retry}, settleMs: {} }}, w);",
+            (aim.selector)(&target.selector),
+            (aim.recorded)(target),
+            settle_ms.map_or("null".into(), |ms| ms.to_string())
+        )]
+    }
+
+    fn write(&self) -> String {
+        let Tap {
+            target,
+            long,
+            repeat,
+            delay_ms,
+            retry,
+            settle_ms,
+        } = self;
+        let name = if *long { "longPressOn" } else { "tapOn" };
+        let mut out = format!("- {name}:\n{}", target_fields(target));
+        if !*long {
+            out.push_str(&format!("    repeat: {repeat}\n    delay: {delay_ms}\n"));
+        }
+        out.push_str(&format!("    retryTapIfNoChange: {retry}\n"));
+        if let Some(ms) = settle_ms {
+            out.push_str(&format!("    waitToSettleTimeoutMs: {ms}\n"));
+        }
+        out
+    }
 }
 
 /// `tapWith`: the first press checked as any replayed tap (`acted`, one screen reading per
