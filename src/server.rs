@@ -126,6 +126,7 @@ impl DroidMcp {
         Call {
             cancel: ctx.ct.clone(),
             limit: call_limit(state, deadline),
+            own_timeout: matches!(deadline, Deadline::Within { timeout: Some(_), .. }),
             links: version.is_none_or(|v| v.to_string().as_str() >= "2025-06-18"),
             budget: state.budget,
         }

@@ -11,6 +11,9 @@ use crate::tools;
 pub(super) struct Call {
     pub cancel: tokio_util::sync::CancellationToken,
     pub limit: Option<std::time::Duration>,
+    /// Whether the limit came from the call's own `timeoutMs` (else the server's `--timeout-ms`),
+    /// which decides what a timed-out call is told to raise.
+    pub own_timeout: bool,
     /// Whether the session's protocol has `resource_link` blocks (2025-06-18 on): an older
     /// client rejects a whole result that holds one.
     pub links: bool,
@@ -23,7 +26,7 @@ pub(super) struct Call {
 /// panic, which would otherwise leave the request unanswered, becomes an `isError` result and
 /// the server goes on serving.
 pub(super) async fn guard(call: Call, work: impl Future<Output = CallToolResult> + Send + 'static) -> CallToolResult {
-    let result = run_guarded(&call.cancel, call.limit, work).await;
+    let result = run_guarded(&call.cancel, call.limit, call.own_timeout, work).await;
     let result = if call.links { result } else { without_links(result) };
     // The one place every answer passes: none leaves larger than the budget (a plain-text
     // error, which may quote an argument, than MAX_ERROR_CHARS).
@@ -38,6 +41,7 @@ pub(super) async fn guard(call: Call, work: impl Future<Output = CallToolResult>
 async fn run_guarded(
     cancel: &tokio_util::sync::CancellationToken,
     limit: Option<std::time::Duration>,
+    own_timeout: bool,
     call: impl Future<Output = CallToolResult> + Send + 'static,
 ) -> CallToolResult {
     // Time queued (behind another call's long scroll on the device, or its connection to it) is
@@ -90,8 +94,13 @@ async fn run_guarded(
         _ = deadline => {
             task.abort();
             let ms = limit.unwrap_or_default().saturating_sub(CALL_GRACE).as_millis();
+            let raise = if own_timeout {
+                "pass a larger timeoutMs"
+            } else {
+                "start droidmcp with a larger --timeout-ms (the bound of calls without a timeoutMs of their own)"
+            };
             tools::error(format!(
-                "the call ran past its {ms} ms timeout, so it was stopped and its device streams closed, which ends their commands: the device answers slowly or not at all. Check `adb-device health`, or pass a larger timeoutMs"
+                "the call ran past its {ms} ms timeout, so it was stopped and its device streams closed, which ends their commands: the device answers slowly or not at all. Check `adb-device health`, or {raise}"
             ))
         }
     }
@@ -126,3 +135,31 @@ fn without_links(mut result: CallToolResult) -> CallToolResult {
 /// Error texts are written by us but may quote arguments (serde quotes a wrong value whole): a
 /// plain-text error never outgrows this many chars, whatever it was given.
 pub(super) const MAX_ERROR_CHARS: usize = 1000;
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::run_guarded;
+
+    /// A call its deadline stopped is told the bound it can raise: its own `timeoutMs` when the
+    /// limit was its own, else the server's `--timeout-ms` (a screenshot takes no timeoutMs).
+    #[tokio::test]
+    async fn a_stopped_call_is_told_which_bound_to_raise() {
+        let cancel = tokio_util::sync::CancellationToken::new();
+        let limit = Some(Duration::from_millis(50) + super::CALL_GRACE);
+        for (own, says, never) in [
+            (true, "pass a larger timeoutMs", "--timeout-ms"),
+            (false, "--timeout-ms", "pass a larger timeoutMs"),
+        ] {
+            let slow = async {
+                tokio::time::sleep(Duration::from_secs(30)).await;
+                crate::tools::error("finished")
+            };
+            let result = run_guarded(&cancel, limit, own, slow).await;
+            let text = result.content[0].as_text().unwrap().text.clone();
+            assert!(text.contains("50 ms timeout") && text.contains(says), "{text}");
+            assert!(!text.contains(never), "{text}");
+        }
+    }
+}
