@@ -29,14 +29,14 @@ pub fn key(state: &State, serial: &str) -> String {
     state.adb.identity(serial)
 }
 
-/// When a lease ends, as people read it (UTC, to the second).
+/// When a lease ends, as people read it (UTC, to the millisecond: a renewal shows).
 pub fn until(lease: &Lease) -> String {
     i64::try_from(lease.until_ms)
         .ok()
         .and_then(chrono::DateTime::from_timestamp_millis)
         .map_or_else(
             || format!("{} ms after 1970", lease.until_ms),
-            |t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+            |t| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
         )
 }
 

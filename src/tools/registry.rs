@@ -44,6 +44,8 @@ pub struct Hints {
 pub struct Built {
     pub deadline: Deadline,
     pub runs_long: bool,
+    /// Whether it acts (`Command::acts`): refused on a device another holds (`leases::refusal`).
+    pub acts: bool,
     run: Runner,
 }
 
@@ -70,6 +72,7 @@ fn built<C: Command>(args: JsonObject) -> Result<Built, String> {
     Ok(Built {
         deadline: command.deadline(),
         runs_long: command.runs_long(),
+        acts: command.acts(),
         run: Box::new(move |state, ctx, by_panel| {
             Box::pin(async move {
                 match super::leases::refusal(&state, &command, by_panel).await {

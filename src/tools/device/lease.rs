@@ -1,7 +1,7 @@
 //! `adb-device lease` and `release`, and each listed device's lease: the device is the caller's
 //! alone until the lease ends (`tools::leases` refuses others' acting calls and renews it on the
-//! holder's). A lease names a device, or says what it must be (`match`) and takes the first
-//! free one that is.
+//! holder's). A lease names a device, or says what it must be (`match`) and takes the one the
+//! caller holds already that is, else the first free one.
 
 use std::time::Duration;
 
@@ -65,7 +65,7 @@ impl Match {
 #[serde(rename_all = "camelCase")]
 pub struct LeaseView {
     pub holder: String,
-    /// UTC, to the second.
+    /// UTC.
     pub until: String,
     pub ttl_secs: u64,
 }
@@ -102,7 +102,16 @@ pub async fn take(
     let ttl_ms = ttl.as_millis() as u64;
     let candidates = match matching {
         None => vec![state.device(device).await.map_err(|e| e.to_string())?],
-        Some(matching) => matches(state, matching).await?,
+        Some(matching) => {
+            // One the caller holds already comes first: a repeated lease renews it, not a second.
+            let held = state.leases.list().await.unwrap_or_default();
+            let mut found = matches(state, matching).await?;
+            found.sort_by_key(|serial| {
+                let key = leases::key(state, serial);
+                !held.iter().any(|l| l.device == key && l.holder == me)
+            });
+            found
+        }
     };
     let mut theirs = Vec::new();
     for serial in candidates {
@@ -201,13 +210,7 @@ pub async fn release(state: &State, device: Option<&str>) -> Result<DeviceOutput
     let hint = match state.leases.release(&leases::key(state, &serial), &me).await {
         Ok(Some(Taken::Yours(_))) => "released: anyone may act on it, or lease it",
         Ok(None) => "it was not leased: nothing to release",
-        Ok(Some(Taken::Theirs(lease))) => {
-            return Err(format!(
-                "{serial} is not yours to release: it is leased to {} until {}. Only its holder releases it (or it ends then)",
-                leases::who(&lease),
-                leases::until(&lease)
-            ));
-        }
+        Ok(Some(Taken::Theirs(lease))) => return Err(leases::refused(&serial, &lease, &me)),
         Err(e) => return Err(format!("could not reach the device leases ({e}); nothing was released")),
     };
     Ok(DeviceOutput {

@@ -252,18 +252,18 @@ impl Command for DeviceCommand {
     /// Waking and unlocking change the phone under a person's hands; an emulator line acts
     /// when it sets something (the same test a recording keeps it by), not when it only
     /// reads (`help`, `power display`). Selecting changes the session's default, not a device;
-    /// leasing and releasing change who may act, and are checked by the lease itself.
+    /// leasing a named device and releasing one pass the lease's door as acting calls do (the
+    /// device must be free or the caller's); a lease by `match` picks among free devices.
     fn acts(&self) -> bool {
         match self {
-            DeviceCommand::Wake { .. } | DeviceCommand::Unlock { .. } => true,
+            DeviceCommand::Wake { .. } | DeviceCommand::Unlock { .. } | DeviceCommand::Release { .. } => true,
+            DeviceCommand::Lease { matching, .. } => matching.is_none(),
             DeviceCommand::Emulator { command, .. } => command.as_deref().is_some_and(emulator::changes_the_device),
             DeviceCommand::List
             | DeviceCommand::Select { .. }
             | DeviceCommand::Properties { .. }
             | DeviceCommand::Wait { .. }
-            | DeviceCommand::Health { .. }
-            | DeviceCommand::Lease { .. }
-            | DeviceCommand::Release { .. } => false,
+            | DeviceCommand::Health { .. } => false,
         }
     }
 
