@@ -63,19 +63,28 @@ pub fn refused(serial: &str, lease: &Lease, caller: &Holder) -> String {
     )
 }
 
+/// Whether a call acts: the one reading of `Command::acts` (the registry's `Built::acts` too).
+pub fn acts(command: &impl Command) -> bool {
+    command.acts()
+}
+
 /// The answer to an acting call on a device someone else holds: refused, nothing done. `None`
 /// lets the call run (calls that only read, free devices, the holder's own calls, which renew
 /// its lease). It reads the typed command (`Command::acts`, `Command::device`), once it is
 /// built: a call that cannot be built is refused for its arguments first. The server's calls,
 /// the panel's (`by_panel`: a person) and a script's come here.
 pub async fn refusal(state: &State, command: &impl Command, by_panel: bool) -> Option<CallToolResult> {
-    if !command.acts() {
+    if !acts(command) {
         return None;
     }
     match state.leases.list().await {
         Ok(leases) if leases.is_empty() => return None,
         Ok(_) => {}
-        Err(e) => return Some(super::error(format!("could not read the device leases ({e}); nothing was done"))),
+        Err(e) => {
+            return Some(super::error(format!(
+                "could not read the device leases ({e}); nothing was done"
+            )));
+        }
     }
     let serial = state.device(command.device()).await.ok()?;
     let caller = holder(state, by_panel);

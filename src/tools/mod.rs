@@ -134,7 +134,9 @@ impl State {
             tasks: Default::default(),
             flows: Default::default(),
             principal: LOCAL_PRINCIPAL.into(),
-            leases: std::sync::Arc::new(crate::state::InProcess::new(std::sync::Arc::new(crate::state::SystemClock))),
+            leases: std::sync::Arc::new(crate::state::InProcess::new(std::sync::Arc::new(
+                crate::state::SystemClock,
+            ))),
         }
     }
 

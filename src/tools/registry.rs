@@ -72,7 +72,7 @@ fn built<C: Command>(args: JsonObject) -> Result<Built, String> {
     Ok(Built {
         deadline: command.deadline(),
         runs_long: command.runs_long(),
-        acts: command.acts(),
+        acts: super::leases::acts(&command),
         run: Box::new(move |state, ctx, by_panel| {
             Box::pin(async move {
                 match super::leases::refusal(&state, &command, by_panel).await {

@@ -89,7 +89,12 @@ async fn a_lease_refuses_another_principals_acting_calls_lets_it_read_is_renewed
     let Some(lab) = lab(home.path()).await else { return };
     let (alice, bob, p0) = (&lab.alice, &lab.bob, lab.pixels[0].as_str());
 
-    let leased = ok(&call(alice, "adb-device", json!({"operation": "lease", "device": p0, "ttlSecs": 600})).await);
+    let leased = ok(&call(
+        alice,
+        "adb-device",
+        json!({"operation": "lease", "device": p0, "ttlSecs": 600}),
+    )
+    .await);
     assert_eq!(leased["device"], p0, "{leased}");
     assert_eq!(leased["lease"]["holder"], "alice", "{leased}");
     assert_eq!(leased["lease"]["ttlSecs"], 600, "{leased}");
@@ -129,7 +134,10 @@ async fn a_lease_refuses_another_principals_acting_calls_lets_it_read_is_renewed
     ok(&call(alice, "ui", tap(p0)).await);
     let renewed = listed_lease(bob, p0).await;
     assert_eq!(renewed["holder"], "alice");
-    assert!(renewed["until"].as_str().unwrap() > until.as_str(), "{renewed} after {until}");
+    assert!(
+        renewed["until"].as_str().unwrap() > until.as_str(),
+        "{renewed} after {until}"
+    );
 
     // Released: Bob acts.
     let released = ok(&call(alice, "adb-device", json!({"operation": "release", "device": p0})).await);
@@ -140,7 +148,12 @@ async fn a_lease_refuses_another_principals_acting_calls_lets_it_read_is_renewed
     // A lease of a second ends by itself: Bob's tap goes through once it has (polled, at most
     // a minute: no timing asserted), and the list shows it free.
     let p1 = lab.pixels[1].as_str();
-    ok(&call(alice, "adb-device", json!({"operation": "lease", "device": p1, "ttlSecs": 1})).await);
+    ok(&call(
+        alice,
+        "adb-device",
+        json!({"operation": "lease", "device": p1, "ttlSecs": 1}),
+    )
+    .await);
     let mut tries = 0;
     loop {
         tries += 1;
@@ -169,29 +182,50 @@ async fn a_lease_by_match_takes_a_free_device_of_that_model_sdk_or_source_on_eit
     // The Android 6 device is on the second source, a direct one.
     let old = ok(&lease(bob, json!({"sdk": 23})).await);
     assert_eq!(old["device"], lab.old.as_str(), "{old}");
-    let refused = err(&call(alice, "ui", json!({"operation": "key", "name": "HOME", "device": lab.old})).await);
+    let refused = err(&call(
+        alice,
+        "ui",
+        json!({"operation": "key", "name": "HOME", "device": lab.old}),
+    )
+    .await);
     assert!(refused.contains("is leased to bob until"), "{refused}");
 
     // Two Pixels match "pixel 7": Bob gets one, Alice the other; a lease again by match renews
     // the one each holds; none is left for Alice of sdk 23.
     let first = ok(&lease(bob, json!({"model": "pixel 7", "source": "labA"})).await);
-    let second = ok(&call(alice, "adb-device", json!({"operation": "lease", "match": {"model": "PIXEL", "sdk": 34}})).await);
+    let second = ok(&call(
+        alice,
+        "adb-device",
+        json!({"operation": "lease", "match": {"model": "PIXEL", "sdk": 34}}),
+    )
+    .await);
     let mut got = [first["device"].as_str().unwrap(), second["device"].as_str().unwrap()];
     got.sort();
     let mut pixels = lab.pixels.clone();
     pixels.sort();
     assert_eq!(got, [pixels[0].as_str(), pixels[1].as_str()]);
-    let again = ok(&call(alice, "adb-device", json!({"operation": "lease", "match": {"model": "pixel"}})).await);
+    let again = ok(&call(
+        alice,
+        "adb-device",
+        json!({"operation": "lease", "match": {"model": "pixel"}}),
+    )
+    .await);
     assert_eq!(again["device"], second["device"], "{again}");
     let again = ok(&lease(bob, json!({"model": "pixel"})).await);
     assert_eq!(again["device"], first["device"], "{again}");
     let none_left = err(&call(alice, "adb-device", json!({"operation": "lease", "match": {"sdk": 23}})).await);
     assert!(
-        none_left.contains(&format!("every device that matches sdk 23 is leased: {} to bob until", lab.old)),
+        none_left.contains(&format!(
+            "every device that matches sdk 23 is leased: {} to bob until",
+            lab.old
+        )),
         "{none_left}"
     );
     // The list shows all three leases.
-    for (device, holder) in [(&lab.old, "bob"), (&second["device"].as_str().unwrap().to_string(), "alice")] {
+    for (device, holder) in [
+        (&lab.old, "bob"),
+        (&second["device"].as_str().unwrap().to_string(), "alice"),
+    ] {
         assert_eq!(listed_lease(alice, device).await["holder"], holder);
     }
     lab.server.terminate().await;
@@ -208,7 +242,10 @@ async fn a_persons_take_over_in_the_panel_and_another_principals_lease_refuse_ea
     let held = ok(&panel_call(alice, "device-panel", json!({"operation": "hold", "device": p0})).await);
     assert_eq!(held["held"], true, "{held}");
     let refused = err(&call(bob, "adb-device", json!({"operation": "lease", "device": p0})).await);
-    assert!(refused.contains("is leased to a person (alice) in the droidmcp device panel until"), "{refused}");
+    assert!(
+        refused.contains("is leased to a person (alice) in the droidmcp device panel until"),
+        "{refused}"
+    );
     let refused = err(&call(bob, "ui", tap(p0)).await);
     assert!(refused.contains("a person (alice)"), "{refused}");
     ok(&panel_call(alice, "ui", tap(p0)).await);
@@ -241,16 +278,34 @@ async fn bad_lease_requests_are_refused_saying_what_was_wrong() {
     };
     let cases = [
         (json!({"device": "no-such-phone"}), "no-such-phone"),
-        (json!({"device": p0, "ttlSecs": 0}), "ttlSecs must be between 1 and 86400; got 0"),
-        (json!({"device": p0, "ttlSecs": 86_401}), "ttlSecs must be between 1 and 86400; got 86401"),
+        (
+            json!({"device": p0, "ttlSecs": 0}),
+            "ttlSecs must be between 1 and 86400; got 0",
+        ),
+        (
+            json!({"device": p0, "ttlSecs": 86_401}),
+            "ttlSecs must be between 1 and 86400; got 86401",
+        ),
         (json!({"device": p0, "ttlSecs": -5}), "ttlSecs"),
-        (json!({"device": p0, "match": {"sdk": 34}}), "takes `device` or `match`, not both"),
+        (
+            json!({"device": p0, "match": {"sdk": 34}}),
+            "takes `device` or `match`, not both",
+        ),
         (json!({"match": {}}), "`match` is empty"),
-        (json!({"match": {"colour": "red"}}), "unknown field `colour`, expected one of `model`, `sdk`, `source`"),
+        (
+            json!({"match": {"colour": "red"}}),
+            "unknown field `colour`, expected one of `model`, `sdk`, `source`",
+        ),
         (json!({"match": {"sdk": "34"}}), "match.sdk"),
-        (json!({"match": {"model": "Nokia 3310"}}), "no online device matches model \"Nokia 3310\""),
+        (
+            json!({"match": {"model": "Nokia 3310"}}),
+            "no online device matches model \"Nokia 3310\"",
+        ),
         (json!({"match": {"sdk": 99}}), "no online device matches sdk 99"),
-        (json!({"match": {"source": "labZ"}}), "no online device matches source \"labZ\""),
+        (
+            json!({"match": {"source": "labZ"}}),
+            "no online device matches source \"labZ\"",
+        ),
     ];
     for (args, says) in &cases {
         let refused = lease(args.clone()).await;
@@ -258,13 +313,22 @@ async fn bad_lease_requests_are_refused_saying_what_was_wrong() {
     }
     // Nothing matched names what there is.
     let refused = lease(json!({"match": {"model": "Nokia 3310"}})).await;
-    assert!(refused.contains(&format!("{} (source bench", lab.old)) && refused.contains("sdk 23"), "{refused}");
+    assert!(
+        refused.contains(&format!("{} (source bench", lab.old)) && refused.contains("sdk 23"),
+        "{refused}"
+    );
     // Releasing another's lease.
     ok(&call(alice, "adb-device", json!({"operation": "lease", "device": p0})).await);
     let refused = err(&call(bob, "adb-device", json!({"operation": "release", "device": p0})).await);
-    assert!(refused.contains(&format!("{p0} {LEASED}")) && refused.contains("nothing was done"), "{refused}");
+    assert!(
+        refused.contains(&format!("{p0} {LEASED}")) && refused.contains("nothing was done"),
+        "{refused}"
+    );
     assert_eq!(listed_lease(bob, p0).await["holder"], "alice");
-    println!("{} bad lease requests, each refused with what was wrong", cases.len() + 1);
+    println!(
+        "{} bad lease requests, each refused with what was wrong",
+        cases.len() + 1
+    );
     lab.server.terminate().await;
 }
 
@@ -277,7 +341,12 @@ async fn every_operation_the_registry_says_acts_is_refused_to_a_non_holder_and_n
     let apks = tempfile::tempdir().unwrap();
     let apk = build_test_apk(apks.path(), "org.droidmcp.leased", 1);
     let (alice_token, bob_token) = (format!("alice={ALICE}"), format!("bob={BOB}"));
-    let server = HttpServer::start(&["--sim", "--token", &alice_token, "--token", &bob_token], &[], home.path()).await;
+    let server = HttpServer::start(
+        &["--sim", "--token", &alice_token, "--token", &bob_token],
+        &[],
+        home.path(),
+    )
+    .await;
     let alice = ().serve_with_lifecycle(server.transport(Some(ALICE)), lifecycle()).await.unwrap();
     let bob = ().serve_with_lifecycle(server.transport(Some(BOB)), lifecycle()).await.unwrap();
     ok(&call(&alice, "adb-device", json!({"operation": "lease", "ttlSecs": 3600})).await);

@@ -14,8 +14,8 @@ use crate::tools::command::Range;
 use crate::tools::{State, leases};
 
 /// How long a lease lasts after its last use: a second to a day.
-pub const LEASE_TTL: Range =
-    Range::new("ttlSecs", 1, 86_400).instead(". A lease lasts from its last acting call: renew it by using the device, or lease again");
+pub const LEASE_TTL: Range = Range::new("ttlSecs", 1, 86_400)
+    .instead(". A lease lasts from its last acting call: renew it by using the device, or lease again");
 pub const DEFAULT_TTL_SECS: u64 = 600;
 
 /// What a leased device must be; every field given must hold.
@@ -186,7 +186,11 @@ async fn matches(state: &State, matching: &Match) -> Result<Vec<String>, String>
         seen.push(format!(
             "{} (source {source}{}{})",
             entry.serial,
-            if model.is_empty() { String::new() } else { format!(", model {model:?}") },
+            if model.is_empty() {
+                String::new()
+            } else {
+                format!(", model {model:?}")
+            },
             sdk.map_or(String::new(), |s| format!(", sdk {s}"))
         ));
     }

@@ -69,7 +69,10 @@ fn a_person_takes_over_from_their_own_assistant_and_the_assistant_waits_for_them
     assert_eq!(now(leases.touch("d", &agent)), Some(Taken::Theirs(held.clone())));
     assert_eq!(now(leases.take("d", &agent, 60_000)), Taken::Theirs(held.clone()));
     assert_eq!(now(leases.release("d", &agent)), Some(Taken::Theirs(held)));
-    assert!(matches!(now(leases.take("d", &holder("bob", true), 1)), Taken::Theirs(_)));
+    assert!(matches!(
+        now(leases.take("d", &holder("bob", true), 1)),
+        Taken::Theirs(_)
+    ));
 }
 
 /// Every sequence of operations by four holders on two devices, against a model of the rule
@@ -165,7 +168,10 @@ fn any_sequence_of_operations_answers_as_the_rule_says() {
             Ok(())
         })
         .unwrap();
-    println!("{} generated sequences of lease operations (4 holders, 2 devices)", cases.get());
+    println!(
+        "{} generated sequences of lease operations (4 holders, 2 devices)",
+        cases.get()
+    );
 }
 
 /// Eight threads take one free device at once, many times: each time exactly one wins.
@@ -181,7 +187,10 @@ fn of_takers_racing_for_one_device_exactly_one_wins() {
                 let (leases, barrier) = (leases.clone(), barrier.clone());
                 std::thread::spawn(move || {
                     barrier.wait();
-                    matches!(now(leases.take("d", &holder(&format!("p{i}"), false), 1000)), Taken::Yours(_))
+                    matches!(
+                        now(leases.take("d", &holder(&format!("p{i}"), false), 1000)),
+                        Taken::Yours(_)
+                    )
                 })
             })
             .collect();
