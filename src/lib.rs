@@ -19,5 +19,6 @@ pub mod replay;
 pub use ::script;
 pub mod server;
 pub use ::sim;
+pub use ::state;
 pub mod stdio;
 pub mod tools;

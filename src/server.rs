@@ -105,7 +105,7 @@ fn router() -> ToolRouter<DroidMcp> {
 impl DroidMcp {
     /// One tool call: its typed command is built (a call that cannot be built is refused with
     /// what to change), then run under the guard, with the deadline the command sets, unless it
-    /// acts on a device a person holds in the panel (`registry::Built::run`).
+    /// acts on a device another holds (`registry::Built::run`, `tools::leases`).
     async fn dispatch(&self, tool: &Tool, ctx: RequestContext<RoleServer>, args: JsonObject) -> CallToolResult {
         let state = self.state(&ctx);
         match (tool.build)(args) {

@@ -11,10 +11,13 @@
 //!   it saw before.
 //! - Frames come through `droidmcp://device/{serial}/screen` (the elements as JSON, then the
 //!   screen as a JPEG blob), read by the panel, never through the model's context.
-//! - Take-over: while a person holds a device, acting calls on it are refused with a message
-//!   saying so (`tools::holds`, once the call's command is built), unless the call carries the
-//!   panel's `_meta` marker (`by_panel`). A UX pause, not a security
-//!   boundary: the panel and the assistant reach the server through the same client.
+//! - Take-over: a person's hold is a lease (`tools::leases`, the store every principal shares,
+//!   for `tools::leases::PANEL_TTL`, renewed by the panel's acting calls): while it lives, the
+//!   assistant's acting calls on the device, and anyone else's, are refused with a message saying
+//!   so, unless the call carries the panel's `_meta` marker (`by_panel`) and comes from the same
+//!   principal. A hold is refused while another principal leases the device. Within one
+//!   principal a UX pause, not a security boundary: the panel and the assistant reach the server
+//!   through the same client.
 
 use std::sync::Arc;
 
@@ -26,7 +29,8 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
 use serde_json::{Value, json};
 
-use crate::tools::State;
+use crate::state::Taken;
+use crate::tools::{State, leases};
 
 /// The MCP Apps extension's id, in client and server capabilities.
 pub const EXTENSION: &str = "io.modelcontextprotocol/ui";
@@ -178,6 +182,13 @@ async fn screen(state: &State, uri: &str, encoded: &str) -> Result<ReadResourceR
             json!({"ref": e.reference, "label": e.label, "type": e.kind, "box": [b.left, b.top, b.right, b.bottom]})
         })
         .collect();
+    let leased = match state.leases.list().await {
+        Ok(leases) => {
+            let key = crate::tools::leases::key(state, &serial);
+            leases.into_iter().find(|l| l.device == key)
+        }
+        Err(_) => None,
+    };
     let recording = state.flows.get(&serial);
     let first = recording.steps.len().saturating_sub(LAST_STEPS);
     let steps: Vec<Value> = recording
@@ -200,7 +211,9 @@ async fn screen(state: &State, uri: &str, encoded: &str) -> Result<ReadResourceR
         "elements": elements,
         "steps": steps,
         "recorded": recording.steps.len() + recording.dropped,
-        "held": state.holds.holds(&serial),
+        "held": leased.as_ref().is_some_and(|l| l.holder.person && *l.holder.principal == *state.principal),
+        "leasedTo": leased.as_ref().map(crate::tools::leases::who),
+        "until": leased.as_ref().map(crate::tools::leases::until),
     });
     Ok(ReadResourceResult::new(vec![
         ResourceContents::text(view.to_string(), uri).with_mime_type("application/json"),
@@ -231,7 +244,7 @@ fn percent_decode(text: &str) -> Result<String, String> {
 
 /// The panel's own tool, taken before routing: its work, which the server runs under the guard
 /// every call passes (deadline, a panic as isError, the budget); `None` for any other tool,
-/// which is routed as usual (its take-over check, `tools::holds::refusal`, runs once its
+/// which is routed as usual (its lease check, `tools::leases::refusal`, runs once its
 /// command is built).
 pub fn intercept(
     state: Arc<State>,
@@ -277,13 +290,25 @@ async fn hold(state: &State, args: &JsonObject) -> CallToolResult {
         Ok(s) => s,
         Err(e) => return crate::tools::error(e.to_string()),
     };
-    state.holds.set(&serial, held);
+    // A hold is a lease held by a person (`tools::leases`): one rule for both.
+    let (person, key) = (leases::holder(state, true), leases::key(state, &serial));
+    let ttl = leases::PANEL_TTL.as_millis() as u64;
+    let outcome = match held {
+        true => state.leases.take(&key, &person, ttl).await.map(Some),
+        false => state.leases.release(&key, &person).await,
+    };
+    let until = match outcome {
+        Ok(Some(Taken::Yours(lease))) => held.then(|| leases::until(&lease)),
+        Ok(None) => None,
+        Ok(Some(Taken::Theirs(lease))) => return crate::tools::error(leases::refused(&serial, &lease, &person)),
+        Err(e) => return crate::tools::error(format!("could not reach the device leases ({e}); nothing changed")),
+    };
     let hint = match held {
-        true => "the assistant's acting calls on this device are refused until release",
+        true => "the assistant's acting calls on this device, and anyone else's, are refused until release",
         false => "the assistant may act on this device again",
     };
     CallToolResult::structured(
-        json!({"operation": if held { "hold" } else { "release" }, "device": serial, "held": held, "hint": hint}),
+        json!({"operation": if held { "hold" } else { "release" }, "device": serial, "held": held, "until": until, "hint": hint}),
     )
 }
 

@@ -29,8 +29,8 @@ pub trait Command: Sized + Send + Sync + 'static {
         false
     }
     /// Whether it changes the device (taps, typing, launching, installing, a shell command,
-    /// waking, an emulator line that sets something), and so waits while a person holds the
-    /// device in the panel (`tools::holds`). Reading goes on. Each command says it, with no
+    /// waking, an emulator line that sets something), and so is refused while another holds
+    /// the device's lease, and renews the caller's own (`tools::leases`). Reading goes on. Each command says it, with no
     /// default, so a new operation is classified where it is built.
     fn acts(&self) -> bool;
     /// The device it names (`None`: the session's default); the one the take-over check asks.

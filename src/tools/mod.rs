@@ -8,7 +8,7 @@ pub mod cache;
 pub mod command;
 pub mod device;
 pub mod flow;
-pub mod holds;
+pub mod leases;
 pub mod logcat;
 pub mod poll;
 pub mod registry;
@@ -77,8 +77,8 @@ pub struct State {
     /// Whose state this is: the token's name over HTTP, `local` on stdio or without tokens.
     /// What it stores on disk goes in a folder of its own (flow exports).
     pub principal: std::sync::Arc<str>,
-    /// The devices a person took over in the device panel (`crate::panel`).
-    pub holds: holds::Holds,
+    /// Every device lease, shared by every principal (`leases.rs`, the one door for who may act).
+    pub leases: std::sync::Arc<dyn crate::state::Leases>,
 }
 
 /// The principal's MCP tasks (rmcp's manager: spawn, tasks/get, tasks/cancel, TTL).
@@ -134,7 +134,9 @@ impl State {
             tasks: Default::default(),
             flows: Default::default(),
             principal: LOCAL_PRINCIPAL.into(),
-            holds: Default::default(),
+            leases: std::sync::Arc::new(crate::state::InProcess::new(std::sync::Arc::new(
+                crate::state::SystemClock,
+            ))),
         }
     }
 
@@ -147,6 +149,7 @@ impl State {
         let mut session = State::sharing(self.adb.clone(), cache, self.budget, self.selected());
         session.shell_deny = self.shell_deny.clone();
         session.turns = self.turns.clone();
+        session.leases = self.leases.clone();
         session.displays = self.displays.clone();
         session.runs = std::sync::Arc::new(self.runs.for_principal(principal));
         session.install_dirs = self.install_dirs.clone();

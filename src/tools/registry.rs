@@ -44,6 +44,8 @@ pub struct Hints {
 pub struct Built {
     pub deadline: Deadline,
     pub runs_long: bool,
+    /// Whether it acts (`Command::acts`): refused on a device another holds (`leases::refusal`).
+    pub acts: bool,
     run: Runner,
 }
 
@@ -51,8 +53,8 @@ type Runner = Box<dyn FnOnce(Arc<State>, RequestContext<RoleServer>, bool) -> Ru
 type Running = Pin<Box<dyn Future<Output = CallToolResult> + Send>>;
 
 impl Built {
-    /// Applies the command, unless it acts on a device a person holds in the panel
-    /// (`holds::refusal`; `by_panel`: the panel's own call). The server's calls and a script's
+    /// Applies the command, unless it acts on a device another holds (`leases::refusal`;
+    /// `by_panel`: the panel's own call, a person's). The server's calls and a script's
     /// run here.
     pub fn run(
         self,
@@ -70,9 +72,10 @@ fn built<C: Command>(args: JsonObject) -> Result<Built, String> {
     Ok(Built {
         deadline: command.deadline(),
         runs_long: command.runs_long(),
+        acts: super::leases::acts(&command),
         run: Box::new(move |state, ctx, by_panel| {
             Box::pin(async move {
-                match super::holds::refusal(&state, &command, by_panel).await {
+                match super::leases::refusal(&state, &command, by_panel).await {
                     Some(refused) => refused,
                     None => command.apply(state, ctx).await,
                 }
@@ -86,7 +89,7 @@ pub const TOOLS: &[Tool] = &[
     Tool {
         name: "adb-device",
         namespace: Some("device"),
-        description: "Devices: list, select, properties, wait (boot), health, wake, unlock, emulator.",
+        description: "Devices. wait: boot. lease: yours alone until release or ttlSecs unused.",
         hints: Hints {
             destructive: false,
             idempotent: false,
@@ -112,7 +115,7 @@ pub const TOOLS: &[Tool] = &[
     Tool {
         name: "ui",
         namespace: Some("ui"),
-        description: "Screen: dump (refs), find, act, scroll, wait, screenshot (JPEG+grid).",
+        description: "Screen: dump (refs), act, screenshot (JPEG+grid).",
         hints: Hints {
             destructive: true,
             idempotent: false,
@@ -151,7 +154,7 @@ pub const TOOLS: &[Tool] = &[
     Tool {
         name: "cache",
         namespace: Some("cache"),
-        description: "Data behind a cacheId: get (page; filter, prefix), list, stats, clear.",
+        description: "Data behind a cacheId: get pages it (filter, prefix).",
         hints: Hints {
             destructive: true,
             idempotent: true,
@@ -164,7 +167,7 @@ pub const TOOLS: &[Tool] = &[
     Tool {
         name: "flow",
         namespace: Some("flow"),
-        description: "Recorded actions as tests: export (js|maestro) to replay; reset.",
+        description: "Recorded actions as tests: export to replay; reset.",
         hints: Hints {
             destructive: false,
             idempotent: false,

@@ -32,7 +32,7 @@ const MAX_CODE_CHARS: usize = 100_000;
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ScriptArgs {
     pub operation: ScriptOperation,
-    /// run: JS, top-level await; ns.op(args) gives a tool's full data; console.log answers.
+    /// run: JS, top-level await; ns.op(args) gives a tool's full data.
     #[serde(default)]
     pub code: Option<String>,
     /// run: a saved skill, not code.

@@ -85,7 +85,9 @@ fn readme_is_short_and_its_two_commands_work_as_written() {
 const CRATES: &[(&str, &[&str])] = &[
     (
         "droidmcp",
-        &["adb", "android", "confine", "context", "flow", "image", "script", "sim"],
+        &[
+            "adb", "android", "confine", "context", "flow", "image", "script", "sim", "state",
+        ],
     ),
     ("sim", &["adb", "android", "image"]),
     ("script", &["android", "confine"]),
@@ -95,6 +97,7 @@ const CRATES: &[(&str, &[&str])] = &[
     ("adb", &["android", "confine"]),
     ("confine", &["android"]),
     ("android", &[]),
+    ("state", &[]),
     ("testkit", &[]),
 ];
 

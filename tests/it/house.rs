@@ -177,9 +177,21 @@ const MECHANISMS: &[Mechanism] = &[
         pending: &[],
     },
     Mechanism {
-        concern: "whether a call acts on a device a person holds (holds::refusal, over the built command's Command::acts)",
+        concern: "whether a call acts (Command::acts), read once by the lease door (leases::acts, leases::refusal)",
         markers: &[".acts()"],
-        home: "src/tools/holds.rs",
+        home: "src/tools/leases.rs",
+        pending: &[],
+    },
+    Mechanism {
+        concern: "a lease checked and renewed by an acting call (Leases::touch), at the one door",
+        markers: &[".touch("],
+        home: "src/tools/leases.rs",
+        pending: &[],
+    },
+    Mechanism {
+        concern: "who may act on a leased device, take or end its lease (state::Lease::lets)",
+        markers: &[".lets("],
+        home: "crates/state/src/leases.rs",
         pending: &[],
     },
     Mechanism {

@@ -37,6 +37,7 @@ mod http;
 mod http_abuse;
 mod install_anywhere;
 mod isolation;
+mod leases;
 mod many_sources;
 mod mcp_app;
 mod mcp_core;

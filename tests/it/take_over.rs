@@ -23,9 +23,9 @@ const DEVICE_STATE: &str = "dumpsys window | grep -E 'mCurrentFocus|isStatusBarK
 
 /// One call to try: its tool and arguments, the panel's calls that set the device up so that
 /// the call, if it acts, visibly changes it, and those that put things back afterwards.
-struct Case {
-    tool: &'static str,
-    args: Value,
+pub(crate) struct Case {
+    pub(crate) tool: &'static str,
+    pub(crate) args: Value,
     setup: Vec<(&'static str, Value)>,
     teardown: Vec<(&'static str, Value)>,
     /// Its class, declared, for a call the simulator shows no trace of (a long press).
@@ -53,7 +53,7 @@ impl Case {
         self
     }
 
-    fn operation(&self) -> &str {
+    pub(crate) fn operation(&self) -> &str {
         self.args["operation"].as_str().unwrap()
     }
 }
@@ -68,7 +68,7 @@ fn key(name: &str) -> Value {
 
 /// At least one call per operation tools/list offers. A string argument `$field` is the field
 /// of the last setup call's answer (a cacheId, a runId).
-fn cases(apk: &str) -> Vec<Case> {
+pub(crate) fn cases(apk: &str) -> Vec<Case> {
     let contacts = "com.google.android.contacts";
     let login = "org.droidmcp.demo.login";
     vec![
@@ -98,6 +98,16 @@ fn cases(apk: &str) -> Vec<Case> {
                 )),
             )
             .then("adb-shell", shell_run(&format!("locksettings clear --old {PIN}"))),
+        Case {
+            // Taking or ending a lease changes who may act, not the device: refused while held.
+            declared_acting: Some(true),
+            ..case("adb-device", json!({"operation": "lease", "ttlSecs": 60}))
+                .then("device-panel", json!({"operation": "release"}))
+        },
+        Case {
+            declared_acting: Some(true),
+            ..case("adb-device", json!({"operation": "release"}))
+        },
         case("adb-app", json!({"operation": "list", "limit": 3})),
         case(
             "adb-app",
@@ -186,7 +196,7 @@ fn namespace(tool: &str) -> Option<&'static str> {
 }
 
 /// A script that makes the same call and prints what came of it.
-fn script_calling(namespace: &str, args: &Value) -> Value {
+pub(crate) fn script_calling(namespace: &str, args: &Value) -> Value {
     let mut args = args.clone();
     let operation = args.as_object_mut().unwrap().remove("operation").unwrap();
     let mut function = String::new();

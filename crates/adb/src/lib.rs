@@ -347,6 +347,19 @@ impl Adb {
         })
     }
 
+    /// A device's identity, the same whichever name a call used and however many sources see
+    /// its serial: `label/serial` (a name `resolve` gave; a name no source is known for is its
+    /// own). Leases are keyed by it.
+    pub fn identity(&self, name: &str) -> String {
+        if let [one] = self.sources.as_slice() {
+            return format!("{}/{name}", one.label);
+        }
+        match self.home_of(name) {
+            Some((source, serial)) => format!("{}/{serial}", source.label),
+            None => name.to_string(),
+        }
+    }
+
     fn home_of(&self, name: &str) -> Option<(&Source, String)> {
         if let Some((label, serial)) = name.split_once('/')
             && let Some(source) = self.sources.iter().find(|s| s.label == label)

@@ -1,8 +1,9 @@
 //! `adb-device`: which devices there are, which one the session uses, what it is (an 8-field
 //! summary with the full property map behind a cacheId), waiting for boot, a health check, and
-//! an emulator's console (`emulator.rs`).
+//! an emulator's console (`emulator.rs`), and leases (`lease.rs`).
 
 mod emulator;
+mod lease;
 mod screen;
 
 use std::collections::BTreeMap;
@@ -38,6 +39,14 @@ pub struct DeviceArgs {
     // tools/list stays near 6,000 chars).
     #[serde(default)]
     pub pin_env: Option<String>,
+    // lease: seconds it lasts after its last use (`LEASE_TTL`).
+    #[serde(default)]
+    pub ttl_secs: Option<u64>,
+    // lease: a device by what it is, not its serial (`lease::Match`; the docs list its fields,
+    // an unknown one is refused naming them: tools/list stays near 6,000 chars).
+    #[serde(default, rename = "match")]
+    #[schemars(with = "Option<serde_json::Value>", extend("type" = "object"))]
+    pub matching: Option<lease::Match>,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize, schemars::JsonSchema)]
@@ -51,6 +60,8 @@ pub enum DeviceOperation {
     Emulator,
     Wake,
     Unlock,
+    Lease,
+    Release,
 }
 
 #[derive(Debug, Default, Serialize, schemars::JsonSchema)]
@@ -60,7 +71,7 @@ pub struct DeviceOutput {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub device: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub devices: Option<Vec<DeviceEntry>>,
+    pub devices: Option<Vec<Listed>>,
     /// With several `--adb` sources: each one, and its error if it did not answer.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sources: Option<Vec<SourceStatus>>,
@@ -87,8 +98,20 @@ pub struct DeviceOutput {
     pub awake: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub locked: Option<bool>,
+    /// lease: the caller's lease on `device`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lease: Option<lease::LeaseView>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hint: Option<String>,
+}
+
+/// A row of `list`: the device, and its lease if someone holds one.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub struct Listed {
+    #[serde(flatten)]
+    pub entry: DeviceEntry,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lease: Option<lease::LeaseView>,
 }
 
 impl Budgeted for DeviceOutput {
@@ -100,6 +123,7 @@ impl Budgeted for DeviceOutput {
         "bootCompleted",
         "health",
         "console",
+        "lease",
     ];
     const BULK_FIELDS: &'static [&'static str] = &["devices", "sources"];
     const KIND: Kind = Kind::Output;
@@ -154,6 +178,14 @@ pub enum DeviceCommand {
         device: Option<String>,
         pin_env: Option<String>,
     },
+    Lease {
+        device: Option<String>,
+        matching: Option<lease::Match>,
+        ttl: Duration,
+    },
+    Release {
+        device: Option<String>,
+    },
 }
 
 /// Only wait takes timeoutMs; the others run within the server's --timeout-ms.
@@ -166,6 +198,7 @@ impl Command for DeviceCommand {
             DeviceOperation::Wait => &["timeoutMs"],
             DeviceOperation::Emulator => &["command"],
             DeviceOperation::Unlock => &["pinEnv"],
+            DeviceOperation::Lease => &["ttlSecs", "match"],
             _ => &[],
         })?;
         let device = args.device;
@@ -190,6 +223,18 @@ impl Command for DeviceCommand {
                 device,
                 pin_env: args.pin_env,
             },
+            DeviceOperation::Lease if device.is_some() && args.matching.is_some() => {
+                return Err(
+                    "adb-device lease takes `device` or `match`, not both: name the device, or say what it must be"
+                        .into(),
+                );
+            }
+            DeviceOperation::Lease => DeviceCommand::Lease {
+                device,
+                matching: args.matching.map(lease::Match::checked).transpose()?,
+                ttl: Duration::from_secs(lease::LEASE_TTL.check(args.ttl_secs, lease::DEFAULT_TTL_SECS)?),
+            },
+            DeviceOperation::Release => DeviceCommand::Release { device },
         })
     }
 
@@ -206,10 +251,13 @@ impl Command for DeviceCommand {
 
     /// Waking and unlocking change the phone under a person's hands; an emulator line acts
     /// when it sets something (the same test a recording keeps it by), not when it only
-    /// reads (`help`, `power display`). Selecting changes the session's default, not a device.
+    /// reads (`help`, `power display`). Selecting changes the session's default, not a device;
+    /// leasing a named device and releasing one pass the lease's door as acting calls do (the
+    /// device must be free or the caller's); a lease by `match` picks among free devices.
     fn acts(&self) -> bool {
         match self {
-            DeviceCommand::Wake { .. } | DeviceCommand::Unlock { .. } => true,
+            DeviceCommand::Wake { .. } | DeviceCommand::Unlock { .. } | DeviceCommand::Release { .. } => true,
+            DeviceCommand::Lease { matching, .. } => matching.is_none(),
             DeviceCommand::Emulator { command, .. } => command.as_deref().is_some_and(emulator::changes_the_device),
             DeviceCommand::List
             | DeviceCommand::Select { .. }
@@ -228,7 +276,9 @@ impl Command for DeviceCommand {
             | DeviceCommand::Health { device }
             | DeviceCommand::Emulator { device, .. }
             | DeviceCommand::Wake { device }
-            | DeviceCommand::Unlock { device, .. } => device.as_deref(),
+            | DeviceCommand::Unlock { device, .. }
+            | DeviceCommand::Lease { device, .. }
+            | DeviceCommand::Release { device } => device.as_deref(),
         }
     }
 
@@ -256,6 +306,16 @@ pub async fn apply(state: &State, command: DeviceCommand, ctx: RequestContext<Ro
             }
         }
         DeviceCommand::Wake { device } => match screen::wake(state, device.as_deref()).await {
+            Ok(output) => Ok(output),
+            Err(e) => return error(e),
+        },
+        DeviceCommand::Lease { device, matching, ttl } => {
+            match lease::take(state, device.as_deref(), matching.as_ref(), ttl).await {
+                Ok(output) => Ok(output),
+                Err(e) => return error(e),
+            }
+        }
+        DeviceCommand::Release { device } => match lease::release(state, device.as_deref()).await {
             Ok(output) => Ok(output),
             Err(e) => return error(e),
         },
@@ -292,6 +352,7 @@ async fn list(state: &State) -> Result<DeviceOutput, AdbError> {
         _ if state.selected().is_none() => Some("several devices: pass `device`, or pick one with select".into()),
         _ => None,
     };
+    let devices = lease::rows(state, devices).await;
     Ok(DeviceOutput {
         operation: "list".into(),
         device: state.selected(),
