@@ -210,7 +210,9 @@ impl ServerHandler for DroidMcp {
             let call = self.call(&context, &state, Deadline::SERVER);
             // A person's take-over acts on the device.
             if let Some(refused) = registry::Grant::refusal(Grant::of(&context).as_ref(), &request.name, Scope::Act) {
-                return Ok(CallToolResponse::Complete(guard(call, async move { tools::error(refused) }).await));
+                return Ok(CallToolResponse::Complete(
+                    guard(call, async move { tools::error(refused) }).await,
+                ));
             }
             return Ok(CallToolResponse::Complete(guard(call, work).await));
         }

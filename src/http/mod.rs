@@ -75,7 +75,13 @@ impl std::fmt::Debug for HttpOptions {
             .field("allowed_origins", &self.allowed_origins)
             .field("no_auth", &self.no_auth)
             .field("max_sessions", &self.max_sessions)
-            .field("oauth", &self.oauth.as_ref().map(|o| o.issuers.iter().map(|i| &i.url).collect::<Vec<_>>()))
+            .field(
+                "oauth",
+                &self
+                    .oauth
+                    .as_ref()
+                    .map(|o| o.issuers.iter().map(|i| &i.url).collect::<Vec<_>>()),
+            )
             .finish()
     }
 }
@@ -168,7 +174,9 @@ pub async fn serve(
         .map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", options.addr))?;
     let addr = listener.local_addr()?;
     let oauth = match &options.oauth {
-        Some(settings) => Some(Arc::new(oauth::OAuth::new(settings.clone(), addr).map_err(anyhow::Error::msg)?)),
+        Some(settings) => Some(Arc::new(
+            oauth::OAuth::new(settings.clone(), addr).map_err(anyhow::Error::msg)?,
+        )),
         None => None,
     };
 
@@ -241,14 +249,16 @@ pub async fn serve(
         // The metadata is for anyone: it comes before a token.
         for path in oauth::metadata::paths(oauth) {
             let oauth = oauth.clone();
-            router = router.route(&path, axum::routing::get(move || async move { oauth::metadata::serve(&oauth) }));
+            router = router.route(
+                &path,
+                axum::routing::get(move || async move { oauth::metadata::serve(&oauth) }),
+            );
         }
     }
-    let router = router
-        .layer(middleware::from_fn(move |request: Request, next: Next| {
-            let edge = edge.clone();
-            async move { edge::head(&edge, request, next).await }
-        }));
+    let router = router.layer(middleware::from_fn(move |request: Request, next: Next| {
+        let edge = edge.clone();
+        async move { edge::head(&edge, request, next).await }
+    }));
     let _ = bound.send(addr);
     tracing::info!(%addr, path = PATH, principals = options.tokens.len(), "serving MCP over streamable HTTP");
     let served = accept(listener, router, shutdown).await;

@@ -113,7 +113,12 @@ impl Grant {
             grant.wire(scope),
             match grant.scopes.is_empty() {
                 true => "none".to_string(),
-                false => grant.scopes.iter().map(|s| format!("`{}`", grant.wire(*s))).collect::<Vec<_>>().join(", "),
+                false => grant
+                    .scopes
+                    .iter()
+                    .map(|s| format!("`{}`", grant.wire(*s)))
+                    .collect::<Vec<_>>()
+                    .join(", "),
             }
         ))
     }
@@ -350,5 +355,52 @@ impl Tool {
         Listed::new(self.name, self.description, (self.input)())
             .with_raw_output_schema((self.output)())
             .with_annotations(hints)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Scope, Scoping, TOOLS};
+
+    /// Every operation of every tool (from its input schema's enum) has one scope, and every
+    /// admin operation the registry names is one the tool has (a misspelt one would leave an
+    /// install or the emulator console at `act`).
+    #[test]
+    fn every_operation_of_every_tool_has_a_scope() {
+        let mut cases = 0;
+        let mut by_scope = std::collections::BTreeMap::<&str, Vec<String>>::new();
+        for tool in TOOLS {
+            let input = serde_json::Value::Object((*(tool.input)()).clone());
+            let operations: Vec<String> = input["properties"]["operation"]["enum"]
+                .as_array()
+                .map(|ops| ops.iter().filter_map(|o| o.as_str().map(str::to_string)).collect())
+                .unwrap_or_default();
+            assert!(!operations.is_empty(), "{}: no operation enum", tool.name);
+            if let Scoping::Admin(admin) = tool.scope {
+                for (op, _) in admin {
+                    assert!(operations.iter().any(|o| o == op), "{}: no operation {op}", tool.name);
+                }
+            }
+            for op in &operations {
+                for acts in [false, true] {
+                    let scope = tool.scope(op, acts);
+                    assert!(tool.scopes().contains(&scope), "{} {op}", tool.name);
+                    cases += 1;
+                    by_scope
+                        .entry(scope.name())
+                        .or_default()
+                        .push(format!("{} {op}", tool.name));
+                }
+            }
+        }
+        assert_eq!(
+            TOOLS
+                .iter()
+                .find(|t| t.name == "adb-shell")
+                .unwrap()
+                .scope("run", false),
+            Scope::Shell
+        );
+        println!("{cases} (tool, operation, acts) cases scoped: {by_scope:?}");
     }
 }

@@ -62,7 +62,10 @@ pub fn paths(oauth: &OAuth) -> Vec<String> {
 pub fn serve(oauth: &OAuth) -> Response {
     (
         StatusCode::OK,
-        [(header::CONTENT_TYPE, "application/json"), (header::CACHE_CONTROL, "max-age=300")],
+        [
+            (header::CONTENT_TYPE, "application/json"),
+            (header::CACHE_CONTROL, "max-age=300"),
+        ],
         document(oauth).to_string(),
     )
         .into_response()
@@ -73,7 +76,10 @@ fn challenge(params: &[(&str, String)]) -> HeaderValue {
     let said: Vec<String> = params
         .iter()
         .map(|(name, value)| {
-            let value: String = value.chars().filter(|c| (' '..='~').contains(c) && *c != '"' && *c != '\\').collect();
+            let value: String = value
+                .chars()
+                .filter(|c| (' '..='~').contains(c) && *c != '"' && *c != '\\')
+                .collect();
             format!("{name}=\"{value}\"")
         })
         .collect();
@@ -89,6 +95,9 @@ fn scopes(oauth: &OAuth, scopes: &[Scope]) -> String {
 pub fn unauthorized(oauth: &OAuth, refused: Option<&Refused>) -> Response {
     let mut params = vec![("resource_metadata", url(oauth)), ("scope", scopes(oauth, &FIRST))];
     let body = match refused {
+        Some(refused) if refused.unavailable => {
+            format!("Service Unavailable: the authorization server could not be asked: {}; retry later\n", refused.why)
+        }
         None => "Unauthorized: send Authorization: Bearer <token>, an access token from the authorization server this server's metadata names\n".to_string(),
         Some(refused) => {
             params.insert(0, ("error", "invalid_token".into()));
@@ -102,7 +111,9 @@ pub fn unauthorized(oauth: &OAuth, refused: Option<&Refused>) -> Response {
     };
     let mut response = (status, body).into_response();
     if status == StatusCode::UNAUTHORIZED {
-        response.headers_mut().insert(header::WWW_AUTHENTICATE, challenge(&params));
+        response
+            .headers_mut()
+            .insert(header::WWW_AUTHENTICATE, challenge(&params));
     }
     response
 }
@@ -117,11 +128,16 @@ pub fn insufficient(oauth: &OAuth, grant: &Grant, tool: &str, needed: Scope) -> 
         ("error", "insufficient_scope".to_string()),
         ("scope", scopes(oauth, &asked)),
         ("resource_metadata", url(oauth)),
-        ("error_description", format!("{tool} here needs the scope {}", oauth.wire(needed))),
+        (
+            "error_description",
+            format!("{tool} here needs the scope {}", oauth.wire(needed)),
+        ),
     ];
     let why = Grant::refusal(Some(grant), tool, needed).unwrap_or_default();
     let mut response = (StatusCode::FORBIDDEN, format!("Forbidden: {why}\n")).into_response();
-    response.headers_mut().insert(header::WWW_AUTHENTICATE, challenge(&params));
+    response
+        .headers_mut()
+        .insert(header::WWW_AUTHENTICATE, challenge(&params));
     response
 }
 
@@ -153,7 +169,11 @@ pub async fn step_up(oauth: &OAuth, request: Request, next: Next) -> Response {
         let Ok(built) = (tool.build)(args) else { continue };
         let needed = built.scope(tool);
         if !grant.allows(needed) {
-            tracing::warn!(tool = name, scope = needed.name(), "refused a call beyond its token's scopes");
+            tracing::warn!(
+                tool = name,
+                scope = needed.name(),
+                "refused a call beyond its token's scopes"
+            );
             return insufficient(oauth, &grant, tool.name, needed);
         }
     }

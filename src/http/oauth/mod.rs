@@ -150,20 +150,30 @@ fn check(config: OAuthConfig) -> Result<Option<Settings>, String> {
     if let Some(resource) = &config.resource {
         let parsed = url("the resource (--oauth-resource)", resource)?;
         if parsed.fragment().is_some() {
-            return Err(format!("the resource {resource} has a fragment; RFC 8707 forbids one: drop it"));
+            return Err(format!(
+                "the resource {resource} has a fragment; RFC 8707 forbids one: drop it"
+            ));
         }
     }
     if config.resource.is_none() && !config.audiences.is_empty() {
-        return Err("--oauth-audience needs --oauth-resource: the URL clients reach /mcp at, which the metadata publishes".into());
+        return Err(
+            "--oauth-audience needs --oauth-resource: the URL clients reach /mcp at, which the metadata publishes"
+                .into(),
+        );
     }
     let prefix = config.scope_prefix.unwrap_or_else(|| "droidmcp:".into());
     if prefix.contains(|c: char| c.is_whitespace() || c == '"' || c == '\\') {
-        return Err(format!("scope_prefix {prefix:?} holds a space, quote or backslash, which no scope may"));
+        return Err(format!(
+            "scope_prefix {prefix:?} holds a space, quote or backslash, which no scope may"
+        ));
     }
     let claim = config.principal_claim.unwrap_or_else(|| "sub".into());
     let leeway = Duration::from_secs(config.leeway_secs.unwrap_or(60));
     if leeway > Duration::from_secs(600) {
-        return Err(format!("leeway_secs {} is more than 600: a clock that far off needs fixing, not allowing", leeway.as_secs()));
+        return Err(format!(
+            "leeway_secs {} is more than 600: a clock that far off needs fixing, not allowing",
+            leeway.as_secs()
+        ));
     }
     let introspection = match config.introspection {
         None => None,
@@ -221,7 +231,9 @@ fn url(what: &str, text: &str) -> Result<reqwest::Url, String> {
     match parsed.scheme() {
         "https" => Ok(parsed),
         "http" if loopback => Ok(parsed),
-        _ => Err(format!("{what} {text} is not an https URL (http only on loopback): tokens and keys travel over it")),
+        _ => Err(format!(
+            "{what} {text} is not an https URL (http only on loopback): tokens and keys travel over it"
+        )),
     }
 }
 
@@ -240,19 +252,51 @@ mod tests {
     #[test]
     fn a_bad_configuration_is_refused_saying_what_to_change() {
         let cases = [
-            ("a.toml", "resource = \"https://x/mcp\"", "names no authorization server"),
-            ("a.toml", "[[issuers]]\nurl = \"http://idp.example.com\"", "not an https URL"),
-            ("a.toml", "[[issuers]]\nurl = \"https://idp\"\nresource = \"https://x/mcp#a\"", "fragment"),
+            (
+                "a.toml",
+                "resource = \"https://x/mcp\"",
+                "names no authorization server",
+            ),
+            (
+                "a.toml",
+                "[[issuers]]\nurl = \"http://idp.example.com\"",
+                "not an https URL",
+            ),
+            (
+                "a.toml",
+                "[[issuers]]\nurl = \"https://idp\"\nresource = \"https://x/mcp#a\"",
+                "fragment",
+            ),
             ("a.toml", "issuer = \"https://idp\"", "unknown field `issuer`"),
-            ("a.json", "{\"issuers\": [{\"url\": \"https://idp\"}], \"static_scopes\": {\"ci\": [\"root\"]}}", "not a scope"),
-            ("a.toml", "[[issuers]]\nurl = \"https://idp\"\n[introspection]\nclient_id = \"d\"", "client_secret"),
-            ("a.toml", "[[issuers]]\nurl = \"https://idp\"\nleeway_secs = 3600", "more than 600"),
-            ("a.toml", "[[issuers]]\nurl = \"https://idp\"\naudiences = [\"api://x\"]", "needs --oauth-resource"),
+            (
+                "a.json",
+                "{\"issuers\": [{\"url\": \"https://idp\"}], \"static_scopes\": {\"ci\": [\"root\"]}}",
+                "not a scope",
+            ),
+            (
+                "a.toml",
+                "[[issuers]]\nurl = \"https://idp\"\n[introspection]\nclient_id = \"d\"",
+                "client_secret",
+            ),
+            (
+                "a.toml",
+                "[[issuers]]\nurl = \"https://idp\"\nleeway_secs = 3600",
+                "more than 600",
+            ),
+            (
+                "a.toml",
+                "[[issuers]]\nurl = \"https://idp\"\naudiences = [\"api://x\"]",
+                "needs --oauth-resource",
+            ),
         ];
         for (file, text, said) in cases {
             let error = with(file, text).unwrap_err();
             assert!(error.contains(said), "{text}: {error}");
         }
-        with("a.toml", "[[issuers]]\nurl = \"http://127.0.0.1:9/\"\n[static_scopes]\nci = [\"read\"]").unwrap();
+        with(
+            "a.toml",
+            "[[issuers]]\nurl = \"http://127.0.0.1:9/\"\n[static_scopes]\nci = [\"read\"]",
+        )
+        .unwrap();
     }
 }

@@ -51,9 +51,12 @@ pub struct OAuth {
     audiences: Vec<String>,
     issuers: Vec<Issuer>,
     http: reqwest::Client,
-    answers: Mutex<HashMap<Vec<u8>, (Instant, Result<Verified, Refused>)>>,
+    answers: Mutex<HashMap<Vec<u8>, Kept>>,
     asking: tokio::sync::Semaphore,
 }
+
+/// An introspection answer, kept until then.
+type Kept = (Instant, Result<Verified, Refused>);
 
 struct Issuer {
     config: IssuerConfig,
@@ -181,11 +184,14 @@ impl OAuth {
 
     async fn jwt(&self, token: &str, header: jsonwebtoken::Header) -> Result<Verified, Refused> {
         if !ALGORITHMS.contains(&header.alg) {
-            return Err(refused(format!("signed with {:?}, which this server does not take", header.alg)));
+            return Err(refused(format!(
+                "signed with {:?}, which this server does not take",
+                header.alg
+            )));
         }
         // Which issuer's keys to check it with: the `iss` it claims, checked again below.
-        let claimed: Value =
-            jsonwebtoken::dangerous::insecure_decode_claims(token).map_err(|e| refused(format!("unreadable claims ({e})")))?;
+        let claimed: Value = jsonwebtoken::dangerous::insecure_decode_claims(token)
+            .map_err(|e| refused(format!("unreadable claims ({e})")))?;
         let iss = claimed["iss"].as_str().unwrap_or_default();
         let Some(issuer) = self.issuers.iter().find(|i| i.config.url == iss) else {
             return Err(refused(format!(
@@ -222,7 +228,12 @@ impl OAuth {
     /// The principal and grant a verified token's claims (or introspection's answer) name.
     fn verified(&self, issuer: &Issuer, claims: &Value) -> Result<Verified, Refused> {
         let claim = &self.settings.claim;
-        let name = claims[claim.as_str()].as_str().filter(|n| !n.is_empty() && n.len() <= 256);
+        // A client's own token (client credentials) may name no user: the client is the principal.
+        let named = match (&claims[claim.as_str()], claim.as_str()) {
+            (Value::Null, "sub") => &claims["client_id"],
+            (named, _) => named,
+        };
+        let name = named.as_str().filter(|n| !n.is_empty() && n.len() <= 256);
         let Some(name) = name else {
             return Err(refused(format!("no `{claim}` claim naming its principal")));
         };
@@ -263,30 +274,39 @@ impl OAuth {
         let found = match found {
             Some(found) => found,
             None => {
-                let may_fetch = keys.set.is_none() || !fresh || keys.fetched.is_none_or(|at| at.elapsed() >= REFRESH_EVERY);
+                let may_fetch =
+                    keys.set.is_none() || !fresh || keys.fetched.is_none_or(|at| at.elapsed() >= REFRESH_EVERY);
                 if may_fetch {
                     keys.fetched = Some(Instant::now());
                     match self.fetch_keys(issuer, &mut keys).await {
                         Ok(set) => keys.set = Some(set),
                         Err(why) if keys.set.is_none() => return Err(unavailable(why)),
-                        Err(why) => tracing::warn!(issuer = %issuer.config.url, %why, "the keys could not be fetched again"),
+                        Err(why) => {
+                            tracing::warn!(issuer = %issuer.config.url, %why, "the keys could not be fetched again")
+                        }
                     }
                 }
                 keys.set.as_ref().and_then(find).ok_or_else(|| {
                     refused(match kid {
-                        Some(kid) => format!(
-                            "signed with key {}, which is not in the issuer's key set",
-                            text(kid)
-                        ),
+                        Some(kid) => format!("signed with key {}, which is not in the issuer's key set", text(kid)),
                         None => "no `kid`, and the issuer has several keys".to_string(),
                     })
                 })?
             }
         };
-        if found.common.key_algorithm.is_some_and(|a| a.to_string() != format!("{alg:?}")) {
+        if found
+            .common
+            .key_algorithm
+            .is_some_and(|a| a.to_string() != format!("{alg:?}"))
+        {
             return Err(refused("signed with an algorithm its key is not for"));
         }
-        DecodingKey::from_jwk(&found).map_err(|e| refused(format!("the issuer's key {} is unusable ({e})", text(kid.unwrap_or("")))))
+        DecodingKey::from_jwk(&found).map_err(|e| {
+            refused(format!(
+                "the issuer's key {} is unusable ({e})",
+                text(kid.unwrap_or(""))
+            ))
+        })
     }
 
     async fn fetch_keys(&self, issuer: &Issuer, keys: &mut Keys) -> Result<JwkSet, String> {
@@ -358,7 +378,10 @@ impl OAuth {
         }
         let mut kept = Instant::now() + config.cache;
         if let Some(exp) = exp {
-            let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default().as_secs();
+            let now = SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .unwrap_or_default()
+                .as_secs();
             kept = kept.min(Instant::now() + Duration::from_secs(exp.saturating_sub(now)));
         }
         let mut answers = self.answers.lock().unwrap_or_else(|p| p.into_inner());
@@ -385,7 +408,15 @@ impl OAuth {
                 match self.metadata(issuer, &mut keys).await {
                     Ok(m) => match m["introspection_endpoint"].as_str() {
                         Some(e) => e.to_string(),
-                        None => return (Err(unavailable(format!("{}'s metadata names no introspection_endpoint", issuer.config.url))), None),
+                        None => {
+                            return (
+                                Err(unavailable(format!(
+                                    "{}'s metadata names no introspection_endpoint",
+                                    issuer.config.url
+                                ))),
+                                None,
+                            );
+                        }
                     },
                     Err(why) => return (Err(unavailable(why)), None),
                 }
@@ -429,7 +460,10 @@ impl OAuth {
                 exp,
             );
         }
-        let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default().as_secs();
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_secs();
         let leeway = self.settings.leeway.as_secs();
         if exp.is_some_and(|exp| exp + leeway < now) {
             return (Err(refused("expired")), exp);
@@ -469,7 +503,10 @@ impl std::fmt::Debug for OAuth {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("OAuth")
             .field("resource", &self.resource)
-            .field("issuers", &self.issuers.iter().map(|i| &i.config.url).collect::<Vec<_>>())
+            .field(
+                "issuers",
+                &self.issuers.iter().map(|i| &i.config.url).collect::<Vec<_>>(),
+            )
             .finish()
     }
 }
