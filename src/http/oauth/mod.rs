@@ -264,7 +264,7 @@ mod tests {
             ),
             (
                 "a.toml",
-                "[[issuers]]\nurl = \"https://idp\"\nresource = \"https://x/mcp#a\"",
+                "resource = \"https://x/mcp#a\"\n[[issuers]]\nurl = \"https://idp\"",
                 "fragment",
             ),
             ("a.toml", "issuer = \"https://idp\"", "unknown field `issuer`"),
@@ -280,12 +280,12 @@ mod tests {
             ),
             (
                 "a.toml",
-                "[[issuers]]\nurl = \"https://idp\"\nleeway_secs = 3600",
+                "leeway_secs = 3600\n[[issuers]]\nurl = \"https://idp\"",
                 "more than 600",
             ),
             (
                 "a.toml",
-                "[[issuers]]\nurl = \"https://idp\"\naudiences = [\"api://x\"]",
+                "audiences = [\"api://x\"]\n[[issuers]]\nurl = \"https://idp\"",
                 "needs --oauth-resource",
             ),
         ];
