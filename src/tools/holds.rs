@@ -39,8 +39,14 @@ impl Holds {
 /// the call run (the panel's own calls, calls that only read, devices nobody holds). It reads
 /// the typed command (`Command::acts`, `Command::device`), once it is built: a call that cannot
 /// be built is refused for its arguments first. The server's calls and a script's come here.
+/// Whether a built command acts on the device, as its command says: what the take-over pauses
+/// and what needs the `act` scope rather than `read` (`registry::Tool::scope`).
+pub fn acting(command: &impl Command) -> bool {
+    command.acts()
+}
+
 pub async fn refusal(state: &State, command: &impl Command, by_panel: bool) -> Option<CallToolResult> {
-    if by_panel || !state.holds.any() || !command.acts() {
+    if by_panel || !state.holds.any() || !acting(command) {
         return None;
     }
     let serial = state.device(command.device()).await.ok()?;

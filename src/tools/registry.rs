@@ -175,7 +175,7 @@ impl Built {
 fn built<C: Command>(args: JsonObject) -> Result<Built, String> {
     let operation = super::command::operation_name(&args);
     let command = C::parse(args)?;
-    let acts = command.acts();
+    let acts = super::holds::acting(&command);
     Ok(Built {
         deadline: command.deadline(),
         runs_long: command.runs_long(),

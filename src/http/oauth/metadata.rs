@@ -4,7 +4,6 @@
 //! sent); and the 403 `insufficient_scope` a call beyond its token's scopes gets before it
 //! reaches rmcp, naming the scopes to ask for (the MCP spec's step-up).
 
-use axum::body::Body;
 use axum::extract::Request;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::Next;
@@ -151,10 +150,9 @@ pub async fn step_up(oauth: &OAuth, request: Request, next: Next) -> Response {
     if request.method() != axum::http::Method::POST || Scope::ALL.iter().all(|s| grant.allows(*s)) {
         return next.run(request).await;
     }
-    let (parts, body) = request.into_parts();
-    // The body was read whole and bounded by `body::read`.
-    let Ok(bytes) = axum::body::to_bytes(body, usize::MAX).await else {
-        return StatusCode::BAD_REQUEST.into_response();
+    // The body as `body::read` read it (bounded, scanned).
+    let Some(crate::http::body::Read(bytes)) = request.extensions().get().cloned() else {
+        return next.run(request).await;
     };
     let message: Value = serde_json::from_slice(&bytes).unwrap_or_default();
     let calls = match &message {
@@ -177,5 +175,5 @@ pub async fn step_up(oauth: &OAuth, request: Request, next: Next) -> Response {
             return insufficient(oauth, &grant, tool.name, needed);
         }
     }
-    next.run(Request::from_parts(parts, Body::from(bytes))).await
+    next.run(request).await
 }
