@@ -180,6 +180,21 @@ struct HttpArgs {
     /// is closed (503 when all are busy).
     #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=100_000))]
     max_sessions: u64,
+    /// Take OAuth access tokens from this authorization server (its `iss`; repeatable), beside
+    /// the static tokens: JWTs checked against its keys, opaque ones introspected (docs/http.md).
+    #[arg(long = "oauth-issuer", value_name = "URL", requires = "http")]
+    oauth_issuer: Vec<String>,
+    /// The URL clients reach this server's /mcp at, which tokens must be issued for (their
+    /// `aud`); default http://ADDR/mcp on loopback.
+    #[arg(long = "oauth-resource", value_name = "URL", requires = "http")]
+    oauth_resource: Option<String>,
+    /// An `aud` a token may carry instead of the resource (e.g. Entra's App ID URI); repeatable.
+    #[arg(long = "oauth-audience", value_name = "URI", requires = "http")]
+    oauth_audience: Vec<String>,
+    /// OAuth settings in a TOML (or .json) file: issuers, scopes' prefix, the principal's
+    /// claim, introspection's client, static tokens' scopes (docs/http.md).
+    #[arg(long = "oauth-config", value_name = "FILE", requires = "http")]
+    oauth_config: Option<PathBuf>,
 }
 
 #[derive(clap::Args)]
@@ -400,6 +415,23 @@ async fn serve_http(args: ServeArgs, http: HttpArgs, addr: SocketAddr) -> anyhow
         session_idle: Duration::from_secs(http.session_idle_secs),
         no_auth: http.no_auth,
         max_sessions: http.max_sessions as usize,
+        oauth: {
+            let config_file = match &http.oauth_config {
+                Some(path) => Some((
+                    path.display().to_string(),
+                    std::fs::read_to_string(path)
+                        .map_err(|e| anyhow::anyhow!("--oauth-config {}: {e}", path.display()))?,
+                )),
+                None => None,
+            };
+            let flags = droidmcp::http::oauth::OAuthFlags {
+                config_file,
+                issuers: http.oauth_issuer,
+                resource: http.oauth_resource,
+                audiences: http.oauth_audience,
+            };
+            droidmcp::http::oauth::settings(&flags).map_err(anyhow::Error::msg)?
+        },
     };
     // Refused before a simulator starts or a device is asked anything.
     droidmcp::http::check(&options).map_err(anyhow::Error::msg)?;

@@ -25,7 +25,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, tool_handler};
 
 use crate::context::budget::{fit_text, page_of, resource_uri};
 use crate::tools::command::Deadline;
-use crate::tools::registry::{self, TOOLS, Tool};
+use crate::tools::registry::{self, Grant, Scope, TOOLS, Tool};
 use crate::tools::{self, State};
 
 mod guard;
@@ -112,7 +112,7 @@ impl DroidMcp {
             Ok(command) => {
                 let call = self.call(&ctx, &state, command.deadline);
                 let by_panel = crate::panel::by_panel(&ctx.meta);
-                guard(call, command.run(state, ctx, by_panel)).await
+                guard(call, command.run(tool, state, ctx, by_panel)).await
             }
             Err(refused) => {
                 let call = self.call(&ctx, &state, Deadline::SERVER);
@@ -209,6 +209,12 @@ impl ServerHandler for DroidMcp {
         let state = self.state(&context);
         if let Some(work) = crate::panel::intercept(state.clone(), &request.name, request.arguments.clone()) {
             let call = self.call(&context, &state, Deadline::SERVER);
+            // A person's take-over acts on the device.
+            if let Some(refused) = registry::Grant::refusal(Grant::of(&context).as_ref(), &request.name, Scope::Act) {
+                return Ok(CallToolResponse::Complete(
+                    guard(call, async move { tools::error(refused) }).await,
+                ));
+            }
             return Ok(CallToolResponse::Complete(guard(call, work).await));
         }
         let takes_tasks = context.client_capabilities().is_some_and(|c| c.supports_tasks());
@@ -269,7 +275,20 @@ impl ServerHandler for DroidMcp {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(crate::panel::list_tools(self.tool_router.list_all(), &context))
+        let grant = registry::Grant::of(&context);
+        let mut tools = self.tool_router.list_all();
+        if let Some(grant) = &grant {
+            // Each principal sees what its token may call (an operation of it, at least).
+            tools.retain(|listed| {
+                registry::find(&listed.name).is_some_and(|tool| tool.scopes().iter().any(|s| grant.allows(*s)))
+            });
+        }
+        let mut listed = crate::panel::list_tools(tools, &context);
+        if grant.is_some_and(|g| Scope::ALL.iter().any(|s| !g.allows(*s))) && listed.cache_scope.is_some() {
+            // Another principal's list differs: no intermediary serves this one to it.
+            listed.cache_scope = Some(rmcp::model::CacheScope::Private);
+        }
+        Ok(listed)
     }
 
     /// The default handshake, declaring MCP Apps to a client that offers it.

@@ -72,6 +72,10 @@ fn refuse(status: StatusCode, why: String) -> Response {
 }
 
 /// Reads a POST's body within the bounds, scans it, and hands it on (see the module's comment).
+/// A body as `read` read it, in its request's extensions.
+#[derive(Clone)]
+pub struct Read(pub axum::body::Bytes);
+
 pub async fn read(bodies: &Bodies, request: Request, next: Next) -> Response {
     if request.method() != axum::http::Method::POST {
         return next.run(request).await;
@@ -138,6 +142,9 @@ pub async fn read(bodies: &Bodies, request: Request, next: Next) -> Response {
             .into_response();
     }
     drop(slot);
+    let mut parts = parts;
+    // Read once: what looks at the body after this (the token's scopes) takes it from here.
+    parts.extensions.insert(Read(bytes.clone()));
     json_rpc_errors(Request::from_parts(parts, bytes.clone().into()), bytes, next).await
 }
 

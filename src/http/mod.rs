@@ -9,7 +9,9 @@
 //! - `edge.rs`: a repeated `Host`, `Origin`, token or session header, or an absolute target of
 //!   another authority, 400; rmcp's Host and Origin check (403) before any cap; a declared
 //!   body past the bound, 413;
-//! - the token (`authorize`), 401;
+//! - the token (`authorize`): a static one, else (with `--oauth-*`) an OAuth access token
+//!   (`oauth/`), 401 with the challenge pointing to the protected resource metadata;
+//! - the token's scopes (`oauth::metadata::step_up`), 403 `insufficient_scope`, once the body is read;
 //! - `sessions.rs`: a session is its maker's (another token's id answers as an unknown one),
 //!   `--max-sessions` per principal, the least recently used idle one closed first, and a
 //!   call's events kept 60 s after it ends for a resume;
@@ -33,9 +35,11 @@ use tokio_util::sync::CancellationToken;
 use crate::principals::{self, Principal};
 use crate::server::DroidMcp;
 use crate::tools::State;
+use crate::tools::registry::Grant;
 
 mod body;
 mod edge;
+pub mod oauth;
 mod sessions;
 
 /// The MCP endpoint's path.
@@ -55,6 +59,8 @@ pub struct HttpOptions {
     /// Legacy sessions at once per principal: past it its least recently used idle one is
     /// closed, and a new one gets 503 when all are busy.
     pub max_sessions: usize,
+    /// OAuth access tokens too (`--oauth-*`), beside the static ones.
+    pub oauth: Option<oauth::Settings>,
 }
 
 impl std::fmt::Debug for HttpOptions {
@@ -69,6 +75,13 @@ impl std::fmt::Debug for HttpOptions {
             .field("allowed_origins", &self.allowed_origins)
             .field("no_auth", &self.no_auth)
             .field("max_sessions", &self.max_sessions)
+            .field(
+                "oauth",
+                &self
+                    .oauth
+                    .as_ref()
+                    .map(|o| o.issuers.iter().map(|i| &i.url).collect::<Vec<_>>()),
+            )
             .finish()
     }
 }
@@ -112,7 +125,7 @@ pub fn check(options: &HttpOptions) -> Result<(), String> {
             "the token of `{name}` is shorter than 16 chars; use a long random one, e.g. `openssl rand -hex 32`"
         ));
     }
-    let no_token = options.tokens.is_empty();
+    let no_token = options.tokens.is_empty() && options.oauth.is_none();
     if !options.addr.ip().is_loopback() && no_token {
         return Err(format!(
             "{} is not a loopback address: serving devices beyond this machine needs a token (--token or DROIDMCP_TOKEN), and TLS from a reverse proxy in front",
@@ -125,8 +138,17 @@ pub fn check(options: &HttpOptions) -> Result<(), String> {
                 .into(),
         );
     }
+    if let Some(oauth) = &options.oauth
+        && oauth.resource.is_none()
+        && !options.addr.ip().is_loopback()
+    {
+        return Err(format!(
+            "{} is not loopback: say the URL clients reach this server's /mcp at (--oauth-resource https://…/mcp), which tokens must be issued for",
+            options.addr
+        ));
+    }
     if !no_token && options.no_auth {
-        return Err("--no-auth and a token contradict each other: drop one".into());
+        return Err("--no-auth and a token (or --oauth-*) contradict each other: drop one".into());
     }
     Ok(())
 }
@@ -151,6 +173,12 @@ pub async fn serve(
         .await
         .map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", options.addr))?;
     let addr = listener.local_addr()?;
+    let oauth = match &options.oauth {
+        Some(settings) => Some(Arc::new(
+            oauth::OAuth::new(settings.clone(), addr).map_err(anyhow::Error::msg)?,
+        )),
+        None => None,
+    };
 
     let mut config = StreamableHttpServerConfig::default()
         .with_max_request_body_bytes(body::MAX_BODY)
@@ -178,18 +206,33 @@ pub async fn serve(
         sessions.clone(),
         config,
     );
-    let tokens: Arc<Vec<(Principal, Vec<u8>)>> = Arc::new(
-        options
+    let tokens = Arc::new(Tokens {
+        statics: options
             .tokens
             .iter()
-            .map(|(name, secret)| (Principal(name.as_str().into()), digest(secret)))
+            .map(|(name, secret)| {
+                let grant = oauth.as_ref().map(|o| o.static_grant(name));
+                (Principal(name.as_str().into()), digest(secret), grant)
+            })
             .collect(),
-    );
+        oauth: oauth.clone(),
+    });
     let bodies = Arc::new(body::Bodies::default());
     let edge = service.clone();
-    // The last layer runs first: the head, the token, the session, the body, then rmcp.
-    let router = axum::Router::new()
+    let stepping = oauth.clone();
+    // The last layer runs first: the head, the token, the session, the body, the token's
+    // scopes, then rmcp.
+    let mut router = axum::Router::new()
         .nest_service(PATH, service)
+        .layer(middleware::from_fn(move |request: Request, next: Next| {
+            let stepping = stepping.clone();
+            async move {
+                match &stepping {
+                    Some(oauth) => oauth::metadata::step_up(oauth, request, next).await,
+                    None => next.run(request).await,
+                }
+            }
+        }))
         .layer(middleware::from_fn(move |request: Request, next: Next| {
             let bodies = bodies.clone();
             async move { body::read(&bodies, request, next).await }
@@ -201,11 +244,21 @@ pub async fn serve(
         .layer(middleware::from_fn(move |request: Request, next: Next| {
             let tokens = tokens.clone();
             async move { authorize(&tokens, request, next).await }
-        }))
-        .layer(middleware::from_fn(move |request: Request, next: Next| {
-            let edge = edge.clone();
-            async move { edge::head(&edge, request, next).await }
         }));
+    if let Some(oauth) = &oauth {
+        // The metadata is for anyone: it comes before a token.
+        for path in oauth::metadata::paths(oauth) {
+            let oauth = oauth.clone();
+            router = router.route(
+                &path,
+                axum::routing::get(move || async move { oauth::metadata::serve(&oauth) }),
+            );
+        }
+    }
+    let router = router.layer(middleware::from_fn(move |request: Request, next: Next| {
+        let edge = edge.clone();
+        async move { edge::head(&edge, request, next).await }
+    }));
     let _ = bound.send(addr);
     tracing::info!(%addr, path = PATH, principals = options.tokens.len(), "serving MCP over streamable HTTP");
     let served = accept(listener, router, shutdown).await;
@@ -262,29 +315,56 @@ fn bearer(value: &str) -> Option<&str> {
     scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
 }
 
-/// Lets a request through as the principal whose token it carries (`local` when the server
-/// takes none); else 401. Every token is compared, so the time taken does not tell which matched.
-async fn authorize(tokens: &[(Principal, Vec<u8>)], mut request: Request, next: Next) -> Response {
-    let principal = if tokens.is_empty() {
-        Some(Principal(principals::LOCAL.into()))
-    } else {
-        let given = request
-            .headers()
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(bearer)
-            .unwrap_or_default();
-        let given = digest(given);
-        let mut found = None;
-        for (principal, token) in tokens {
-            if bool::from(given.as_slice().ct_eq(token)) {
-                found = Some(principal.clone());
+/// The tokens a request may carry: static ones (each a principal, its digest and, with OAuth
+/// configured, its grant), and OAuth access tokens.
+struct Tokens {
+    statics: Vec<(Principal, Vec<u8>, Option<Grant>)>,
+    oauth: Option<Arc<oauth::OAuth>>,
+}
+
+/// The one door where a request's principal is decided: it goes on as the principal whose
+/// static token it carries (every one compared, so the time taken does not tell which matched),
+/// or whose OAuth access token verifies (`oauth::OAuth::verify`), with that token's grant;
+/// `local` when the server takes no token; else 401 (with OAuth, the challenge naming the
+/// metadata).
+async fn authorize(tokens: &Tokens, mut request: Request, next: Next) -> Response {
+    if tokens.statics.is_empty() && tokens.oauth.is_none() {
+        request.extensions_mut().insert(Principal(principals::LOCAL.into()));
+        return next.run(request).await;
+    }
+    let given = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(bearer)
+        .unwrap_or_default()
+        .to_string();
+    let digested = digest(&given);
+    let mut found = None;
+    for (principal, token, grant) in &tokens.statics {
+        if bool::from(digested.as_slice().ct_eq(token)) {
+            found = Some((principal.clone(), grant.clone()));
+        }
+    }
+    if found.is_none()
+        && let Some(oauth) = &tokens.oauth
+    {
+        if given.is_empty() {
+            return oauth::metadata::unauthorized(oauth, None);
+        }
+        match oauth.verify(&given).await {
+            Ok(verified) => found = Some((verified.principal, Some(verified.grant))),
+            Err(refused) => {
+                tracing::warn!(why = %refused.why, "refused an access token");
+                return oauth::metadata::unauthorized(oauth, Some(&refused));
             }
         }
-        found
-    };
-    if let Some(principal) = principal {
+    }
+    if let Some((principal, grant)) = found {
         request.extensions_mut().insert(principal);
+        if let Some(grant) = grant {
+            request.extensions_mut().insert(grant);
+        }
         return next.run(request).await;
     }
     tracing::warn!("refused a request without a known bearer token");
@@ -338,6 +418,7 @@ mod tests {
             session_idle: Duration::from_secs(60),
             no_auth,
             max_sessions: 64,
+            oauth: None,
         };
         assert!(
             check(&options("127.0.0.1:1", None, false))

@@ -143,7 +143,7 @@ impl Host for ToolHost {
             let result = match registry::find(&tool).filter(|t| t.namespace.is_some()) {
                 None => return Err(format!("no tool named {tool}").into()),
                 Some(found) => match (found.build)(args) {
-                    Ok(command) => command.run(state.clone(), ctx, false).await,
+                    Ok(command) => command.run(found, state.clone(), ctx, false).await,
                     Err(e) => error(e),
                 },
             };

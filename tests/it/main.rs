@@ -47,6 +47,7 @@ mod mcp_ui;
 mod mcp_ui_capture;
 mod mcp_ui_waits;
 mod memory;
+mod oauth;
 mod packaging;
 mod panel;
 mod phone_costs;

@@ -570,7 +570,7 @@ fn finish(state: &RunState, error: Option<String>) -> Outcome {
     Outcome { output, error, calls }
 }
 
-mod http;
+pub mod http;
 pub use http::fetch;
 #[cfg(test)]
 mod tests;

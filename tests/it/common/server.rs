@@ -118,7 +118,10 @@ impl Server {
     /// folder as an install folder (the tests' APKs are there).
     pub async fn http(self) -> HttpServer {
         use tokio::io::AsyncBufReadExt;
-        let tokens = self.args.iter().any(|a| a == "--token" || a == "--tokens-file");
+        let tokens = self
+            .args
+            .iter()
+            .any(|a| ["--token", "--tokens-file", "--oauth-issuer", "--oauth-config"].contains(&a.as_str()));
         let mut extra = vec!["serve".to_string(), "--http".into(), "127.0.0.1:0".into()];
         extra.extend(self.args.iter().cloned());
         if !tokens && !self.envs.iter().any(|(k, _)| k == "DROIDMCP_TOKEN") {

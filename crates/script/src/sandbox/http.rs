@@ -137,7 +137,7 @@ pub async fn fetch(request: Value, timeout: Duration) -> Result<Value, String> {
 /// rustls with ring handed to this client (no process-wide provider), the server's certificate
 /// checked by the platform verifier: on Linux the system's roots (Debian's /etc/ssl/certs), or
 /// `SSL_CERT_FILE` / `SSL_CERT_DIR` when set. HTTP/1 only, as the client speaks.
-fn tls_config() -> Result<rustls::ClientConfig, String> {
+pub fn tls_config() -> Result<rustls::ClientConfig, String> {
     use rustls_platform_verifier::BuilderVerifierExt;
     // A file that cannot be read would be skipped quietly when SSL_CERT_DIR is set too.
     if let Some(file) = std::env::var_os("SSL_CERT_FILE") {

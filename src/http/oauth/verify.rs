@@ -1,0 +1,515 @@
+//! An access token checked: a JWT by its signature (the issuer's JWKS, found through its
+//! discovery metadata, kept, and fetched again for an unknown `kid` at most every
+//! `REFRESH_EVERY`), `iss`, `aud` (this server's resource) and `exp`/`nbf` within the leeway; an
+//! opaque token by RFC 7662 introspection, its answer kept briefly. jsonwebtoken does the
+//! cryptography; an `HS*` or `none` token is refused before a key is looked at.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use jsonwebtoken::jwk::JwkSet;
+use jsonwebtoken::{Algorithm, DecodingKey, Validation};
+use serde_json::Value;
+use sha1::Digest;
+
+use super::{IssuerConfig, Settings};
+use crate::principals::Principal;
+use crate::tools::registry::{Grant, Scope};
+
+/// An unknown `kid` fetches the keys again at most this often (a stream of made-up kids costs
+/// the authorization server one request per period).
+pub const REFRESH_EVERY: Duration = Duration::from_secs(30);
+/// Keys older than this are fetched again before use (a key the issuer withdrew stops working).
+const KEYS_MAX_AGE: Duration = Duration::from_secs(3600);
+/// Introspection answers kept at most (the oldest dropped past it), and asked at once.
+const KEPT_ANSWERS: usize = 10_000;
+const ASKING_AT_ONCE: usize = 8;
+/// What the authorization server may answer at most, and within how long.
+const MAX_ANSWER: usize = 1 << 20;
+const ASK_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The asymmetric algorithms taken: never `HS*` (anyone holding the public key could sign).
+const ALGORITHMS: [Algorithm; 9] = [
+    Algorithm::RS256,
+    Algorithm::RS384,
+    Algorithm::RS512,
+    Algorithm::PS256,
+    Algorithm::PS384,
+    Algorithm::PS512,
+    Algorithm::ES256,
+    Algorithm::ES384,
+    Algorithm::EdDSA,
+];
+
+/// The resource server: its settings, each issuer's keys, introspection's answers.
+pub struct OAuth {
+    pub settings: Settings,
+    /// This server's resource URI (`settings.resource`, or `http://ADDR/mcp` on loopback).
+    pub resource: String,
+    audiences: Vec<String>,
+    issuers: Vec<Issuer>,
+    http: reqwest::Client,
+    answers: Mutex<HashMap<Vec<u8>, Kept>>,
+    asking: tokio::sync::Semaphore,
+}
+
+/// An introspection answer, kept until then.
+type Kept = (Instant, Result<Verified, Refused>);
+
+struct Issuer {
+    config: IssuerConfig,
+    /// How its principals are named: `CLAIM@` this (the issuer without its scheme).
+    label: String,
+    keys: tokio::sync::Mutex<Keys>,
+}
+
+#[derive(Default)]
+struct Keys {
+    metadata: Option<Value>,
+    set: Option<JwkSet>,
+    fetched: Option<Instant>,
+}
+
+/// Who a token names and what it may do.
+#[derive(Debug, Clone)]
+pub struct Verified {
+    pub principal: Principal,
+    pub grant: Grant,
+}
+
+/// Why a token is refused: 401 `invalid_token` with this description, or (`unavailable`) 503
+/// when the authorization server could not be asked.
+#[derive(Debug, Clone)]
+pub struct Refused {
+    pub why: String,
+    pub unavailable: bool,
+}
+
+fn refused(why: impl Into<String>) -> Refused {
+    Refused {
+        why: why.into(),
+        unavailable: false,
+    }
+}
+
+fn unavailable(why: impl Into<String>) -> Refused {
+    Refused {
+        why: why.into(),
+        unavailable: true,
+    }
+}
+
+impl OAuth {
+    /// The resource server for `settings`, serving at `bound`.
+    pub fn new(settings: Settings, bound: SocketAddr) -> Result<OAuth, String> {
+        let resource = match &settings.resource {
+            Some(resource) => resource.clone(),
+            None if bound.ip().is_loopback() => format!("http://{bound}{}", crate::http::PATH),
+            None => {
+                return Err(format!(
+                    "{bound} is not loopback: say the URL clients reach this server's /mcp at (--oauth-resource https://…/mcp), which tokens must be issued for"
+                ));
+            }
+        };
+        let audiences = match settings.audiences.is_empty() {
+            true => vec![resource.clone()],
+            false => settings.audiences.clone(),
+        };
+        let tls = script::sandbox::http::tls_config()?;
+        let http = reqwest::Client::builder()
+            .timeout(ASK_TIMEOUT)
+            .tls_backend_preconfigured(tls)
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .map_err(|e| format!("the OAuth client: {e}"))?;
+        let issuers = settings
+            .issuers
+            .iter()
+            .map(|config| Issuer {
+                label: config
+                    .url
+                    .split_once("://")
+                    .map_or(config.url.as_str(), |(_, rest)| rest)
+                    .trim_end_matches('/')
+                    .to_string(),
+                config: config.clone(),
+                keys: tokio::sync::Mutex::new(Keys::default()),
+            })
+            .collect();
+        Ok(OAuth {
+            settings,
+            resource,
+            audiences,
+            issuers,
+            http,
+            answers: Mutex::new(HashMap::new()),
+            asking: tokio::sync::Semaphore::new(ASKING_AT_ONCE),
+        })
+    }
+
+    /// Every scope on the wire, as the metadata lists them.
+    pub fn scopes_supported(&self) -> Vec<String> {
+        Scope::ALL.iter().map(|s| self.wire(*s)).collect()
+    }
+
+    pub fn wire(&self, scope: Scope) -> String {
+        format!("{}{}", self.settings.prefix, scope.name())
+    }
+
+    /// What a static token's principal may do: all, unless `static_scopes` names it.
+    pub fn static_grant(&self, name: &str) -> Grant {
+        Grant {
+            scopes: self
+                .settings
+                .static_scopes
+                .get(name)
+                .cloned()
+                .unwrap_or_else(|| Scope::ALL.to_vec()),
+            prefix: self.settings.prefix.as_str().into(),
+        }
+    }
+
+    /// The token's principal and grant, or why not.
+    pub async fn verify(&self, token: &str) -> Result<Verified, Refused> {
+        match jsonwebtoken::decode_header(token) {
+            Ok(header) => self.jwt(token, header).await,
+            Err(_) if self.settings.introspection.is_some() => self.introspected(token).await,
+            Err(e) => Err(refused(format!(
+                "not a JWT access token ({e}), and this server introspects none"
+            ))),
+        }
+    }
+
+    async fn jwt(&self, token: &str, header: jsonwebtoken::Header) -> Result<Verified, Refused> {
+        if !ALGORITHMS.contains(&header.alg) {
+            return Err(refused(format!(
+                "signed with {:?}, which this server does not take",
+                header.alg
+            )));
+        }
+        // Which issuer's keys to check it with: the `iss` it claims, checked again below.
+        let claimed: Value = jsonwebtoken::dangerous::insecure_decode_claims(token)
+            .map_err(|e| refused(format!("unreadable claims ({e})")))?;
+        let iss = claimed["iss"].as_str().unwrap_or_default();
+        let Some(issuer) = self.issuers.iter().find(|i| i.config.url == iss) else {
+            return Err(refused(format!(
+                "issued by {}, not an authorization server this server takes",
+                text(iss)
+            )));
+        };
+        let key = self.key(issuer, header.kid.as_deref(), header.alg).await?;
+        let mut validation = Validation::new(header.alg);
+        validation.leeway = self.settings.leeway.as_secs();
+        validation.validate_nbf = true;
+        validation.set_audience(&self.audiences);
+        validation.set_issuer(&[&issuer.config.url]);
+        validation.set_required_spec_claims(&["exp", "iss", "aud"]);
+        let data = jsonwebtoken::decode::<Value>(token, &key, &validation).map_err(|e| {
+            use jsonwebtoken::errors::ErrorKind;
+            refused(match e.kind() {
+                ErrorKind::InvalidSignature => "the signature does not verify".to_string(),
+                ErrorKind::ExpiredSignature => "expired".to_string(),
+                ErrorKind::ImmatureSignature => "not valid yet (nbf)".to_string(),
+                ErrorKind::InvalidAudience => format!(
+                    "issued for another resource (aud {}), not {}",
+                    text(&claimed["aud"].to_string()),
+                    self.audiences.join(" ")
+                ),
+                ErrorKind::InvalidIssuer => "issued by another authorization server".to_string(),
+                ErrorKind::MissingRequiredClaim(claim) => format!("no `{claim}` claim"),
+                _ => format!("refused ({e})"),
+            })
+        })?;
+        self.verified(issuer, &data.claims)
+    }
+
+    /// The principal and grant a verified token's claims (or introspection's answer) name.
+    fn verified(&self, issuer: &Issuer, claims: &Value) -> Result<Verified, Refused> {
+        let claim = &self.settings.claim;
+        // A client's own token (client credentials) may name no user: the client is the principal.
+        let named = match (&claims[claim.as_str()], claim.as_str()) {
+            (Value::Null, "sub") => &claims["client_id"],
+            (named, _) => named,
+        };
+        let name = named.as_str().filter(|n| !n.is_empty() && n.len() <= 256);
+        let Some(name) = name else {
+            return Err(refused(format!("no `{claim}` claim naming its principal")));
+        };
+        // `scope` (RFC 9068, 7662) or `scp` (Entra: a string, or a list).
+        let words: Vec<&str> = match (&claims["scope"], &claims["scp"]) {
+            (Value::String(s), _) | (_, Value::String(s)) => s.split_whitespace().collect(),
+            (_, Value::Array(list)) => list.iter().filter_map(Value::as_str).collect(),
+            _ => Vec::new(),
+        };
+        let mut scopes: Vec<Scope> = words
+            .iter()
+            .filter_map(|w| w.strip_prefix(self.settings.prefix.as_str()).and_then(Scope::named))
+            .collect();
+        scopes.sort();
+        scopes.dedup();
+        Ok(Verified {
+            principal: Principal(format!("{name}@{}", issuer.label).into()),
+            grant: Grant {
+                scopes,
+                prefix: self.settings.prefix.as_str().into(),
+            },
+        })
+    }
+
+    /// The key `kid` names in the issuer's set (the set fetched when it has none, is old, or
+    /// lacks the kid and was not fetched within `REFRESH_EVERY`).
+    async fn key(&self, issuer: &Issuer, kid: Option<&str>, alg: Algorithm) -> Result<DecodingKey, Refused> {
+        let mut keys = issuer.keys.lock().await;
+        let find = |set: &JwkSet| -> Option<jsonwebtoken::jwk::Jwk> {
+            match kid {
+                Some(kid) => set.find(kid).cloned(),
+                // No kid: the set's one key.
+                None => (set.keys.len() == 1).then(|| set.keys[0].clone()),
+            }
+        };
+        let fresh = keys.fetched.is_some_and(|at| at.elapsed() < KEYS_MAX_AGE);
+        let found = keys.set.as_ref().filter(|_| fresh).and_then(find);
+        let found = match found {
+            Some(found) => found,
+            None => {
+                let may_fetch =
+                    keys.set.is_none() || !fresh || keys.fetched.is_none_or(|at| at.elapsed() >= REFRESH_EVERY);
+                if may_fetch {
+                    keys.fetched = Some(Instant::now());
+                    match self.fetch_keys(issuer, &mut keys).await {
+                        Ok(set) => keys.set = Some(set),
+                        Err(why) if keys.set.is_none() => return Err(unavailable(why)),
+                        Err(why) => {
+                            tracing::warn!(issuer = %issuer.config.url, %why, "the keys could not be fetched again")
+                        }
+                    }
+                }
+                keys.set.as_ref().and_then(find).ok_or_else(|| {
+                    refused(match kid {
+                        Some(kid) => format!("signed with key {}, which is not in the issuer's key set", text(kid)),
+                        None => "no `kid`, and the issuer has several keys".to_string(),
+                    })
+                })?
+            }
+        };
+        if found
+            .common
+            .key_algorithm
+            .is_some_and(|a| a.to_string() != format!("{alg:?}"))
+        {
+            return Err(refused("signed with an algorithm its key is not for"));
+        }
+        DecodingKey::from_jwk(&found).map_err(|e| {
+            refused(format!(
+                "the issuer's key {} is unusable ({e})",
+                text(kid.unwrap_or(""))
+            ))
+        })
+    }
+
+    async fn fetch_keys(&self, issuer: &Issuer, keys: &mut Keys) -> Result<JwkSet, String> {
+        let jwks = match &issuer.config.jwks_uri {
+            Some(uri) => uri.clone(),
+            None => {
+                let metadata = self.metadata(issuer, keys).await?;
+                metadata["jwks_uri"]
+                    .as_str()
+                    .ok_or_else(|| format!("{}'s metadata names no jwks_uri", issuer.config.url))?
+                    .to_string()
+            }
+        };
+        let set = self.get(&jwks).await?;
+        serde_json::from_value(set).map_err(|e| format!("{jwks} is not a JWK set ({e})"))
+    }
+
+    /// The issuer's metadata: RFC 8414's, else OpenID Connect's, its `issuer` checked.
+    async fn metadata(&self, issuer: &Issuer, keys: &mut Keys) -> Result<Value, String> {
+        if let Some(metadata) = &keys.metadata {
+            return Ok(metadata.clone());
+        }
+        let url = &issuer.config.url;
+        let parsed = reqwest::Url::parse(url).map_err(|e| e.to_string())?;
+        let origin = parsed.origin().ascii_serialization();
+        let path = parsed.path().trim_end_matches('/');
+        let tried = [
+            format!("{origin}/.well-known/oauth-authorization-server{path}"),
+            format!("{}/.well-known/openid-configuration", url.trim_end_matches('/')),
+            format!("{origin}/.well-known/openid-configuration{path}"),
+        ];
+        let mut why = Vec::new();
+        for at in tried {
+            match self.get(&at).await {
+                Ok(metadata) if metadata["issuer"].as_str() == Some(url.as_str()) => {
+                    keys.metadata = Some(metadata.clone());
+                    return Ok(metadata);
+                }
+                Ok(metadata) => why.push(format!("{at} names issuer {}", metadata["issuer"])),
+                Err(e) => why.push(e),
+            }
+        }
+        Err(format!("no discovery metadata for {url}: {}", why.join("; ")))
+    }
+
+    async fn get(&self, url: &str) -> Result<Value, String> {
+        let response = self.http.get(url).send().await.map_err(|e| format!("{url}: {e}"))?;
+        answer(url, response).await
+    }
+
+    /// An opaque token through introspection, its answer kept for the cache time.
+    async fn introspected(&self, token: &str) -> Result<Verified, Refused> {
+        let Some(config) = &self.settings.introspection else {
+            return Err(refused("not a JWT"));
+        };
+        let digest = sha1::Sha1::digest(token.as_bytes()).to_vec();
+        {
+            let answers = self.answers.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some((until, answer)) = answers.get(&digest)
+                && Instant::now() < *until
+            {
+                return answer.clone();
+            }
+        }
+        let _turn = self.asking.acquire().await.map_err(|_| unavailable("shutting down"))?;
+        let (answer, exp) = self.introspect(token).await;
+        if answer.as_ref().is_err_and(|r| r.unavailable) {
+            return answer;
+        }
+        let mut kept = Instant::now() + config.cache;
+        if let Some(exp) = exp {
+            let now = SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .unwrap_or_default()
+                .as_secs();
+            kept = kept.min(Instant::now() + Duration::from_secs(exp.saturating_sub(now)));
+        }
+        let mut answers = self.answers.lock().unwrap_or_else(|p| p.into_inner());
+        if answers.len() >= KEPT_ANSWERS {
+            let now = Instant::now();
+            answers.retain(|_, (until, _)| *until > now);
+            if answers.len() >= KEPT_ANSWERS {
+                answers.clear();
+            }
+        }
+        answers.insert(digest, (kept, answer.clone()));
+        answer
+    }
+
+    async fn introspect(&self, token: &str) -> (Result<Verified, Refused>, Option<u64>) {
+        let Some(config) = &self.settings.introspection else {
+            return (Err(refused("not a JWT")), None);
+        };
+        let issuer = &self.issuers[0];
+        let endpoint = match &config.endpoint {
+            Some(endpoint) => endpoint.clone(),
+            None => {
+                let mut keys = issuer.keys.lock().await;
+                match self.metadata(issuer, &mut keys).await {
+                    Ok(m) => match m["introspection_endpoint"].as_str() {
+                        Some(e) => e.to_string(),
+                        None => {
+                            return (
+                                Err(unavailable(format!(
+                                    "{}'s metadata names no introspection_endpoint",
+                                    issuer.config.url
+                                ))),
+                                None,
+                            );
+                        }
+                    },
+                    Err(why) => return (Err(unavailable(why)), None),
+                }
+            }
+        };
+        let asked = self
+            .http
+            .post(&endpoint)
+            .basic_auth(&config.client_id, Some(&config.client_secret))
+            .form(&[("token", token), ("token_type_hint", "access_token")])
+            .send()
+            .await;
+        let info = match asked {
+            Ok(response) => match answer(&endpoint, response).await {
+                Ok(info) => info,
+                Err(why) => return (Err(unavailable(why)), None),
+            },
+            Err(e) => return (Err(unavailable(format!("{endpoint}: {e}"))), None),
+        };
+        let exp = info["exp"].as_u64();
+        if info["active"] != Value::Bool(true) {
+            return (Err(refused("the authorization server says it is not active")), exp);
+        }
+        if let Some(iss) = info["iss"].as_str()
+            && iss != issuer.config.url
+        {
+            return (Err(refused(format!("issued by {}", text(iss)))), exp);
+        }
+        let aud: Vec<&str> = match &info["aud"] {
+            Value::String(a) => vec![a.as_str()],
+            Value::Array(list) => list.iter().filter_map(Value::as_str).collect(),
+            _ => Vec::new(),
+        };
+        if !aud.iter().any(|a| self.audiences.iter().any(|ours| ours == a)) {
+            return (
+                Err(refused(format!(
+                    "issued for another resource (aud {}), not {}",
+                    text(&aud.join(" ")),
+                    self.audiences.join(" ")
+                ))),
+                exp,
+            );
+        }
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_secs();
+        let leeway = self.settings.leeway.as_secs();
+        if exp.is_some_and(|exp| exp + leeway < now) {
+            return (Err(refused("expired")), exp);
+        }
+        if info["nbf"].as_u64().is_some_and(|nbf| nbf > now + leeway) {
+            return (Err(refused("not valid yet (nbf)")), exp);
+        }
+        (self.verified(issuer, &info), exp)
+    }
+}
+
+/// A JSON answer of at most `MAX_ANSWER` bytes, or why not.
+async fn answer(url: &str, mut response: reqwest::Response) -> Result<Value, String> {
+    let status = response.status();
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await.map_err(|e| format!("{url}: {e}"))? {
+        if body.len() + chunk.len() > MAX_ANSWER {
+            return Err(format!("{url} answered more than {} KiB", MAX_ANSWER >> 10));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    if !status.is_success() {
+        return Err(format!("{url} answered {status}"));
+    }
+    serde_json::from_slice(&body).map_err(|e| format!("{url} answered no JSON ({e})"))
+}
+
+/// A token's text as an error description may quote it: short, and within RFC 6750's characters.
+fn text(said: &str) -> String {
+    crate::android::text::echoed(said)
+        .chars()
+        .filter(|c| (' '..='~').contains(c) && *c != '"' && *c != '\\')
+        .collect()
+}
+
+impl std::fmt::Debug for OAuth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OAuth")
+            .field("resource", &self.resource)
+            .field(
+                "issuers",
+                &self.issuers.iter().map(|i| &i.config.url).collect::<Vec<_>>(),
+            )
+            .finish()
+    }
+}
+
+/// Shared by the token check and the metadata route.
+pub type Shared = Arc<OAuth>;
