@@ -1,5 +1,5 @@
-//! What a journey costs on a phone: the `phone` profile sleeps each device program's published
-//! cost (fixtures/README.md), and counts it. The journey (dump → tap by text with observe →
+//! What a journey costs on a phone: the `phone` profile counts each device program's published
+//! or estimated cost (fixtures/README.md; a model, not slept), and paces its link. The journey (dump → tap by text with observe →
 //! type → key BACK → screenshot) prints its device time, its device programs and its host time,
 //! per call and in all (docs/real-devices.md has the figures before and after the cuts).
 
@@ -44,17 +44,18 @@ async fn a_journey_on_the_phone_profile_prints_its_device_time_and_programs() {
     // Counted, not timed: a change of programs or of their modelled cost fails here, and
     // docs/real-devices.md's table says the same numbers.
     let steps: Vec<(&str, Value, (u64, &str))> = vec![
-        ("dump", json!({"operation": "dump"}), (4, "262.2")),
+        // uiautomator's start, its idle wait (1 s) and walk; `dumpsys window | grep`; `wm size`.
+        ("dump", json!({"operation": "dump"}), (4, "1352.0")),
         (
             "tap by text, observe",
             json!({"operation": "tap", "resourceId": "username", "observe": true}),
-            (7, "743.6"),
+            (7, "2737.2"),
         ),
         // Reads the screen first: whether the focused field is a password decides what the
         // recording keeps (3 programs), then `input text`.
-        ("type", json!({"operation": "type", "text": "ada"}), (4, "486.4")),
-        ("key BACK", json!({"operation": "key", "name": "BACK"}), (1, "226.0")),
-        ("screenshot", json!({"operation": "screenshot"}), (1, "1817.4")),
+        ("type", json!({"operation": "type", "text": "ada"}), (4, "1390.0")),
+        ("key BACK", json!({"operation": "key", "name": "BACK"}), (1, "40.0")),
+        ("screenshot", json!({"operation": "screenshot"}), (1, "363.6")),
     ];
     let mut charged = Vec::new();
     let mut expected = Vec::new();
@@ -90,8 +91,48 @@ async fn a_journey_on_the_phone_profile_prints_its_device_time_and_programs() {
     );
     assert_eq!(
         (total_programs, format!("{total_ms:.1}")),
-        (17, "3535.6".to_string()),
+        (17, "5882.8".to_string()),
         "the journey's device programs and modelled device time (docs/real-devices.md)"
+    );
+    client.cancel().await.unwrap();
+}
+
+/// uiautomator on a screen that never goes idle: its start, then the whole wait (AOSP's global
+/// timeout, here the profile's shorter one), no walk; a static screen pays the 1 s idle window.
+#[tokio::test]
+async fn a_dump_is_charged_its_idle_wait_and_a_never_idle_screen_its_whole_wait() {
+    let home = tempfile::tempdir().unwrap();
+    let profile = repo_dir().join("fixtures/phone");
+    let client = mcp_server(&["--sim", profile.to_str().unwrap()], &[], home.path()).await;
+    let run = |command: &'static str| {
+        let client = &client;
+        async move {
+            let before = spent(client).await;
+            let out = ok(&call(client, "adb-shell", json!({"operation": "run", "command": command})).await);
+            let after = spent(client).await;
+            (
+                out.to_string(),
+                after.1 - before.1,
+                format!("{:.1}", after.0 - before.0),
+            )
+        }
+    };
+    // The launcher: 300 ms start + 1000 ms idle window + 0.2 ms for each of its 19 nodes, and its XML on the link.
+    let (out, programs, ms) = run("uiautomator dump /dev/null").await;
+    assert!(out.contains("dumped to"), "{out}");
+    assert_eq!((programs, ms.as_str()), (1, "1303.8"), "a static screen's dump");
+    ok(&call(
+        &client,
+        "adb-shell",
+        json!({"operation": "run", "command": "sim-state never-idle 250"}),
+    )
+    .await);
+    let (out, programs, ms) = run("uiautomator dump /dev/null").await;
+    assert!(out.contains("could not get idle state"), "{out}");
+    assert_eq!(
+        (programs, ms.as_str()),
+        (1, "550.0"),
+        "the start and the whole wait, no walk"
     );
     client.cancel().await.unwrap();
 }
