@@ -29,46 +29,52 @@ async fn spent(client: &McpClient) -> (f64, u64) {
     (number("device_ms="), number("programs=") as u64)
 }
 
-#[tokio::test]
-async fn a_journey_on_the_phone_profile_prints_its_device_time_and_programs() {
+/// The journey (dump → tap by text with observe → type → key BACK → screenshot) on `link`: each
+/// call with what the profile's model charges for it, (device programs, device ms), and the whole.
+/// Counted, not timed: a change of programs or of their modelled cost fails here, and
+/// docs/real-devices.md's table says the same numbers. The link is not measured yet when the
+/// screenshot is taken, so it is a PNG (a measured USB link takes a raw frame: the test below).
+async fn journey(link: &str, steps: [(u64, &str); 5], total: (u64, &str)) {
     let home = tempfile::tempdir().unwrap();
     let profile = repo_dir().join("fixtures/phone");
     let client = mcp_server(&["--sim", profile.to_str().unwrap()], &[], home.path()).await;
+    ok(&call(
+        &client,
+        "adb-shell",
+        json!({"operation": "run", "command": format!("sim-state link {link}")}),
+    )
+    .await);
     ok(&call(
         &client,
         "adb-app",
         json!({"operation": "launch", "package": "org.droidmcp.demo.login"}),
     )
     .await);
-    // Each call with what the profile's model charges for it: (device programs, device ms).
-    // Counted, not timed: a change of programs or of their modelled cost fails here, and
-    // docs/real-devices.md's table says the same numbers.
-    let steps: Vec<(&str, Value, (u64, &str))> = vec![
+    let calls: [(&str, Value); 5] = [
         // uiautomator's start, its idle wait (1 s) and walk; `dumpsys window | grep`; `wm size`.
-        ("dump", json!({"operation": "dump"}), (4, "1352.0")),
+        ("dump", json!({"operation": "dump"})),
         (
             "tap by text, observe",
             json!({"operation": "tap", "resourceId": "username", "observe": true}),
-            (7, "2737.2"),
         ),
         // Reads the screen first: whether the focused field is a password decides what the
         // recording keeps (3 programs), then `input text`.
-        ("type", json!({"operation": "type", "text": "ada"}), (4, "1390.0")),
-        ("key BACK", json!({"operation": "key", "name": "BACK"}), (1, "40.0")),
-        ("screenshot", json!({"operation": "screenshot"}), (1, "363.6")),
+        ("type", json!({"operation": "type", "text": "ada"})),
+        ("key BACK", json!({"operation": "key", "name": "BACK"})),
+        ("screenshot", json!({"operation": "screenshot"})),
     ];
     let mut charged = Vec::new();
     let mut expected = Vec::new();
     let (start_ms, start_programs) = spent(&client).await;
     let (mut device_ms, mut programs) = (start_ms, start_programs);
     let started = Instant::now();
-    for (name, args, (want_programs, want_ms)) in steps {
+    for ((name, args), (want_programs, want_ms)) in calls.into_iter().zip(steps) {
         let host = Instant::now();
         ok(&call(&client, "ui", args).await);
         let host_ms = host.elapsed().as_secs_f64() * 1000.0;
         let (now_ms, now_programs) = spent(&client).await;
         println!(
-            "{name:<22} device {:>7.1} ms  programs {:>2}  host {host_ms:>7.1} ms",
+            "{link}: {name:<22} device {:>7.1} ms  programs {:>2}  host {host_ms:>7.1} ms",
             now_ms - device_ms,
             now_programs - programs
         );
@@ -83,18 +89,30 @@ async fn a_journey_on_the_phone_profile_prints_its_device_time_and_programs() {
     let host_ms = started.elapsed().as_secs_f64() * 1000.0;
     let (total_ms, total_programs) = (device_ms - start_ms, programs - start_programs);
     println!(
-        "journey: device {total_ms:.1} ms, {total_programs} device programs, host {host_ms:.1} ms (with the cost reads)"
+        "{link}: journey: device {total_ms:.1} ms, {total_programs} device programs, host {host_ms:.1} ms (with the cost reads)"
     );
     assert_eq!(
         charged, expected,
-        "each call's device programs and modelled device time"
+        "each call's device programs and modelled device time on {link}"
     );
     assert_eq!(
         (total_programs, format!("{total_ms:.1}")),
-        (17, "5882.8".to_string()),
-        "the journey's device programs and modelled device time (docs/real-devices.md)"
+        (total.0, total.1.to_string()),
+        "the journey's device programs and modelled device time on {link} (docs/real-devices.md)"
     );
     client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_journey_over_usb_charges_its_device_time_and_programs() {
+    let steps = [(4, "1352.0"), (7, "2737.2"), (4, "1390.0"), (1, "40.0"), (1, "363.6")];
+    journey("usb", steps, (17, "5882.8")).await;
+}
+
+#[tokio::test]
+async fn a_journey_over_wifi_charges_its_device_time_and_programs() {
+    let steps = [(4, "1352.9"), (7, "2739.8"), (4, "1392.0"), (1, "40.0"), (1, "380.9")];
+    journey("wifi", steps, (17, "5905.6")).await;
 }
 
 /// uiautomator on a screen that never goes idle: its start, then the whole wait (AOSP's global
@@ -140,7 +158,11 @@ async fn a_dump_is_charged_its_idle_wait_and_a_never_idle_screen_its_whole_wait(
 /// The screenshot's JPEG, decoded.
 fn jpeg_of(result: &rmcp::model::CallToolResult) -> image::RgbImage {
     use base64::Engine;
-    let block = result.content.iter().find_map(|c| c.as_image()).expect("an image block");
+    let block = result
+        .content
+        .iter()
+        .find_map(|c| c.as_image())
+        .expect("an image block");
     let bytes = base64::engine::general_purpose::STANDARD.decode(&block.data).unwrap();
     image::load_from_memory_with_format(&bytes, image::ImageFormat::Jpeg)
         .unwrap()
@@ -163,7 +185,12 @@ async fn usb_takes_raw_frames_once_the_link_is_measured_and_wifi_keeps_png() {
             home.path(),
         )
         .await;
-        ok(&call(&client, "adb-shell", json!({"operation": "run", "command": format!("sim-state link {link}")})).await);
+        ok(&call(
+            &client,
+            "adb-shell",
+            json!({"operation": "run", "command": format!("sim-state link {link}")}),
+        )
+        .await);
         let mut shots = Vec::new();
         for _ in 0..3 {
             let before = spent(&client).await;
@@ -189,7 +216,10 @@ async fn usb_takes_raw_frames_once_the_link_is_measured_and_wifi_keeps_png() {
             };
             // `sim-state costs` prints tenths: a difference of two readings may be off by one.
             let ms: f64 = ms.parse().unwrap();
-            assert!((ms - want).abs() <= 0.11, "{frame} over {link}: {ms} ms, the model says {want}");
+            assert!(
+                (ms - want).abs() <= 0.11,
+                "{frame} over {link}: {ms} ms, the model says {want}"
+            );
         }
         let (first, last) = (&shots[0].2, &shots[2].2);
         assert_eq!(first.dimensions(), last.dimensions());
