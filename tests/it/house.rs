@@ -15,6 +15,18 @@ struct Mechanism {
 
 const MECHANISMS: &[Mechanism] = &[
     Mechanism {
+        concern: "measuring a device's link speed from the bytes it sent",
+        markers: &["fn bytes_per_s("],
+        home: "crates/adb/src/link.rs",
+        pending: &[],
+    },
+    Mechanism {
+        concern: "taking a screenshot, raw or PNG by the link (the one screencap)",
+        markers: &["\"screencap -p\""],
+        home: "src/tools/ui/capture.rs",
+        pending: &[],
+    },
+    Mechanism {
         concern: "cutting a string to a length (the one cut)",
         markers: &["fn cut("],
         home: "crates/android/src/text.rs",

@@ -13,6 +13,8 @@ pub struct Capture {
     tail: Vec<u8>,
     total: u64,
     cap: usize,
+    /// When the bytes came: what the stream says of its link (`link`).
+    pub timing: super::link::Timing,
 }
 
 impl Capture {
@@ -22,10 +24,12 @@ impl Capture {
             tail: Vec::new(),
             total: 0,
             cap: cap.max(TAIL_BYTES),
+            timing: Default::default(),
         }
     }
 
     pub fn push(&mut self, bytes: &[u8]) {
+        self.timing.saw(bytes.len());
         self.total += bytes.len() as u64;
         let room = self.cap - self.head.len();
         let (head, rest) = bytes.split_at(bytes.len().min(room));
@@ -52,6 +56,7 @@ impl Capture {
             mut tail,
             total,
             cap,
+            ..
         } = self;
         if tail.is_empty() {
             return (head, 0);

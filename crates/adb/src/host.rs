@@ -12,6 +12,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 use super::capture::Capture;
+use super::link::Timing;
 use super::{AdbError, ShellOutput, shell_v2};
 
 pub async fn connect(server: SocketAddr) -> Result<TcpStream, AdbError> {
@@ -115,7 +116,7 @@ pub async fn shell(
 
 /// Runs `exec:COMMAND` (raw: no pty, no shell v2 framing), streams `input` to its stdin in
 /// chunks, and reads its output to the end within `cap` bytes. `sent` is told the bytes written
-/// so far, for progress.
+/// so far, for progress. Also says how the output arrived (`link`).
 pub async fn exec(
     server: SocketAddr,
     serial: &str,
@@ -123,7 +124,7 @@ pub async fn exec(
     input: Option<tokio::fs::File>,
     cap: usize,
     sent: &(dyn Fn(u64) + Send + Sync),
-) -> Result<Vec<u8>, AdbError> {
+) -> Result<(Vec<u8>, Timing), AdbError> {
     let mut stream = open_service(server, serial, &format!("exec:{command}")).await?;
     let (mut reader, mut writer) = stream.split();
     // Read while writing: a device that answers early (a refusal) must not deadlock the upload.
@@ -147,7 +148,8 @@ pub async fn exec(
         loop {
             let n = reader.read(&mut buf).await?;
             if n == 0 {
-                return Ok::<_, std::io::Error>(capture.finish().0);
+                let timing = capture.timing;
+                return Ok::<_, std::io::Error>((capture.finish().0, timing));
             }
             capture.push(&buf[..n]);
         }

@@ -18,6 +18,7 @@ pub mod direct;
 mod env;
 mod error;
 pub mod host;
+pub mod link;
 pub mod message;
 pub mod queue;
 pub mod shell_v2;
@@ -431,6 +432,15 @@ impl Adb {
         let (source, serial) = self.locate(serial).await?;
         let file = tokio::fs::File::from_std(input);
         source.exec(&serial, command, Some(file), limit, sent).await
+    }
+}
+
+impl Adb {
+    /// The device's link speed in MB/s, measured from what it already sent (`link`); `None`
+    /// until a transfer has measured it.
+    pub async fn link_mb_per_s(&self, serial: &str) -> Option<f64> {
+        let (source, serial) = self.locate(serial).await.ok()?;
+        source.links.mb_per_s(&serial)
     }
 }
 

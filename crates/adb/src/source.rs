@@ -74,6 +74,8 @@ pub struct Source {
     features: std::sync::Mutex<HashMap<String, Vec<String>>>,
     /// When several sources are asked: the last failed listing, and why.
     down: std::sync::Mutex<Option<(Instant, String)>>,
+    /// Each device's link speed, from what its exec streams sent.
+    pub(super) links: super::link::Links,
 }
 
 impl Source {
@@ -86,6 +88,7 @@ impl Source {
             direct: tokio::sync::Mutex::new(DirectSlot::default()),
             features: std::sync::Mutex::new(HashMap::new()),
             down: std::sync::Mutex::new(None),
+            links: Default::default(),
         }
     }
 
@@ -242,12 +245,15 @@ impl Source {
         let what = || format!("`{}` on {serial}", abbreviate(command));
         match &self.route {
             Route::Server(server) => {
-                self.bounded(
-                    what,
-                    limit,
-                    host::exec(*server, serial, command, file, self.max_output, sent),
-                )
-                .await
+                let (output, timing) = self
+                    .bounded(
+                        what,
+                        limit,
+                        host::exec(*server, serial, command, file, self.max_output, sent),
+                    )
+                    .await?;
+                self.links.record(serial, &timing);
+                Ok(output)
             }
             Route::Direct(_) => {
                 let conn = self
@@ -276,9 +282,12 @@ impl Source {
                     }
                     let mut output = capture::Capture::new(self.max_output);
                     stream.read_to_end(&mut output).await?;
-                    Ok(output.finish().0)
+                    let timing = output.timing;
+                    Ok((output.finish().0, timing))
                 };
-                self.bounded(what, limit, call).await
+                let (output, timing) = self.bounded(what, limit, call).await?;
+                self.links.record(serial, &timing);
+                Ok(output)
             }
         }
     }

@@ -64,6 +64,8 @@ pub struct Device {
     /// What each program costs on the phone, and what was spent (sim/costs).
     pub costs: crate::costs::Costs,
     pub spent: crate::costs::Spent,
+    /// The link's speed now (MB/s; 0 unmodelled): the profile's USB link, or `sim-state link`.
+    pub link_mb_per_s: f64,
     /// The DevTools server the hosted WebView's socket leads to (`sim/webview.rs`), if any.
     pub webview_devtools: Option<std::net::SocketAddr>,
 }
@@ -124,6 +126,7 @@ impl Device {
             phone: crate::phone::Phone::from_spec(&p.toml.phone).expect("checked when the profile was read"),
             costs: p.toml.costs.clone(),
             spent: Default::default(),
+            link_mb_per_s: p.toml.costs.link_mb_per_s,
             webview_devtools: None,
         };
         dev.running = p.toml.processes.clone();

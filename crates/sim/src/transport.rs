@@ -30,7 +30,12 @@ pub struct StreamIo {
     pending: Vec<u8>,
     /// A WRTE was sent and its OKAY has not arrived yet.
     awaiting_okay: bool,
+    /// The device, whose link (`costs`) paces what the stream sends.
+    sim: Arc<Simulator>,
 }
+
+/// The piece a modelled link sends at a time: small enough that a 100 KB frame arrives in many.
+const LINK_PIECE: usize = 16 * 1024;
 
 /// The stream was closed by the host or the connection went away.
 #[derive(Debug)]
@@ -40,8 +45,23 @@ impl StreamIo {
     /// Sends `data` as WRTE messages no larger than the negotiated maxdata. One WRTE is in flight
     /// at a time: each waits for the OKAY of the one before, not for its own, so the service can
     /// go on reading (adb_client sends QUIT before it acknowledges the last sync reply).
+    ///
+    /// On a modelled link (the profile's `[costs]`) the bytes leave at its speed, in pieces, as
+    /// a phone's reach the host: that is what the host measures the link by. Each piece leaves
+    /// when the link would have carried it, counted from the start of the write.
     pub async fn write(&mut self, data: &[u8]) -> Result<(), StreamClosed> {
-        for chunk in data.chunks(self.max_payload.max(1)) {
+        let speed = self.sim.with_device(|d| crate::costs::link_bytes_per_s(d));
+        let piece = match speed {
+            Some(_) => self.max_payload.clamp(1, LINK_PIECE),
+            None => self.max_payload.max(1),
+        };
+        let (started, mut sent) = (tokio::time::Instant::now(), 0usize);
+        for chunk in data.chunks(piece) {
+            if let Some(speed) = speed {
+                sent += chunk.len();
+                self.sim.with_device(|d| crate::costs::transfer(d, chunk.len()));
+                tokio::time::sleep_until(started + Duration::from_secs_f64(sent as f64 / speed)).await;
+            }
             if self.awaiting_okay {
                 self.okays.recv().await.ok_or(StreamClosed)?;
             }
@@ -239,6 +259,7 @@ async fn dispatch_loop(sim: &Arc<Simulator>, reader: &mut (impl AsyncRead + Unpi
                     streams: streams.clone(),
                     pending: Vec::new(),
                     awaiting_okay: false,
+                    sim: sim.clone(),
                 };
                 // At info: the reliability tests read this as the device's command log.
                 // What `input text` types stays out of the log (a password, a token).

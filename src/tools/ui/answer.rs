@@ -5,6 +5,7 @@ use rmcp::model::ContentBlock;
 use serde::Serialize;
 
 use super::args::UiOperation;
+use super::capture::FramePath;
 use super::phone::PhoneState;
 use super::read::{ReadError, Snapshot};
 use super::web;
@@ -56,6 +57,10 @@ pub struct UiOutput {
     pub image: Option<[u32; 2]>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub scale: Option<f64>,
+    /// screenshot: how the frame left the phone, `raw` (its link is fast enough: resized and
+    /// encoded here) or `png` (encoded on the phone).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub frame: Option<FramePath>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub observed: Option<Observed>,
     /// The page in the WebView on the screen (dump, find): its elements are among the others.
@@ -82,6 +87,7 @@ impl Budgeted for UiOutput {
         "target",
         "image",
         "scale",
+        "frame",
         "observed",
         "web",
     ];

@@ -13,6 +13,38 @@ use crate::tools::State;
 pub(super) const JPEG_QUALITY: u8 = 70;
 pub(super) const DEFAULT_MAX_SIZE: u32 = 1000;
 
+/// What a frame costs the phone per million pixels (docs/real-devices.md has the sources):
+/// `screencap -p` encodes a PNG, a raw `screencap` copies the pixels.
+const PNG_MS_PER_MPIXEL: f64 = 140.0;
+const RAW_MS_PER_MPIXEL: f64 = 17.0;
+/// A raw frame's bytes per million pixels (RGBA).
+const RAW_BYTES_PER_MPIXEL: f64 = 4e6;
+
+/// How the frame left the phone: raw pixels (resized and encoded here) or a PNG it encoded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum FramePath {
+    Raw,
+    Png,
+}
+
+/// The cheaper way for this link: raw when its bytes over the link and the raw capture cost the
+/// phone less than encoding a PNG (per million pixels, so the screen's size does not matter);
+/// PNG while the link is unmeasured. Also says why, for the log.
+pub(super) fn frame_path(link_mb_per_s: Option<f64>) -> (FramePath, String) {
+    let Some(speed) = link_mb_per_s.filter(|s| *s > 0.0) else {
+        return (FramePath::Png, "the link is not measured yet".into());
+    };
+    let raw_ms = RAW_BYTES_PER_MPIXEL / (speed * 1e6) * 1000.0 + RAW_MS_PER_MPIXEL;
+    let why = format!(
+        "link {speed:.1} MB/s: a raw frame costs {raw_ms:.0} ms per megapixel, a PNG {PNG_MS_PER_MPIXEL:.0} ms"
+    );
+    match raw_ms < PNG_MS_PER_MPIXEL {
+        true => (FramePath::Raw, why),
+        false => (FramePath::Png, why),
+    }
+}
+
 /// The last screenshot's geometry, to map image pixels back to the device.
 #[derive(Debug, Clone, Copy)]
 pub struct Shot {
@@ -20,6 +52,7 @@ pub struct Shot {
     pub screen: [u32; 2],
     /// Every pixel black: the screen is off (or a secure window hides it).
     pub dark: bool,
+    pub frame: FramePath,
 }
 
 pub(super) fn scale(shot: &Shot) -> f64 {
@@ -35,11 +68,17 @@ pub(super) async fn capture(
     with_grid: bool,
     annotate: Option<&[Element]>,
 ) -> Result<(Shot, ContentBlock), String> {
-    // PNG: 70-100× fewer bytes than a raw frame, which wins on USB and Wi-Fi links and on the
-    // simulator (benches/ui_pipeline.rs; README has the numbers and the reasoning).
+    // PNG costs the phone its encoding, a raw frame the link its 4 bytes a pixel: the link's
+    // speed, measured from what the device already sent, decides.
+    let (path, why) = frame_path(state.adb.link_mb_per_s(serial).await);
+    tracing::info!(target: "droidmcp::tools::ui::capture", serial, frame = ?path, "{why}");
+    let command = match path {
+        FramePath::Raw => "screencap",
+        FramePath::Png => "screencap -p",
+    };
     let raw = state
         .adb
-        .exec(serial, "screencap -p", None, state.adb.timeout(), &|_| {})
+        .exec(serial, command, None, state.adb.timeout(), &|_| {})
         .await
         .map_err(|e| e.to_string())?;
     if raw.is_empty() {
@@ -52,7 +91,7 @@ pub(super) async fn capture(
             .map(|e| (e.reference.trim_start_matches('e').to_string(), e.bounds))
             .collect::<Vec<_>>()
     });
-    let (shot, jpeg) = tokio::task::spawn_blocking(move || render(&raw, max_size, with_grid, boxes))
+    let (shot, jpeg) = tokio::task::spawn_blocking(move || render(&raw, path, max_size, with_grid, boxes))
         .await
         .map_err(|e| format!("the screenshot could not be made: {e}"))??;
     state.remember_shot(serial, shot);
@@ -73,9 +112,10 @@ async fn empty_screenshot(state: &State, serial: &str) -> String {
     }
 }
 
-/// PNG in, JPEG out: the geometry and the JPEG bytes.
+/// A frame (PNG or raw) in, JPEG out: the geometry and the JPEG bytes.
 fn render(
     raw: &[u8],
+    frame_path: FramePath,
     max_size: u32,
     with_grid: bool,
     boxes: Option<Vec<(String, Bounds)>>,
@@ -102,6 +142,7 @@ fn render(
         image: [w, h],
         screen: [frame.width, frame.height],
         dark,
+        frame: frame_path,
     };
     Ok((shot, jpeg))
 }

@@ -44,6 +44,7 @@ pub(super) async fn screenshot(state: &State, serial: &str, with_grid: bool, ann
             image: Some(shot.image),
             screen: Some(shot.screen),
             scale: Some(scale(&shot)),
+            frame: Some(shot.frame),
             hint: Some(format!(
                 "JPEG q{JPEG_QUALITY}, {}×{} of a {}×{} screen; {hint}",
                 shot.image[0], shot.image[1], shot.screen[0], shot.screen[1]

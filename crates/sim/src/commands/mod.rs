@@ -28,17 +28,9 @@ pub async fn run(sim: &Arc<Simulator>, argv: &[String], stdin: Vec<u8>) -> Outpu
         std::future::pending::<()>().await;
     }
     let args: Vec<&str> = argv[1..].iter().map(String::as_str).collect();
-    // What starting the program costs on the phone (the profile's [costs]), outside the lock.
-    let cost = sim.with_device(|d| crate::costs::start(d, program, &args));
-    if !cost.is_zero() {
-        tokio::time::sleep(cost).await;
-    }
-    let out = answer(sim, program, &args, stdin).await;
-    let cost = sim.with_device(|d| crate::costs::transfer(d, out.stdout.len() + out.stderr.len()));
-    if !cost.is_zero() {
-        tokio::time::sleep(cost).await;
-    }
-    out
+    // What the program costs on the phone (the profile's [costs]): counted, not slept.
+    sim.with_device(|d| crate::costs::start(d, program, &args));
+    answer(sim, program, &args, stdin).await
 }
 
 async fn answer(sim: &Arc<Simulator>, program: &str, args: &[&str], stdin: Vec<u8>) -> Output {

@@ -334,13 +334,19 @@ pub fn locksettings(d: &mut Device, args: &[&str]) -> Output {
     }
 }
 
-/// `sim-state`: what no real command sets. `never-idle MS|off`, `dialog anr|crash|permission
+/// `sim-state`: what no real command sets. `costs`, `link usb|wifi`, `never-idle MS|off`, `dialog anr|crash|permission
 /// [PKG]|off`, `lock swipe|PIN|none` (locks now when the screen is on).
 pub fn sim_state(d: &mut Device, args: &[&str]) -> Output {
     d.generation += 1;
-    let usage = "usage: sim-state costs | never-idle MS|off | dialog anr|crash|permission [PACKAGE]|off | lock swipe|PIN|none\n";
+    let usage = "usage: sim-state costs | link usb|wifi | never-idle MS|off | dialog anr|crash|permission [PACKAGE]|off | lock swipe|PIN|none\n";
     match args {
         ["costs"] => return Output::ok(crate::costs::report(d)),
+        ["link", link] => {
+            return match crate::costs::switch_link(d, link) {
+                Ok(said) => Output::ok(said),
+                Err(why) => Output::err(2, why),
+            };
+        }
         ["never-idle", "off"] => d.phone.never_idle_ms = None,
         ["never-idle", ms] => match ms.parse::<u64>() {
             Ok(ms) if ms <= 60_000 => d.phone.never_idle_ms = Some(ms),
