@@ -9,6 +9,7 @@ pub mod device_state;
 pub mod dumpsys_package;
 pub mod getprop;
 pub mod identity;
+pub mod input_device;
 pub mod keys;
 pub mod logcat;
 pub mod packages;
