@@ -25,6 +25,9 @@ pub struct Costs {
     /// Any other program (toybox's grep, settings, ime, getevent, a write to an input device…).
     #[serde(default)]
     pub other_ms: f64,
+    /// …and a write to `/dev/input/eventN` on top of the `printf` that makes it (estimate).
+    #[serde(default)]
+    pub input_write_ms: f64,
     /// `uiautomator dump`: the Java process's start and UiAutomation's connect…
     #[serde(default)]
     pub uiautomator_ms: f64,
@@ -90,6 +93,12 @@ pub fn start(d: &mut Device, program: &str, args: &[&str]) {
     };
     d.spent.programs += u64::from(program != "sim-state");
     count(d, ms(cost));
+}
+
+/// A write to an input device, counted as spent (its `printf` is a program of its own).
+pub fn input_write(d: &mut Device) {
+    let cost = ms(d.costs.input_write_ms);
+    count(d, cost);
 }
 
 /// The link's speed now in bytes per second, if it is modelled.

@@ -63,6 +63,8 @@ pub struct Device {
     pub phone: crate::phone::Phone,
     /// What each program costs on the phone, and what was spent (sim/costs).
     pub costs: crate::costs::Costs,
+    /// The kernel's input devices and what was written to them (sim/touch).
+    pub touch: crate::touch::Touch,
     pub spent: crate::costs::Spent,
     /// The link's speed now (MB/s; 0 unmodelled): the profile's USB link, or `sim-state link`.
     pub link_mb_per_s: f64,
@@ -125,6 +127,9 @@ impl Device {
             emulator: Default::default(),
             phone: crate::phone::Phone::from_spec(&p.toml.phone).expect("checked when the profile was read"),
             costs: p.toml.costs.clone(),
+            touch: p.toml.input.capture.as_deref().map_or_else(Default::default, |n| {
+                crate::touch::Touch::named(n).expect("checked when the profile was read")
+            }),
             spent: Default::default(),
             link_mb_per_s: p.toml.costs.link_mb_per_s,
             webview_devtools: None,

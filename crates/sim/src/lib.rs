@@ -21,6 +21,7 @@ pub mod render;
 pub mod services;
 pub mod shell;
 pub mod sync;
+pub mod touch;
 pub mod transport;
 pub mod webview;
 

@@ -45,6 +45,16 @@ pub struct ProfileToml {
     /// What each device program costs (sim/costs); none when absent.
     #[serde(default)]
     pub costs: crate::costs::Costs,
+    /// The kernel's input devices (sim/touch): which public `getevent -lp` capture it plays.
+    #[serde(default)]
+    pub input: InputSpec,
+}
+
+#[derive(Debug, Clone, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InputSpec {
+    /// A capture's name (`fixtures/getevent/NAME.txt`); none: `getevent` lists nothing.
+    pub capture: Option<String>,
 }
 
 fn modern_features() -> Vec<String> {
@@ -253,6 +263,9 @@ impl Profile {
 
 fn validate(toml: &ProfileToml, packages: &[PackageSpec]) -> anyhow::Result<()> {
     crate::phone::Phone::from_spec(&toml.phone).map_err(|e| anyhow::anyhow!("[phone]: {e}"))?;
+    if let Some(name) = &toml.input.capture {
+        crate::touch::Touch::named(name).map_err(|e| anyhow::anyhow!("[input]: {e}"))?;
+    }
     let known = |name: &str| toml.screens.iter().any(|s| s.name == name);
     if !known(&toml.home) {
         bail!("home screen {:?} is not among the [[screen]] entries", toml.home);

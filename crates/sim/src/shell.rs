@@ -446,6 +446,9 @@ async fn run_simple(sim: &Arc<Simulator>, cmd: &SimpleCommand, stdin: Vec<u8>, l
         Some("export" | "unset" | "cd" | "set" | "alias" | "umask") => return Output::default(),
         _ => argv,
     };
+    if argv.first().map(String::as_str) == Some("test") {
+        return test(sim, &argv[1..]);
+    }
     if argv.first().map(String::as_str) == Some("exit") {
         let code = argv.get(1).and_then(|c| c.parse::<i32>().ok()).unwrap_or(last_status) & 0xff;
         return Output {
@@ -463,6 +466,19 @@ async fn run_simple(sim: &Arc<Simulator>, cmd: &SimpleCommand, stdin: Vec<u8>, l
         let data = std::mem::take(&mut out.stdout);
         out.stderr.extend_from_slice(&data);
     }
+    if let Some((path, _)) = &cmd.stdout_to
+        && path.starts_with("/dev/input/")
+    {
+        // A write to an input device: the kernel takes the events (sim/touch); costs/input_write.
+        let data = std::mem::take(&mut out.stdout);
+        let written = sim.with_device(|d| {
+            crate::costs::input_write(d);
+            crate::touch::write(d, path, &data)
+        });
+        if let Err(why) = written {
+            return Output::err(1, format!("/system/bin/sh: can't create {path}: {why}\n"));
+        }
+    }
     if let Some((path, append)) = &cmd.stdout_to {
         let data = std::mem::take(&mut out.stdout);
         if let Err(e) = redirect(sim, path, data, *append) {
@@ -476,6 +492,26 @@ async fn run_simple(sim: &Arc<Simulator>, cmd: &SimpleCommand, stdin: Vec<u8>, l
         }
     }
     out
+}
+
+/// mksh's `test` builtin, for what the device layer asks: `-w`/`-r`/`-e` of a path (an input
+/// device is writable unless the phone refuses), `-n`/`-z` of a string.
+fn test(sim: &Simulator, args: &[String]) -> Output {
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let yes = match args.as_slice() {
+        ["-w" | "-r" | "-e", path] if path.starts_with("/dev/input/") => {
+            sim.with_device(|d| d.touch.is_node(path) && (args[0] == "-e" || !d.touch.refused))
+        }
+        ["-w" | "-r" | "-e", path] => sim.with_device(|d| d.fs.get(path).is_some()),
+        ["-n", s] => !s.is_empty(),
+        ["-z", s] => s.is_empty(),
+        [s] => !s.is_empty(),
+        _ => return Output::err(2, "test: the simulator's test takes -w|-r|-e PATH, -n|-z STRING\n"),
+    };
+    Output {
+        code: i32::from(!yes),
+        ..Output::default()
+    }
 }
 
 fn redirect(sim: &Simulator, path: &str, data: Vec<u8>, append: bool) -> Result<(), super::fs::FsError> {

@@ -47,7 +47,12 @@ fn each_vendors_touchscreen_and_its_ranges_are_found() {
     assert_eq!(key_device(&xiaomi, "KEY_BACK"), None, "its BACK is on the screen");
     let samsung = parse_getevent(CAPTURES[0].1);
     assert_eq!(key_device(&samsung, "KEY_HOMEPAGE"), Some("/dev/input/event2"));
-    assert_eq!(touchscreen(&parse_getevent("add device 1: /dev/input/event0\n  name: \"gpio-keys\"\n")), None);
+    assert_eq!(
+        touchscreen(&parse_getevent(
+            "add device 1: /dev/input/event0\n  name: \"gpio-keys\"\n"
+        )),
+        None
+    );
 }
 
 #[test]
@@ -62,15 +67,29 @@ fn events_are_24_bytes_on_64_bit_and_16_on_32_bit_and_decode_back() {
         assert_eq!(decode(&bytes, width), events);
     }
     // 540 of 1080 → the middle of the 1620-wide axis.
-    assert!(events.iter().any(|e| e.kind == EV_ABS && e.code == ABS_MT_POSITION_X && e.value == 810));
-    assert!(events.iter().any(|e| e.kind == EV_ABS && e.code == ABS_MT_POSITION_Y && e.value == 1800));
+    assert!(
+        events
+            .iter()
+            .any(|e| e.kind == EV_ABS && e.code == ABS_MT_POSITION_X && e.value == 810)
+    );
+    assert!(
+        events
+            .iter()
+            .any(|e| e.kind == EV_ABS && e.code == ABS_MT_POSITION_Y && e.value == 1800)
+    );
 }
 
 #[test]
 fn the_write_is_one_command_of_quoted_octal_after_test_w() {
     let cmd = write_command("/dev/input/event2", &[(vec![0, 37, 39, 255], 0.0)]).unwrap();
-    assert_eq!(cmd, r"test -w '/dev/input/event2' && printf '\000\045\047\377' > '/dev/input/event2'");
-    assert!(write_command("/dev/input/event2", &[(vec![0; 2000], 0.0)]).is_none(), "over one write");
+    assert_eq!(
+        cmd,
+        r"test -w '/dev/input/event2' && printf '\000\045\047\377' > '/dev/input/event2'"
+    );
+    assert!(
+        write_command("/dev/input/event2", &[(vec![0; 2000], 0.0)]).is_none(),
+        "over one write"
+    );
 }
 
 /// Every shown point of every capture, in every rotation, encoded and decoded as the simulator
@@ -81,7 +100,13 @@ fn generated_points_round_trip_through_every_capture_and_rotation() {
         .iter()
         .map(|(_, text, display)| (touchscreen(&parse_getevent(text)).unwrap(), *display))
         .collect();
-    let strategy = (0..screens.len(), 0u8..4, 0.0f64..1.0, 0.0f64..1.0, prop_oneof![Just(Width::Bits64), Just(Width::Bits32)]);
+    let strategy = (
+        0..screens.len(),
+        0u8..4,
+        0.0f64..1.0,
+        0.0f64..1.0,
+        prop_oneof![Just(Width::Bits64), Just(Width::Bits32)],
+    );
     let mut runner = TestRunner::new(ProptestConfig::with_cases(2000));
     let count = std::cell::Cell::new(0);
     runner
@@ -100,12 +125,19 @@ fn generated_points_round_trip_through_every_capture_and_rotation() {
                 from_axis(raw(ABS_MT_POSITION_Y), natural[1], ts.y),
             ];
             let back = to_shown(natural_at, *natural, rotation);
-            assert!((back[0] - at[0]).abs() <= 1 && (back[1] - at[1]).abs() <= 1, "{at:?} → {back:?}");
+            assert!(
+                (back[0] - at[0]).abs() <= 1 && (back[1] - at[1]).abs() <= 1,
+                "{at:?} → {back:?}"
+            );
             count.set(count.get() + 1);
             Ok(())
         })
         .unwrap();
-    println!("generated: {} points × {} captures × 4 rotations × 2 widths round-tripped", count.get(), screens.len());
+    println!(
+        "generated: {} points × {} captures × 4 rotations × 2 widths round-tripped",
+        count.get(),
+        screens.len()
+    );
     assert_eq!(to_natural(to_shown([3, 4], [10, 20], 1), [10, 20], 1), [3, 4]);
     // A one-pixel display and a one-value axis still map in range.
     assert_eq!(to_axis(0, 1, Axis { min: 5, max: 5 }), 5);

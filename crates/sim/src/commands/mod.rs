@@ -72,6 +72,7 @@ async fn answer(sim: &Arc<Simulator>, program: &str, args: &[&str], stdin: Vec<u
             sim.with_device(|d| screen::uiautomator(d, args))
         }
         "locksettings" => sim.with_device(|d| crate::phone::locksettings(d, args)),
+        "getevent" => sim.with_device(|d| crate::touch::getevent(d, args)),
         "ime" => sim.with_device(|d| crate::phone::ime::ime(d, args)),
         "sim-state" => sim.with_device(|d| crate::phone::sim_state(d, args)),
         "screencap" => sim.with_device(|d| screen::screencap(d, args)),

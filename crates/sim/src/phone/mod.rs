@@ -338,7 +338,7 @@ pub fn locksettings(d: &mut Device, args: &[&str]) -> Output {
 /// [PKG]|off`, `lock swipe|PIN|none` (locks now when the screen is on).
 pub fn sim_state(d: &mut Device, args: &[&str]) -> Output {
     d.generation += 1;
-    let usage = "usage: sim-state costs | link usb|wifi | never-idle MS|off | dialog anr|crash|permission [PACKAGE]|off | lock swipe|PIN|none\n";
+    let usage = "usage: sim-state costs | link usb|wifi | never-idle MS|off | dialog anr|crash|permission [PACKAGE]|off | lock swipe|PIN|none | input refuse|allow|capture NAME|writes\n";
     match args {
         ["costs"] => return Output::ok(crate::costs::report(d)),
         ["link", link] => {
@@ -347,6 +347,16 @@ pub fn sim_state(d: &mut Device, args: &[&str]) -> Output {
                 Err(why) => Output::err(2, why),
             };
         }
+        ["input", "refuse"] => d.touch.refused = true,
+        ["input", "allow"] => d.touch.refused = false,
+        ["input", "capture", name] => match crate::touch::Touch::named(name) {
+            Ok(mut touch) => {
+                touch.refused = d.touch.refused;
+                d.touch = touch;
+            }
+            Err(why) => return Output::err(2, format!("{why}\n")),
+        },
+        ["input", "writes"] => return Output::ok(format!("writes={}\n", d.touch.writes)),
         ["never-idle", "off"] => d.phone.never_idle_ms = None,
         ["never-idle", ms] => match ms.parse::<u64>() {
             Ok(ms) if ms <= 60_000 => d.phone.never_idle_ms = Some(ms),
