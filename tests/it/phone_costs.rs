@@ -172,8 +172,9 @@ fn jpeg_of(result: &rmcp::model::CallToolResult) -> image::RgbImage {
 /// A frame by the cheaper path: the first screenshot is a PNG (the link is not measured yet);
 /// its bytes measure the link, and then USB 3 takes raw frames (10 MB in 83 ms beats a 363 ms
 /// PNG encoding on the phone) while Wi-Fi keeps PNG. Either way the picture is the same.
-/// A sample is ~1 ms of bytes at USB 3's speed, so a busy machine can make one look slow: the
-/// speed is the fastest of the recent samples, and USB may take a second PNG before its raw one.
+/// A sample is ~1 ms of bytes at USB 3's speed, so a starved host can make several look slow
+/// (a measurement can only err slow, never fast: the simulator's link paces its bytes): USB may
+/// take a few PNGs before its raw one, at most `SHOTS`; Wi-Fi never takes a raw one.
 #[tokio::test]
 async fn usb_takes_raw_frames_once_the_link_is_measured_and_wifi_keeps_png() {
     let profile = repo_dir().join("fixtures/phone");
@@ -191,8 +192,13 @@ async fn usb_takes_raw_frames_once_the_link_is_measured_and_wifi_keeps_png() {
             json!({"operation": "run", "command": format!("sim-state link {link}")}),
         )
         .await);
+        const SHOTS: usize = 8;
         let mut shots = Vec::new();
-        for _ in 0..3 {
+        while shots.len() < 3
+            || (link == "usb"
+                && shots.len() < SHOTS
+                && shots.last().is_some_and(|s: &(String, String, _)| s.0 != "raw"))
+        {
             let before = spent(&client).await;
             let result = call(&client, "ui", json!({"operation": "screenshot"})).await;
             let after = spent(&client).await;
@@ -204,7 +210,11 @@ async fn usb_takes_raw_frames_once_the_link_is_measured_and_wifi_keeps_png() {
         println!("{link}: frames {frames:?}, device ms {charged:?}");
         assert_eq!(frames[0], "png", "unmeasured: PNG on {link}");
         match link {
-            "usb" => assert_eq!(frames[2], "raw", "USB 3 takes raw frames once measured: {frames:?}"),
+            "usb" => assert_eq!(
+                frames.last(),
+                Some(&"raw"),
+                "USB 3 takes raw frames once measured: {frames:?}"
+            ),
             _ => assert_eq!(frames, ["png"; 3], "Wi-Fi keeps PNG"),
         }
         // What the model charges each path at 1080×2400 (counted, not timed).
@@ -221,7 +231,7 @@ async fn usb_takes_raw_frames_once_the_link_is_measured_and_wifi_keeps_png() {
                 "{frame} over {link}: {ms} ms, the model says {want}"
             );
         }
-        let (first, last) = (&shots[0].2, &shots[2].2);
+        let (first, last) = (&shots[0].2, &shots[shots.len() - 1].2);
         assert_eq!(first.dimensions(), last.dimensions());
         let diff: u64 = first
             .as_raw()
@@ -234,7 +244,7 @@ async fn usb_takes_raw_frames_once_the_link_is_measured_and_wifi_keeps_png() {
         assert!(mean < 2.0, "the same screen within JPEG's tolerance on {link}: {mean}");
         // stderr is read as it comes: the lines may be a moment behind the answer.
         for _ in 0..100 {
-            if log.lock().unwrap().matches("frame=").count() >= 3 {
+            if log.lock().unwrap().matches("frame=").count() >= shots.len() {
                 break;
             }
             tokio::time::sleep(std::time::Duration::from_millis(50)).await;
@@ -242,7 +252,7 @@ async fn usb_takes_raw_frames_once_the_link_is_measured_and_wifi_keeps_png() {
         let log = log.lock().unwrap().clone();
         let lines: Vec<&str> = log.lines().filter(|l| l.contains("frame=")).collect();
         assert!(
-            lines.len() == 3 && lines[0].contains("not measured") && lines[2].contains("MB/s"),
+            lines.len() == shots.len() && lines[0].contains("not measured") && lines[lines.len() - 1].contains("MB/s"),
             "each choice is logged, with the link's speed once measured: {lines:?}"
         );
         client.cancel().await.unwrap();

@@ -1,3 +1,6 @@
+//! The `getevent -lp` parser on public captures, the event encoder's widths, the one-command
+//! write, and generated display points round-tripping through every capture and rotation.
+
 use proptest::prelude::{Just, ProptestConfig, prop_oneof};
 use proptest::test_runner::TestRunner;
 
