@@ -149,9 +149,17 @@ fn a_workspace_folder_replays_the_flows_maestro_picks_in_its_order_with_its_outp
     let log = std::fs::read_to_string(runs[0].join("maestro.log")).unwrap();
     assert!(log.contains("FAILED  2 tap text \"No such row\""), "{log}");
 
-    // --check picks the same flows, the sequence named first.
+    // --check picks the same flows, the sequence named first; an empty --exclude-tags (a CI
+    // variable left empty) excludes nothing more, as in Maestro.
     let out = droidmcp(
-        &[dir.to_str().unwrap(), "--exclude-tags", "slow", "--check"],
+        &[
+            dir.to_str().unwrap(),
+            "--exclude-tags",
+            "slow",
+            "--exclude-tags",
+            "",
+            "--check",
+        ],
         home.path(),
     )
     .output()
@@ -184,7 +192,15 @@ fn every_bad_suite_option_is_refused_with_what_to_do() {
     std::fs::write(&config, "flows: [\"./deep/*\"]\n").unwrap();
     let c = config.to_str().unwrap();
     let cases: &[(&[&str], &str)] = &[
-        (&[d, "--include-tags", "smoke,,fast", "--check"], "an empty tag"),
+        (&[d, "--include-tags", "smoke, fast", "--check"], "a tag with a space"),
+        (
+            &[d, "--include-tags", "", "--check"],
+            "names no tag, so no flow would run",
+        ),
+        (
+            &[d, "--include-tags", ",", "--check"],
+            "names no tag, so no flow would run",
+        ),
         (&[d, "--exclude-tags", "!smoke", "--check"], "name it in --exclude-tags"),
         (
             &[d, "--include-tags", "nightly", "--check"],
