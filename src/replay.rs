@@ -158,6 +158,8 @@ pub struct Report {
     pub lost: Option<String>,
     /// The files it made, pulled from the device.
     pub files: Vec<PathBuf>,
+    /// What the run says about it without failing it (a file kept under another name).
+    pub notes: Vec<String>,
 }
 
 impl Report {
@@ -418,7 +420,7 @@ async fn run_one(
     .await?;
     let results = read_results(state, &answer);
     let mut report = Report {
-        name,
+        name: name.clone(),
         strict: options.strict,
         ms: started.elapsed().as_millis() as u64,
         ..Default::default()
@@ -440,7 +442,9 @@ async fn run_one(
     }
     // What the flow made on the device (takeScreenshot), pulled beside the report.
     let run = answer.get("runId").and_then(Value::as_str).unwrap_or_default();
-    let (pulled, unpulled) = files::pull(state, run, outputs.beside()).await;
+    let owner = format!("{}#{shard:?}", file.display());
+    let claim = |parts: Vec<String>| outputs.claim(parts, &owner, &name, shard);
+    let (pulled, unpulled, notes) = files::pull(state, run, outputs.beside(), &claim).await;
     let failed_step = results.iter().any(|r| r.error.is_some());
     report.ended = answer.get("ok") == Some(&Value::Bool(true));
     if !report.ended && !failed_step {
@@ -477,6 +481,7 @@ async fn run_one(
     }
     redact(&mut report, &env);
     report.files = pulled;
+    report.notes = notes;
     Ok(report)
 }
 

@@ -7,6 +7,7 @@
 //! (`TestDebugReporter.saveFlow`), and the screenshots the flows took. Maestro's names hold
 //! `(NAME)` and `❌`, which are not plain names: droidmcp writes NAME made plain, and `failed`.
 
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Mutex;
 
@@ -27,6 +28,9 @@ pub struct Outputs {
     /// The test output folder of this run.
     run_dir: Option<Folder>,
     log: Mutex<String>,
+    /// Each name a flow's file was written under this run, and the flow (file and shard) and
+    /// its name, so that another flow's file of the same name is kept beside it.
+    claims: Mutex<HashMap<Vec<String>, (String, String)>>,
 }
 
 impl Outputs {
@@ -77,6 +81,7 @@ impl Outputs {
             report,
             run_dir,
             log: Mutex::new(String::new()),
+            claims: Mutex::new(HashMap::new()),
         })
     }
 
@@ -87,6 +92,66 @@ impl Outputs {
             (None, Some((folder, ..))) => Ok(folder.clone()),
             (None, None) => Folder::chosen(Path::new("")),
         }
+    }
+
+    /// The name a file a flow made is written under (`parts`, a path in `beside`). Maestro
+    /// writes `takeScreenshot: NAME` to NAME.png whichever flow or shard took it, the last
+    /// silently replacing the others; here a flow's own file keeps its name (a flow that takes
+    /// the same name twice replaces its own, as in Maestro), and a file of that name another
+    /// flow (or the same flow on another shard) already wrote this run is kept: this one goes
+    /// to `NAME-FLOW[-shard-N][-K].png`, with a line saying why. `owner`: the flow's file and
+    /// shard; `flow`: its name.
+    pub fn claim(
+        &self,
+        parts: Vec<String>,
+        owner: &str,
+        flow: &str,
+        shard: Option<usize>,
+    ) -> (Vec<String>, Option<String>) {
+        let shown = match shard {
+            Some(n) => format!("{flow:?} (shard {n})"),
+            None => format!("{flow:?}"),
+        };
+        let mut claims = self.claims.lock().unwrap_or_else(|p| p.into_inner());
+        let by_name = match claims.get(&parts) {
+            Some((by, name)) if by != owner => name.clone(),
+            _ => {
+                claims.insert(parts.clone(), (owner.to_string(), shown));
+                return (parts, None);
+            }
+        };
+        let (dir, file) = parts.split_at(parts.len() - 1);
+        let (stem, ext) = match file[0].rsplit_once('.') {
+            Some((stem, ext)) if !stem.is_empty() => (stem.to_string(), format!(".{ext}")),
+            _ => (file[0].clone(), String::new()),
+        };
+        let mut tail = plain_from(flow);
+        if let Some(n) = shard {
+            tail.push_str(&format!("-shard-{n}"));
+        }
+        let taken = |claims: &HashMap<Vec<String>, (String, String)>, name: &[String]| {
+            claims.get(name).is_some_and(|(by, _)| by != owner)
+        };
+        let mut k = 1;
+        let renamed = loop {
+            let suffix = if k == 1 { String::new() } else { format!("-{k}") };
+            let candidate: Vec<String> = dir
+                .iter()
+                .cloned()
+                .chain([format!("{stem}-{tail}{suffix}{ext}")])
+                .collect();
+            if !taken(&claims, &candidate) {
+                break candidate;
+            }
+            k += 1;
+        };
+        claims.insert(renamed.clone(), (owner.to_string(), shown));
+        let note = format!(
+            "{} was written by the flow {by_name} this run: this one is kept as {} (Maestro would replace one with the other)",
+            parts.join("/"),
+            renamed.join("/")
+        );
+        (renamed, Some(note))
     }
 
     /// The folder and name of a failure's screenshot: in the test output folder as Maestro names
@@ -203,6 +268,9 @@ pub(super) fn lines(report: &Report) -> String {
     }
     for path in &report.files {
         let _ = writeln!(out, "file    {}", path.display());
+    }
+    for note in &report.notes {
+        let _ = writeln!(out, "note    {note}");
     }
     let (failed, skipped) = (report.failed(), report.skipped());
     let steps = report.steps.len();

@@ -357,3 +357,67 @@ async fn shards_run_on_four_devices_behind_two_adb_servers_and_survive_one_dropp
         .unwrap();
     assert_eq!(fetched, 0);
 }
+
+/// Two flows that `takeScreenshot: same`, on one device and then each on two devices
+/// (`--shard-all 2`, behind Debian's adb): every screenshot is kept, the first under Maestro's
+/// name and the others beside it named by their flow and shard, each said; none replaces another.
+#[test]
+fn screenshots_of_the_same_name_from_several_flows_and_shards_are_all_kept() {
+    let Some(lab) = AdbServer::start() else { return };
+    let sims: Vec<SimProcess> = (0..2).map(|_| SimProcess::start(&[])).collect();
+    let serials: Vec<String> = sims.iter().map(|sim| lab.connect(sim)).collect();
+    let home = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    for name in ["a.yaml", "b.yaml"] {
+        flow(
+            ws.path(),
+            name,
+            "",
+            "- launchApp\n- takeScreenshot: same\n- takeScreenshot: same\n",
+        );
+    }
+    let server = format!("lab=server:127.0.0.1:{}", lab.port);
+    let pngs = |dir: &Path| -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".png"))
+            .collect();
+        names.sort();
+        for name in &names {
+            let bytes = std::fs::read(dir.join(name)).unwrap();
+            assert!(bytes.starts_with(b"\x89PNG"), "{name} is a PNG");
+        }
+        names
+    };
+    let run = |extra: &[&str], cwd: &Path| -> String {
+        let mut args = vec![ws.path().to_str().unwrap(), "--adb", &server];
+        args.extend(extra);
+        let out = droidmcp(&args, home.path()).current_dir(cwd).output().unwrap();
+        let text = said(&out);
+        assert!(out.status.success(), "{text}");
+        text
+    };
+
+    // One device: a's screenshot keeps Maestro's name (a flow replaces its own), b's is kept
+    // beside it.
+    let here = tempfile::tempdir().unwrap();
+    let text = run(&["--device", &serials[0]], here.path());
+    assert_eq!(pngs(here.path()), ["same-b.png", "same.png"], "{text}");
+    assert!(
+        text.contains("note    same.png was written by the flow \"a\" this run: this one is kept as same-b.png"),
+        "{text}"
+    );
+
+    // Each flow on each of two devices at once: four screenshots, four names.
+    let here = tempfile::tempdir().unwrap();
+    let text = run(&["--shard-all", "2"], here.path());
+    let names = pngs(here.path());
+    assert_eq!(names.len(), 4, "{names:?}\n{text}");
+    assert!(names.contains(&"same.png".to_string()), "{names:?}");
+    assert_eq!(
+        text.matches("note    same.png was written by the flow").count(),
+        3,
+        "{text}"
+    );
+}
