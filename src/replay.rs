@@ -55,8 +55,9 @@ pub struct Options {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=64))]
     pub shard_all: Option<u64>,
     /// Write a report: `junit` (Maestro's shape unless --junit-format steps) or `html` (one
-    /// self-contained page), to --output, else report.xml or report.html here, as Maestro does.
-    #[arg(long, value_enum, conflicts_with = "junit")]
+    /// self-contained page), to --output, else report.xml or report.html here, as Maestro does;
+    /// `noop` (Maestro's default): none. Any case, as Maestro takes it.
+    #[arg(long, value_enum, ignore_case = true, conflicts_with = "junit")]
     pub format: Option<ReportFormat>,
     /// Where --format writes its report. The file's name is plain (as --junit's).
     #[arg(long, value_name = "PATH", requires = "format")]
@@ -64,8 +65,19 @@ pub struct Options {
     /// Write each flow's steps (commands-NAME.json), its failure's screenshot, the screenshots it
     /// took and the run's log (maestro.log) in DIR/<date>_<time>/, as Maestro lays them out (the
     /// config's testOutputDir otherwise).
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", conflicts_with = "debug_output")]
     pub test_output_dir: Option<PathBuf>,
+    /// The same test output where Maestro 1.x's `--debug-output DIR` puts it:
+    /// DIR/.maestro/tests/<date>_<time>/.
+    #[arg(long, value_name = "DIR")]
+    pub debug_output: Option<PathBuf>,
+    /// The test output straight in the folder of --debug-output or --test-output-dir, with no
+    /// <date>_<time> folder (Maestro's option, for CI).
+    #[arg(long)]
+    pub flatten_debug_output: bool,
+    /// The suite's name in `--format junit`'s report (Maestro's; "Test Suite" otherwise).
+    #[arg(long, value_name = "NAME")]
+    pub test_suite_name: Option<String>,
     /// Write a JUnit XML report here (a testsuite per flow, a testcase per step); a failed
     /// step's screenshot and the files a flow makes go in its folder (made 0700 if new). The
     /// file's name is plain: letters, digits, spaces, - _ . (not first: . or -).
@@ -83,11 +95,11 @@ pub struct Options {
     /// A variable of the flows (a password the recording left out, typed as ${NAME}; a Maestro
     /// flow's ${NAME}), over any the flow defines: NAME=VALUE, repeatable. `MAESTRO_*` variables
     /// of the environment count too, as in Maestro.
-    #[arg(long = "env", value_name = "NAME=VALUE", value_parser = parse_env)]
+    #[arg(long = "env", short = 'e', value_name = "NAME=VALUE", value_parser = parse_env)]
     pub env: Vec<(String, String)>,
     /// Read the flows (a Maestro flow with its subflows) without a device: print what would run
     /// and every command refused (file, line, why); exit 1 when one is.
-    #[arg(long, conflicts_with_all = ["junit", "strict", "env", "sim", "adb", "allow_network", "run_timeout_ms", "shard_split", "shard_all", "format", "test_output_dir"])]
+    #[arg(long, conflicts_with_all = ["junit", "strict", "env", "sim", "adb", "allow_network", "run_timeout_ms", "shard_split", "shard_all", "format", "test_output_dir", "debug_output", "flatten_debug_output", "test_suite_name"])]
     pub check: bool,
     /// How long each step waits for its element and its outcome, in ms.
     #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(100..=120_000))]
@@ -118,6 +130,7 @@ pub enum JunitFormat {
 pub enum ReportFormat {
     Junit,
     Html,
+    Noop,
 }
 
 /// The longest replay: a script run's time limit.

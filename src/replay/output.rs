@@ -27,6 +27,8 @@ pub struct Outputs {
     report: Option<(Folder, String, Kind)>,
     /// The test output folder of this run.
     run_dir: Option<Folder>,
+    /// `--test-suite-name`: the Maestro-shaped JUnit report's suite name.
+    suite_name: Option<String>,
     log: Mutex<String>,
     /// Each name a flow's file was written under this run, and the flow (file and shard) and
     /// its name, so that another flow's file of the same name is kept beside it.
@@ -44,6 +46,10 @@ impl Outputs {
             (None, None, Some(_)) => {
                 return Err("--junit-format shapes a JUnit report: add --junit PATH or --format junit".into());
             }
+            (Some(ReportFormat::Noop), ..) if options.output.is_some() || options.junit_format.is_some() => {
+                return Err("--format noop writes no report: drop --output and --junit-format, or choose --format junit or html".into());
+            }
+            (Some(ReportFormat::Noop), ..) => None,
             (Some(ReportFormat::Html), ..) => Some(Kind::Html),
             (Some(ReportFormat::Junit), _, shape) => Some(Kind::Junit(shape.unwrap_or(JunitFormat::Maestro))),
             (None, Some(_), shape) => Some(Kind::Junit(shape.unwrap_or(JunitFormat::Steps))),
@@ -69,17 +75,41 @@ impl Outputs {
             }
             _ => None,
         };
-        let run_dir = match options.test_output_dir.as_deref().or(configured) {
-            Some(dir) => {
+        if options.test_suite_name.is_some() && kind != Some(Kind::Junit(JunitFormat::Maestro)) {
+            return Err("--test-suite-name names the suite of Maestro's JUnit report: add --format junit (without --junit-format steps)".into());
+        }
+        // Maestro's `--debug-output DIR` is DIR/.maestro/tests/<stamp> (TestDebugReporter's
+        // default under DIR instead of the home folder); `--flatten-debug-output` is the folder
+        // itself, no stamp.
+        let (option, given, base) = match &options.debug_output {
+            Some(dir) => (
+                "--debug-output",
+                Some(dir.as_path()),
+                dir.join(".maestro").join("tests"),
+            ),
+            None => {
+                let dir = options.test_output_dir.as_deref().or(configured);
+                ("--test-output-dir", dir, dir.map(Path::to_path_buf).unwrap_or_default())
+            }
+        };
+        if options.flatten_debug_output && given.is_none() {
+            return Err("--flatten-debug-output writes the test output straight into its folder: name it with --debug-output DIR or --test-output-dir DIR".into());
+        }
+        let run_dir = match given {
+            Some(dir) if options.flatten_debug_output => Some(Folder::chosen(dir)),
+            Some(_) => {
                 let stamp = chrono::Local::now().format("%Y-%m-%d_%H%M%S").to_string();
-                let made = Folder::chosen(dir).and_then(|d| d.sub(&stamp));
-                Some(made.map_err(|e| format!("--test-output-dir {}: {e}", dir.display()))?)
+                Some(Folder::chosen(&base).and_then(|d| d.sub(&stamp)))
             }
             None => None,
         };
+        let run_dir = run_dir
+            .transpose()
+            .map_err(|e| format!("{option} {}: {e}", given.unwrap_or(Path::new("")).display()))?;
         Ok(Outputs {
             report,
             run_dir,
+            suite_name: options.test_suite_name.clone(),
             log: Mutex::new(String::new()),
             claims: Mutex::new(HashMap::new()),
         })
@@ -204,7 +234,7 @@ impl Outputs {
         if let Some((folder, file, kind)) = &self.report {
             let text = match kind {
                 Kind::Junit(JunitFormat::Steps) => super::junit(reports),
-                Kind::Junit(JunitFormat::Maestro) => super::junit_maestro(reports),
+                Kind::Junit(JunitFormat::Maestro) => super::junit_maestro(reports, self.suite_name.as_deref()),
                 Kind::Html => super::html(reports),
             };
             let path = folder.write(std::slice::from_ref(file), text.as_bytes())?;

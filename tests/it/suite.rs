@@ -227,6 +227,22 @@ fn every_bad_suite_option_is_refused_with_what_to_do() {
             &[d, "--shard-split", "2", "--shard-all", "2", "--sim"],
             "cannot be used with",
         ),
+        (
+            &[d, "--format", "noop", "--output", "/tmp/x/report.xml", "--sim"],
+            "--format noop writes no report",
+        ),
+        (
+            &[d, "--format", "html", "--test-suite-name", "Nightly", "--sim"],
+            "--test-suite-name names the suite of Maestro's JUnit report",
+        ),
+        (
+            &[d, "--flatten-debug-output", "--sim"],
+            "name it with --debug-output DIR or --test-output-dir DIR",
+        ),
+        (
+            &[d, "--debug-output", "/tmp/a", "--test-output-dir", "/tmp/b", "--sim"],
+            "cannot be used with",
+        ),
     ];
     for (args, part) in cases {
         let out = droidmcp(args, home.path()).output().unwrap();
@@ -420,4 +436,67 @@ fn screenshots_of_the_same_name_from_several_flows_and_shards_are_all_kept() {
         3,
         "{text}"
     );
+}
+
+/// `maestro test`'s own spellings of the options a CI script passes: `-e NAME=VALUE`, `--udid`,
+/// `--format JUNIT` with `--test-suite-name`, `--debug-output DIR` (Maestro 1.x's
+/// DIR/.maestro/tests/<stamp>) and `--flatten-debug-output` (DIR itself), `--format noop`.
+#[test]
+fn maestro_test_option_spellings_run_as_maestro_reads_them() {
+    let sim = SimProcess::start(&[]);
+    let home = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    flow(ws.path(), "env.yaml", "", "- launchApp\n- assertVisible: ${LABEL}\n");
+    let here = tempfile::tempdir().unwrap();
+    let adb = format!("tcp:{}", sim.addr);
+    let serial = sim.serial();
+    let run = |extra: &[&str]| -> String {
+        let mut args = vec![ws.path().to_str().unwrap(), "--adb", &adb, "--udid", &serial];
+        args.extend(extra);
+        let out = droidmcp(&args, home.path()).current_dir(here.path()).output().unwrap();
+        let text = said(&out);
+        assert!(out.status.success(), "{args:?}: {text}");
+        text
+    };
+    let flat = here.path().join("flat");
+    run(&[
+        "-e",
+        "LABEL=Network & internet",
+        "--format",
+        "JUNIT",
+        "--test-suite-name",
+        "Nightly <1>",
+        "--output",
+        "report.xml",
+        "--debug-output",
+        flat.to_str().unwrap(),
+        "--flatten-debug-output",
+    ]);
+    let xml = std::fs::read_to_string(here.path().join("report.xml")).unwrap();
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    let suite = doc.descendants().find(|n| n.has_tag_name("testsuite")).unwrap();
+    assert_eq!(suite.attribute("name"), Some("Nightly <1>"), "{xml}");
+    assert!(
+        flat.join("maestro.log").is_file(),
+        "flattened: the log in the folder itself"
+    );
+    assert!(flat.join("commands-env.json").is_file());
+
+    let nested = here.path().join("nested");
+    run(&[
+        "-e",
+        "LABEL=Network & internet",
+        "--debug-output",
+        nested.to_str().unwrap(),
+    ]);
+    let runs: Vec<_> = std::fs::read_dir(nested.join(".maestro/tests"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    assert!(runs[0].join("maestro.log").is_file(), "{runs:?}");
+
+    std::fs::remove_file(here.path().join("report.xml")).unwrap();
+    run(&["-e", "LABEL=Network & internet", "--format", "noop"]);
+    assert!(!here.path().join("report.xml").exists(), "noop writes no report");
 }
