@@ -456,7 +456,7 @@ async fn run_one(
     // What the flow made on the device (takeScreenshot), pulled beside the report.
     let run = answer.get("runId").and_then(Value::as_str).unwrap_or_default();
     let owner = format!("{}#{shard:?}", file.display());
-    let claim = |parts: Vec<String>| outputs.claim(parts, &owner, &name, shard);
+    let claim = |parts: Vec<String>| outputs.name_made_file(parts, &owner, &name, shard);
     let (pulled, unpulled, notes) = files::pull(state, run, outputs.beside(), &claim).await;
     let failed_step = results.iter().any(|r| r.error.is_some());
     report.ended = answer.get("ok") == Some(&Value::Bool(true));

@@ -66,7 +66,7 @@ pub async fn push(state: &State, media: &[crate::flow::commands::Media]) -> anyh
     Ok(())
 }
 
-/// The name a pulled file is written under (`output::Outputs::claim`), and why when not its own.
+/// The name a pulled file is written under (`output::Outputs::name_made_file`), and why when not its own.
 pub type Claim<'a> = dyn Fn(Vec<String>) -> (Vec<String>, Option<String>) + Send + Sync + 'a;
 
 /// Pulls every file the run `run` listed into `beside` (the report's folder), each under the

@@ -131,7 +131,7 @@ impl Outputs {
     /// flow (or the same flow on another shard) already wrote this run is kept: this one goes
     /// to `NAME-FLOW[-shard-N][-K].png`, with a line saying why. `owner`: the flow's file and
     /// shard; `flow`: its name.
-    pub fn claim(
+    pub fn name_made_file(
         &self,
         parts: Vec<String>,
         owner: &str,
