@@ -10,7 +10,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use base64::Engine;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -20,6 +19,7 @@ use env::{defaults, parse_env, redact, variables};
 
 mod check;
 mod env;
+mod failure;
 mod files;
 mod html;
 mod junit;
@@ -475,7 +475,7 @@ async fn run_one(
         });
     }
     if !report.passed() {
-        let (seen, shot) = what_the_screen_shows(state, outputs, &report.name, shard).await;
+        let (seen, shot) = failure::what_the_screen_shows(state, outputs, &report.name, shard).await;
         if let Some(seen) = seen {
             let failing = report
                 .steps
@@ -500,7 +500,7 @@ async fn run_one(
 
 /// A tool call through the server, as an assistant makes it: its structured answer, or
 /// `{ok: false, message}` for an error without one.
-async fn call(state: &Arc<State>, tool: &str, args: Value) -> anyhow::Result<Value> {
+pub(crate) async fn call(state: &Arc<State>, tool: &str, args: Value) -> anyhow::Result<Value> {
     let Value::Object(args) = args else {
         unreachable!("arguments are an object")
     };
@@ -538,54 +538,6 @@ fn read_results(state: &State, answer: &Value) -> Vec<StepResult> {
         .ok()
         .and_then(|t| serde_json::from_str(&t).ok())
         .unwrap_or_default()
-}
-
-/// After a failure: the activity and the first labels on the screen, and a screenshot saved
-/// beside the report (or in the user's private `droidmcp-replay-UID` in the temp folder), named
-/// by the flow's name made plain: a flow's `name:` is a third party's text.
-async fn what_the_screen_shows(
-    state: &Arc<State>,
-    outputs: &output::Outputs,
-    name: &str,
-    shard: Option<usize>,
-) -> (Option<String>, Option<PathBuf>) {
-    let seen = match call(state, "ui", json!({"operation": "dump", "limit": 12})).await {
-        Ok(dump) if dump.get("elements").is_some() => {
-            let activity = dump["focused"]["activity"]
-                .as_str()
-                .unwrap_or("no activity")
-                .to_string();
-            let labels: Vec<String> = dump["elements"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(|e| e["label"].as_str())
-                .filter(|l| !l.is_empty())
-                .map(|l| format!("{l:?}"))
-                .collect();
-            Some(format!("{activity} with {}", labels.join(", ")))
-        }
-        _ => None,
-    };
-    let Value::Object(args) = json!({"operation": "screenshot"}) else {
-        unreachable!()
-    };
-    let shot = match call_once(DroidMcp::new(state.clone()), "ui", args).await {
-        Ok(result) => result.content.iter().find_map(|c| c.as_image().cloned()),
-        Err(_) => None,
-    };
-    let (folder, file) = outputs.failure_shot(name, shard);
-    let path = shot.and_then(|image| {
-        let bytes = base64::engine::general_purpose::STANDARD.decode(&image.data).ok()?;
-        match folder.and_then(|folder| folder.write(&[file], &bytes)) {
-            Ok(path) => Some(path),
-            Err(e) => {
-                tracing::warn!("the failure's screenshot was not saved: {e}");
-                None
-            }
-        }
-    });
-    (seen, path)
 }
 
 #[cfg(test)]

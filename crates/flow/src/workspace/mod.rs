@@ -521,4 +521,6 @@ impl Plan {
 }
 
 #[cfg(test)]
+mod tags_tests;
+#[cfg(test)]
 mod tests;
