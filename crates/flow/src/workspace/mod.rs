@@ -521,6 +521,4 @@ impl Plan {
 }
 
 #[cfg(test)]
-mod tags_tests;
-#[cfg(test)]
 mod tests;

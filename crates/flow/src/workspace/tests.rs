@@ -1,13 +1,15 @@
 //! The planner's cases: Maestro's own, Java's glob rules, the tag options (the tags' own cases
-//! are `tags_tests`).
+//! are `tests/tags.rs`).
 
 use std::path::PathBuf;
 
 use super::{Tags, glob, parse_tags, plan, read};
 
-pub(super) const FLOW: &str = "appId: com.example.app\n---\n- launchApp\n";
+mod tags;
 
-pub(super) fn tagged(tags: &[&str]) -> String {
+const FLOW: &str = "appId: com.example.app\n---\n- launchApp\n";
+
+fn tagged(tags: &[&str]) -> String {
     let list: String = tags.iter().map(|t| format!("  - {t}\n")).collect();
     format!("appId: com.example.app\ntags:\n{list}---\n- launchApp\n")
 }
@@ -19,14 +21,14 @@ fn named(name: &str) -> String {
 /// One workspace: its files, what the command line gives (paths below the workspace, tags,
 /// --config), and the sequence and flows expected (paths below the workspace), or a part of
 /// the error.
-pub(super) struct Case {
-    pub name: &'static str,
-    pub files: Vec<(&'static str, String)>,
-    pub inputs: &'static [&'static str],
-    pub include: &'static str,
-    pub exclude: &'static str,
-    pub config: Option<&'static str>,
-    pub expect: Result<(&'static [&'static str], &'static [&'static str]), &'static str>,
+struct Case {
+    name: &'static str,
+    files: Vec<(&'static str, String)>,
+    inputs: &'static [&'static str],
+    include: &'static str,
+    exclude: &'static str,
+    config: Option<&'static str>,
+    expect: Result<(&'static [&'static str], &'static [&'static str]), &'static str>,
 }
 
 fn flows(names: &[&'static str]) -> Vec<(&'static str, String)> {
@@ -349,7 +351,7 @@ fn cases() -> Vec<Case> {
 }
 
 /// Builds the case's workspace, plans it, and checks the plan or the error.
-pub(super) fn check(case: &Case) {
+fn check(case: &Case) {
     let dir = tempfile::tempdir().unwrap();
     for (file, text) in &case.files {
         let path = dir.path().join(file);

@@ -3,8 +3,8 @@
 
 use std::path::PathBuf;
 
-use super::tests::{Case, FLOW, check, tagged};
-use super::{Config, FlowFile, Header, Tags, plan, read_header};
+use super::{Case, FLOW, check, tagged};
+use crate::workspace::{Config, FlowFile, Header, Tags, plan, read_header};
 
 /// The examples of Maestro's documentation on tags (maestro.mobile.dev/cli/tags, "Filtering"
 /// and "Global tags"; docs.maestro.dev "Test discovery and tags", "Tag logic"), each a
