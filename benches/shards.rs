@@ -6,7 +6,8 @@
 //! answering each message after LATENCY_MS (default 50), as a device does, whose time the
 //! shards overlap.
 //!
-//! `cargo bench --bench shards` (FLOWS=N, LATENCY_MS=N).
+//! `cargo bench --bench shards` (FLOWS=N, LATENCY_MS=N; DROIDMCP=PATH measures another build's
+//! binary, e.g. main's, against the same simulators).
 
 use std::net::SocketAddr;
 use std::path::Path;
@@ -17,7 +18,8 @@ use droidmcp::sim::{self, AuthPolicy, Faults, Simulator};
 
 fn replay(dir: &Path, home: &Path, args: &[String]) -> anyhow::Result<Duration> {
     let started = Instant::now();
-    let out = Command::new(env!("CARGO_BIN_EXE_droidmcp"))
+    let binary = std::env::var_os("DROIDMCP").unwrap_or_else(|| env!("CARGO_BIN_EXE_droidmcp").into());
+    let out = Command::new(binary)
         .arg("replay")
         .arg(dir)
         .args(args)

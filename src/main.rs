@@ -63,8 +63,8 @@ struct ServeArgs {
     /// Whether scripts' `http` reaches the network: set by `replay --allow-network` only.
     #[arg(skip)]
     script_network: bool,
-    /// Default device serial (as `adb devices` shows it).
-    #[arg(long, env = "ANDROID_SERIAL")]
+    /// Default device serial (as `adb devices` shows it). `--udid` too, as Maestro takes it.
+    #[arg(long, alias = "udid", env = "ANDROID_SERIAL")]
     device: Option<String>,
     /// Where devices are: tcp:HOST:PORT for one device's adbd, server:HOST:PORT for an adb server.
     /// Repeat it for several (a device farm), each optionally named: lab1=server:HOST:PORT.

@@ -10,7 +10,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use base64::Engine;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -20,6 +19,7 @@ use env::{defaults, parse_env, redact, variables};
 
 mod check;
 mod env;
+mod failure;
 mod files;
 mod html;
 mod junit;
@@ -55,8 +55,9 @@ pub struct Options {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=64))]
     pub shard_all: Option<u64>,
     /// Write a report: `junit` (Maestro's shape unless --junit-format steps) or `html` (one
-    /// self-contained page), to --output, else report.xml or report.html here, as Maestro does.
-    #[arg(long, value_enum, conflicts_with = "junit")]
+    /// self-contained page), to --output, else report.xml or report.html here, as Maestro does;
+    /// `noop` (Maestro's default): none. Any case, as Maestro takes it.
+    #[arg(long, value_enum, ignore_case = true, conflicts_with = "junit")]
     pub format: Option<ReportFormat>,
     /// Where --format writes its report. The file's name is plain (as --junit's).
     #[arg(long, value_name = "PATH", requires = "format")]
@@ -64,8 +65,19 @@ pub struct Options {
     /// Write each flow's steps (commands-NAME.json), its failure's screenshot, the screenshots it
     /// took and the run's log (maestro.log) in DIR/<date>_<time>/, as Maestro lays them out (the
     /// config's testOutputDir otherwise).
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", conflicts_with = "debug_output")]
     pub test_output_dir: Option<PathBuf>,
+    /// The same test output where Maestro 1.x's `--debug-output DIR` puts it:
+    /// DIR/.maestro/tests/<date>_<time>/.
+    #[arg(long, value_name = "DIR")]
+    pub debug_output: Option<PathBuf>,
+    /// The test output straight in the folder of --debug-output or --test-output-dir, with no
+    /// <date>_<time> folder (Maestro's option, for CI).
+    #[arg(long)]
+    pub flatten_debug_output: bool,
+    /// The suite's name in `--format junit`'s report (Maestro's; "Test Suite" otherwise).
+    #[arg(long, value_name = "NAME")]
+    pub test_suite_name: Option<String>,
     /// Write a JUnit XML report here (a testsuite per flow, a testcase per step); a failed
     /// step's screenshot and the files a flow makes go in its folder (made 0700 if new). The
     /// file's name is plain: letters, digits, spaces, - _ . (not first: . or -).
@@ -83,11 +95,11 @@ pub struct Options {
     /// A variable of the flows (a password the recording left out, typed as ${NAME}; a Maestro
     /// flow's ${NAME}), over any the flow defines: NAME=VALUE, repeatable. `MAESTRO_*` variables
     /// of the environment count too, as in Maestro.
-    #[arg(long = "env", value_name = "NAME=VALUE", value_parser = parse_env)]
+    #[arg(long = "env", short = 'e', value_name = "NAME=VALUE", value_parser = parse_env)]
     pub env: Vec<(String, String)>,
     /// Read the flows (a Maestro flow with its subflows) without a device: print what would run
     /// and every command refused (file, line, why); exit 1 when one is.
-    #[arg(long, conflicts_with_all = ["junit", "strict", "env", "sim", "adb", "allow_network", "run_timeout_ms", "shard_split", "shard_all", "format", "test_output_dir"])]
+    #[arg(long, conflicts_with_all = ["junit", "strict", "env", "sim", "adb", "allow_network", "run_timeout_ms", "shard_split", "shard_all", "format", "test_output_dir", "debug_output", "flatten_debug_output", "test_suite_name"])]
     pub check: bool,
     /// How long each step waits for its element and its outcome, in ms.
     #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(100..=120_000))]
@@ -118,6 +130,7 @@ pub enum JunitFormat {
 pub enum ReportFormat {
     Junit,
     Html,
+    Noop,
 }
 
 /// The longest replay: a script run's time limit.
@@ -158,6 +171,8 @@ pub struct Report {
     pub lost: Option<String>,
     /// The files it made, pulled from the device.
     pub files: Vec<PathBuf>,
+    /// What the run says about it without failing it (a file kept under another name).
+    pub notes: Vec<String>,
 }
 
 impl Report {
@@ -418,7 +433,7 @@ async fn run_one(
     .await?;
     let results = read_results(state, &answer);
     let mut report = Report {
-        name,
+        name: name.clone(),
         strict: options.strict,
         ms: started.elapsed().as_millis() as u64,
         ..Default::default()
@@ -440,7 +455,9 @@ async fn run_one(
     }
     // What the flow made on the device (takeScreenshot), pulled beside the report.
     let run = answer.get("runId").and_then(Value::as_str).unwrap_or_default();
-    let (pulled, unpulled) = files::pull(state, run, outputs.beside()).await;
+    let owner = format!("{}#{shard:?}", file.display());
+    let claim = |parts: Vec<String>| outputs.name_made_file(parts, &owner, &name, shard);
+    let (pulled, unpulled, notes) = files::pull(state, run, outputs.beside(), &claim).await;
     let failed_step = results.iter().any(|r| r.error.is_some());
     report.ended = answer.get("ok") == Some(&Value::Bool(true));
     if !report.ended && !failed_step {
@@ -458,7 +475,7 @@ async fn run_one(
         });
     }
     if !report.passed() {
-        let (seen, shot) = what_the_screen_shows(state, outputs, &report.name, shard).await;
+        let (seen, shot) = failure::what_the_screen_shows(state, outputs, &report.name, shard).await;
         if let Some(seen) = seen {
             let failing = report
                 .steps
@@ -477,12 +494,13 @@ async fn run_one(
     }
     redact(&mut report, &env);
     report.files = pulled;
+    report.notes = notes;
     Ok(report)
 }
 
 /// A tool call through the server, as an assistant makes it: its structured answer, or
 /// `{ok: false, message}` for an error without one.
-async fn call(state: &Arc<State>, tool: &str, args: Value) -> anyhow::Result<Value> {
+pub(crate) async fn call(state: &Arc<State>, tool: &str, args: Value) -> anyhow::Result<Value> {
     let Value::Object(args) = args else {
         unreachable!("arguments are an object")
     };
@@ -520,54 +538,6 @@ fn read_results(state: &State, answer: &Value) -> Vec<StepResult> {
         .ok()
         .and_then(|t| serde_json::from_str(&t).ok())
         .unwrap_or_default()
-}
-
-/// After a failure: the activity and the first labels on the screen, and a screenshot saved
-/// beside the report (or in the user's private `droidmcp-replay-UID` in the temp folder), named
-/// by the flow's name made plain: a flow's `name:` is a third party's text.
-async fn what_the_screen_shows(
-    state: &Arc<State>,
-    outputs: &output::Outputs,
-    name: &str,
-    shard: Option<usize>,
-) -> (Option<String>, Option<PathBuf>) {
-    let seen = match call(state, "ui", json!({"operation": "dump", "limit": 12})).await {
-        Ok(dump) if dump.get("elements").is_some() => {
-            let activity = dump["focused"]["activity"]
-                .as_str()
-                .unwrap_or("no activity")
-                .to_string();
-            let labels: Vec<String> = dump["elements"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(|e| e["label"].as_str())
-                .filter(|l| !l.is_empty())
-                .map(|l| format!("{l:?}"))
-                .collect();
-            Some(format!("{activity} with {}", labels.join(", ")))
-        }
-        _ => None,
-    };
-    let Value::Object(args) = json!({"operation": "screenshot"}) else {
-        unreachable!()
-    };
-    let shot = match call_once(DroidMcp::new(state.clone()), "ui", args).await {
-        Ok(result) => result.content.iter().find_map(|c| c.as_image().cloned()),
-        Err(_) => None,
-    };
-    let (folder, file) = outputs.failure_shot(name, shard);
-    let path = shot.and_then(|image| {
-        let bytes = base64::engine::general_purpose::STANDARD.decode(&image.data).ok()?;
-        match folder.and_then(|folder| folder.write(&[file], &bytes)) {
-            Ok(path) => Some(path),
-            Err(e) => {
-                tracing::warn!("the failure's screenshot was not saved: {e}");
-                None
-            }
-        }
-    });
-    (seen, path)
 }
 
 #[cfg(test)]

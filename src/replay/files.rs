@@ -66,31 +66,70 @@ pub async fn push(state: &State, media: &[crate::flow::commands::Media]) -> anyh
     Ok(())
 }
 
-/// Pulls every file the run `run` listed into `beside` (the report's folder); returns the host
-/// paths written, and a line per file that could not be (the run's report prints them).
-pub async fn pull(state: &State, run: &str, beside: Result<Folder, String>) -> (Vec<PathBuf>, Vec<String>) {
-    let made: Vec<Made> = state
+/// The name a pulled file is written under (`output::Outputs::name_made_file`), and why when not its own.
+pub type Claim<'a> = dyn Fn(Vec<String>) -> (Vec<String>, Option<String>) + Send + Sync + 'a;
+
+/// Pulls every file the run `run` listed into `beside` (the report's folder), each under the
+/// name `claim` gives; returns the host paths written, a line per file that could not be (the
+/// run's report prints them), and a line per file written under another name.
+pub async fn pull(
+    state: &State,
+    run: &str,
+    beside: Result<Folder, String>,
+    claim: &Claim<'_>,
+) -> (Vec<PathBuf>, Vec<String>, Vec<String>) {
+    let mut made: Vec<Made> = state
         .runs
         .read_run_file(run, crate::flow::commands::FILES_FILE)
         .ok()
         .and_then(|t| serde_json::from_str(&t).ok())
         .unwrap_or_default();
-    let (mut written, mut failed) = (Vec::new(), Vec::new());
+    let (mut written, mut failed, mut notes) = (Vec::new(), Vec::new(), Vec::new());
+    // A name the flow took twice is one file on the device, holding the later screenshot (as
+    // Maestro's later one replaces the earlier): pulled once, under the later entry's name.
+    let mut later: std::collections::HashMap<(String, String), String> = Default::default();
+    made.reverse();
+    made.retain(|file| match later.get(&(file.device.clone(), file.path.clone())) {
+        None => {
+            later.insert((file.device.clone(), file.path.clone()), file.name.clone());
+            true
+        }
+        Some(name) => {
+            if *name != file.name {
+                notes.push(format!(
+                    "{} was replaced on the device by {} before it was pulled (both are {} there)",
+                    crate::android::text::echoed(&file.name),
+                    crate::android::text::echoed(name),
+                    file.path
+                ));
+            }
+            false
+        }
+    });
+    made.reverse();
     for file in made {
         let pulled = match &beside {
-            Ok(beside) => pull_one(state, &file, beside).await,
+            Ok(beside) => pull_one(state, &file, beside, claim).await,
             Err(e) => Err(e.clone()),
         };
         match pulled {
-            Ok(path) => written.push(path),
+            Ok((path, note)) => {
+                written.push(path);
+                notes.extend(note);
+            }
             Err(e) => failed.push(format!("{}: {e}", crate::android::text::echoed(&file.name))),
         }
     }
-    (written, failed)
+    (written, failed, notes)
 }
 
-async fn pull_one(state: &State, file: &Made, beside: &Folder) -> Result<PathBuf, String> {
-    let pulled = copy(state, file, beside).await;
+async fn pull_one(
+    state: &State,
+    file: &Made,
+    beside: &Folder,
+    claim: &Claim<'_>,
+) -> Result<(PathBuf, Option<String>), String> {
+    let pulled = copy(state, file, beside, claim).await;
     // The device keeps no copy, pulled or not, as Maestro leaves none there.
     let _ = state
         .adb
@@ -99,7 +138,12 @@ async fn pull_one(state: &State, file: &Made, beside: &Folder) -> Result<PathBuf
     pulled
 }
 
-async fn copy(state: &State, file: &Made, beside: &Folder) -> Result<PathBuf, String> {
+async fn copy(
+    state: &State,
+    file: &Made,
+    beside: &Folder,
+    claim: &Claim<'_>,
+) -> Result<(PathBuf, Option<String>), String> {
     // The name came back through a file the script wrote (a `${…}` in it made as the step ran):
     // checked before the device is asked, and again by the door as it is written.
     let parts = crate::confine::relative(&file.name)?;
@@ -123,5 +167,7 @@ async fn copy(state: &State, file: &Made, beside: &Folder) -> Result<PathBuf, St
             crate::android::text::echoed(&String::from_utf8_lossy(&bytes[..bytes.len().min(200)]))
         ));
     }
-    beside.write(&parts, &bytes)
+    // Claimed once read, so that a file that could not be read takes no name.
+    let (parts, note) = claim(parts);
+    beside.write(&parts, &bytes).map(|path| (path, note))
 }

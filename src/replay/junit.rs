@@ -81,12 +81,13 @@ fn suite(out: &mut String, report: &Report) {
     out.push_str("</testsuite>\n");
 }
 
-/// The report as Maestro writes it (`JUnitTestSuiteReporter`): a testsuite "Test Suite" per
-/// device (Maestro's merged shards' suites) with its `device`, a testcase per flow named by its
+/// The report as Maestro writes it (`JUnitTestSuiteReporter`): a testsuite per device named
+/// `suite` (`--test-suite-name`, "Test Suite" by default) (Maestro's merged shards' suites) with its `device`, a testcase per flow named by its
 /// name, times in whole seconds, a `status` (SUCCESS or ERROR), and a failed flow's `<failure>`
 /// text: its failing step (number and what it did), why, what the screen showed, and the
 /// screenshot's path.
-pub fn junit_maestro(reports: &[Report]) -> String {
+pub fn junit_maestro(reports: &[Report], suite_name: Option<&str>) -> String {
+    let suite_name = xml(suite_name.unwrap_or("Test Suite"));
     let seconds = |ms: u64| ms / 1000;
     let mut devices: Vec<&str> = Vec::new();
     for report in reports {
@@ -104,7 +105,7 @@ pub fn junit_maestro(reports: &[Report]) -> String {
             format!(" device=\"{}\"", xml(device))
         };
         out.push_str(&format!(
-            "  <testsuite name=\"Test Suite\"{device_attr} tests=\"{}\" failures=\"{failed}\" time=\"{}\">\n",
+            "  <testsuite name=\"{suite_name}\"{device_attr} tests=\"{}\" failures=\"{failed}\" time=\"{}\">\n",
             suite.len(),
             seconds(suite.iter().map(|r| r.ms).sum())
         ));
@@ -194,7 +195,7 @@ mod tests {
                     ..Default::default()
                 })
                 .collect();
-            let xml = junit_maestro(&reports);
+            let xml = junit_maestro(&reports, None);
             let doc = roxmltree::Document::parse(&xml).map_err(|e| TestCaseError::fail(format!("{e}\n{xml}")))?;
             let suite = doc.descendants().find(|n| n.has_tag_name("testsuite")).unwrap();
             let failed = flows.iter().filter(|(_, ok, _)| !ok).count();

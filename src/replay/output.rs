@@ -7,6 +7,7 @@
 //! (`TestDebugReporter.saveFlow`), and the screenshots the flows took. Maestro's names hold
 //! `(NAME)` and `❌`, which are not plain names: droidmcp writes NAME made plain, and `failed`.
 
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Mutex;
 
@@ -26,7 +27,12 @@ pub struct Outputs {
     report: Option<(Folder, String, Kind)>,
     /// The test output folder of this run.
     run_dir: Option<Folder>,
+    /// `--test-suite-name`: the Maestro-shaped JUnit report's suite name.
+    suite_name: Option<String>,
     log: Mutex<String>,
+    /// Each name a flow's file was written under this run, and the flow (file and shard) and
+    /// its name, so that another flow's file of the same name is kept beside it.
+    claims: Mutex<HashMap<Vec<String>, (String, String)>>,
 }
 
 impl Outputs {
@@ -40,6 +46,10 @@ impl Outputs {
             (None, None, Some(_)) => {
                 return Err("--junit-format shapes a JUnit report: add --junit PATH or --format junit".into());
             }
+            (Some(ReportFormat::Noop), ..) if options.output.is_some() || options.junit_format.is_some() => {
+                return Err("--format noop writes no report: drop --output and --junit-format, or choose --format junit or html".into());
+            }
+            (Some(ReportFormat::Noop), ..) => None,
             (Some(ReportFormat::Html), ..) => Some(Kind::Html),
             (Some(ReportFormat::Junit), _, shape) => Some(Kind::Junit(shape.unwrap_or(JunitFormat::Maestro))),
             (None, Some(_), shape) => Some(Kind::Junit(shape.unwrap_or(JunitFormat::Steps))),
@@ -65,18 +75,43 @@ impl Outputs {
             }
             _ => None,
         };
-        let run_dir = match options.test_output_dir.as_deref().or(configured) {
-            Some(dir) => {
+        if options.test_suite_name.is_some() && kind != Some(Kind::Junit(JunitFormat::Maestro)) {
+            return Err("--test-suite-name names the suite of Maestro's JUnit report: add --format junit (without --junit-format steps)".into());
+        }
+        // Maestro's `--debug-output DIR` is DIR/.maestro/tests/<stamp> (TestDebugReporter's
+        // default under DIR instead of the home folder); `--flatten-debug-output` is the folder
+        // itself, no stamp.
+        let (option, given, base) = match &options.debug_output {
+            Some(dir) => (
+                "--debug-output",
+                Some(dir.as_path()),
+                dir.join(".maestro").join("tests"),
+            ),
+            None => {
+                let dir = options.test_output_dir.as_deref().or(configured);
+                ("--test-output-dir", dir, dir.map(Path::to_path_buf).unwrap_or_default())
+            }
+        };
+        if options.flatten_debug_output && given.is_none() {
+            return Err("--flatten-debug-output writes the test output straight into its folder: name it with --debug-output DIR or --test-output-dir DIR".into());
+        }
+        let run_dir = match given {
+            Some(dir) if options.flatten_debug_output => Some(Folder::chosen(dir)),
+            Some(_) => {
                 let stamp = chrono::Local::now().format("%Y-%m-%d_%H%M%S").to_string();
-                let made = Folder::chosen(dir).and_then(|d| d.sub(&stamp));
-                Some(made.map_err(|e| format!("--test-output-dir {}: {e}", dir.display()))?)
+                Some(Folder::chosen(&base).and_then(|d| d.sub(&stamp)))
             }
             None => None,
         };
+        let run_dir = run_dir
+            .transpose()
+            .map_err(|e| format!("{option} {}: {e}", given.unwrap_or(Path::new("")).display()))?;
         Ok(Outputs {
             report,
             run_dir,
+            suite_name: options.test_suite_name.clone(),
             log: Mutex::new(String::new()),
+            claims: Mutex::new(HashMap::new()),
         })
     }
 
@@ -87,6 +122,66 @@ impl Outputs {
             (None, Some((folder, ..))) => Ok(folder.clone()),
             (None, None) => Folder::chosen(Path::new("")),
         }
+    }
+
+    /// The name a file a flow made is written under (`parts`, a path in `beside`). Maestro
+    /// writes `takeScreenshot: NAME` to NAME.png whichever flow or shard took it, the last
+    /// silently replacing the others; here a flow's own file keeps its name (a flow that takes
+    /// the same name twice replaces its own, as in Maestro), and a file of that name another
+    /// flow (or the same flow on another shard) already wrote this run is kept: this one goes
+    /// to `NAME-FLOW[-shard-N][-K].png`, with a line saying why. `owner`: the flow's file and
+    /// shard; `flow`: its name.
+    pub fn name_made_file(
+        &self,
+        parts: Vec<String>,
+        owner: &str,
+        flow: &str,
+        shard: Option<usize>,
+    ) -> (Vec<String>, Option<String>) {
+        let shown = match shard {
+            Some(n) => format!("{flow:?} (shard {n})"),
+            None => format!("{flow:?}"),
+        };
+        let mut claims = self.claims.lock().unwrap_or_else(|p| p.into_inner());
+        let by_name = match claims.get(&parts) {
+            Some((by, name)) if by != owner => name.clone(),
+            _ => {
+                claims.insert(parts.clone(), (owner.to_string(), shown));
+                return (parts, None);
+            }
+        };
+        let (dir, file) = parts.split_at(parts.len() - 1);
+        let (stem, ext) = match file[0].rsplit_once('.') {
+            Some((stem, ext)) if !stem.is_empty() => (stem.to_string(), format!(".{ext}")),
+            _ => (file[0].clone(), String::new()),
+        };
+        let mut tail = plain_from(flow);
+        if let Some(n) = shard {
+            tail.push_str(&format!("-shard-{n}"));
+        }
+        let taken = |claims: &HashMap<Vec<String>, (String, String)>, name: &[String]| {
+            claims.get(name).is_some_and(|(by, _)| by != owner)
+        };
+        let mut k = 1;
+        let renamed = loop {
+            let suffix = if k == 1 { String::new() } else { format!("-{k}") };
+            let candidate: Vec<String> = dir
+                .iter()
+                .cloned()
+                .chain([format!("{stem}-{tail}{suffix}{ext}")])
+                .collect();
+            if !taken(&claims, &candidate) {
+                break candidate;
+            }
+            k += 1;
+        };
+        claims.insert(renamed.clone(), (owner.to_string(), shown));
+        let note = format!(
+            "{} was written by the flow {by_name} this run: this one is kept as {} (Maestro would replace one with the other)",
+            parts.join("/"),
+            renamed.join("/")
+        );
+        (renamed, Some(note))
     }
 
     /// The folder and name of a failure's screenshot: in the test output folder as Maestro names
@@ -139,7 +234,7 @@ impl Outputs {
         if let Some((folder, file, kind)) = &self.report {
             let text = match kind {
                 Kind::Junit(JunitFormat::Steps) => super::junit(reports),
-                Kind::Junit(JunitFormat::Maestro) => super::junit_maestro(reports),
+                Kind::Junit(JunitFormat::Maestro) => super::junit_maestro(reports, self.suite_name.as_deref()),
                 Kind::Html => super::html(reports),
             };
             let path = folder.write(std::slice::from_ref(file), text.as_bytes())?;
@@ -203,6 +298,9 @@ pub(super) fn lines(report: &Report) -> String {
     }
     for path in &report.files {
         let _ = writeln!(out, "file    {}", path.display());
+    }
+    for note in &report.notes {
+        let _ = writeln!(out, "note    {note}");
     }
     let (failed, skipped) = (report.failed(), report.skipped());
     let steps = report.steps.len();

@@ -24,6 +24,13 @@ pub fn plan(options: &Options) -> Result<Plan, String> {
     for given in &options.exclude_tags {
         tags.exclude.extend(workspace::parse_tags("--exclude-tags", given)?);
     }
+    // Maestro's `--include-tags ""` includes the tag "", which no flow has: it runs nothing.
+    if !options.include_tags.is_empty() && tags.include.is_empty() {
+        return Err(format!(
+            "--include-tags {:?} names no tag, so no flow would run: name the tags to run, e.g. --include-tags smoke,login, or leave the option out to run every flow",
+            options.include_tags.join(",")
+        ));
+    }
     let (files, config, single) = workspace::read(&options.files, options.config.as_deref())?;
     let plan = workspace::plan(&files, &config, &tags, single)?;
     for note in &plan.notes {

@@ -45,6 +45,12 @@ const MECHANISMS: &[Mechanism] = &[
         pending: &[],
     },
     Mechanism {
+        concern: "naming a file a replayed flow made (another flow's or shard's of the same name kept)",
+        markers: &["fn name_made_file("],
+        home: "src/replay/output.rs",
+        pending: &[],
+    },
+    Mechanism {
         concern: "a principal's folder name",
         markers: &["fn principal_folder("],
         home: "crates/confine/src/lib.rs",

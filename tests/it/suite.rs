@@ -149,9 +149,17 @@ fn a_workspace_folder_replays_the_flows_maestro_picks_in_its_order_with_its_outp
     let log = std::fs::read_to_string(runs[0].join("maestro.log")).unwrap();
     assert!(log.contains("FAILED  2 tap text \"No such row\""), "{log}");
 
-    // --check picks the same flows, the sequence named first.
+    // --check picks the same flows, the sequence named first; an empty --exclude-tags (a CI
+    // variable left empty) excludes nothing more, as in Maestro.
     let out = droidmcp(
-        &[dir.to_str().unwrap(), "--exclude-tags", "slow", "--check"],
+        &[
+            dir.to_str().unwrap(),
+            "--exclude-tags",
+            "slow",
+            "--exclude-tags",
+            "",
+            "--check",
+        ],
         home.path(),
     )
     .output()
@@ -184,7 +192,15 @@ fn every_bad_suite_option_is_refused_with_what_to_do() {
     std::fs::write(&config, "flows: [\"./deep/*\"]\n").unwrap();
     let c = config.to_str().unwrap();
     let cases: &[(&[&str], &str)] = &[
-        (&[d, "--include-tags", "smoke,,fast", "--check"], "an empty tag"),
+        (&[d, "--include-tags", "smoke, fast", "--check"], "a tag with a space"),
+        (
+            &[d, "--include-tags", "", "--check"],
+            "names no tag, so no flow would run",
+        ),
+        (
+            &[d, "--include-tags", ",", "--check"],
+            "names no tag, so no flow would run",
+        ),
         (&[d, "--exclude-tags", "!smoke", "--check"], "name it in --exclude-tags"),
         (
             &[d, "--include-tags", "nightly", "--check"],
@@ -209,6 +225,22 @@ fn every_bad_suite_option_is_refused_with_what_to_do() {
         ),
         (
             &[d, "--shard-split", "2", "--shard-all", "2", "--sim"],
+            "cannot be used with",
+        ),
+        (
+            &[d, "--format", "noop", "--output", "/tmp/x/report.xml", "--sim"],
+            "--format noop writes no report",
+        ),
+        (
+            &[d, "--format", "html", "--test-suite-name", "Nightly", "--sim"],
+            "--test-suite-name names the suite of Maestro's JUnit report",
+        ),
+        (
+            &[d, "--flatten-debug-output", "--sim"],
+            "name it with --debug-output DIR or --test-output-dir DIR",
+        ),
+        (
+            &[d, "--debug-output", "/tmp/a", "--test-output-dir", "/tmp/b", "--sim"],
             "cannot be used with",
         ),
     ];
@@ -340,4 +372,131 @@ async fn shards_run_on_four_devices_behind_two_adb_servers_and_survive_one_dropp
         .await
         .unwrap();
     assert_eq!(fetched, 0);
+}
+
+/// Two flows that `takeScreenshot: same`, on one device and then each on two devices
+/// (`--shard-all 2`, behind Debian's adb): every screenshot is kept, the first under Maestro's
+/// name and the others beside it named by their flow and shard, each said; none replaces another.
+#[test]
+fn screenshots_of_the_same_name_from_several_flows_and_shards_are_all_kept() {
+    let Some(lab) = AdbServer::start() else { return };
+    let sims: Vec<SimProcess> = (0..2).map(|_| SimProcess::start(&[])).collect();
+    let serials: Vec<String> = sims.iter().map(|sim| lab.connect(sim)).collect();
+    let home = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    for name in ["a.yaml", "b.yaml"] {
+        flow(
+            ws.path(),
+            name,
+            "",
+            "- launchApp\n- takeScreenshot: same\n- takeScreenshot: same\n",
+        );
+    }
+    let server = format!("lab=server:127.0.0.1:{}", lab.port);
+    let pngs = |dir: &Path| -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".png"))
+            .collect();
+        names.sort();
+        for name in &names {
+            let bytes = std::fs::read(dir.join(name)).unwrap();
+            assert!(bytes.starts_with(b"\x89PNG"), "{name} is a PNG");
+        }
+        names
+    };
+    let run = |extra: &[&str], cwd: &Path| -> String {
+        let mut args = vec![ws.path().to_str().unwrap(), "--adb", &server];
+        args.extend(extra);
+        let out = droidmcp(&args, home.path()).current_dir(cwd).output().unwrap();
+        let text = said(&out);
+        assert!(out.status.success(), "{text}");
+        text
+    };
+
+    // One device: a's screenshot keeps Maestro's name (a flow replaces its own), b's is kept
+    // beside it.
+    let here = tempfile::tempdir().unwrap();
+    let text = run(&["--device", &serials[0]], here.path());
+    assert_eq!(pngs(here.path()), ["same-b.png", "same.png"], "{text}");
+    assert!(
+        text.contains("note    same.png was written by the flow \"a\" this run: this one is kept as same-b.png"),
+        "{text}"
+    );
+
+    // Each flow on each of two devices at once: four screenshots, four names.
+    let here = tempfile::tempdir().unwrap();
+    let text = run(&["--shard-all", "2"], here.path());
+    let names = pngs(here.path());
+    assert_eq!(names.len(), 4, "{names:?}\n{text}");
+    assert!(names.contains(&"same.png".to_string()), "{names:?}");
+    assert_eq!(
+        text.matches("note    same.png was written by the flow").count(),
+        3,
+        "{text}"
+    );
+}
+
+/// `maestro test`'s own spellings of the options a CI script passes: `-e NAME=VALUE`, `--udid`,
+/// `--format JUNIT` with `--test-suite-name`, `--debug-output DIR` (Maestro 1.x's
+/// DIR/.maestro/tests/<stamp>) and `--flatten-debug-output` (DIR itself), `--format noop`.
+#[test]
+fn maestro_test_option_spellings_run_as_maestro_reads_them() {
+    let sim = SimProcess::start(&[]);
+    let home = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    flow(ws.path(), "env.yaml", "", "- launchApp\n- assertVisible: ${LABEL}\n");
+    let here = tempfile::tempdir().unwrap();
+    let adb = format!("tcp:{}", sim.addr);
+    let serial = sim.serial();
+    let run = |extra: &[&str]| -> String {
+        let mut args = vec![ws.path().to_str().unwrap(), "--adb", &adb, "--udid", &serial];
+        args.extend(extra);
+        let out = droidmcp(&args, home.path()).current_dir(here.path()).output().unwrap();
+        let text = said(&out);
+        assert!(out.status.success(), "{args:?}: {text}");
+        text
+    };
+    let flat = here.path().join("flat");
+    run(&[
+        "-e",
+        "LABEL=Network & internet",
+        "--format",
+        "JUNIT",
+        "--test-suite-name",
+        "Nightly <1>",
+        "--output",
+        "report.xml",
+        "--debug-output",
+        flat.to_str().unwrap(),
+        "--flatten-debug-output",
+    ]);
+    let xml = std::fs::read_to_string(here.path().join("report.xml")).unwrap();
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    let suite = doc.descendants().find(|n| n.has_tag_name("testsuite")).unwrap();
+    assert_eq!(suite.attribute("name"), Some("Nightly <1>"), "{xml}");
+    assert!(
+        flat.join("maestro.log").is_file(),
+        "flattened: the log in the folder itself"
+    );
+    assert!(flat.join("commands-env.json").is_file());
+
+    let nested = here.path().join("nested");
+    run(&[
+        "-e",
+        "LABEL=Network & internet",
+        "--debug-output",
+        nested.to_str().unwrap(),
+    ]);
+    let runs: Vec<_> = std::fs::read_dir(nested.join(".maestro/tests"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    assert!(runs[0].join("maestro.log").is_file(), "{runs:?}");
+
+    std::fs::remove_file(here.path().join("report.xml")).unwrap();
+    run(&["-e", "LABEL=Network & internet", "--format", "noop"]);
+    assert!(!here.path().join("report.xml").exists(), "noop writes no report");
 }

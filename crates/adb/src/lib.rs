@@ -285,6 +285,20 @@ impl Adb {
         if self.sources.len() > 1
             && let Some(name) = requested
             && let Some((source, serial)) = self.home_of(name)
+            && let Route::Direct(addr) = source.route
+            && serial == addr.to_string()
+        {
+            // Its one device, as with one source: connecting says whether it can be reached,
+            // without a command's round trip before every call.
+            source.reach_direct(addr).await?;
+            let bare = self
+                .home_of(&serial)
+                .is_some_and(|(home, _)| std::ptr::eq(home, source));
+            return Ok(if bare { serial } else { name.to_string() });
+        }
+        if self.sources.len() > 1
+            && let Some(name) = requested
+            && let Some((source, serial)) = self.home_of(name)
             && let Some(device) = source
                 .devices(self.timeout)
                 .await?

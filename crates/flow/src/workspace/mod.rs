@@ -68,15 +68,16 @@ pub struct Tags {
     pub exclude: Vec<String>,
 }
 
-/// One `--include-tags`/`--exclude-tags` value: comma-separated tags, as Maestro splits them.
+/// One `--include-tags`/`--exclude-tags` value: comma-separated tags, as Maestro's picocli
+/// splits them (`split = ","`). An empty piece (`a,,b`, or `""` from an empty CI variable) is
+/// no tag: Maestro's is a tag no flow has, which includes and excludes nothing.
 pub fn parse_tags(option: &str, given: &str) -> Result<Vec<String>, String> {
     given
         .split(',')
+        .filter(|tag| !tag.is_empty())
         .map(|tag| {
-            let why = if tag.is_empty() {
-                Some("an empty tag")
-            } else if tag.chars().any(char::is_whitespace) {
-                Some("a tag with a space (tags are separated by commas, no spaces)")
+            let why = if tag.chars().any(char::is_whitespace) {
+                Some("a tag with a space (tags are separated by commas, no spaces; Maestro would look for the tag with its space, which no flow has)")
             } else if tag.starts_with('!') {
                 Some("a tag starting with ! (to leave flows with a tag out, name it in --exclude-tags)")
             } else {
@@ -145,6 +146,14 @@ pub fn read_header(text: &str) -> Result<Header, String> {
         header.name = scalar(name);
     }
     if let Some(tags) = get(&docs[0], "tags") {
+        // `List<String>` in Maestro's `YamlConfig`, read without ACCEPT_SINGLE_VALUE_AS_ARRAY:
+        // a lone string is refused there too (the config's `StringList` takes one).
+        if !matches!(tags, YamlOwned::Sequence(_) | YamlOwned::Value(ScalarOwned::Null)) {
+            let one = scalar(tags).unwrap_or_else(|| "smoke".into());
+            return Err(format!(
+                "the header's tags is a list (tags: [{one}], or one tag a line after `- `); Maestro refuses anything else there too"
+            ));
+        }
         header.tags = strings(tags, "tags")?;
     }
     Ok(header)
