@@ -12,6 +12,7 @@ pub mod identity;
 pub mod keys;
 pub mod logcat;
 pub mod packages;
+pub mod relative_point;
 pub mod screen_state;
 pub mod selector;
 pub mod text;
