@@ -49,6 +49,9 @@ pub struct UiArgs {
     pub grid_cell: Option<u32>,
     #[serde(default)]
     pub grid_position: Option<Position>,
+    /// Where in the ref's or query's element: "50%,90%" of it, or "25,75" px from its top-left.
+    #[serde(default)]
+    pub relative_point: Option<String>,
     #[serde(default)]
     pub from: Option<[i32; 2]>,
     #[serde(default)]
@@ -153,6 +156,7 @@ pub fn fields_of(operation: UiOperation) -> &'static [&'static str] {
             "space",
             "gridCell",
             "gridPosition",
+            "relativePoint",
             "observe",
             "recorded",
         ],
@@ -169,6 +173,7 @@ pub fn fields_of(operation: UiOperation) -> &'static [&'static str] {
             "space",
             "gridCell",
             "gridPosition",
+            "relativePoint",
             "durationMs",
             "observe",
             "recorded",
