@@ -49,8 +49,11 @@ pub struct UiArgs {
     pub grid_cell: Option<u32>,
     #[serde(default)]
     pub grid_position: Option<Position>,
-    /// Where in the ref's or query's element: "50%,90%" of it, or "25,75" px from its top-left.
+    /// tap, long-press: where inside the ref's or query's element (Maestro's element-relative
+    /// point: "50%,90%" of it, "25,75" px from its top-left). Left out of tools/list (its
+    /// budget): flows pass it; a model taps a spot by x and y.
     #[serde(default)]
+    #[schemars(skip)]
     pub relative_point: Option<String>,
     #[serde(default)]
     pub from: Option<[i32; 2]>,
