@@ -76,7 +76,7 @@ fn check_lists_every_refusal_with_its_file_and_line() {
     let flow = dir.path().join("flow.yaml");
     std::fs::write(
         &flow,
-        "appId: a.b\nonFlowEnd: []\n---\n- launchApp\n- frobnicate\n- runFlow: sub.yaml\n- tapOn:\n    id: row\n    point: \"56%,33%\"\n- back\n- tapOn: OK\n  optional: true\n",
+        "appId: a.b\nonFlowEnd: []\n---\n- launchApp\n- frobnicate\n- runFlow: sub.yaml\n- tapOn:\n    id: row\n    point: \"156%,33%\"\n- back\n- tapOn: OK\n  optional: true\n",
     )
     .unwrap();
     let out = droidmcp(&["replay", "--check"], std::slice::from_ref(&flow));
@@ -93,7 +93,7 @@ fn check_lists_every_refusal_with_its_file_and_line() {
         format!(
             "refused {sub_path} line 4: `openBrowser` is refused: Maestro reads the field and maps it to no command"
         ),
-        format!("refused {flow_path} line 9: tapOn with a point beside `id` is not replayed yet"),
+        format!("refused {flow_path} line 9: point \"156%,33%\": percentages of the element are 0 to 100"),
         // Maestro refuses a field beside the command; the line is the item's, never 0.
         format!(
             "refused {flow_path} line 11: a command is one name with its arguments, and this item has 2: `tapOn`, `optional`"
@@ -117,6 +117,40 @@ fn check_lists_every_refusal_with_its_file_and_line() {
     let both = droidmcp(&["replay", "--check", "--junit", "r.xml"], &[clean]);
     assert_eq!(both.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&both.stderr).contains("cannot be used with"));
+}
+
+/// A `point` beside a selector is a place inside its element (Maestro 2's element-relative
+/// point): `--check` reads it in both forms, a template's too (rendered as the step runs), and
+/// names it; a point no element can hold (a share beyond 0 to 100, not two numbers, a negative
+/// pixel) is refused at its line, saying what a point is.
+#[test]
+fn check_reads_a_point_within_an_element_and_refuses_a_bad_one_at_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let flow = dir.path().join("points.yaml");
+    std::fs::write(
+        &flow,
+        "appId: a.b\n---\n- evalScript: ${output.at = '90%,50%'}\n- tapOn:\n    id: toggle.wifi\n    point: \"90%,50%\"\n- longPressOn:\n    text: Seek\n    point: 25, 75\n- doubleTapOn:\n    id: seek_bar\n    index: 1\n    point: ${output.at}\n- tapOn:\n    id: a\n    point: \"150%,10%\"\n- tapOn:\n    text: b\n    point: abc\n- tapOn:\n    id: c\n    point: \"-5,10\"\n- tapOn:\n    id: d\n    point: \"10%\"\n",
+    )
+    .unwrap();
+    let out = droidmcp(&["replay", "--check"], std::slice::from_ref(&flow));
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    let path = flow.canonicalize().unwrap().display().to_string();
+    for expected in [
+        "would   2 tap id \"toggle.wifi\" at 90%,50% within it".to_string(),
+        "would   3 long-press text \"Seek\" at 25,75 within it".to_string(),
+        format!("refused {path} line 16: point \"150%,10%\": percentages of the element are 0 to 100"),
+        format!(
+            "refused {path} line 19: point \"abc\": a point within the element is \"x%,y%\" of its size (each 0 to 100) or \"x,y\" pixels from its top-left"
+        ),
+        format!("refused {path} line 22: point \"-5,10\": pixels from the element's top-left are 0 or more"),
+        format!("refused {path} line 25: point \"10%\": a point within the element is"),
+    ] {
+        assert!(said.contains(&expected), "{expected}\n{said}");
+    }
+    // The template's step is named as written, read again as it runs.
+    assert!(said.contains("${output.at}"), "{said}");
+    assert!(said.contains(": 4 steps would run, 4 refused"), "{said}");
 }
 
 /// The compatibility table in docs/flows.md is the one the reader refuses by.

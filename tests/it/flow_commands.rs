@@ -339,6 +339,61 @@ fn tap_options_repeat_and_retry_as_maestro_does() {
     );
 }
 
+/// A `point` beside a selector lands inside that element, as Maestro 2 places it (its
+/// `calculateElementRelativePoint`): a share of a wide list's bounds, or pixels from its
+/// top-left; a template there rendered as the step runs. The shape of public flows (`tapOn: {id: …, point: "90%,50%"}` to hit a row's switch):
+/// on the simulator's network settings, the list's centre is the VPN row (nothing to toggle), its
+/// 25% the Airplane mode row, and 972,1500 from its top-left the Adaptive connectivity switch;
+/// what the device registered is read back from it after the replay.
+#[test]
+fn a_point_beside_a_selector_taps_there_inside_the_element() {
+    let dir = tempfile::tempdir().unwrap();
+    let sim = SimProcess::start(&[]);
+    let within = flow(
+        dir.path(),
+        "within.yaml",
+        "appId: com.android.settings\n---\n- launchApp\n- tapOn: \"Network & internet\"\n- assertVisible:\n    id: \"android:id/switch_widget\"\n    checked: true\n- evalScript: ${output.row = '50%,25%'}\n- tapOn:\n    id: \"com.android.settings:id/recycler_view\"\n    point: ${output.row}\n- tapOn:\n    id: \"recycler_view\"\n    point: \"972, 1500\"\n- assertVisible:\n    checked: true\n    containsDescendants:\n      - \"Airplane mode\"\n- assertNotVisible:\n    id: \"android:id/switch_widget\"\n    checked: true\n",
+    );
+    let out = replay(&within, Some(&sim), &[]);
+    let said = stdout(&out);
+    assert!(out.status.success(), "{said}");
+    assert!(
+        said.contains("tapOn id: com.android.settings:id/recycler_view, point: ${output.row}")
+            && said.contains("tap id \"recycler_view\" at 972,1500 within it"),
+        "{said}"
+    );
+    // The list is [0,400][1080,2400]: 50% of 1080 is 540, 400 + 25% of 2000 is 900; 0 + 972 and
+    // 400 + 1500. One reading per tap: the element resolved once, the point placed on it.
+    let taps: Vec<String> = sent(&out).into_iter().filter(|c| c.starts_with("input tap")).collect();
+    assert_eq!(taps[1..], ["input tap 540 900", "input tap 972 1900"], "{taps:?}");
+    // What the device registered, read back from it: the Airplane mode row checked, the
+    // switch (not its row) turned off; the switches' centres are at x 959.
+    let home = tempfile::tempdir().unwrap();
+    let found = Command::new(env!("CARGO_BIN_EXE_droidmcp"))
+        .args(["call", "ui", r#"{"operation":"find","selector":{"checked":true}}"#])
+        .args(["--adb", &format!("tcp:{}", sim.addr)])
+        .env("HOME", home.path())
+        .env_remove("ANDROID_SERIAL")
+        .output()
+        .expect("droidmcp call runs");
+    let found: serde_json::Value = serde_json::from_slice(&found.stdout).expect("one JSON line");
+    let mut checked: Vec<String> = found["matches"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{found}"))
+        .iter()
+        .map(|m| format!("{} at {}", m["label"], m["at"]))
+        .collect();
+    checked.sort();
+    assert_eq!(
+        checked,
+        [
+            "\"Adaptive connectivity\" at [540,1890]",
+            "\"Airplane mode\" at [540,910]"
+        ],
+        "{found}"
+    );
+}
+
 /// openLink opens the browser with a VIEW intent (autoVerify: the flow's app); a quote in the
 /// link runs nothing.
 #[test]

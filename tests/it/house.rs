@@ -358,6 +358,12 @@ const MECHANISMS: &[Mechanism] = &[
         pending: &["crates/context/src/shrink.rs"],
     },
     Mechanism {
+        concern: "placing a point inside an element's bounds (Maestro's element-relative point: android::relative_point)",
+        markers: &["bounds.left +", "/ 100"],
+        home: "crates/android/src/relative_point.rs",
+        pending: &[],
+    },
+    Mechanism {
         concern: "skipping a test for a missing tool or capture (a failure under CI)",
         markers: &["eprintln!(\"SKIPPED"],
         home: "crates/testkit/src/lib.rs",

@@ -13,6 +13,7 @@ pub mod input_device;
 pub mod keys;
 pub mod logcat;
 pub mod packages;
+pub mod relative_point;
 pub mod screen_state;
 pub mod selector;
 pub mod text;

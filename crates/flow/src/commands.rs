@@ -10,9 +10,9 @@
 use super::{Selector, Target};
 use crate::maestro::command::{
     AddMedia, Airplane, CopyText, Kill, LaunchWith, Nothing, OpenLink, Orientation, Paste, Permissions, Screenshot,
-    ScrollUntil, SetClipboard, StartRecording, StopRecording, Tap, Travel,
+    ScrollUntil, SetClipboard, StartRecording, StopRecording, Travel,
 };
-pub use crate::maestro::command::{Media, check_media, media};
+pub use crate::maestro::command::{Media, Tap, check_media, media};
 
 /// The host file a `takeScreenshot` or a recording is pulled to, and the device file it is
 /// made in first; the replay pulls each (`src/replay/files.rs`) after the run.
@@ -133,6 +133,17 @@ pub fn device_file(name: &str, extension: &str) -> String {
 /// (`maestro::command::prelude` puts them together, after `js`'s own prelude).
 pub(crate) const SHARED: &str = include_str!("commands.js");
 
+/// Maestro's element-relative points: percentages, or pixels from the element's top-left.
+#[cfg(any(test, feature = "test-support"))]
+pub(crate) fn relative_point() -> impl proptest::strategy::Strategy<Value = android::relative_point::RelativePoint> {
+    use android::relative_point::RelativePoint;
+    use proptest::prelude::*;
+    prop_oneof![
+        (0i32..=100, 0i32..=100).prop_map(|(x, y)| RelativePoint::Percent([x, y])),
+        (0i32..5000, 0i32..5000).prop_map(|(x, y)| RelativePoint::Pixels([x, y])),
+    ]
+}
+
 /// Generated commands, for the formats' round trips (`flow::tests`), from the selectors and
 /// targets those tests generate.
 #[cfg(any(test, feature = "test-support"))]
@@ -161,21 +172,25 @@ pub(crate) fn generated(
             })
         ),
         (
-            target,
+            (target, proptest::option::of(relative_point())),
             any::<bool>(),
             1u32..=100,
             0u32..=10_000,
             any::<bool>(),
             proptest::option::of(0u64..=30_000)
         )
-            .prop_map(|(target, long, repeat, delay_ms, retry, settle_ms)| Command::Tap(Tap {
-                target,
-                long,
-                repeat: if long { 1 } else { repeat },
-                delay_ms,
-                retry,
-                settle_ms
-            })),
+            .prop_map(
+                |((target, within), long, repeat, delay_ms, retry, settle_ms)| Command::Tap(Tap {
+                    // Within an element: a point target is itself the place.
+                    within: within.filter(|_| !target.selector.fragile()),
+                    target,
+                    long,
+                    repeat: if long { 1 } else { repeat },
+                    delay_ms,
+                    retry,
+                    settle_ms
+                })
+            ),
         (text(), proptest::collection::btree_map(text(), any::<bool>(), 1..4)).prop_map(|(package, set)| {
             Command::Permissions(Permissions {
                 package,

@@ -49,6 +49,12 @@ pub struct UiArgs {
     pub grid_cell: Option<u32>,
     #[serde(default)]
     pub grid_position: Option<Position>,
+    /// tap, long-press: where inside the ref's or query's element (Maestro's element-relative
+    /// point: "50%,90%" of it, "25,75" px from its top-left). Left out of tools/list (its
+    /// budget): flows pass it; a model taps a spot by x and y.
+    #[serde(default)]
+    #[schemars(skip)]
+    pub relative_point: Option<String>,
     #[serde(default)]
     pub from: Option<[i32; 2]>,
     #[serde(default)]
@@ -153,6 +159,7 @@ pub fn fields_of(operation: UiOperation) -> &'static [&'static str] {
             "space",
             "gridCell",
             "gridPosition",
+            "relativePoint",
             "observe",
             "recorded",
         ],
@@ -169,6 +176,7 @@ pub fn fields_of(operation: UiOperation) -> &'static [&'static str] {
             "space",
             "gridCell",
             "gridPosition",
+            "relativePoint",
             "durationMs",
             "observe",
             "recorded",

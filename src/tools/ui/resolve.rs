@@ -9,6 +9,7 @@ use super::phone::refuse;
 use super::read::{Snapshot, read_current, screen_bounds, screen_size};
 use super::target::{Query, Target};
 use super::web;
+use crate::android::relative_point::RelativePoint;
 use crate::android::selector::find_nodes;
 use crate::android::ui_elements::{Element, Field, Found, Matcher, Rank, best_target, closest, element_of, find};
 use crate::android::ui_refs::{Resolved, resolve};
@@ -26,6 +27,8 @@ pub(super) struct Landing {
     pub at: [i32; 2],
     pub element: Option<Element>,
     pub selector: crate::flow::Target,
+    /// Where inside `element` `at` was placed (`Target::Within`); `None`: its centre, or a point.
+    pub within: Option<RelativePoint>,
 }
 
 /// Resolves `target` on the screen now, verified against what a replayed flow `recorded` of it.
@@ -53,6 +56,36 @@ async fn resolve_target(
     match target {
         Target::Ref(reference) => by_ref(state, serial, reference, recorded).await,
         Target::Query(query) => by_query(state, serial, query, recorded).await,
+        // The element resolved and checked on one reading, then the point placed on its bounds.
+        Target::Within { of, point } => {
+            let landing = match of.as_ref() {
+                Target::Ref(reference) => by_ref(state, serial, reference, recorded).await?,
+                Target::Query(query) => by_query(state, serial, query, recorded).await?,
+                _ => return Err("`relativePoint` is a point inside an element a ref or a query names".into()),
+            };
+            let element = landing.element.as_ref().ok_or("no element to place the point in")?;
+            let at = point.within(element.bounds)?;
+            // The reading that resolved it is the device's screen now: no second reading.
+            let screen = screen_size(state, serial).await?;
+            if at[0] < 0 || at[1] < 0 || at[0] >= screen[0] as i32 || at[1] >= screen[1] as i32 {
+                return Err(format!(
+                    "{} of {} {:?} is ({}, {}), off the {}×{} screen; nothing was done (scroll it into view)",
+                    point.written(),
+                    element.reference,
+                    crate::android::text::echoed(&element.label),
+                    at[0],
+                    at[1],
+                    screen[0],
+                    screen[1]
+                )
+                .into());
+            }
+            Ok(Landing {
+                at,
+                within: Some(*point),
+                ..landing
+            })
+        }
         Target::Grid { cell, position } => {
             let screen = screen_size(state, serial).await?;
             let (x, y) = grid::point(*cell, *position, screen[0], screen[1])
@@ -100,6 +133,7 @@ async fn by_ref(state: &State, serial: &str, reference: &str, recorded: Option<&
         at: element.at,
         element: Some(element.clone()),
         selector: step_selector(&now, element),
+        within: None,
     })
 }
 
@@ -145,6 +179,7 @@ async fn by_query(state: &State, serial: &str, query: &Query, recorded: Option<&
         at: element.at,
         element: Some(element.clone()),
         selector: step_selector(&snap, &element),
+        within: None,
     })
 }
 
@@ -211,6 +246,7 @@ async fn at_point(state: &State, serial: &str, at: [i32; 2], recorded: Option<&R
         at,
         element,
         selector: crate::flow::record::selector_at(reading, at),
+        within: None,
     })
 }
 

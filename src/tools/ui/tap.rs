@@ -22,13 +22,25 @@ pub(super) async fn tap(
     let mut out = output(UiOperation::Tap, serial);
     let landing = land(state, serial, target, recorded).await?;
     out.at = Some(landing.at);
-    let (command, web) = match web_target(state, serial, landing.element.as_ref()) {
+    // A point within a web element is pressed there, as any point is: DevTools taps its centre.
+    let web = match landing.within {
+        Some(_) => None,
+        None => web_target(state, serial, landing.element.as_ref()),
+    };
+    let (command, web) = match web {
         Some((page, selector)) => (String::new(), Some(WebAction::Tap { page, selector })),
         None => (format!("input tap {} {}", landing.at[0], landing.at[1]), None),
     };
     out.target = landing.element;
-    let step = flow::Action::Tap {
-        target: landing.selector,
+    let step = match landing.within {
+        Some(within) => flow::Action::Command(flow::commands::Command::Tap(flow::commands::Tap::within(
+            landing.selector,
+            within,
+            false,
+        ))),
+        None => flow::Action::Tap {
+            target: landing.selector,
+        },
     };
     let aimed = target.reads_screen();
     act(
@@ -54,9 +66,17 @@ pub(super) async fn long_press(
     let [x, y] = landing.at;
     out.at = Some(landing.at);
     out.target = landing.element;
-    let step = flow::Action::LongPress {
-        target: landing.selector,
-        duration_ms,
+    // Within an element, kept as Maestro's longPressOn at that point (which has no length).
+    let step = match landing.within {
+        Some(within) => flow::Action::Command(flow::commands::Command::Tap(flow::commands::Tap::within(
+            landing.selector,
+            within,
+            true,
+        ))),
+        None => flow::Action::LongPress {
+            target: landing.selector,
+            duration_ms,
+        },
     };
     let command = format!("input swipe {x} {y} {x} {y} {}", lasts.as_millis());
     let aimed = target.reads_screen();

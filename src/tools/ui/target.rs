@@ -5,6 +5,7 @@
 //! `Target`.
 
 use super::args::{MatchKind, Space, UiArgs};
+use crate::android::relative_point::RelativePoint;
 use crate::android::selector::ElementSelector;
 use crate::android::ui_elements::{Field, Matcher};
 use crate::android::ui_refs::parse_ref;
@@ -23,6 +24,9 @@ pub enum Target {
     Point { x: i32, y: i32, space: Space },
     /// A cell of the tap grid (1 to `grid::CELLS`) and where in it.
     Grid { cell: u32, position: Position },
+    /// A point inside the element a ref or a query names (Maestro's element-relative `point`),
+    /// placed on the bounds of the reading that resolved it.
+    Within { of: Box<Target>, point: RelativePoint },
 }
 
 impl Target {
@@ -32,6 +36,7 @@ impl Target {
         match self {
             Target::Ref(_) | Target::Query(_) => true,
             Target::Point { .. } | Target::Grid { .. } => false,
+            Target::Within { of, .. } => of.reads_screen(),
         }
     }
 }
@@ -83,8 +88,25 @@ pub(super) fn query(a: &UiArgs) -> Result<Option<Query>, String> {
     }))
 }
 
-/// A tap's or long press's one target, and the fields that go with it.
+/// A tap's or long press's one target, and the fields that go with it: with a `relativePoint`,
+/// a point inside the element a ref or a query names.
 pub(super) fn target(a: &UiArgs, operation: &str) -> Result<Target, String> {
+    let of = aim(a, operation)?;
+    let Some(point) = &a.relative_point else {
+        return Ok(of);
+    };
+    let point = RelativePoint::parse(point).map_err(|e| format!("`relativePoint` {e}"))?;
+    match of {
+        Target::Ref(_) | Target::Query(_) => Ok(Target::Within { of: Box::new(of), point }),
+        _ => Err(
+            "`relativePoint` says where inside an element: give the element by ref or a query (text, resourceId, contentDesc, className, selector), not x and y or gridCell"
+                .into(),
+        ),
+    }
+}
+
+/// The target the aiming fields name.
+fn aim(a: &UiArgs, operation: &str) -> Result<Target, String> {
     let by_query = [&a.text, &a.resource_id, &a.content_desc, &a.class_name]
         .iter()
         .any(|t| t.is_some())

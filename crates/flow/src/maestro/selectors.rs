@@ -53,6 +53,17 @@ pub(super) fn target(node: &MarkedYamlOwned) -> Result<Target, String> {
     Ok(Target::bare(selector_in(node, allowed)?))
 }
 
+/// What a tap with a point inside its element points at: always Maestro's selector (even a lone
+/// `id` or `text`), so the element whose bounds place the point is the very node Maestro picks
+/// (a text's own node, not the row a plain text query would tap).
+pub(super) fn element_target(node: &MarkedYamlOwned) -> Result<Target, String> {
+    if let Some(label) = field(node, "label") {
+        string(label, "label")?;
+    }
+    only_keys(node, &with_maestro_keys(&["id", "text", "label", "optional"]))?;
+    Ok(Target::bare(Selector::Maestro(element_selector(node)?)))
+}
+
 pub(super) fn selector(node: &MarkedYamlOwned) -> Result<Selector, String> {
     selector_in(node, SELECTOR)
 }
@@ -327,8 +338,8 @@ mod tests {
                 "line 6: `point` is not supported here",
             ),
             (
-                "- tapOn:\n    index: 0\n    point: 1,2\n",
-                "line 5: tapOn with a point beside `index`",
+                "- tapOn:\n    index: 0\n    point: 150%,2%\n",
+                "line 5: point \"150%,2%\": percentages of the element are 0 to 100",
             ),
             (
                 "- assertVisible:\n    label: Read only\n",

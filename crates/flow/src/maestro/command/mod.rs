@@ -227,6 +227,7 @@ mod tests {
     #[test]
     fn generated_commands_read_back_as_written() {
         let cases = AtomicUsize::new(0);
+        let within_cases = AtomicUsize::new(0);
         let strategy = (
             proptest::collection::vec(commands::generated(selector().boxed(), target().boxed()), 1..6),
             text(),
@@ -252,10 +253,25 @@ mod tests {
                     (Action::Command(Command::Screenshot(a)), Command::Screenshot(b)) if a.name == b.name
                 ) || !matches!(command, Command::OpenLink(_) | Command::Screenshot(_));
                 prop_assert!(kept, "{:?} read as {:?}", command, step.action);
+                // A point within the element reads back as that very point, beside its selector.
+                if let Command::Tap(tap) = command
+                    && let Some(within) = tap.within
+                {
+                    within_cases.fetch_add(1, Ordering::Relaxed);
+                    let read_within = match &step.action {
+                        Action::Command(Command::Tap(read)) => read.within,
+                        _ => None,
+                    };
+                    prop_assert_eq!(read_within, Some(within), "{}", written);
+                }
             }
             Ok(())
         });
-        eprintln!("{} cases", cases.load(Ordering::Relaxed));
+        println!(
+            "{} cases, {} taps at a point within their element",
+            cases.load(Ordering::Relaxed),
+            within_cases.load(Ordering::Relaxed)
+        );
         if let Err(e) = result {
             panic!("{e}");
         }

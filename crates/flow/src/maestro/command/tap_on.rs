@@ -8,12 +8,13 @@ use super::super::args::flag;
 use super::super::compat::Status;
 use super::super::fields::{MAESTRO_KEYS, TAP_OPTIONS, TARGET};
 use super::super::read::Reader;
-use super::super::selectors::target;
+use super::super::selectors::{element_target, target};
 use super::super::write::target_fields;
-use super::super::yaml::{at, field, integer, key, number, scalar, typed};
+use super::super::yaml::{at, field, integer, number, scalar, string, typed};
 use super::{Given, Spec};
 use crate::commands::{Aim, Command, Run};
 use crate::{Action, Step, Target};
+use android::relative_point::RelativePoint;
 
 /// Maestro's long press on Android: `input swipe x y x y 3000`.
 pub(crate) const LONG_PRESS_MS: u32 = 3000;
@@ -28,7 +29,7 @@ const AIMED: &[&[&str]] = &[TARGET, TAP_OPTIONS, MAESTRO_KEYS];
 pub(in crate::maestro) const TAP_ON: Spec = Spec {
     name: "tapOn",
     status: Status::Replayed,
-    note: "any selector, as Maestro resolves it (text, id, index, enabled, checked, focused, selected, width, height, tolerance, below, above, leftOf, rightOf, childOf, containsChild, containsDescendants), or point; label is a caption; repeat (the first press checked, the rest at its point), delay (100 ms), retryTapIfNoChange: true taps again when the screen did not change (absent, a replay taps once: Maestro's default taps again), waitToSettleTimeoutMs (at most 30 s), waitUntilVisible (a replay always waits)",
+    note: "any selector, as Maestro resolves it (text, id, index, enabled, checked, focused, selected, width, height, tolerance, below, above, leftOf, rightOf, childOf, containsChild, containsDescendants), or point; a point beside a selector is a place inside its element, as Maestro 2 places it (\"50%,90%\" of its size, \"25,75\" pixels from its top-left); label is a caption; repeat (the first press checked, the rest at its point), delay (100 ms), retryTapIfNoChange: true taps again when the screen did not change (absent, a replay taps once: Maestro's default taps again), waitToSettleTimeoutMs (at most 30 s), waitUntilVisible (a replay always waits)",
     own: &[],
     aimed: AIMED,
     read: Some(read),
@@ -49,27 +50,27 @@ pub(in crate::maestro) const LONG_PRESS_ON: Spec = Spec {
 
 fn read(_: &mut Reader, given: &Given, _: &mut Vec<Step>) -> Result<Option<Action>, String> {
     let arg = given.needed()?;
-    // A point beside a selector: Maestro 1.39.10 taps it on the screen and reads no selector
-    // (`YamlFluentCommand.tapCommand`, line 743: `point != null` → `TapOnPointV2Command`); its
-    // current docs tap it within the element. Which one a flow means cannot be told from it, and
-    // `ui`'s answers carry no element's bounds to tap within: refused, saying both.
-    let beside: Vec<&str> = ["id", "text"]
+    tap(given.name, arg).map(Some)
+}
+
+/// A `point` beside a selector: where inside the element the tap lands (Maestro 2's
+/// `TapOnElementCommand.relativePoint`, placed by `android::relative_point`); Maestro 1.39.10
+/// tapped it on the screen and ignored the selector (`YamlFluentCommand.tapCommand`, line 743).
+/// `None` when the point is the whole target (a share of the screen).
+fn relative(arg: &MarkedYamlOwned) -> Result<Option<RelativePoint>, String> {
+    let beside = ["id", "text"]
         .iter()
         .chain(MAESTRO_KEYS)
-        .copied()
-        .filter(|k| field(arg, k).is_some())
-        .collect();
-    if let (Some(point), false) = (key(arg, "point"), beside.is_empty()) {
-        return Err(at(
-            point,
-            &format!(
-                "{} with a point beside `{}` is not replayed yet: Maestro 1.39 taps the point on the screen and ignores the selector, its current docs tap at that share of the element, and a replay cannot tell which this flow means; give the point alone (a share of the screen) or the selector alone",
-                given.name,
-                beside.join("`, `")
-            ),
-        ));
-    }
-    tap(given.name, arg).map(Some)
+        .any(|k| field(arg, k).is_some());
+    let Some(point) = field(arg, "point").filter(|_| beside) else {
+        return Ok(None);
+    };
+    // A template is read again, rendered, as the step runs.
+    typed(point, Some(RelativePoint::Percent([50, 50])), || {
+        RelativePoint::parse(&string(point, "point")?)
+            .map(Some)
+            .map_err(|e| at(point, &format!("point {e}")))
+    })
 }
 
 /// Maestro's options: `repeat` (1; 2 for `doubleTapOn`), `delay` between presses (100 ms),
@@ -80,9 +81,13 @@ fn tap(name: &str, arg: &MarkedYamlOwned) -> Result<Action, String> {
     let retry = flag(arg, "retryTapIfNoChange")?;
     // Maestro waits for the element whether or not this is set: so does a replay's tap.
     flag(arg, "waitUntilVisible")?;
-    let target = target(&without(arg, TAP_OPTIONS))?;
+    let within = relative(arg)?;
+    let target = match within {
+        Some(_) => element_target(&without(arg, &[TAP_OPTIONS, &["point"]].concat()))?,
+        None => target(&without(arg, TAP_OPTIONS))?,
+    };
     let timed = ["repeat", "delay", "waitToSettleTimeoutMs"];
-    if name != "doubleTapOn" && !retry && timed.iter().all(|o| field(arg, o).is_none()) {
+    if name != "doubleTapOn" && !retry && within.is_none() && timed.iter().all(|o| field(arg, o).is_none()) {
         return Ok(match long {
             true => Action::LongPress {
                 target,
@@ -113,6 +118,7 @@ fn tap(name: &str, arg: &MarkedYamlOwned) -> Result<Action, String> {
     };
     Ok(Action::Command(Command::Tap(Tap {
         target,
+        within,
         long,
         repeat,
         delay_ms,
@@ -137,6 +143,8 @@ fn without(node: &MarkedYamlOwned, keys: &[&str]) -> MarkedYamlOwned {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Tap {
     pub(crate) target: Target,
+    /// Where inside the element (Maestro's element-relative `point`); `None`: its centre.
+    pub(crate) within: Option<RelativePoint>,
     pub(crate) long: bool,
     pub(crate) repeat: u32,
     pub(crate) delay_ms: u32,
@@ -144,10 +152,27 @@ pub struct Tap {
     pub(crate) settle_ms: Option<u64>,
 }
 
+impl Tap {
+    /// One press at `within` of `target`'s element, as a recording keeps a `ui` tap (or a long
+    /// press: Maestro's, which has no length) given a `relativePoint`.
+    pub fn within(target: Target, within: RelativePoint, long: bool) -> Tap {
+        Tap {
+            target,
+            within: Some(within),
+            long,
+            repeat: 1,
+            delay_ms: 100,
+            retry: false,
+            settle_ms: None,
+        }
+    }
+}
+
 impl Run for Tap {
     fn describe(&self) -> String {
         let Tap {
             target,
+            within,
             long,
             repeat,
             retry,
@@ -160,7 +185,8 @@ impl Run for Tap {
             (false, n) => format!("tap {n} times"),
         };
         let again = if *retry { ", again if nothing changed" } else { "" };
-        format!("{verb} {}{again}", target.selector.describe())
+        let inside = within.map_or(String::new(), |p| format!(" at {} within it", p.written()));
+        format!("{verb} {}{inside}{again}", target.selector.describe())
     }
 
     fn fragile(&self) -> bool {
@@ -172,19 +198,21 @@ impl Run for Tap {
     fn body(&self, aim: &Aim) -> Vec<String> {
         let Tap {
             target,
+            within,
             long,
             repeat,
             delay_ms,
             retry,
             settle_ms,
         } = self;
+        let point = within.map_or("null".into(), |p| crate::quoted(&p.written()));
         let press = if *long {
             LONG_PRESS_MS.to_string()
         } else {
             "null".into()
         };
         vec![format!(
-            "await tapWith({}, {}, {{ pressMs: {press}, repeat: {repeat}, delayMs: {delay_ms}, retry: {retry}, settleMs: {} }}, w);",
+            "await tapWith({}, {}, {{ point: {point}, pressMs: {press}, repeat: {repeat}, delayMs: {delay_ms}, retry: {retry}, settleMs: {} }}, w);",
             (aim.selector)(&target.selector),
             (aim.recorded)(target),
             settle_ms.map_or("null".into(), |ms| ms.to_string())
@@ -194,6 +222,7 @@ impl Run for Tap {
     fn write(&self) -> String {
         let Tap {
             target,
+            within,
             long,
             repeat,
             delay_ms,
@@ -202,6 +231,9 @@ impl Run for Tap {
         } = self;
         let name = if *long { "longPressOn" } else { "tapOn" };
         let mut out = format!("- {name}:\n{}", target_fields(target));
+        if let Some(point) = within {
+            out.push_str(&format!("    point: {}\n", crate::quoted(&point.written())));
+        }
         if !*long {
             out.push_str(&format!("    repeat: {repeat}\n    delay: {delay_ms}\n"));
         }
@@ -215,10 +247,13 @@ impl Run for Tap {
 
 /// `tapWith`: the first press checked as any replayed tap (`acted`, one screen reading per
 /// attempt), the repeats at its point `delayMs` apart; once more when nothing changed and
-/// `retry`. A long press lasts `pressMs`, which `run` gives.
+/// `retry`. A long press lasts `pressMs`, which `run` gives. A `point` within the element is
+/// `ui`'s `relativePoint`: `ui` places it on the element the same reading resolved.
 pub(super) const RUN: &str = r#"
 async function tapWith(selector, recorded, o, warnings) {
-  const act = o.pressMs !== null ? (a) => ui.longPress({ ...a, durationMs: o.pressMs }) : ui.tap;
+  const at = o.point === null ? {} : { relativePoint: o.point };
+  const act = o.pressMs !== null ? (a) => ui.longPress({ ...a, ...at, durationMs: o.pressMs })
+    : (a) => ui.tap({ ...a, ...at });
   const first = await acted((a) => act({ ...a, observe: o.retry }), selector, recorded, warnings);
   const [x, y] = first.at.map(Math.round);
   for (let i = 1; i < o.repeat; i++) {
