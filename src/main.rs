@@ -309,6 +309,9 @@ async fn build_state(args: &ServeArgs) -> anyhow::Result<(Arc<State>, Option<Sim
         });
         cache = cache.with_workspace(workspace, args.budget as usize);
     }
+    if args.state.is_some() {
+        cache = cache.shared();
+    }
     let mut state = State::new(adb, cache, args.budget as usize, device);
     state.runs = script_runs(args, workspace.as_deref());
     let mut install_dirs = Vec::new();
@@ -327,7 +330,8 @@ async fn build_state(args: &ServeArgs) -> anyhow::Result<(Arc<State>, Option<Sim
             .await
             .map_err(anyhow::Error::msg)?;
         tracing::info!(%url, "state shared through Redis");
-        state.leases = Arc::new(store);
+        state.leases = Arc::new(store.clone());
+        state.handles = Some(Arc::new(store));
     }
     Ok((Arc::new(state), sim))
 }

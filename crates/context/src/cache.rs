@@ -155,6 +155,19 @@ pub struct Cache {
     pool: Arc<Pool>,
     /// `--workspace`: entries over this many bytes are also written there.
     workspace: Option<(Arc<super::workspace::Workspace>, usize)>,
+    /// Whether entries are also kept in a store other instances share (`--state`): then each new
+    /// one waits here until the call that made it ends (`unpublished`), and an id this instance
+    /// does not hold may still be another's (`adopt`), never "from an earlier run".
+    shared: bool,
+    unpublished: Mutex<Vec<Arc<Entry>>>,
+}
+
+/// An entry as a shared store keeps it (its id is the key; a workspace file is this instance's).
+#[derive(Serialize, serde::Deserialize)]
+struct Exported {
+    about: String,
+    data: Data,
+    created_ms: u64,
 }
 
 impl Cache {
@@ -172,7 +185,70 @@ impl Cache {
             workspace: None,
             started: SystemTime::now(),
             forgotten: None,
+            shared: false,
+            unpublished: Mutex::new(Vec::new()),
         }
+    }
+
+    /// Keeps this cache's (and every `empty_like`'s) new entries for a shared store too.
+    pub fn shared(mut self) -> Cache {
+        self.shared = true;
+        self
+    }
+
+    /// The entries made since the last call, for the shared store (none unless `shared`).
+    pub fn unpublished(&self) -> Vec<Arc<Entry>> {
+        std::mem::take(&mut *self.unpublished.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    /// An entry as the shared store keeps it, and how long it has left to live (in ms).
+    pub fn export(entry: &Entry) -> (String, u64) {
+        let created_ms = entry
+            .created
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+        let exported = Exported {
+            about: entry.about.clone(),
+            data: entry.data.clone(),
+            created_ms,
+        };
+        let left = entry.expires().duration_since(SystemTime::now()).unwrap_or_default();
+        let json = serde_json::to_string(&exported).unwrap_or_default();
+        (json, u64::try_from(left.as_millis()).unwrap_or(u64::MAX))
+    }
+
+    /// Takes in an entry another instance made (`export`'s JSON under `id`), within this
+    /// cache's bounds as its own entries are, and answers it.
+    pub fn adopt(&self, id: &str, json: &str) -> Option<Arc<Entry>> {
+        let (kind, _) = parse_id(id).ok()?;
+        let exported: Exported = serde_json::from_str(json).ok()?;
+        let data = exported.data;
+        let entry = Arc::new(Entry {
+            id: id.to_string(),
+            kind,
+            about: exported.about,
+            bytes: data.bytes(),
+            served_bytes: data.full_text_bytes(),
+            data,
+            created: std::time::UNIX_EPOCH + std::time::Duration::from_millis(exported.created_ms),
+            file: None,
+            file_note: None,
+        });
+        let mut inner = self.lock();
+        self.sweep_expired(&mut inner);
+        if let Some(old) = inner.entries.put(id.to_string(), entry.clone()) {
+            self.lost(&mut inner, old.bytes);
+        }
+        self.gained(&mut inner, entry.bytes);
+        while (inner.bytes > self.limits.max_bytes || self.pool.over()) && inner.entries.len() > 1 {
+            let Some((old_id, old)) = inner.entries.pop_lru() else {
+                break;
+            };
+            self.lost(&mut inner, old.bytes);
+            inner.stats.evicted_for_size += 1;
+            inner.evicted.put(old_id, ());
+        }
+        Some(entry)
     }
 
     /// Bounds this cache and every `empty_like` of it (the HTTP sessions') to `bytes` together.
@@ -212,6 +288,7 @@ impl Cache {
         cache.workspace = self.workspace.clone();
         cache.pool = self.pool.clone();
         cache.started = self.started;
+        cache.shared = self.shared;
         cache
     }
 
@@ -311,9 +388,22 @@ impl Cache {
             self.lost(&mut inner, entry.bytes);
             self.gained(&mut inner, cut.bytes);
             inner.entries.push(cut.id.clone(), cut.clone());
+            drop(inner);
+            self.publish(&cut);
             return cut;
         }
+        drop(inner);
+        self.publish(&entry);
         entry
+    }
+
+    fn publish(&self, entry: &Arc<Entry>) {
+        if self.shared {
+            self.unpublished
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(entry.clone());
+        }
     }
 
     fn sweep_expired(&self, inner: &mut Inner) {
@@ -365,7 +455,7 @@ impl Cache {
         }
         // ULIDs keep milliseconds: compare at that grain, or this run's first ids look older.
         let millis = |t: SystemTime| t.duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_millis();
-        if millis(made) < millis(self.started) {
+        if !self.shared && millis(made) < millis(self.started) {
             return Err(CacheError::EarlierRun {
                 id: id.to_string(),
                 started_minutes: now.duration_since(self.started).unwrap_or_default().as_secs() / 60,

@@ -1,4 +1,5 @@
-//! The store several instances share: Redis (`--state redis://HOST:PORT[/DB]`). Each lease is
+//! The store several instances share: Redis (`--state redis://HOST:PORT[/DB]`), for leases and
+//! handles (`crate::handles`: a handle is one key with its JSON, ended by the shared clock). Each lease is
 //! one key (`PREFIX:lease:DEVICE`) holding the lease as JSON. An operation reads it, decides
 //! with the same code the in-process store runs (`leases::decide`, so `Lease::lets` stays the
 //! one rule), and writes through a compare-and-set script: the write happens only if the key
@@ -12,6 +13,7 @@ use std::time::Duration;
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 
 use crate::clock::Clock;
+use crate::handles::{self, Handles, Kept};
 use crate::leases::{Holder, Lease, Leases, Pending, StateError, Taken, decide};
 
 /// Writes ARGV[2] (or deletes the key when it is empty) with expiry ARGV[3] ms, only if the key
@@ -104,11 +106,7 @@ impl Redis {
 
     /// Runs `change` (a decision over the live lease, as `InProcess::with` does) until its write
     /// lands on the value it read.
-    async fn with<T>(
-        &self,
-        device: &str,
-        change: impl Fn(&mut Option<Lease>, u64) -> T,
-    ) -> Result<T, StateError> {
+    async fn with<T>(&self, device: &str, change: impl Fn(&mut Option<Lease>, u64) -> T) -> Result<T, StateError> {
         let key = self.lease_key(device);
         for _ in 0..ATTEMPTS {
             let raw = self.read(&key).await?;
@@ -148,7 +146,9 @@ impl Redis {
 
 impl Leases for Redis {
     fn take<'a>(&'a self, device: &'a str, holder: &'a Holder, ttl_ms: u64) -> Pending<'a, Taken> {
-        Box::pin(self.with(device, move |current, now| decide::take(current, now, device, holder, ttl_ms)))
+        Box::pin(self.with(device, move |current, now| {
+            decide::take(current, now, device, holder, ttl_ms)
+        }))
     }
 
     fn touch<'a>(&'a self, device: &'a str, holder: &'a Holder) -> Pending<'a, Option<Taken>> {
@@ -198,6 +198,43 @@ impl Leases for Redis {
                 .collect();
             live.sort_by(|a, b| a.device.cmp(&b.device));
             Ok(live)
+        })
+    }
+}
+
+impl Handles for Redis {
+    fn put<'a>(&'a self, principal: &'a str, id: &'a str, value: &'a str, ttl_ms: u64) -> Pending<'a, ()> {
+        Box::pin(async move {
+            let until_ms = self.clock.now_ms().saturating_add(ttl_ms);
+            let kept = serde_json::to_string(&Kept {
+                until_ms,
+                value: value.to_string(),
+            })
+            .map_err(|e| StateError(e.to_string()))?;
+            let () = redis::cmd("SET")
+                .arg(self.key(&handles::key(principal, id)))
+                .arg(kept)
+                .arg("PX")
+                .arg(ttl_ms.saturating_add(COLLECT_AFTER_MS))
+                .query_async(&mut self.connection())
+                .await
+                .map_err(|e| failed("keep a cache entry", e))?;
+            Ok(())
+        })
+    }
+
+    fn get<'a>(&'a self, principal: &'a str, id: &'a str) -> Pending<'a, Option<String>> {
+        Box::pin(async move {
+            let raw: Option<String> = redis::cmd("GET")
+                .arg(self.key(&handles::key(principal, id)))
+                .query_async(&mut self.connection())
+                .await
+                .map_err(|e| failed("read a cache entry", e))?;
+            let now = self.clock.now_ms();
+            Ok(raw
+                .and_then(|raw| serde_json::from_str::<Kept>(&raw).ok())
+                .filter(|k| k.until_ms > now)
+                .map(|k| k.value))
         })
     }
 }

@@ -117,7 +117,9 @@ fn ready<'a, T: Send + 'a>(value: T) -> Pending<'a, T> {
 
 impl Leases for InProcess {
     fn take<'a>(&'a self, device: &'a str, holder: &'a Holder, ttl_ms: u64) -> Pending<'a, Taken> {
-        ready(self.with(device, |current, now| decide::take(current, now, device, holder, ttl_ms)))
+        ready(self.with(device, |current, now| {
+            decide::take(current, now, device, holder, ttl_ms)
+        }))
     }
 
     fn touch<'a>(&'a self, device: &'a str, holder: &'a Holder) -> Pending<'a, Option<Taken>> {

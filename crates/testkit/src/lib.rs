@@ -68,14 +68,25 @@ pub fn redis_server() -> Option<RedisServer> {
             .map(|a| a.port())
             .expect("a free port");
         let child = std::process::Command::new("redis-server")
-            .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+            .args([
+                "--port",
+                &port.to_string(),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+            ])
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .spawn();
         let child = match child {
             Ok(child) => child,
             Err(e) => {
-                skip_or_fail(&format!("redis-server could not start ({e}); apt-get install redis-server"));
+                skip_or_fail(&format!(
+                    "redis-server could not start ({e}); apt-get install redis-server"
+                ));
                 return None;
             }
         };

@@ -60,7 +60,11 @@ impl Stores {
             Which::Redis => {
                 let server = self.redis.as_ref().expect("each() offers Redis only with its server");
                 let prefix = format!("test{}", self.next.fetch_add(1, Ordering::SeqCst));
-                Arc::new(self.rt.block_on(Redis::connect(&server.url(0), &prefix, clock)).unwrap())
+                Arc::new(
+                    self.rt
+                        .block_on(Redis::connect(&server.url(0), &prefix, clock))
+                        .unwrap(),
+                )
             }
         }
     }
@@ -91,9 +95,18 @@ fn lifecycle(stores: &Stores, which: Which) {
         panic!("a free device is taken")
     };
     assert_eq!(lease.until_ms, 1_060_000);
-    assert_eq!(stores.now(leases.take("lab/a", &bob, 60_000)), Taken::Theirs(lease.clone()));
-    assert_eq!(stores.now(leases.touch("lab/a", &bob)), Some(Taken::Theirs(lease.clone())));
-    assert_eq!(stores.now(leases.release("lab/a", &bob)), Some(Taken::Theirs(lease.clone())));
+    assert_eq!(
+        stores.now(leases.take("lab/a", &bob, 60_000)),
+        Taken::Theirs(lease.clone())
+    );
+    assert_eq!(
+        stores.now(leases.touch("lab/a", &bob)),
+        Some(Taken::Theirs(lease.clone()))
+    );
+    assert_eq!(
+        stores.now(leases.release("lab/a", &bob)),
+        Some(Taken::Theirs(lease.clone()))
+    );
     assert_eq!(stores.now(leases.touch("lab/b", &bob)), None, "nobody holds lab/b");
 
     clock.advance(30_000);
@@ -102,11 +115,18 @@ fn lifecycle(stores: &Stores, which: Which) {
     };
     assert_eq!(renewed.until_ms, 1_090_000);
     clock.advance(59_999);
-    assert_eq!(stores.now(leases.list()).len(), 1, "a millisecond before its end it holds");
+    assert_eq!(
+        stores.now(leases.list()).len(),
+        1,
+        "a millisecond before its end it holds"
+    );
     clock.advance(1);
     assert!(stores.now(leases.list()).is_empty(), "at its end it is gone");
     assert!(matches!(stores.now(leases.take("lab/a", &bob, 1_000)), Taken::Yours(_)));
-    assert!(matches!(stores.now(leases.release("lab/a", &bob)), Some(Taken::Yours(_))));
+    assert!(matches!(
+        stores.now(leases.release("lab/a", &bob)),
+        Some(Taken::Yours(_))
+    ));
     assert_eq!(stores.now(leases.release("lab/a", &bob)), None);
 }
 
@@ -127,7 +147,10 @@ fn take_over(stores: &Stores, which: Which) {
         panic!("the person takes over")
     };
     assert_eq!(stores.now(leases.touch("d", &agent)), Some(Taken::Theirs(held.clone())));
-    assert_eq!(stores.now(leases.take("d", &agent, 60_000)), Taken::Theirs(held.clone()));
+    assert_eq!(
+        stores.now(leases.take("d", &agent, 60_000)),
+        Taken::Theirs(held.clone())
+    );
     assert_eq!(stores.now(leases.release("d", &agent)), Some(Taken::Theirs(held)));
     assert!(matches!(
         stores.now(leases.take("d", &holder("bob", true), 1)),
@@ -263,7 +286,10 @@ fn race(stores: &Stores, which: Which) {
             let url = stores.redis.as_ref().unwrap().url(0);
             (0..8)
                 .map(|_| {
-                    let store = stores.rt.block_on(Redis::connect(&url, &prefix, clock.clone())).unwrap();
+                    let store = stores
+                        .rt
+                        .block_on(Redis::connect(&url, &prefix, clock.clone()))
+                        .unwrap();
                     Arc::new(store) as Arc<dyn Leases>
                 })
                 .collect()
@@ -289,4 +315,53 @@ fn race(stores: &Stores, which: Which) {
         assert_eq!(winners, 1, "{which:?}, round {round}");
     }
     println!("{which:?}: {rounds} races of 8 takers: one winner each");
+}
+
+/// Handles, on both stores: a principal's id is found again until its time is up, never by
+/// another principal, nor under a near name (the principal and the id are one key together).
+#[test]
+fn a_handle_is_its_principals_alone_and_lives_its_time() {
+    let stores = Stores::new();
+    for which in stores.each() {
+        let clock = Arc::new(ManualClock::at(1_000_000));
+        let handles: Arc<dyn crate::handles::Handles> = match which {
+            Which::InProcess => Arc::new(crate::handles::InProcessHandles::new(clock.clone())),
+            Which::Redis => {
+                let url = stores.redis.as_ref().unwrap().url(0);
+                let prefix = format!("handles{}", stores.next.fetch_add(1, Ordering::SeqCst));
+                Arc::new(
+                    stores
+                        .rt
+                        .block_on(Redis::connect(&url, &prefix, clock.clone()))
+                        .unwrap(),
+                )
+            }
+        };
+        stores.now(handles.put("alice", "props-1", "{\"a\":1}", 60_000));
+        stores.now(handles.put("a", "lice:props-1", "the other", 60_000));
+        assert_eq!(
+            stores.now(handles.get("alice", "props-1")).as_deref(),
+            Some("{\"a\":1}"),
+            "{which:?}"
+        );
+        assert_eq!(
+            stores.now(handles.get("a", "lice:props-1")).as_deref(),
+            Some("the other")
+        );
+        assert_eq!(
+            stores.now(handles.get("bob", "props-1")),
+            None,
+            "{which:?}: another's id"
+        );
+        assert_eq!(stores.now(handles.get("alice", "props-2")), None);
+        clock.advance(59_999);
+        assert!(stores.now(handles.get("alice", "props-1")).is_some());
+        clock.advance(1);
+        assert_eq!(
+            stores.now(handles.get("alice", "props-1")),
+            None,
+            "{which:?}: at its end it is gone"
+        );
+        println!("{which:?}: handles kept, isolated and ended");
+    }
 }
