@@ -61,17 +61,17 @@ fn balancer(servers: &[&HttpServer], home: &std::path::Path) -> Option<Balancer>
         .unwrap()
         .write_all(config.as_bytes())
         .unwrap();
-    let child = std::process::Command::new("haproxy")
-        .args(["-db", "-f", path.to_str().unwrap()])
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .expect("haproxy starts");
+    let balancer = Balancer {
+        child: std::process::Command::new("haproxy")
+            .args(["-db", "-f", path.to_str().unwrap()])
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .expect("haproxy starts"),
+        url: format!("http://127.0.0.1:{port}/mcp"),
+    };
     for _ in 0..200 {
         if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-            return Some(Balancer {
-                child,
-                url: format!("http://127.0.0.1:{port}/mcp"),
-            });
+            return Some(balancer);
         }
         std::thread::sleep(Duration::from_millis(25));
     }
@@ -107,8 +107,7 @@ async fn call(url: &str, token: &str, tool: &str, arguments: Value) -> (Value, b
         .lines()
         .filter_map(|l| l.strip_prefix("data:"))
         .map(str::trim)
-        .filter(|l| l.starts_with('{'))
-        .last()
+        .rfind(|l| l.starts_with('{'))
         .unwrap_or(text.as_str());
     let message: Value = serde_json::from_str(json).unwrap_or_else(|e| panic!("{e}: {text}"));
     let result = &message["result"];
