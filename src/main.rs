@@ -140,6 +140,10 @@ struct ServeArgs {
     /// Timeout of one device call, in milliseconds.
     #[arg(long, default_value_t = 20_000)]
     timeout_ms: u64,
+    /// Keep state several instances share (device leases, cache entries) in Redis,
+    /// redis://HOST:PORT[/DB], instead of this process (docs/http.md, "A team").
+    #[arg(long, value_name = "redis://HOST:PORT[/DB]", env = "DROIDMCP_STATE", value_parser = parse_state)]
+    state: Option<String>,
     /// A command adb-shell refuses, as leading words of a command segment; repeatable; `none`
     /// for no rule. A guard against slips, not a sandbox.
     #[arg(long = "shell-deny", value_name = "RULE", default_values_t = droidmcp::tools::shell::DenyList::DEFAULT.map(String::from))]
@@ -305,6 +309,9 @@ async fn build_state(args: &ServeArgs) -> anyhow::Result<(Arc<State>, Option<Sim
         });
         cache = cache.with_workspace(workspace, args.budget as usize);
     }
+    if args.state.is_some() {
+        cache = cache.shared();
+    }
     let mut state = State::new(adb, cache, args.budget as usize, device);
     state.runs = script_runs(args, workspace.as_deref());
     let mut install_dirs = Vec::new();
@@ -318,7 +325,25 @@ async fn build_state(args: &ServeArgs) -> anyhow::Result<(Arc<State>, Option<Sim
     state.shell_deny = droidmcp::tools::shell::DenyList::new(&rules);
     state.emulator_admin = args.allow_emulator_admin;
     state.pin_envs = Arc::new(args.pin_env.clone());
+    if let Some(url) = &args.state {
+        let store = droidmcp::state::Redis::connect(url, "droidmcp", Arc::new(droidmcp::state::SystemClock))
+            .await
+            .map_err(anyhow::Error::msg)?;
+        tracing::info!(%url, "state shared through Redis");
+        state.leases = Arc::new(store.clone());
+        state.handles = Some(Arc::new(store));
+    }
     Ok((Arc::new(state), sim))
+}
+
+/// `--state URL`: a Redis address (the only shared store there is).
+fn parse_state(url: &str) -> Result<String, String> {
+    match url.strip_prefix("redis://") {
+        Some(rest) if !rest.is_empty() => Ok(url.to_string()),
+        _ => Err(format!(
+            "{url:?} is not a Redis address: give redis://HOST:PORT or redis://HOST:PORT/DB (the only shared store droidmcp has)"
+        )),
+    }
 }
 
 /// `--pin-env NAME`: an environment variable's name (letters, digits and _, not starting with a

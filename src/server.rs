@@ -112,7 +112,10 @@ impl DroidMcp {
             Ok(command) => {
                 let call = self.call(&ctx, &state, command.deadline);
                 let by_panel = crate::panel::by_panel(&ctx.meta);
-                guard(call, command.run(tool, state, ctx, by_panel)).await
+                let answer = guard(call, command.run(tool, state.clone(), ctx, by_panel)).await;
+                // Its entries reach the other instances before its answer reaches the client.
+                tools::handles::publish(&state).await;
+                answer
             }
             Err(refused) => {
                 let call = self.call(&ctx, &state, Deadline::SERVER);
@@ -408,6 +411,7 @@ impl ServerHandler for DroidMcp {
                 None,
             ));
         };
+        tools::handles::find(&state, id).await;
         let entry = state
             .cache
             .get(id)

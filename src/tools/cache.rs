@@ -181,6 +181,9 @@ impl Command for CacheCommand {
     }
 
     async fn apply(self, state: Arc<State>, _ctx: RequestContext<RoleServer>) -> CallToolResult {
+        if let CacheCommand::Get(page) = &self {
+            super::handles::find(&state, &page.id).await;
+        }
         apply(&state, self)
     }
 }

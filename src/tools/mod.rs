@@ -8,6 +8,7 @@ pub mod cache;
 pub mod command;
 pub mod device;
 pub mod flow;
+pub mod handles;
 pub mod leases;
 pub mod logcat;
 pub mod poll;
@@ -79,6 +80,8 @@ pub struct State {
     pub principal: std::sync::Arc<str>,
     /// Every device lease, shared by every principal (`leases.rs`, the one door for who may act).
     pub leases: std::sync::Arc<dyn crate::state::Leases>,
+    /// Where cache entries are kept for other instances (`--state`; `handles.rs`, the one door).
+    pub handles: Option<std::sync::Arc<dyn crate::state::Handles>>,
 }
 
 /// The principal's MCP tasks (rmcp's manager: spawn, tasks/get, tasks/cancel, TTL).
@@ -137,6 +140,7 @@ impl State {
             leases: std::sync::Arc::new(crate::state::InProcess::new(std::sync::Arc::new(
                 crate::state::SystemClock,
             ))),
+            handles: None,
         }
     }
 
@@ -150,6 +154,7 @@ impl State {
         session.shell_deny = self.shell_deny.clone();
         session.turns = self.turns.clone();
         session.leases = self.leases.clone();
+        session.handles = self.handles.clone();
         session.displays = self.displays.clone();
         session.runs = std::sync::Arc::new(self.runs.for_principal(principal));
         session.install_dirs = self.install_dirs.clone();

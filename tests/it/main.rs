@@ -59,5 +59,6 @@ mod sim_hostile;
 mod sim_toybox;
 mod suite;
 mod take_over;
+mod team;
 mod two_devices;
 mod web;

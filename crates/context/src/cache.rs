@@ -155,6 +155,19 @@ pub struct Cache {
     pool: Arc<Pool>,
     /// `--workspace`: entries over this many bytes are also written there.
     workspace: Option<(Arc<super::workspace::Workspace>, usize)>,
+    /// Whether entries are also kept in a store other instances share (`--state`): then each new
+    /// one waits here until the call that made it ends (`unpublished`), and an id this instance
+    /// does not hold may still be another's (`adopt`), never "from an earlier run".
+    shared: bool,
+    unpublished: Mutex<Vec<Arc<Entry>>>,
+}
+
+/// An entry as a shared store keeps it (its id is the key; a workspace file is this instance's).
+#[derive(Serialize, serde::Deserialize)]
+struct Exported {
+    about: String,
+    data: Data,
+    created_ms: u64,
 }
 
 impl Cache {
@@ -172,7 +185,70 @@ impl Cache {
             workspace: None,
             started: SystemTime::now(),
             forgotten: None,
+            shared: false,
+            unpublished: Mutex::new(Vec::new()),
         }
+    }
+
+    /// Keeps this cache's (and every `empty_like`'s) new entries for a shared store too.
+    pub fn shared(mut self) -> Cache {
+        self.shared = true;
+        self
+    }
+
+    /// The entries made since the last call, for the shared store (none unless `shared`).
+    pub fn unpublished(&self) -> Vec<Arc<Entry>> {
+        std::mem::take(&mut *self.unpublished.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    /// An entry as the shared store keeps it, and how long it has left to live (in ms).
+    pub fn export(entry: &Entry) -> (String, u64) {
+        let created_ms = entry
+            .created
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+        let exported = Exported {
+            about: entry.about.clone(),
+            data: entry.data.clone(),
+            created_ms,
+        };
+        let left = entry.expires().duration_since(SystemTime::now()).unwrap_or_default();
+        let json = serde_json::to_string(&exported).unwrap_or_default();
+        (json, u64::try_from(left.as_millis()).unwrap_or(u64::MAX))
+    }
+
+    /// Takes in an entry another instance made (`export`'s JSON under `id`), within this
+    /// cache's bounds as its own entries are, and answers it.
+    pub fn adopt(&self, id: &str, json: &str) -> Option<Arc<Entry>> {
+        let (kind, _) = parse_id(id).ok()?;
+        let exported: Exported = serde_json::from_str(json).ok()?;
+        let data = exported.data;
+        let entry = Arc::new(Entry {
+            id: id.to_string(),
+            kind,
+            about: exported.about,
+            bytes: data.bytes(),
+            served_bytes: data.full_text_bytes(),
+            data,
+            created: std::time::UNIX_EPOCH + std::time::Duration::from_millis(exported.created_ms),
+            file: None,
+            file_note: None,
+        });
+        let mut inner = self.lock();
+        self.sweep_expired(&mut inner);
+        if let Some(old) = inner.entries.put(id.to_string(), entry.clone()) {
+            self.lost(&mut inner, old.bytes);
+        }
+        self.gained(&mut inner, entry.bytes);
+        while (inner.bytes > self.limits.max_bytes || self.pool.over()) && inner.entries.len() > 1 {
+            let Some((old_id, old)) = inner.entries.pop_lru() else {
+                break;
+            };
+            self.lost(&mut inner, old.bytes);
+            inner.stats.evicted_for_size += 1;
+            inner.evicted.put(old_id, ());
+        }
+        Some(entry)
     }
 
     /// Bounds this cache and every `empty_like` of it (the HTTP sessions') to `bytes` together.
@@ -212,6 +288,7 @@ impl Cache {
         cache.workspace = self.workspace.clone();
         cache.pool = self.pool.clone();
         cache.started = self.started;
+        cache.shared = self.shared;
         cache
     }
 
@@ -311,9 +388,22 @@ impl Cache {
             self.lost(&mut inner, entry.bytes);
             self.gained(&mut inner, cut.bytes);
             inner.entries.push(cut.id.clone(), cut.clone());
+            drop(inner);
+            self.publish(&cut);
             return cut;
         }
+        drop(inner);
+        self.publish(&entry);
         entry
+    }
+
+    fn publish(&self, entry: &Arc<Entry>) {
+        if self.shared {
+            self.unpublished
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(entry.clone());
+        }
     }
 
     fn sweep_expired(&self, inner: &mut Inner) {
@@ -365,7 +455,7 @@ impl Cache {
         }
         // ULIDs keep milliseconds: compare at that grain, or this run's first ids look older.
         let millis = |t: SystemTime| t.duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_millis();
-        if millis(made) < millis(self.started) {
+        if !self.shared && millis(made) < millis(self.started) {
             return Err(CacheError::EarlierRun {
                 id: id.to_string(),
                 started_minutes: now.duration_since(self.started).unwrap_or_default().as_secs() / 60,
@@ -490,101 +580,4 @@ pub fn parse_id(id: &str) -> Result<(Kind, Ulid), CacheError> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use std::time::Duration;
-
-    fn text(n: usize) -> Data {
-        Data::Text("x".repeat(n))
-    }
-
-    #[test]
-    fn sessions_stay_within_their_shared_bound_and_an_ended_one_frees_its_share() {
-        let first = Cache::new(Limits {
-            max_entries: 100,
-            max_bytes: 1000,
-        })
-        .with_sessions_bound(1500);
-        let second = first.empty_like();
-        let pool = || first.pool.bytes.load(std::sync::atomic::Ordering::Relaxed);
-        for _ in 0..3 {
-            first.put(Kind::Shell, "first", text(400));
-        }
-        assert_eq!((first.stats().entries, pool()), (2, 800), "its own bound");
-        second.put(Kind::Shell, "second", text(400));
-        let kept = second.put(Kind::Shell, "second", text(400));
-        // Over the shared bound: the session that stored makes room from its own entries.
-        assert_eq!((first.stats().entries, second.stats().entries, pool()), (2, 1, 1200));
-        assert!(second.get(&kept.id).is_ok());
-        // An entry the user just asked for stays readable; past the shared bound (the other
-        // session holds 800 of 1500) it keeps its head and tail, within the bound.
-        let big = second.put(Kind::Shell, "second", text(900));
-        assert_eq!(second.stats().entries, 1);
-        assert!(pool() <= 1500, "{}", pool());
-        let Data::Text(kept) = &second.get(&big.id).unwrap().data else {
-            panic!()
-        };
-        assert!(kept.contains("bytes dropped here") && kept.starts_with("xxx") && kept.ends_with("xxx"));
-        let cut_bytes = big.bytes;
-        drop(first);
-        let pool = second.pool.clone();
-        second.put(Kind::Shell, "second", text(100));
-        assert_eq!(second.stats().entries, 2);
-        assert_eq!(pool.bytes.load(std::sync::atomic::Ordering::Relaxed), cut_bytes + 100);
-        second.clear();
-        assert_eq!(pool.bytes.load(std::sync::atomic::Ordering::Relaxed), 0);
-    }
-
-    #[test]
-    fn entries_are_evicted_by_count_then_by_size() {
-        let cache = Cache::new(Limits {
-            max_entries: 2,
-            max_bytes: 1000,
-        });
-        let a = cache.put(Kind::Shell, "a", text(100));
-        let b = cache.put(Kind::Shell, "b", text(100));
-        cache.get(&a.id).unwrap();
-        let c = cache.put(Kind::Shell, "c", text(100));
-        assert!(
-            matches!(cache.get(&b.id), Err(CacheError::Evicted { .. })),
-            "b was least recently used, and the answer says it was evicted"
-        );
-        assert!(cache.get(&a.id).is_ok() && cache.get(&c.id).is_ok());
-        let d = cache.put(Kind::Shell, "d", text(950));
-        assert!(cache.get(&d.id).is_ok());
-        let stats = cache.stats();
-        assert_eq!((stats.entries, stats.bytes), (1, 950));
-        assert_eq!((stats.evicted_for_count, stats.evicted_for_size), (2, 1));
-    }
-
-    #[test]
-    fn expired_unknown_and_malformed_ids_get_distinct_errors_naming_the_refresh() {
-        let cache = Cache::new(Limits::default());
-        let old = SystemTime::now() - Duration::from_secs(2 * 3600);
-        let id = cache.put_made_at(Kind::Props, Data::Text("x".into()), old);
-        match cache.get(&id) {
-            Err(e @ CacheError::Expired { .. }) => assert!(e.to_string().contains("adb-device properties")),
-            other => panic!("expected expired, got {other:?}"),
-        }
-        assert_eq!(cache.stats().entries, 0);
-        let unknown = format!("ui-{}", Ulid::generate());
-        assert!(matches!(cache.get(&unknown), Err(CacheError::Unknown { .. })));
-        // Another client's cache, made later in the same run: a fresh id from it is unknown
-        // here, never "from an earlier run".
-        let other = cache.empty_like();
-        std::thread::sleep(Duration::from_millis(5));
-        let theirs = other.put(Kind::Props, "theirs", Data::Text("x".into()));
-        assert!(matches!(cache.get(&theirs.id), Err(CacheError::Unknown { .. })));
-        let later = cache.empty_like();
-        assert!(matches!(later.get(&theirs.id), Err(CacheError::Unknown { .. })));
-        for bad in [
-            "",
-            "props",
-            "props-123",
-            "nope-01JD3V6M8Q9ZK4X2B7T5R1N0PA",
-            "props-01JD3V6M8Q9ZK4X2B7T5R1N0P!",
-        ] {
-            assert!(matches!(cache.get(bad), Err(CacheError::Malformed(_))), "{bad}");
-        }
-    }
-}
+mod tests;

@@ -72,7 +72,7 @@ impl Kind {
 }
 
 /// The stored data, in the three shapes `cache get` knows how to page.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub enum Data {
     /// Keyed values (properties): paged by key, filtered by key prefix or substring.
     Map(BTreeMap<String, String>),

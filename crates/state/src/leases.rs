@@ -3,8 +3,8 @@
 //! unless its holder uses the device again (which renews it for its own time to live) or
 //! releases it.
 //!
-//! The contract every store keeps (the in-process one here; one on Redis does the same in one
-//! script per operation, so two instances sharing it cannot both win):
+//! The contract every store keeps (the in-process one here, `crate::in_redis` for several
+//! instances, both deciding through `decide`, so two instances sharing one cannot both win):
 //! - each operation reads and writes one device's lease atomically (compare and set);
 //! - a lease whose `until_ms` has passed is no lease: it is ignored, and replaced or dropped;
 //! - `take` gives the lease to `holder` when there is none or the current one `lets` it,
@@ -23,14 +23,14 @@ use crate::clock::Clock;
 
 /// Who holds a lease: a principal (a token's name), and whether it is a person at the device
 /// panel (a take-over) rather than that principal's assistant.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Holder {
     pub principal: String,
     pub person: bool,
 }
 
 /// A live lease on one device.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Lease {
     /// The device's identity (`source/serial`), the key.
     pub device: String,
@@ -117,7 +117,36 @@ fn ready<'a, T: Send + 'a>(value: T) -> Pending<'a, T> {
 
 impl Leases for InProcess {
     fn take<'a>(&'a self, device: &'a str, holder: &'a Holder, ttl_ms: u64) -> Pending<'a, Taken> {
-        ready(self.with(device, |current, now| match current {
+        ready(self.with(device, |current, now| {
+            decide::take(current, now, device, holder, ttl_ms)
+        }))
+    }
+
+    fn touch<'a>(&'a self, device: &'a str, holder: &'a Holder) -> Pending<'a, Option<Taken>> {
+        ready(self.with(device, |current, now| decide::touch(current, now, holder)))
+    }
+
+    fn release<'a>(&'a self, device: &'a str, holder: &'a Holder) -> Pending<'a, Option<Taken>> {
+        ready(self.with(device, |current, _| decide::release(current, holder)))
+    }
+
+    fn list(&self) -> Pending<'_, Vec<Lease>> {
+        let now = self.clock.now_ms();
+        let mut leases = self.leases.lock().unwrap_or_else(|p| p.into_inner());
+        leases.retain(|_, l| l.until_ms > now);
+        let mut live: Vec<Lease> = leases.values().cloned().collect();
+        live.sort_by(|a, b| a.device.cmp(&b.device));
+        ready(live)
+    }
+}
+
+/// What each operation does to a device's live lease (`None`: no lease), the same for every
+/// store: the store gives it the lease it read and writes back what it leaves.
+pub(crate) mod decide {
+    use super::{Holder, Lease, Taken};
+
+    pub fn take(current: &mut Option<Lease>, now: u64, device: &str, holder: &Holder, ttl_ms: u64) -> Taken {
+        match current {
             Some(lease) if !lease.lets(holder) => Taken::Theirs(lease.clone()),
             _ => {
                 let lease = Lease {
@@ -129,38 +158,27 @@ impl Leases for InProcess {
                 *current = Some(lease.clone());
                 Taken::Yours(lease)
             }
-        }))
+        }
     }
 
-    fn touch<'a>(&'a self, device: &'a str, holder: &'a Holder) -> Pending<'a, Option<Taken>> {
-        ready(self.with(device, |current, now| {
-            let lease = current.as_mut()?;
-            if !lease.lets(holder) {
-                return Some(Taken::Theirs(lease.clone()));
-            }
-            lease.until_ms = now.saturating_add(lease.ttl_ms);
-            Some(Taken::Yours(lease.clone()))
-        }))
+    pub fn touch(current: &mut Option<Lease>, now: u64, holder: &Holder) -> Option<Taken> {
+        let lease = current.as_mut()?;
+        if !lease.lets(holder) {
+            return Some(Taken::Theirs(lease.clone()));
+        }
+        lease.until_ms = now.saturating_add(lease.ttl_ms);
+        Some(Taken::Yours(lease.clone()))
     }
 
-    fn release<'a>(&'a self, device: &'a str, holder: &'a Holder) -> Pending<'a, Option<Taken>> {
-        ready(self.with(device, |current, _| match current.take() {
+    pub fn release(current: &mut Option<Lease>, holder: &Holder) -> Option<Taken> {
+        match current.take() {
             None => None,
             Some(lease) if lease.lets(holder) => Some(Taken::Yours(lease)),
             Some(lease) => {
                 *current = Some(lease.clone());
                 Some(Taken::Theirs(lease))
             }
-        }))
-    }
-
-    fn list(&self) -> Pending<'_, Vec<Lease>> {
-        let now = self.clock.now_ms();
-        let mut leases = self.leases.lock().unwrap_or_else(|p| p.into_inner());
-        leases.retain(|_, l| l.until_ms > now);
-        let mut live: Vec<Lease> = leases.values().cloned().collect();
-        live.sort_by(|a, b| a.device.cmp(&b.device));
-        ready(live)
+        }
     }
 }
 

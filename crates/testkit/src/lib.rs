@@ -37,3 +37,73 @@ pub fn captures_dir() -> Option<PathBuf> {
         None
     }
 }
+
+/// A `redis-server` of the test's own on a free loopback port, stopped when dropped.
+pub struct RedisServer {
+    child: std::process::Child,
+    pub port: u16,
+}
+
+impl RedisServer {
+    /// `redis://127.0.0.1:PORT/DB`.
+    pub fn url(&self, db: u8) -> String {
+        format!("redis://127.0.0.1:{}/{db}", self.port)
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts Debian's `redis-server` (no disk, loopback only) and waits until it answers PING.
+/// Absent, it is the skip rule's (a failure under CI).
+pub fn redis_server() -> Option<RedisServer> {
+    use std::io::{Read, Write};
+    for _ in 0..5 {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map(|a| a.port())
+            .expect("a free port");
+        let child = std::process::Command::new("redis-server")
+            .args([
+                "--port",
+                &port.to_string(),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+            ])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn();
+        let child = match child {
+            Ok(child) => child,
+            Err(e) => {
+                skip_or_fail(&format!(
+                    "redis-server could not start ({e}); apt-get install redis-server"
+                ));
+                return None;
+            }
+        };
+        let mut server = RedisServer { child, port };
+        for _ in 0..200 {
+            if let Ok(Some(_)) = server.child.try_wait() {
+                break; // the port was taken meanwhile: another
+            }
+            if let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", port)) {
+                let mut answer = [0u8; 7];
+                if s.write_all(b"PING\r\n").is_ok() && s.read_exact(&mut answer).is_ok() && &answer == b"+PONG\r\n" {
+                    return Some(server);
+                }
+            }
+            std::thread::sleep(std::time::Duration::from_millis(25));
+        }
+        drop(server);
+    }
+    panic!("redis-server started five times without answering PING");
+}

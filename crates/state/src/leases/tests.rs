@@ -1,12 +1,15 @@
 //! The store's contract, on a clock the tests move: take, use, release, expiry, the one rule,
-//! and that of many takers racing one wins.
+//! and that of many takers racing one wins. Every test runs against both stores: the
+//! in-process one and Redis (a `redis-server` of the test's own; its absence is the skip rule's).
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use proptest::prelude::{Just, Strategy, prop_oneof};
 
 use super::{Holder, InProcess, Lease, Leases, Taken};
 use crate::clock::{Clock, ManualClock};
+use crate::in_redis::Redis;
 
 fn holder(principal: &str, person: bool) -> Holder {
     Holder {
@@ -15,62 +18,142 @@ fn holder(principal: &str, person: bool) -> Holder {
     }
 }
 
-fn now<T>(pending: super::Pending<'_, T>) -> T {
-    let waker = std::task::Waker::noop();
-    let mut cx = std::task::Context::from_waker(waker);
-    let mut pending = pending;
-    match pending.as_mut().poll(&mut cx) {
-        std::task::Poll::Ready(answer) => answer.expect("the in-process store never fails"),
-        std::task::Poll::Pending => panic!("the in-process store answers at once"),
-    }
+/// Where the tests' stores live: a runtime for the Redis one's network, and its server.
+struct Stores {
+    rt: tokio::runtime::Runtime,
+    redis: Option<testkit::RedisServer>,
+    /// Each Redis store gets keys of its own, so every case starts empty.
+    next: AtomicUsize,
 }
 
-fn store() -> (Arc<ManualClock>, InProcess) {
-    let clock = Arc::new(ManualClock::at(1_000_000));
-    (clock.clone(), InProcess::new(clock))
+#[derive(Clone, Copy, Debug)]
+enum Which {
+    InProcess,
+    Redis,
+}
+
+impl Stores {
+    fn new() -> Stores {
+        Stores {
+            rt: tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .unwrap(),
+            redis: testkit::redis_server(),
+            next: AtomicUsize::new(0),
+        }
+    }
+
+    /// The stores this run can test: the in-process one, and Redis when its server runs.
+    fn each(&self) -> Vec<Which> {
+        match self.redis {
+            Some(_) => vec![Which::InProcess, Which::Redis],
+            None => vec![Which::InProcess],
+        }
+    }
+
+    /// A fresh, empty store of `which` kind on `clock`.
+    fn store(&self, which: Which, clock: Arc<ManualClock>) -> Arc<dyn Leases> {
+        match which {
+            Which::InProcess => Arc::new(InProcess::new(clock)),
+            Which::Redis => {
+                let server = self.redis.as_ref().expect("each() offers Redis only with its server");
+                let prefix = format!("test{}", self.next.fetch_add(1, Ordering::SeqCst));
+                Arc::new(
+                    self.rt
+                        .block_on(Redis::connect(&server.url(0), &prefix, clock))
+                        .unwrap(),
+                )
+            }
+        }
+    }
+
+    /// A fresh store and the clock it reads.
+    fn fresh(&self, which: Which) -> (Arc<ManualClock>, Arc<dyn Leases>) {
+        let clock = Arc::new(ManualClock::at(1_000_000));
+        (clock.clone(), self.store(which, clock))
+    }
+
+    fn now<T>(&self, pending: super::Pending<'_, T>) -> T {
+        self.rt.block_on(pending).expect("the store answers")
+    }
 }
 
 #[test]
 fn a_lease_is_taken_refused_to_another_renewed_by_use_released_and_ends_when_its_time_is_up() {
-    let (clock, leases) = store();
+    let stores = Stores::new();
+    for which in stores.each() {
+        lifecycle(&stores, which);
+    }
+}
+
+fn lifecycle(stores: &Stores, which: Which) {
+    let (clock, leases) = stores.fresh(which);
     let (alice, bob) = (holder("alice", false), holder("bob", false));
-    let Taken::Yours(lease) = now(leases.take("lab/a", &alice, 60_000)) else {
+    let Taken::Yours(lease) = stores.now(leases.take("lab/a", &alice, 60_000)) else {
         panic!("a free device is taken")
     };
     assert_eq!(lease.until_ms, 1_060_000);
-    assert_eq!(now(leases.take("lab/a", &bob, 60_000)), Taken::Theirs(lease.clone()));
-    assert_eq!(now(leases.touch("lab/a", &bob)), Some(Taken::Theirs(lease.clone())));
-    assert_eq!(now(leases.release("lab/a", &bob)), Some(Taken::Theirs(lease.clone())));
-    assert_eq!(now(leases.touch("lab/b", &bob)), None, "nobody holds lab/b");
+    assert_eq!(
+        stores.now(leases.take("lab/a", &bob, 60_000)),
+        Taken::Theirs(lease.clone())
+    );
+    assert_eq!(
+        stores.now(leases.touch("lab/a", &bob)),
+        Some(Taken::Theirs(lease.clone()))
+    );
+    assert_eq!(
+        stores.now(leases.release("lab/a", &bob)),
+        Some(Taken::Theirs(lease.clone()))
+    );
+    assert_eq!(stores.now(leases.touch("lab/b", &bob)), None, "nobody holds lab/b");
 
     clock.advance(30_000);
-    let Some(Taken::Yours(renewed)) = now(leases.touch("lab/a", &alice)) else {
+    let Some(Taken::Yours(renewed)) = stores.now(leases.touch("lab/a", &alice)) else {
         panic!("the holder's use renews")
     };
     assert_eq!(renewed.until_ms, 1_090_000);
     clock.advance(59_999);
-    assert_eq!(now(leases.list()).len(), 1, "a millisecond before its end it holds");
+    assert_eq!(
+        stores.now(leases.list()).len(),
+        1,
+        "a millisecond before its end it holds"
+    );
     clock.advance(1);
-    assert!(now(leases.list()).is_empty(), "at its end it is gone");
-    assert!(matches!(now(leases.take("lab/a", &bob, 1_000)), Taken::Yours(_)));
-    assert!(matches!(now(leases.release("lab/a", &bob)), Some(Taken::Yours(_))));
-    assert_eq!(now(leases.release("lab/a", &bob)), None);
+    assert!(stores.now(leases.list()).is_empty(), "at its end it is gone");
+    assert!(matches!(stores.now(leases.take("lab/a", &bob, 1_000)), Taken::Yours(_)));
+    assert!(matches!(
+        stores.now(leases.release("lab/a", &bob)),
+        Some(Taken::Yours(_))
+    ));
+    assert_eq!(stores.now(leases.release("lab/a", &bob)), None);
 }
 
 #[test]
 fn a_person_takes_over_from_their_own_assistant_and_the_assistant_waits_for_them() {
-    let (_, leases) = store();
+    let stores = Stores::new();
+    for which in stores.each() {
+        take_over(&stores, which);
+    }
+}
+
+fn take_over(stores: &Stores, which: Which) {
+    let (_, leases) = stores.fresh(which);
     let (agent, person) = (holder("alice", false), holder("alice", true));
-    assert!(matches!(now(leases.take("d", &agent, 60_000)), Taken::Yours(_)));
-    assert!(matches!(now(leases.touch("d", &person)), Some(Taken::Yours(_))));
-    let Taken::Yours(held) = now(leases.take("d", &person, 60_000)) else {
+    assert!(matches!(stores.now(leases.take("d", &agent, 60_000)), Taken::Yours(_)));
+    assert!(matches!(stores.now(leases.touch("d", &person)), Some(Taken::Yours(_))));
+    let Taken::Yours(held) = stores.now(leases.take("d", &person, 60_000)) else {
         panic!("the person takes over")
     };
-    assert_eq!(now(leases.touch("d", &agent)), Some(Taken::Theirs(held.clone())));
-    assert_eq!(now(leases.take("d", &agent, 60_000)), Taken::Theirs(held.clone()));
-    assert_eq!(now(leases.release("d", &agent)), Some(Taken::Theirs(held)));
+    assert_eq!(stores.now(leases.touch("d", &agent)), Some(Taken::Theirs(held.clone())));
+    assert_eq!(
+        stores.now(leases.take("d", &agent, 60_000)),
+        Taken::Theirs(held.clone())
+    );
+    assert_eq!(stores.now(leases.release("d", &agent)), Some(Taken::Theirs(held)));
     assert!(matches!(
-        now(leases.take("d", &holder("bob", true), 1)),
+        stores.now(leases.take("d", &holder("bob", true), 1)),
         Taken::Theirs(_)
     ));
 }
@@ -80,6 +163,13 @@ fn a_person_takes_over_from_their_own_assistant_and_the_assistant_waits_for_them
 /// on a device or a lease past its end.
 #[test]
 fn any_sequence_of_operations_answers_as_the_rule_says() {
+    let stores = Stores::new();
+    for which in stores.each() {
+        sequences(&stores, which);
+    }
+}
+
+fn sequences(stores: &Stores, which: Which) {
     #[derive(Debug, Clone)]
     enum Op {
         Take(usize, usize, u64),
@@ -105,7 +195,7 @@ fn any_sequence_of_operations_answers_as_the_rule_says() {
     runner
         .run(&proptest::collection::vec(op, 1..40), |ops| {
             cases.set(cases.get() + 1);
-            let (clock, leases) = store();
+            let (clock, leases) = stores.fresh(which);
             let mut model: [Option<Lease>; 2] = [None, None];
             let may = |lease: &Lease, who: &Holder| {
                 lease.holder.principal == who.principal && (who.person || !lease.holder.person)
@@ -120,7 +210,7 @@ fn any_sequence_of_operations_answers_as_the_rule_says() {
                 match op {
                     Op::Wait(ms) => clock.advance(ms),
                     Op::Take(h, d, ttl) => {
-                        let got = now(leases.take(devices[d], &holders[h], ttl));
+                        let got = stores.now(leases.take(devices[d], &holders[h], ttl));
                         let want = match &model[d] {
                             Some(l) if !may(l, &holders[h]) => Taken::Theirs(l.clone()),
                             _ => {
@@ -137,7 +227,7 @@ fn any_sequence_of_operations_answers_as_the_rule_says() {
                         proptest::prop_assert_eq!(got, want);
                     }
                     Op::Touch(h, d) => {
-                        let got = now(leases.touch(devices[d], &holders[h]));
+                        let got = stores.now(leases.touch(devices[d], &holders[h]));
                         let want = match &mut model[d] {
                             None => None,
                             Some(l) if !may(l, &holders[h]) => Some(Taken::Theirs(l.clone())),
@@ -149,7 +239,7 @@ fn any_sequence_of_operations_answers_as_the_rule_says() {
                         proptest::prop_assert_eq!(got, want);
                     }
                     Op::Release(h, d) => {
-                        let got = now(leases.release(devices[d], &holders[h]));
+                        let got = stores.now(leases.release(devices[d], &holders[h]));
                         let want = match model[d].clone() {
                             None => None,
                             Some(l) if !may(&l, &holders[h]) => Some(Taken::Theirs(l)),
@@ -163,39 +253,115 @@ fn any_sequence_of_operations_answers_as_the_rule_says() {
                 }
                 let t = clock.now_ms();
                 let live: Vec<Lease> = model.iter().flatten().filter(|l| l.until_ms > t).cloned().collect();
-                proptest::prop_assert_eq!(now(leases.list()), live);
+                proptest::prop_assert_eq!(stores.now(leases.list()), live);
             }
             Ok(())
         })
         .unwrap();
     println!(
-        "{} generated sequences of lease operations (4 holders, 2 devices)",
+        "{which:?}: {} generated sequences of lease operations (4 holders, 2 devices)",
         cases.get()
     );
 }
 
-/// Eight threads take one free device at once, many times: each time exactly one wins.
+/// Eight takers (threads on one in-process store; connections of their own, as eight instances
+/// would be, on Redis) take one free device at once, many times: each time exactly one wins.
 #[test]
 fn of_takers_racing_for_one_device_exactly_one_wins() {
+    let stores = Stores::new();
+    for which in stores.each() {
+        race(&stores, which);
+    }
+}
+
+fn race(stores: &Stores, which: Which) {
     let rounds = 200;
+    let clock = Arc::new(ManualClock::at(1_000_000));
+    let shared = stores.store(which, clock.clone());
+    // Each taker's own view of the store: the one map, or a connection of its own.
+    let takers: Vec<Arc<dyn Leases>> = match which {
+        Which::InProcess => (0..8).map(|_| shared.clone()).collect(),
+        Which::Redis => {
+            let prefix = format!("race{}", stores.next.fetch_add(1, Ordering::SeqCst));
+            let url = stores.redis.as_ref().unwrap().url(0);
+            (0..8)
+                .map(|_| {
+                    let store = stores
+                        .rt
+                        .block_on(Redis::connect(&url, &prefix, clock.clone()))
+                        .unwrap();
+                    Arc::new(store) as Arc<dyn Leases>
+                })
+                .collect()
+        }
+    };
     for round in 0..rounds {
-        let (_, leases) = store();
-        let leases = Arc::new(leases);
+        let device = format!("d{round}");
         let barrier = Arc::new(std::sync::Barrier::new(8));
-        let threads: Vec<_> = (0..8)
-            .map(|i| {
-                let (leases, barrier) = (leases.clone(), barrier.clone());
+        let threads: Vec<_> = takers
+            .iter()
+            .enumerate()
+            .map(|(i, leases)| {
+                let (leases, barrier, device) = (leases.clone(), barrier.clone(), device.clone());
+                let rt = stores.rt.handle().clone();
                 std::thread::spawn(move || {
                     barrier.wait();
-                    matches!(
-                        now(leases.take("d", &holder(&format!("p{i}"), false), 1000)),
-                        Taken::Yours(_)
-                    )
+                    let taken = rt.block_on(leases.take(&device, &holder(&format!("p{i}"), false), 1000));
+                    matches!(taken.expect("the store answers"), Taken::Yours(_))
                 })
             })
             .collect();
         let winners = threads.into_iter().map(|t| t.join().unwrap()).filter(|w| *w).count();
-        assert_eq!(winners, 1, "round {round}");
+        assert_eq!(winners, 1, "{which:?}, round {round}");
     }
-    println!("{rounds} races of 8 takers: one winner each");
+    println!("{which:?}: {rounds} races of 8 takers: one winner each");
+}
+
+/// Handles, on both stores: a principal's id is found again until its time is up, never by
+/// another principal, nor under a near name (the principal and the id are one key together).
+#[test]
+fn a_handle_is_its_principals_alone_and_lives_its_time() {
+    let stores = Stores::new();
+    for which in stores.each() {
+        let clock = Arc::new(ManualClock::at(1_000_000));
+        let handles: Arc<dyn crate::handles::Handles> = match which {
+            Which::InProcess => Arc::new(crate::handles::InProcessHandles::new(clock.clone())),
+            Which::Redis => {
+                let url = stores.redis.as_ref().unwrap().url(0);
+                let prefix = format!("handles{}", stores.next.fetch_add(1, Ordering::SeqCst));
+                Arc::new(
+                    stores
+                        .rt
+                        .block_on(Redis::connect(&url, &prefix, clock.clone()))
+                        .unwrap(),
+                )
+            }
+        };
+        stores.now(handles.put("alice", "props-1", "{\"a\":1}", 60_000));
+        stores.now(handles.put("a", "lice:props-1", "the other", 60_000));
+        assert_eq!(
+            stores.now(handles.get("alice", "props-1")).as_deref(),
+            Some("{\"a\":1}"),
+            "{which:?}"
+        );
+        assert_eq!(
+            stores.now(handles.get("a", "lice:props-1")).as_deref(),
+            Some("the other")
+        );
+        assert_eq!(
+            stores.now(handles.get("bob", "props-1")),
+            None,
+            "{which:?}: another's id"
+        );
+        assert_eq!(stores.now(handles.get("alice", "props-2")), None);
+        clock.advance(59_999);
+        assert!(stores.now(handles.get("alice", "props-1")).is_some());
+        clock.advance(1);
+        assert_eq!(
+            stores.now(handles.get("alice", "props-1")),
+            None,
+            "{which:?}: at its end it is gone"
+        );
+        println!("{which:?}: handles kept, isolated and ended");
+    }
 }

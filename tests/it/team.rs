@@ -1,0 +1,207 @@
+//! Several instances serve one team (issue 45): three `droidmcp serve --http` sharing one
+//! `redis-server` (`--state`), behind Debian's haproxy balancing each request round robin, all
+//! on one simulated device. Clients speak MCP 2026-07-28: every request stands on its own (no
+//! `Mcp-Session-Id`), so any instance can answer any request and the balancer needs no
+//! stickiness; what a client finds again it finds by its handles, kept in Redis. A cacheId made
+//! through one instance is read through the others, another principal's id stays unknown to
+//! them, a lease taken through one holds on all, and when an instance is killed the client's
+//! work goes on through the rest (haproxy re-sends a refused connection to another).
+
+use std::io::Write;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::common::{HttpServer, SimProcess, free_port, http_client, shell_run};
+
+const ALICE: &str = "alice-token-0123456789abcdef";
+const BOB: &str = "bob-token-0123456789abcdef0";
+
+/// haproxy in the foreground, stopped when dropped.
+struct Balancer {
+    child: std::process::Child,
+    url: String,
+}
+
+impl Drop for Balancer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `host:port` of an instance.
+fn authority(server: &HttpServer) -> String {
+    server
+        .url
+        .strip_prefix("http://")
+        .and_then(|u| u.strip_suffix("/mcp"))
+        .unwrap()
+        .to_string()
+}
+
+/// haproxy round robin over `servers`: health-checked, and a request whose connection is
+/// refused is re-sent to another (`retries`, `option redispatch`).
+fn balancer(servers: &[&HttpServer], home: &std::path::Path) -> Option<Balancer> {
+    if std::process::Command::new("haproxy").arg("-v").output().is_err() {
+        testkit::skip_or_fail("haproxy is not installed (apt-get install haproxy)");
+        return None;
+    }
+    let port = free_port();
+    let backends: String = servers
+        .iter()
+        .enumerate()
+        .map(|(i, s)| format!("    server d{i} {} check inter 200ms fall 1 rise 1\n", authority(s)))
+        .collect();
+    let config = format!(
+        "global\n    maxconn 256\ndefaults\n    mode http\n    timeout connect 2s\n    timeout client 60s\n    timeout server 60s\n    retries 3\n    option redispatch 1\nfrontend mcp\n    bind 127.0.0.1:{port}\n    default_backend droidmcp\nbackend droidmcp\n    balance roundrobin\n{backends}"
+    );
+    let path = home.join("haproxy.cfg");
+    std::fs::File::create(&path)
+        .unwrap()
+        .write_all(config.as_bytes())
+        .unwrap();
+    let balancer = Balancer {
+        child: std::process::Command::new("haproxy")
+            .args(["-db", "-f", path.to_str().unwrap()])
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .expect("haproxy starts"),
+        url: format!("http://127.0.0.1:{port}/mcp"),
+    };
+    for _ in 0..200 {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            return Some(balancer);
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    panic!("haproxy did not listen on {port}: {config}");
+}
+
+/// A 2026-07-28 `tools/call` on its own through `url`: the tool's answer and whether it is an error.
+async fn call(url: &str, token: &str, tool: &str, arguments: Value) -> (Value, bool) {
+    let message = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
+        "name": tool, "arguments": arguments, "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+            "io.modelcontextprotocol/clientInfo": {"name": "team", "version": "1"}}}});
+    let response = http_client()
+        .post(url)
+        .header("authorization", format!("Bearer {token}"))
+        .header("accept", "application/json, text/event-stream")
+        .header("content-type", "application/json")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", tool)
+        .body(message.to_string())
+        .send()
+        .await
+        .expect("the balancer answers");
+    let status = response.status().as_u16();
+    let text = tokio::time::timeout(Duration::from_secs(60), response.text())
+        .await
+        .expect("the answer ends")
+        .unwrap_or_default();
+    assert_eq!(status, 200, "{tool}: {text}");
+    let json = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .map(str::trim)
+        .rfind(|l| l.starts_with('{'))
+        .unwrap_or(text.as_str());
+    let message: Value = serde_json::from_str(json).unwrap_or_else(|e| panic!("{e}: {text}"));
+    let result = &message["result"];
+    let is_error = result["isError"] == true;
+    let answer = match &result["structuredContent"] {
+        Value::Null => json!(result["content"][0]["text"].as_str().unwrap_or_default()),
+        structured => structured.clone(),
+    };
+    (answer, is_error)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_instances_behind_haproxy_share_handles_and_leases_and_outlive_one_of_them() {
+    let Some(redis) = testkit::redis_server() else { return };
+    let home = tempfile::tempdir().unwrap();
+    let sim = SimProcess::start(&[]);
+    let target = format!("tcp:{}", sim.addr);
+    let (alice, bob, state) = (format!("alice={ALICE}"), format!("bob={BOB}"), redis.url(0));
+    let args = ["--adb", &target, "--token", &alice, "--token", &bob, "--state", &state];
+    let mut instances = Vec::new();
+    for _ in 0..3 {
+        instances.push(HttpServer::start(&args, &[], home.path()).await);
+    }
+    let Some(lb) = balancer(&instances.iter().collect::<Vec<_>>(), home.path()) else {
+        return;
+    };
+    let url = lb.url.as_str();
+
+    // A cacheId made through one instance reads through each (round robin: three gets, three
+    // instances), and stays unknown to another principal on every one.
+    let (props, failed) = call(url, ALICE, "adb-device", json!({"operation": "properties"})).await;
+    assert!(!failed, "{props}");
+    let id = props["cacheId"].as_str().expect("a cacheId").to_string();
+    for round in 0..3 {
+        let (got, failed) = call(
+            url,
+            ALICE,
+            "cache",
+            json!({"operation": "get", "id": id, "prefix": "ro.build"}),
+        )
+        .await;
+        assert!(!failed, "round {round}: {got}");
+        assert!(got.to_string().contains("ro.build.version.sdk"), "round {round}: {got}");
+        let (theirs, failed) = call(url, BOB, "cache", json!({"operation": "get", "id": id})).await;
+        assert!(
+            failed && theirs.to_string().contains("unknown to this client"),
+            "round {round}: {theirs}"
+        );
+    }
+
+    // A lease taken through one instance holds on every one.
+    let (leased, failed) = call(url, ALICE, "adb-device", json!({"operation": "lease", "ttlSecs": 600})).await;
+    assert!(!failed, "{leased}");
+    for round in 0..3 {
+        let (refused, failed) = call(url, BOB, "adb-shell", shell_run("echo bob-acts")).await;
+        assert!(
+            failed && refused.to_string().contains("is leased to alice until"),
+            "round {round}: {refused}"
+        );
+        let (own, failed) = call(url, ALICE, "adb-shell", shell_run("echo alice-acts")).await;
+        assert!(
+            !failed && own.to_string().contains("alice-acts"),
+            "round {round}: {own}"
+        );
+    }
+
+    // One instance dies mid-work: Alice's next calls, her earlier cacheId and her lease go on
+    // through the two left.
+    let pid = instances[1].pid();
+    std::process::Command::new("kill")
+        .args(["-KILL", &pid.to_string()])
+        .status()
+        .unwrap();
+    for round in 0..6 {
+        let (got, failed) = call(
+            url,
+            ALICE,
+            "cache",
+            json!({"operation": "get", "id": id, "prefix": "ro.build"}),
+        )
+        .await;
+        assert!(
+            !failed && got.to_string().contains("ro.build.version.sdk"),
+            "after the kill, round {round}: {got}"
+        );
+        let (refused, failed) = call(url, BOB, "adb-shell", shell_run("echo bob-acts")).await;
+        assert!(
+            failed && refused.to_string().contains("is leased to alice"),
+            "after the kill, round {round}: {refused}"
+        );
+    }
+    let (released, failed) = call(url, ALICE, "adb-device", json!({"operation": "release"})).await;
+    assert!(!failed, "{released}");
+    let (free, failed) = call(url, BOB, "adb-shell", shell_run("echo bob-acts")).await;
+    assert!(!failed && free.to_string().contains("bob-acts"), "{free}");
+    println!("3 instances, 1 redis-server, haproxy: 3 rounds shared, 1 instance killed, 6 rounds after");
+}
