@@ -327,22 +327,27 @@ pub async fn run(state: Arc<State>, options: &Options, named: &[String]) -> anyh
     reports.extend(ran);
     for (kept, flow) in left {
         let (file, (name, ..)) = &flows[first + flow];
-        let report = Report {
-            name: name.clone(),
-            file: file.clone(),
-            lost: Some(match kept {
-                Some(d) => format!("not run: the device {} dropped mid-run", devices[d]),
-                None => "not run: every device dropped".into(),
-            }),
-            device: kept.map(|d| devices[d].clone()).unwrap_or_default(),
-            shard: kept.filter(|_| sharded).map(|d| d + 1),
-            ..Default::default()
-        };
+        let report = unrun(name, file, kept.map(|d| (&devices[d], sharded.then_some(d + 1))));
         outputs.flow_done(&report);
         reports.push(report);
     }
     summarize(&outputs, &reports)?;
     Ok(reports)
+}
+
+/// A flow no device ran: the one it stayed on dropped (`--shard-all`), or every device did.
+fn unrun(name: &str, file: &Path, kept: Option<(&String, Option<usize>)>) -> Report {
+    Report {
+        name: name.to_string(),
+        file: file.to_path_buf(),
+        lost: Some(match kept {
+            Some((serial, _)) => format!("not run: the device {serial} dropped mid-run"),
+            None => "not run: every device dropped".into(),
+        }),
+        device: kept.map(|(serial, _)| serial.clone()).unwrap_or_default(),
+        shard: kept.and_then(|(_, shard)| shard),
+        ..Default::default()
+    }
 }
 
 /// Each device's own state (selected device, screens, refs, runs), as its own server; the
