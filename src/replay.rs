@@ -242,22 +242,17 @@ pub async fn run(state: Arc<State>, options: &Options, named: &[String]) -> anyh
         .await
         .map_err(anyhow::Error::msg)?;
     let all = options.shard_all.is_some();
-    // Maestro's effective shards: no more than the flows when split.
-    let used = if all {
-        shards
-    } else {
-        shards.min(plan.flows.len().max(1))
-    };
-    let devices = &devices[..used.max(1)];
-    if used > 1 {
+    let devices = suite::used(&devices, shards, plan.flows.len(), all);
+    if devices.len() > 1 {
         println!(
-            "{} {} flows over {used} devices: {}",
+            "{} {} flows over {} devices: {}",
             if all { "running all" } else { "splitting" },
             plan.flows.len(),
+            devices.len(),
             devices.join(", ")
         );
     }
-    let states = device_states(&state, devices, named);
+    let states = device_states(&state, devices, named, shards);
     let sharded = devices.len() > 1;
     let one = |device: usize, flow: usize| {
         let (states, outputs, flows) = (&states, &outputs, &flows);
@@ -295,8 +290,13 @@ pub async fn run(state: Arc<State>, options: &Options, named: &[String]) -> anyh
             let dropped = if report.passed() {
                 false
             } else if let Err(e) = state.adb.resolve(Some(serial)).await {
+                let rest = if all {
+                    "are not run there"
+                } else {
+                    "move to the other devices"
+                };
                 report.lost = Some(format!(
-                    "the device {serial} dropped mid-run ({e}); its remaining flows move to the other devices"
+                    "the device {serial} dropped mid-run ({e}); its remaining flows {rest}"
                 ));
                 true
             } else {
@@ -322,17 +322,12 @@ pub async fn run(state: Arc<State>, options: &Options, named: &[String]) -> anyh
     }
     let first = plan.sequence.len();
     let queues = suite::deal(plan.flows.len(), devices.len(), all);
-    let (mut ran, left) = suite::share(queues, |device, flow| one(device, first + flow)).await;
+    let (mut ran, left) = suite::share(queues, !all, |device, flow| one(device, first + flow)).await;
     ran.sort_by_key(|r| (flows.iter().position(|(f, _)| *f == r.file), r.shard));
     reports.extend(ran);
-    for flow in left {
+    for (kept, flow) in left {
         let (file, (name, ..)) = &flows[first + flow];
-        let report = Report {
-            name: name.clone(),
-            file: file.clone(),
-            lost: Some("not run: every device dropped".into()),
-            ..Default::default()
-        };
+        let report = unrun(name, file, kept.map(|d| (&devices[d], sharded.then_some(d + 1))));
         outputs.flow_done(&report);
         reports.push(report);
     }
@@ -340,10 +335,25 @@ pub async fn run(state: Arc<State>, options: &Options, named: &[String]) -> anyh
     Ok(reports)
 }
 
+/// A flow no device ran: the one it stayed on dropped (`--shard-all`), or every device did.
+fn unrun(name: &str, file: &Path, kept: Option<(&String, Option<usize>)>) -> Report {
+    Report {
+        name: name.to_string(),
+        file: file.to_path_buf(),
+        lost: Some(match kept {
+            Some((serial, _)) => format!("not run: the device {serial} dropped mid-run"),
+            None => "not run: every device dropped".into(),
+        }),
+        device: kept.map(|(serial, _)| serial.clone()).unwrap_or_default(),
+        shard: kept.and_then(|(_, shard)| shard),
+        ..Default::default()
+    }
+}
+
 /// Each device's own state (selected device, screens, refs, runs), as its own server; the
 /// server's own when one device was neither named nor sharded.
-fn device_states(state: &Arc<State>, devices: &[String], named: &[String]) -> Vec<Arc<State>> {
-    if devices.len() == 1 && named.is_empty() {
+fn device_states(state: &Arc<State>, devices: &[String], named: &[String], shards: usize) -> Vec<Arc<State>> {
+    if devices.len() == 1 && named.is_empty() && shards == 1 {
         return vec![state.clone()];
     }
     devices

@@ -6,14 +6,16 @@
 //! `commands-[shard-N-]NAME.json` and failure screenshot `screenshot-[shard-N-]failed-MS-NAME.jpg`
 //! (`TestDebugReporter.saveFlow`), and the screenshots the flows took. Maestro's names hold
 //! `(NAME)` and `❌`, which are not plain names: droidmcp writes NAME made plain, and `failed`.
+//! Maestro overwrites a file of a flow named as another was (two `login.yaml` in two folders);
+//! here each name is taken once per run, whatever its case (`-2`, `-3` … before the extension).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::sync::Mutex;
 
 use serde_json::{Value, json};
 
-use crate::confine::{Folder, plain_from, plain_name};
+use crate::confine::{Folder, plain_file, plain_from, plain_name};
 
 use super::{JunitFormat, Options, Report, ReportFormat};
 
@@ -184,21 +186,44 @@ impl Outputs {
         (renamed, Some(note))
     }
 
+    /// A name droidmcp gives a file of this run (a flow's commands, its failure's screenshot):
+    /// `prefix`, `text` made plain, `ext`, cut to fit (`plain_file`), and no name given or
+    /// claimed before whatever its case (a case-blind disk's view): two flows named alike, or
+    /// alike once plain or folded, keep a file each, the later `-2`, `-3` … before `ext`.
+    fn fresh(&self, prefix: &str, text: &str, ext: &str) -> String {
+        let mut claims = self.claims.lock().unwrap_or_else(|p| p.into_inner());
+        let folded: HashSet<String> = claims
+            .keys()
+            .filter(|k| k.len() == 1)
+            .map(|k| k[0].to_lowercase())
+            .collect();
+        let name = (1..)
+            .map(|n| match n {
+                1 => plain_file(prefix, text, ext),
+                n => plain_file(prefix, text, &format!("-{n}{ext}")),
+            })
+            .find(|name| !folded.contains(&name.to_lowercase()))
+            .unwrap_or_default();
+        claims.insert(vec![name.clone()], (String::new(), String::new()));
+        name
+    }
+
     /// The folder and name of a failure's screenshot: in the test output folder as Maestro names
     /// it, else beside the report, else in the user's private temp folder.
     pub fn failure_shot(&self, name: &str, shard: Option<usize>) -> (Result<Folder, String>, String) {
-        let plain = plain_from(name);
         let prefix = shard.map(|n| format!("shard-{n}-")).unwrap_or_default();
         match (&self.run_dir, &self.report) {
             (Some(dir), _) => {
                 let ms = chrono::Local::now().timestamp_millis();
-                (Ok(dir.clone()), format!("screenshot-{prefix}failed-{ms}-{plain}.jpg"))
+                let file = self.fresh(&format!("screenshot-{prefix}failed-{ms}-"), name, ".jpg");
+                (Ok(dir.clone()), file)
             }
             (None, report) => {
-                let file = match shard {
-                    Some(n) => format!("{plain}-shard-{n}-failure.jpg"),
-                    None => format!("{plain}-failure.jpg"),
+                let end = match shard {
+                    Some(n) => format!("-shard-{n}-failure.jpg"),
+                    None => "-failure.jpg".to_string(),
                 };
+                let file = self.fresh("", name, &end);
                 let folder = match report {
                     Some((folder, ..)) => Ok(folder.clone()),
                     None => Folder::user_temp("replay"),
@@ -222,7 +247,7 @@ impl Outputs {
         self.say(&lines(report));
         let Some(dir) = &self.run_dir else { return };
         let prefix = report.shard.map(|n| format!("shard-{n}-")).unwrap_or_default();
-        let file = format!("commands-{prefix}{}.json", plain_from(&report.name));
+        let file = self.fresh(&format!("commands-{prefix}"), &report.name, ".json");
         let text = serde_json::to_string_pretty(&commands(report)).unwrap_or_default();
         if let Err(e) = dir.write(&[file], text.as_bytes()) {
             tracing::warn!("--test-output-dir: {e}");

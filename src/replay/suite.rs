@@ -57,7 +57,6 @@ pub fn named_devices(given: Option<&str>) -> Vec<String> {
 /// selected or only device, else every device online on every source (`--adb`), at least
 /// `shards` of them.
 pub async fn devices(state: &State, named: &[String], shards: usize) -> Result<Vec<String>, String> {
-    let option = if shards > 1 { "the shards" } else { "the replay" };
     let found: Vec<String> = if !named.is_empty() {
         let mut found = Vec::new();
         for name in named {
@@ -73,9 +72,12 @@ pub async fn devices(state: &State, named: &[String], shards: usize) -> Result<V
         }
         found
     } else if shards == 1 {
-        vec![state.device(None).await.map_err(|e| format!("{option}: {e}"))?]
+        match state.device(None).await {
+            Ok(serial) => vec![serial],
+            Err(e) => return Err(which_device(state, e).await),
+        }
     } else {
-        let listing = state.adb.devices().await.map_err(|e| format!("{option}: {e}"))?;
+        let listing = state.adb.devices().await.map_err(|e| format!("the shards: {e}"))?;
         listing
             .devices
             .into_iter()
@@ -98,6 +100,40 @@ pub async fn devices(state: &State, named: &[String], shards: usize) -> Result<V
     Ok(found)
 }
 
+/// Why no device was chosen, in the command line's words: with several online, the options
+/// that choose (the tool's own error names its `device` field and `adb-device select`).
+async fn which_device(state: &State, e: impl std::fmt::Display) -> String {
+    let online: Vec<String> = match state.adb.devices().await {
+        Ok(listing) => listing
+            .devices
+            .into_iter()
+            .filter(|d| d.state == "device")
+            .map(|d| d.serial)
+            .collect(),
+        Err(_) => Vec::new(),
+    };
+    match online.len() {
+        0 | 1 => format!("the replay: {e}"),
+        n => format!(
+            "the replay: {n} devices are online ({}): name one with --device SERIAL, or use them all with --shard-split {n} (or --shard-all {n})",
+            online.join(", ")
+        ),
+    }
+}
+
+/// The devices of Maestro's effective shards (`TestCommand.handleSessions`): split, no more
+/// than the flows, saying so as its warning does; all, as many as asked. At least one.
+pub fn used(devices: &[String], shards: usize, flows: usize, all: bool) -> &[String] {
+    let used = if all { shards } else { shards.min(flows) }.max(1);
+    if used < shards {
+        println!(
+            "note    {shards} shards asked for {flows} flows: {used} used ({})",
+            devices[..used].join(", ")
+        );
+    }
+    &devices[..used]
+}
+
 /// Each device's flows (indices into the plan's `flows`): dealt out in turn, or all to each.
 pub fn deal(flows: usize, devices: usize, all: bool) -> Vec<VecDeque<usize>> {
     let mut queues = vec![VecDeque::new(); devices];
@@ -115,14 +151,21 @@ struct Board {
     queues: Vec<VecDeque<usize>>,
     /// Flows of a device that dropped, for whichever device is free first.
     orphans: VecDeque<usize>,
+    /// Flows a dropped device keeps unrun (no requeue).
+    unrun: Vec<(Option<usize>, usize)>,
     running: usize,
 }
 
 /// Runs every device's flows at once, each device its own flows one at a time: `run(device,
 /// flow)` gives its result and whether the device dropped. A dropped device runs nothing more;
-/// its remaining flows go to the devices still running. Returns the results in the order they
-/// ended, and the flows no device was left to run.
-pub async fn share<R, F, Fut>(queues: Vec<VecDeque<usize>>, run: F) -> (Vec<R>, Vec<usize>)
+/// with `requeue` its remaining flows go to the devices still running, without (`--shard-all`,
+/// where every device runs every flow already) they stay its own, unrun. Returns the results in
+/// the order they ended, and the flows not run (with the device they were left on, if kept).
+pub async fn share<R, F, Fut>(
+    queues: Vec<VecDeque<usize>>,
+    requeue: bool,
+    run: F,
+) -> (Vec<R>, Vec<(Option<usize>, usize)>)
 where
     F: Fn(usize, usize) -> Fut,
     Fut: std::future::Future<Output = (R, bool)>,
@@ -131,6 +174,7 @@ where
     let board = Mutex::new(Board {
         queues,
         orphans: VecDeque::new(),
+        unrun: Vec::new(),
         running: 0,
     });
     let changed = tokio::sync::Notify::new();
@@ -165,7 +209,10 @@ where
                     b.running -= 1;
                     if dropped {
                         let left = std::mem::take(&mut b.queues[device]);
-                        b.orphans.extend(left);
+                        match requeue {
+                            true => b.orphans.extend(left),
+                            false => b.unrun.extend(left.into_iter().map(|f| (Some(device), f))),
+                        }
                     }
                 }
                 changed.notify_waiters();
@@ -176,7 +223,10 @@ where
         }
     };
     futures::future::join_all((0..devices).map(worker)).await;
-    let left = lock().orphans.drain(..).collect();
+    let mut b = lock();
+    let mut left = std::mem::take(&mut b.unrun);
+    left.extend(b.orphans.drain(..).map(|f| (None, f)));
+    drop(b);
     (results.into_inner().unwrap_or_else(|p| p.into_inner()), left)
 }
 
@@ -185,8 +235,9 @@ mod tests {
     use super::{deal, share};
 
     /// Every flow runs once (split) or once per device (all), whichever device drops and when:
-    /// a dropped device runs nothing after its drop, and the flows it had go to the others; with
-    /// every device dropped, what is left is returned unrun.
+    /// a dropped device runs nothing after its drop; split, the flows it had go to the others
+    /// (with every device dropped, what is left is returned unrun); all, they stay its own,
+    /// returned unrun, and no device runs a flow twice.
     #[tokio::test]
     async fn a_dropped_devices_flows_run_on_the_others() {
         let mut cases = 0;
@@ -198,7 +249,7 @@ mod tests {
                         let drop_at = &drop_at[..devices];
                         let queues = deal(flows, devices, all);
                         let ran = std::sync::Mutex::new(vec![0usize; devices]);
-                        let (results, left) = share(queues, |device, flow| {
+                        let (results, left) = share(queues, !all, |device, flow| {
                             let ran = &ran;
                             async move {
                                 tokio::task::yield_now().await;
@@ -208,8 +259,11 @@ mod tests {
                             }
                         })
                         .await;
-                        let mut seen: Vec<usize> =
-                            results.iter().map(|(_, f)| *f).chain(left.iter().copied()).collect();
+                        let mut seen: Vec<usize> = results
+                            .iter()
+                            .map(|(_, f)| *f)
+                            .chain(left.iter().map(|(_, f)| *f))
+                            .collect();
                         seen.sort();
                         let want: Vec<usize> = (0..flows)
                             .flat_map(|f| vec![f; if all { devices } else { 1 }])
@@ -225,8 +279,22 @@ mod tests {
                                 "device {d} ran {count} flows after dropping at {at}"
                             );
                         }
-                        if drop_at.contains(&0) {
+                        if drop_at.contains(&0) && !all {
                             assert!(left.is_empty(), "{left:?} left with a device still up");
+                        }
+                        // All: each device runs each flow at most once; what a dropped device
+                        // had left stays its own, unrun.
+                        if all {
+                            for d in 0..devices {
+                                let mut mine: Vec<usize> = results
+                                    .iter()
+                                    .filter(|(device, _)| *device == d)
+                                    .map(|(_, f)| *f)
+                                    .chain(left.iter().filter(|(k, _)| *k == Some(d)).map(|(_, f)| *f))
+                                    .collect();
+                                mine.sort();
+                                assert_eq!(mine, (0..flows).collect::<Vec<_>>(), "device {d}, drops {drop_at:?}");
+                            }
                         }
                         cases += 1;
                     }

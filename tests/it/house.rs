@@ -69,6 +69,13 @@ const MECHANISMS: &[Mechanism] = &[
         pending: &[],
     },
     Mechanism {
+        concern: "a path a third party wrote kept inside its folder as a chroot keeps it (confine::chrooted)",
+        markers: &["\"..\" =>", "parts.pop()"],
+        home: "crates/confine/src/lib.rs",
+        // The simulated device's own paths, resolved as its kernel does (sim sits below confine).
+        pending: &["crates/sim/src/fs.rs"],
+    },
+    Mechanism {
         concern: "writing a file: the one door, confine::Folder::write (plain names, no link followed, 0600 in 0700 folders)",
         markers: &["O_NOFOLLOW"],
         home: "crates/confine/src/at.rs",

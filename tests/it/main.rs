@@ -9,6 +9,7 @@ mod common;
 mod attack_files;
 mod attack_identity;
 mod attack_sim_web;
+mod attack_suite;
 mod attack_templates;
 mod bad_inputs;
 mod budget;

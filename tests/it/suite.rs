@@ -9,15 +9,15 @@ use std::process::{Command, Output, Stdio};
 use crate::common::chromium::Browser;
 use crate::common::*;
 
-const PASSES: &str = "- launchApp\n- assertVisible: \"Network & internet\"\n";
+pub(crate) const PASSES: &str = "- launchApp\n- assertVisible: \"Network & internet\"\n";
 
-fn flow(dir: &Path, file: &str, header: &str, body: &str) {
+pub(crate) fn flow(dir: &Path, file: &str, header: &str, body: &str) {
     let path = dir.join(file);
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     std::fs::write(path, format!("appId: com.android.settings\n{header}---\n{body}")).unwrap();
 }
 
-fn droidmcp(args: &[&str], home: &Path) -> Command {
+pub(crate) fn droidmcp(args: &[&str], home: &Path) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_droidmcp"));
     command
         .arg("replay")
@@ -27,7 +27,7 @@ fn droidmcp(args: &[&str], home: &Path) -> Command {
     command
 }
 
-fn said(out: &Output) -> String {
+pub(crate) fn said(out: &Output) -> String {
     let text = format!(
         "{}\n{}",
         String::from_utf8_lossy(&out.stdout),
@@ -38,7 +38,7 @@ fn said(out: &Output) -> String {
 }
 
 /// The summary line's flow names, in the order they ran.
-fn ran(stdout: &str) -> Vec<String> {
+pub(crate) fn ran(stdout: &str) -> Vec<String> {
     stdout
         .lines()
         .filter(|l| l.contains(" steps, ") || l.contains(" step, "))

@@ -4,7 +4,8 @@
 //! - A name is plain (`plain_name`): one part, letters, digits, spaces, `-`, `_` and `.`, not
 //!   starting with `.` (so never `.` or `..`, nor a hidden file) or `-` (never read as an
 //!   option), 1 to 100 chars; a path inside a folder (`relative`) is up to four of them with `/`
-//!   between. Names made from someone's text (a flow's `name:`) are made plain (`plain_from`).
+//!   between. Names made from someone's text (a flow's `name:`) are made plain (`plain_from`;
+//!   `plain_file` around a prefix and a suffix, cut to fit).
 //! - Nothing leaves its folder and no symbolic link is followed: a `Folder` is an open handle,
 //!   and every operation (open, make, rename, list, remove) is relative to it, so a folder on
 //!   its path moved or swapped for a link later redirects nothing; each part is opened relative
@@ -92,6 +93,24 @@ pub fn relative(path: &str) -> Result<Vec<String>, String> {
     Ok(parts)
 }
 
+/// `path` inside the folder it is relative to, as a chroot reads it: `/` at the start is the
+/// folder's top, `.` dropped, `..` the folder above, and at the top the top itself, so no path
+/// climbs out (`../../reports/x` is `reports/x`, `/tmp/x` is `tmp/x`). Empty parts are dropped.
+/// For a path a third party wrote (a flow's `takeScreenshot`, a config's `testOutputDir`).
+pub fn chrooted(path: &str) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    for part in path.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            part => parts.push(part),
+        }
+    }
+    parts.join("/")
+}
+
 /// A path a person wrote to a file that is already inside a folder (addMedia's media beside the
 /// flow), as its parts: relative, 1 to `MAX_PARTS` of them, none empty, `.`, `..` or holding a
 /// NUL; any other name is taken as written (`My photo (1).png`), as it is only opened for reading,
@@ -126,13 +145,27 @@ pub fn inside(path: &str) -> Result<Vec<String>, String> {
 /// that is not plain becomes `_`, leading dots and dashes go, at most 80 chars (160 bytes), so a
 /// suffix of up to 20 chars still fits; `_` when nothing is left.
 pub fn plain_from(text: &str) -> String {
+    cut_plain(text, 80, 160)
+}
+
+/// A file's plain name made of a fixed `prefix` and `suffix` (plain themselves: `commands-`,
+/// `.json`) around any text made plain as `plain_from` makes it, the text cut so the whole
+/// fits a name (100 chars, 200 bytes) however long the prefix.
+pub fn plain_file(prefix: &str, text: &str, suffix: &str) -> String {
+    let fixed = prefix.chars().count() + suffix.chars().count();
+    let chars = MAX_NAME_CHARS.saturating_sub(fixed).clamp(1, 80);
+    let bytes = MAX_NAME_BYTES.saturating_sub(prefix.len() + suffix.len()).clamp(4, 160);
+    format!("{prefix}{}{suffix}", cut_plain(text, chars, bytes))
+}
+
+fn cut_plain(text: &str, chars: usize, bytes: usize) -> String {
     let mut out = String::new();
     let mapped = text
         .chars()
         .map(|c| if plain_char(c) && c != ' ' { c } else { '_' })
         .skip_while(|c| matches!(c, '.' | '-'));
     for (i, c) in mapped.enumerate() {
-        if i == 80 || out.len() + c.len_utf8() > 160 {
+        if i == chars || out.len() + c.len_utf8() > bytes {
             break;
         }
         out.push(c);

@@ -12,7 +12,7 @@ mod script;
 mod selectors;
 pub mod template;
 mod write;
-mod yaml;
+pub(crate) mod yaml;
 
 pub use fields::fields;
 pub use read::{Checked, check_file, parse, parse_file};

@@ -77,7 +77,7 @@ pub(super) fn only_keys(node: &MarkedYamlOwned, allowed: &[&str]) -> Result<(), 
 /// written (`0612345678` keeps its 0, `1_000` its `_`; YAML 1.2 would make them numbers), a null
 /// (`~`, `null`, nothing) null, a quoted one text. A field reads a number or a boolean from it
 /// with `integer` or `boolean`.
-pub(super) fn load(text: &str) -> Result<Vec<MarkedYamlOwned>, String> {
+pub(crate) fn load(text: &str) -> Result<Vec<MarkedYamlOwned>, String> {
     let mut loader = YamlLoader::<MarkedYamlOwned>::default();
     loader.early_parse(false);
     saphyr_parser::Parser::new_from_str(text)
@@ -228,7 +228,7 @@ pub(super) fn integer(node: &MarkedYamlOwned) -> Result<i64, ()> {
 /// A field Maestro types as a `Boolean` (Jackson's `_parseBoolean`): a YAML 1.1 boolean
 /// (`yes`, `off`, …), a text `true`/`True`/`TRUE`/`false`/`False`/`FALSE` (`"true"`), an integer
 /// (0 false, any other true); `Err(())` for anything else, which the caller words.
-pub(super) fn boolean(node: &MarkedYamlOwned) -> Result<bool, ()> {
+pub(crate) fn boolean(node: &MarkedYamlOwned) -> Result<bool, ()> {
     match resolved(node).ok_or(())? {
         (Plain::Bool(b), _) => Ok(b),
         (Plain::Int(i), _) => Ok(i != 0),
@@ -249,7 +249,7 @@ pub(super) fn flag_value(node: &MarkedYamlOwned, what: &str, sample: bool) -> Re
 }
 
 /// A scalar as text (numbers and booleans as written).
-pub(super) fn scalar(node: &MarkedYamlOwned) -> Option<String> {
+pub(crate) fn scalar(node: &MarkedYamlOwned) -> Option<String> {
     match &node.data {
         YamlDataOwned::Value(ScalarOwned::String(s)) => Some(s.clone()),
         YamlDataOwned::Value(ScalarOwned::Integer(i)) => Some(i.to_string()),

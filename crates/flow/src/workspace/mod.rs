@@ -15,7 +15,9 @@
 
 use std::path::{Path, PathBuf};
 
-use saphyr::{LoadableYamlNode, ScalarOwned, YamlOwned};
+use saphyr::{MarkedYamlOwned, ScalarOwned, YamlDataOwned};
+
+use crate::maestro::yaml;
 
 /// What `config.yaml` says that decides the run (Maestro ignores other keys: so does this).
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -95,7 +97,7 @@ pub fn parse_tags(option: &str, given: &str) -> Result<Vec<String>, String> {
 
 /// Reads the config file's text.
 pub fn read_config(text: &str) -> Result<Config, String> {
-    let docs = YamlOwned::load_from_str(text).map_err(|e| format!("not YAML: {e}"))?;
+    let docs = yaml::load(text)?;
     let mut config = Config {
         continue_on_failure: true,
         ..Config::default()
@@ -103,9 +105,9 @@ pub fn read_config(text: &str) -> Result<Config, String> {
     let Some(doc) = docs.first() else {
         return Ok(config);
     };
-    let map = match doc {
-        YamlOwned::Mapping(map) => map,
-        YamlOwned::Value(ScalarOwned::Null) => return Ok(config),
+    let map = match &doc.data {
+        YamlDataOwned::Mapping(map) => map,
+        YamlDataOwned::Value(ScalarOwned::Null) => return Ok(config),
         _ => return Err("the config is a mapping (flows:, includeTags:, executionOrder: …)".into()),
     };
     for (key, value) in map {
@@ -137,7 +139,7 @@ pub fn read_config(text: &str) -> Result<Config, String> {
 
 /// Reads a flow's header (the first of its two documents): its `name` and `tags`.
 pub fn read_header(text: &str) -> Result<Header, String> {
-    let docs = YamlOwned::load_from_str(text).map_err(|e| format!("not YAML: {e}"))?;
+    let docs = yaml::load(text)?;
     let mut header = Header::default();
     if docs.len() < 2 {
         return Ok(header);
@@ -148,7 +150,10 @@ pub fn read_header(text: &str) -> Result<Header, String> {
     if let Some(tags) = get(&docs[0], "tags") {
         // `List<String>` in Maestro's `YamlConfig`, read without ACCEPT_SINGLE_VALUE_AS_ARRAY:
         // a lone string is refused there too (the config's `StringList` takes one).
-        if !matches!(tags, YamlOwned::Sequence(_) | YamlOwned::Value(ScalarOwned::Null)) {
+        if !matches!(
+            tags.data,
+            YamlDataOwned::Sequence(_) | YamlDataOwned::Value(ScalarOwned::Null)
+        ) {
             let one = scalar(tags).unwrap_or_else(|| "smoke".into());
             return Err(format!(
                 "the header's tags is a list (tags: [{one}], or one tag a line after `- `); Maestro refuses anything else there too"
@@ -159,9 +164,9 @@ pub fn read_header(text: &str) -> Result<Header, String> {
     Ok(header)
 }
 
-fn get<'a>(node: &'a YamlOwned, key: &str) -> Option<&'a YamlOwned> {
-    match node {
-        YamlOwned::Mapping(map) => map
+fn get<'a>(node: &'a MarkedYamlOwned, key: &str) -> Option<&'a MarkedYamlOwned> {
+    match &node.data {
+        YamlDataOwned::Mapping(map) => map
             .iter()
             .find(|(k, _)| scalar(k).as_deref() == Some(key))
             .map(|(_, v)| v),
@@ -169,34 +174,24 @@ fn get<'a>(node: &'a YamlOwned, key: &str) -> Option<&'a YamlOwned> {
     }
 }
 
-fn scalar(node: &YamlOwned) -> Option<String> {
-    match node {
-        YamlOwned::Value(ScalarOwned::String(s)) => Some(s.clone()),
-        YamlOwned::Value(ScalarOwned::Integer(i)) => Some(i.to_string()),
-        YamlOwned::Value(ScalarOwned::FloatingPoint(f)) => Some(f.to_string()),
-        YamlOwned::Value(ScalarOwned::Boolean(b)) => Some(b.to_string()),
-        YamlOwned::Representation(s, _, _) => Some(s.clone()),
-        _ => None,
-    }
+/// A scalar as Maestro's reader has it: as written (`1.10`, `007`, `yes` stay so).
+fn scalar(node: &MarkedYamlOwned) -> Option<String> {
+    yaml::scalar(node)
 }
 
-fn boolean(node: &YamlOwned, what: &str) -> Result<bool, String> {
-    match scalar(node).as_deref() {
-        Some("true") => Ok(true),
-        Some("false") => Ok(false),
-        _ => Err(format!("{what} is true or false")),
-    }
+fn boolean(node: &MarkedYamlOwned, what: &str) -> Result<bool, String> {
+    yaml::boolean(node).map_err(|()| format!("{what} is true or false"))
 }
 
 /// A list of strings, or one string (Maestro's `StringList` takes both).
-fn strings(node: &YamlOwned, what: &str) -> Result<Vec<String>, String> {
-    match node {
-        YamlOwned::Sequence(items) => items
+fn strings(node: &MarkedYamlOwned, what: &str) -> Result<Vec<String>, String> {
+    match &node.data {
+        YamlDataOwned::Sequence(items) => items
             .iter()
             .map(|item| scalar(item).ok_or_else(|| format!("{what} is a list of names")))
             .collect(),
-        YamlOwned::Value(ScalarOwned::Null) => Ok(Vec::new()),
-        other => scalar(other)
+        YamlDataOwned::Value(ScalarOwned::Null) => Ok(Vec::new()),
+        _ => scalar(node)
             .map(|one| vec![one])
             .ok_or_else(|| format!("{what} is a list of names")),
     }
@@ -481,10 +476,11 @@ pub fn read(inputs: &[PathBuf], config_file: Option<&Path>) -> Result<(Vec<FlowF
             ..Config::default()
         },
     };
-    // A relative testOutputDir is the workspace's (the config's folder).
+    // testOutputDir is the config author's, so it stays in the config's folder as a chroot
+    // keeps a path (`/tmp/x` and `../../x` are inside it): `--test-output-dir` goes elsewhere.
     if let (Some(dir), Some(path)) = (config.test_output_dir.take(), &config_path) {
         let base = path.parent().unwrap_or(Path::new(""));
-        config.test_output_dir = Some(base.join(dir).to_string_lossy().into_owned());
+        config.test_output_dir = Some(base.join(confine::chrooted(&dir)).to_string_lossy().into_owned());
     }
     Ok((files, config, single))
 }

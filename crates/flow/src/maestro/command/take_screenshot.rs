@@ -67,7 +67,7 @@ pub(super) fn file_name(arg: &MarkedYamlOwned, command: &Spec, extension: &str) 
     };
     let name = string(node, command.name)?;
     let name = name.strip_suffix(extension).unwrap_or(&name);
-    let name = inside(name);
+    let name = confine::chrooted(name);
     // A template's name is held to the door's rules as its step reads it again, rendered.
     if marked(node) {
         return Ok(name);
@@ -81,28 +81,11 @@ pub(super) fn file_name(arg: &MarkedYamlOwned, command: &Spec, extension: &str) 
     Ok(name)
 }
 
-/// `path` inside the folder it is relative to, as a chroot reads it: `/` at the start is the
-/// folder's top, `.` dropped, `..` the folder above, and at the top the top itself, so no path
-/// climbs out (`../../reports/x` is `reports/x`, `/tmp/x` is `tmp/x`). Empty parts are dropped.
-fn inside(path: &str) -> String {
-    let mut parts: Vec<&str> = Vec::new();
-    for part in path.split('/') {
-        match part {
-            "" | "." => {}
-            ".." => {
-                parts.pop();
-            }
-            part => parts.push(part),
-        }
-    }
-    parts.join("/")
-}
-
 #[cfg(test)]
 mod tests {
-    use super::inside;
     use crate::Action;
     use crate::commands::Command;
+    use confine::chrooted as inside;
 
     /// A report path that climbs out of the working folder, as public flows write it
     /// (`takeScreenshot: ../../reports/x`), lands inside it; an absolute one is still refused.
