@@ -96,12 +96,22 @@ pub fn parse_tokens(given: &[String], file: Option<&str>) -> Result<Vec<(String,
         .filter(|l| !l.is_empty() && !l.starts_with('#'));
     let mut tokens: Vec<(String, String)> = Vec::new();
     for spec in given.iter().map(|s| s.trim()).chain(from_file) {
-        let named = spec.split_once('=').filter(|(name, secret)| {
-            (1..=32).contains(&name.len())
-                && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b))
-                // A base64 token's padding is not a secret.
-                && !secret.bytes().all(|b| b == b'=')
-        });
+        // A base64 token's padding is not a name's `=`.
+        let named = spec
+            .split_once('=')
+            .filter(|(_, secret)| !secret.bytes().all(|b| b == b'='));
+        // A NAME that is not one is refused, not read as part of a bare secret: `alice@idp=…`
+        // would otherwise become `default`, its name in the secret.
+        if let Some((name, _)) = named
+            && !((1..=32).contains(&name.len())
+                && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b)))
+        {
+            // Not echoed: a malformed spec may be all secret.
+            return Err(format!(
+                "a token's NAME (before its first `=`, {} chars) is not one: a NAME is 1 to 32 letters, digits, `_`, `.` or `-` (an OAuth principal's `@` is never a static token's); give NAME=SECRET, or the SECRET alone",
+                name.chars().count()
+            ));
+        }
         let (name, secret) = named.unwrap_or(("default", spec));
         if tokens.iter().any(|(n, _)| n == name) {
             return Err(format!(
@@ -452,5 +462,19 @@ mod tests {
         assert!(parse_tokens(&twice, None).unwrap_err().contains("named `a`"));
         let shared = ["a=0123456789abcdef0".to_string(), "b=0123456789abcdef0".to_string()];
         assert!(parse_tokens(&shared, None).unwrap_err().contains("its own"));
+        // A NAME that is not one is refused, never read as a bare secret of `default`.
+        for spec in [
+            "alice@http://idp=0123456789abcdef",
+            "a b=0123456789abcdef",
+            "=0123456789abcdef",
+        ] {
+            let said = parse_tokens(&[spec.to_string()], None).unwrap_err();
+            assert!(
+                said.contains("is not one") && !said.contains("0123456789abcdef"),
+                "{said}"
+            );
+        }
+        let padded = parse_tokens(&["c2VjcmV0LXNlY3JldC1zZWNyZXQ=".to_string()], None).unwrap();
+        assert_eq!(padded[0].0, "default");
     }
 }

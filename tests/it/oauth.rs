@@ -15,17 +15,17 @@ use crate::common::*;
 
 /// The authorization server, and the keys its issuer line printed (PKCS#1 DER): its own signing
 /// key, and a stranger's, for the tokens forged below.
-struct Provider {
-    issuer: String,
-    kid: String,
-    signing: Vec<u8>,
-    stranger: Vec<u8>,
+pub(crate) struct Provider {
+    pub(crate) issuer: String,
+    pub(crate) kid: String,
+    pub(crate) signing: Vec<u8>,
+    pub(crate) stranger: Vec<u8>,
     _child: tokio::process::Child,
 }
 
 /// oidc-provider started, or `None` (skipped; under CI=true a failure) when Node or the
 /// fixture's packages are missing.
-async fn provider() -> Option<Provider> {
+pub(crate) async fn provider() -> Option<Provider> {
     let dir = testkit::repo_dir().join("tests/fixtures/oidc");
     if !dir.join("node_modules/oidc-provider").is_dir() {
         skip_or_fail("tests/fixtures/oidc has no node_modules (npm ci --prefix tests/fixtures/oidc, as .ci/run does)");
@@ -68,7 +68,7 @@ async fn provider() -> Option<Provider> {
 
 impl Provider {
     /// A real token: client credentials of `client` for `resource`, asking `scope`.
-    async fn token(&self, client: &str, resource: &str, scope: &str) -> String {
+    pub(crate) async fn token(&self, client: &str, resource: &str, scope: &str) -> String {
         let answer: Value = http_client()
             .post(format!("{}/token", self.issuer))
             .basic_auth(client, Some(format!("{client}-secret-0123456789abcdef")))
@@ -91,21 +91,21 @@ impl Provider {
     }
 
     /// A token signed here with `key` under `kid`, carrying `claims`.
-    fn forged(&self, key: &[u8], kid: &str, claims: &Value) -> String {
+    pub(crate) fn forged(&self, key: &[u8], kid: &str, claims: &Value) -> String {
         let mut header = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::RS256);
         header.kid = Some(kid.to_string());
         jsonwebtoken::encode(&header, claims, &jsonwebtoken::EncodingKey::from_rsa_der(key)).unwrap()
     }
 }
 
-fn now() -> u64 {
+pub(crate) fn now() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs()
 }
 
-const INTROSPECTION: &str =
+pub(crate) const INTROSPECTION: &str =
     "[introspection]\nclient_id = \"droidmcp\"\nclient_secret = \"droidmcp-secret-0123456789abcdef\"\n";
 
-async fn droidmcp(provider: &Provider, home: &std::path::Path) -> HttpServer {
+pub(crate) async fn droidmcp(provider: &Provider, home: &std::path::Path) -> HttpServer {
     let config = home.join("oauth.toml");
     std::fs::write(&config, INTROSPECTION).unwrap();
     HttpServer::start(
@@ -123,7 +123,7 @@ async fn droidmcp(provider: &Provider, home: &std::path::Path) -> HttpServer {
 }
 
 /// A raw POST: its status, its `WWW-Authenticate`, its session id, its body.
-async fn post(
+pub(crate) async fn post(
     server: &HttpServer,
     token: Option<&str>,
     session: Option<&str>,
@@ -150,17 +150,17 @@ async fn post(
     (status, challenge, session, response.text().await.unwrap())
 }
 
-fn initialize() -> Value {
+pub(crate) fn initialize() -> Value {
     json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}})
 }
 
-fn call(tool: &str, arguments: Value) -> Value {
+pub(crate) fn call(tool: &str, arguments: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": tool, "arguments": arguments}})
 }
 
 /// A legacy session of `token`, initialized.
-async fn session(server: &HttpServer, token: &str) -> String {
+pub(crate) async fn session(server: &HttpServer, token: &str) -> String {
     let (status, _, session, text) = post(server, Some(token), None, &initialize()).await;
     assert_eq!(status, 200, "initialize: {text}");
     let session = session.expect("Mcp-Session-Id");

@@ -175,16 +175,33 @@ fn cut_plain(text: &str, chars: usize, bytes: usize) -> String {
 
 /// A principal's folder name (skills, runs, exported flows, large answers): its name with every
 /// byte but a-z, 0-9, `_` and `-` as `%XX`, so no name (`..`, `Alice` beside `alice` on a
-/// case-blind disk) can lead elsewhere or collide with another.
+/// case-blind disk) can lead elsewhere or collide with another. Past `FOLDER_MAX` bytes (a
+/// file name is at most 255), its head, `~` and the name's SHA-256: `~` is otherwise `%7E`, so
+/// no shorter name meets a long one's.
 pub fn principal_folder(principal: &str) -> String {
-    principal
+    use sha2::Digest;
+    let spelled: String = principal
         .bytes()
         .map(|b| match b {
             b'a'..=b'z' | b'0'..=b'9' | b'_' | b'-' => (b as char).to_string(),
             _ => format!("%{b:02X}"),
         })
-        .collect()
+        .collect();
+    if spelled.len() <= FOLDER_MAX {
+        return spelled;
+    }
+    let mut head = FOLDER_MAX - 65;
+    // Not inside a `%XX`.
+    while spelled.as_bytes()[head.saturating_sub(2)..head].contains(&b'%') {
+        head -= 1;
+    }
+    let digest = sha2::Sha256::digest(principal.as_bytes());
+    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    format!("{}~{hex}", &spelled[..head])
 }
+
+/// The longest principal folder name (`principal_folder`).
+pub const FOLDER_MAX: usize = 200;
 
 /// A path given whole (an APK to install) as it really is, links followed, when that is under
 /// one of `dirs` (each resolved the same way); `None` whether it is elsewhere or does not exist,

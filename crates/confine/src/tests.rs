@@ -89,6 +89,16 @@ fn a_principal_is_one_plain_folder_name_and_two_never_share_one() {
     assert_eq!(principal_folder("a.b"), "a%2Eb");
     assert_ne!(principal_folder("a.b"), principal_folder("a%2Eb"));
     assert_ne!(principal_folder("Alice"), principal_folder("alice"));
+    // A long name fits a file name, and two that differ only at the end stay two.
+    let long = "A".repeat(256);
+    let other = format!("{}B", "A".repeat(255));
+    for name in [&long, &other, &"%".repeat(300), &"\u{e9}".repeat(200)] {
+        let folder = principal_folder(name);
+        assert!(folder.len() <= super::FOLDER_MAX && folder.contains('~'), "{folder}");
+        assert!(!folder.contains('/') && !folder.starts_with('.'), "{folder}");
+    }
+    assert_ne!(principal_folder(&long), principal_folder(&other));
+    assert!(!principal_folder("a~b").contains('~'));
 }
 
 /// A read stops at a link (anywhere on the way), a folder, a FIFO, and the size limit.

@@ -137,7 +137,17 @@ impl OAuth {
                 config: config.clone(),
                 keys: tokio::sync::Mutex::new(Keys::default()),
             })
-            .collect();
+            .collect::<Vec<Issuer>>();
+        // Two issuers one label (`http://idp` and `https://idp/`) would make their users with
+        // one `sub` one principal.
+        for (i, a) in issuers.iter().enumerate() {
+            if let Some(b) = issuers[..i].iter().find(|b| b.label == a.label) {
+                return Err(format!(
+                    "the issuers {} and {} would name their principals alike ({}): configure one of them",
+                    b.config.url, a.config.url, a.label
+                ));
+            }
+        }
         Ok(OAuth {
             settings,
             resource,
@@ -175,6 +185,12 @@ impl OAuth {
     pub async fn verify(&self, token: &str) -> Result<Verified, Refused> {
         match jsonwebtoken::decode_header(token) {
             Ok(header) => self.jwt(token, header).await,
+            // A JWS jsonwebtoken cannot read (`alg: none`, an algorithm it lacks) is a JWT
+            // refused, never an opaque token sent to introspection (RFC 8725 §3.1).
+            Err(_) if let Some(alg) = jws_alg(token) => Err(refused(format!(
+                "signed with {}, which this server does not take",
+                text(&alg)
+            ))),
             Err(_) if self.settings.introspection.is_some() => self.introspected(token).await,
             Err(e) => Err(refused(format!(
                 "not a JWT access token ({e}), and this server introspects none"
@@ -199,14 +215,23 @@ impl OAuth {
                 text(iss)
             )));
         };
-        let key = self.key(issuer, header.kid.as_deref(), header.alg).await?;
+        let keys = self.keys(issuer, header.kid.as_deref(), header.alg).await?;
         let mut validation = Validation::new(header.alg);
         validation.leeway = self.settings.leeway.as_secs();
         validation.validate_nbf = true;
         validation.set_audience(&self.audiences);
         validation.set_issuer(&[&issuer.config.url]);
         validation.set_required_spec_claims(&["exp", "iss", "aud"]);
-        let data = jsonwebtoken::decode::<Value>(token, &key, &validation).map_err(|e| {
+        // A kid the set has twice (RFC 7517 §4.5 says SHOULD NOT; a rotation does it): the
+        // token is the key's that verifies it.
+        let mut decoded = Err(jsonwebtoken::errors::ErrorKind::InvalidSignature.into());
+        for key in &keys {
+            decoded = jsonwebtoken::decode::<Value>(token, key, &validation);
+            if !matches!(&decoded, Err(e) if *e.kind() == jsonwebtoken::errors::ErrorKind::InvalidSignature) {
+                break;
+            }
+        }
+        let data = decoded.map_err(|e: jsonwebtoken::errors::Error| {
             use jsonwebtoken::errors::ErrorKind;
             refused(match e.kind() {
                 ErrorKind::InvalidSignature => "the signature does not verify".to_string(),
@@ -229,14 +254,23 @@ impl OAuth {
     fn verified(&self, issuer: &Issuer, claims: &Value) -> Result<Verified, Refused> {
         let claim = &self.settings.claim;
         // A client's own token (client credentials) may name no user: the client is the principal.
-        let named = match (&claims[claim.as_str()], claim.as_str()) {
-            (Value::Null, "sub") => &claims["client_id"],
-            (named, _) => named,
+        // A client's own token names no user, or itself as `sub` (RFC 9068 §2.2): marked, so a
+        // user whose `sub` is a client's id is not that client (no URL holds a space).
+        let (named, client) = match (&claims[claim.as_str()], claim.as_str()) {
+            (Value::Null, "sub") => (&claims["client_id"], " (client)"),
+            (sub, "sub") if claims["client_id"] == *sub => (sub, " (client)"),
+            (named, _) => (named, ""),
         };
-        let name = named.as_str().filter(|n| !n.is_empty() && n.len() <= 256);
-        let Some(name) = name else {
+        let Some(name) = named.as_str().filter(|n| !n.is_empty()) else {
             return Err(refused(format!("no `{claim}` claim naming its principal")));
         };
+        // A principal names folders on disk: a bound, said as one.
+        if name.len() > 256 {
+            return Err(refused(format!(
+                "its `{claim}` is {} bytes; a principal's name is at most 256",
+                name.len()
+            )));
+        }
         // `scope` (RFC 9068, 7662) or `scp` (Entra: a string, or a list).
         let words: Vec<&str> = match (&claims["scope"], &claims["scp"]) {
             (Value::String(s), _) | (_, Value::String(s)) => s.split_whitespace().collect(),
@@ -250,7 +284,7 @@ impl OAuth {
         scopes.sort();
         scopes.dedup();
         Ok(Verified {
-            principal: Principal(format!("{name}@{}", issuer.label).into()),
+            principal: Principal(format!("{name}@{}{client}", issuer.label).into()),
             grant: Grant {
                 scopes,
                 prefix: self.settings.prefix.as_str().into(),
@@ -258,16 +292,23 @@ impl OAuth {
         })
     }
 
-    /// The key `kid` names in the issuer's set (the set fetched when it has none, is old, or
+    /// The keys `kid` names in the issuer's set (the set fetched when it has none, is old, or
     /// lacks the kid and was not fetched within `REFRESH_EVERY`).
-    async fn key(&self, issuer: &Issuer, kid: Option<&str>, alg: Algorithm) -> Result<DecodingKey, Refused> {
+    async fn keys(&self, issuer: &Issuer, kid: Option<&str>, alg: Algorithm) -> Result<Vec<DecodingKey>, Refused> {
         let mut keys = issuer.keys.lock().await;
-        let find = |set: &JwkSet| -> Option<jsonwebtoken::jwk::Jwk> {
-            match kid {
-                Some(kid) => set.find(kid).cloned(),
+        let find = |set: &JwkSet| -> Option<Vec<jsonwebtoken::jwk::Jwk>> {
+            let named: Vec<_> = match kid {
+                Some(kid) => set
+                    .keys
+                    .iter()
+                    .filter(|k| k.common.key_id.as_deref() == Some(kid))
+                    .cloned()
+                    .collect(),
                 // No kid: the set's one key.
-                None => (set.keys.len() == 1).then(|| set.keys[0].clone()),
-            }
+                None if set.keys.len() == 1 => set.keys.clone(),
+                None => Vec::new(),
+            };
+            (!named.is_empty()).then_some(named)
         };
         let fresh = keys.fetched.is_some_and(|at| at.elapsed() < KEYS_MAX_AGE);
         let found = keys.set.as_ref().filter(|_| fresh).and_then(find);
@@ -294,19 +335,28 @@ impl OAuth {
                 })?
             }
         };
-        if found
-            .common
-            .key_algorithm
-            .is_some_and(|a| a.to_string() != format!("{alg:?}"))
-        {
+        let found: Vec<_> = found
+            .into_iter()
+            .filter(|k| {
+                k.common
+                    .key_algorithm
+                    .is_none_or(|a| a.to_string() == format!("{alg:?}"))
+            })
+            .collect();
+        if found.is_empty() {
             return Err(refused("signed with an algorithm its key is not for"));
         }
-        DecodingKey::from_jwk(&found).map_err(|e| {
-            refused(format!(
-                "the issuer's key {} is unusable ({e})",
-                text(kid.unwrap_or(""))
-            ))
-        })
+        found
+            .iter()
+            .map(|k| {
+                DecodingKey::from_jwk(k).map_err(|e| {
+                    refused(format!(
+                        "the issuer's key {} is unusable ({e})",
+                        text(kid.unwrap_or(""))
+                    ))
+                })
+            })
+            .collect()
     }
 
     async fn fetch_keys(&self, issuer: &Issuer, keys: &mut Keys) -> Result<JwkSet, String> {
@@ -492,6 +542,18 @@ async fn answer(url: &str, mut response: reqwest::Response) -> Result<Value, Str
 }
 
 /// A token's text as an error description may quote it: short, and within RFC 6750's characters.
+/// The `alg` of a compact JWS's header (three parts, the first a JSON object naming one).
+fn jws_alg(token: &str) -> Option<String> {
+    use base64::Engine;
+    let mut parts = token.split('.');
+    let (header, _, _, None) = (parts.next()?, parts.next()?, parts.next()?, parts.next()) else {
+        return None;
+    };
+    let header = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(header).ok()?;
+    let header: Value = serde_json::from_slice(&header).ok()?;
+    header["alg"].as_str().map(str::to_string)
+}
+
 fn text(said: &str) -> String {
     crate::android::text::echoed(said)
         .chars()
