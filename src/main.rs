@@ -102,7 +102,7 @@ struct ServeArgs {
     /// Quota of the workspace folder in MiB; the oldest files go first.
     #[arg(long, default_value_t = 256)]
     workspace_mib: u64,
-    /// How long a script run's folder (WORKSPACE/runs/RUNID) lives, in seconds.
+    /// How long a script run's folder lives, in seconds (WORKSPACE/runs/RUNID on stdio, WORKSPACE/principals/NAME/runs/RUNID over HTTP).
     #[arg(long, default_value_t = 3600, value_parser = clap::value_parser!(u64).range(1..))]
     script_ttl_secs: u64,
     /// Quota of one script run's folder, in MiB.

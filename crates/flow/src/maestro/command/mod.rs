@@ -51,7 +51,9 @@ pub use airplane::Airplane;
 pub use app::Kill;
 pub use clear_keychain::Nothing;
 pub use clipboard::{CopyText, Paste, SetClipboard};
-pub use launch_app::{Extra, LaunchWith};
+#[cfg(any(test, feature = "test-support"))]
+pub use launch_app::Extra;
+pub use launch_app::LaunchWith;
 pub use location::Travel;
 pub use open_link::OpenLink;
 pub use recording::{StartRecording, StopRecording};
