@@ -15,9 +15,9 @@ struct Mechanism {
 
 const MECHANISMS: &[Mechanism] = &[
     Mechanism {
-        concern: "measuring a device's link speed from the bytes it sent",
+        concern: "measuring a stream's speed from the bytes it sent (`link.rs` keeps each device's)",
         markers: &["fn bytes_per_s("],
-        home: "crates/adb/src/link.rs",
+        home: "crates/adb/src/capture.rs",
         pending: &[],
     },
     Mechanism {

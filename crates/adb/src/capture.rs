@@ -2,6 +2,8 @@
 //! tail, and a count of what went between. Every route collects output through this, so memory
 //! follows the cap, not the output's size.
 
+use std::time::{Duration, Instant};
+
 /// What a call keeps of one stream by default (`--max-output-mib`).
 pub const DEFAULT_MAX_OUTPUT: usize = 32 * 1024 * 1024;
 /// What is kept of the end once the cap is passed, so the answer still shows how it ended.
@@ -14,7 +16,7 @@ pub struct Capture {
     total: u64,
     cap: usize,
     /// When the bytes came: what the stream says of its link (`link`).
-    pub timing: super::link::Timing,
+    pub timing: Timing,
 }
 
 impl Capture {
@@ -89,6 +91,32 @@ pub struct ShellOutput {
 impl ShellOutput {
     pub fn stdout_text(&self) -> String {
         String::from_utf8_lossy(&self.stdout).into_owned()
+    }
+}
+
+/// A transfer smaller than this says more about timers and packets than about the link.
+pub const MIN_SAMPLE_BYTES: u64 = 64 * 1024;
+/// How one stream's data arrived.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Timing {
+    first: Option<(Instant, u64)>,
+    last: Option<Instant>,
+    total: u64,
+}
+
+impl Timing {
+    pub fn saw(&mut self, bytes: usize) {
+        let now = Instant::now();
+        self.total += bytes as u64;
+        self.first.get_or_insert((now, bytes as u64));
+        self.last = Some(now);
+    }
+
+    /// Bytes per second, if the stream was a measure of its link.
+    pub fn bytes_per_s(&self) -> Option<f64> {
+        let ((first, first_bytes), last) = (self.first?, self.last?);
+        let (bytes, took) = (self.total - first_bytes, last - first);
+        (self.total >= MIN_SAMPLE_BYTES && took > Duration::ZERO).then(|| bytes as f64 / took.as_secs_f64())
     }
 }
 

@@ -12,7 +12,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 use super::capture::Capture;
-use super::link::Timing;
+use super::capture::Timing;
 use super::{AdbError, ShellOutput, shell_v2};
 
 pub async fn connect(server: SocketAddr) -> Result<TcpStream, AdbError> {

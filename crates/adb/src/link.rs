@@ -1,5 +1,6 @@
 //! Each device's link speed, as the bytes it already sent show it: every exec stream's capture
-//! times its data from the first read to the last, and the bytes after the first read over that
+//! times its data from the first read to the last (`capture::Timing`, beside the bytes it counts,
+//! where the fuzz targets include it too), and the bytes after the first read over that
 //! time are one sample. A device's speed is the fastest of its recent samples: a stream its
 //! program writes slowly (`screencap -p` writes its PNG while encoding it) shows less than the
 //! link, never more. Small transfers (under `MIN_SAMPLE_BYTES`) and ones that arrive in one read
@@ -7,37 +8,12 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
 
-/// A transfer smaller than this says more about timers and packets than about the link.
-pub const MIN_SAMPLE_BYTES: u64 = 64 * 1024;
+pub use super::capture::{MIN_SAMPLE_BYTES, Timing};
+
 /// How many recent samples a device's speed is the fastest of: a link that changes (a phone
 /// moved from USB to Wi-Fi) shows within this many transfers.
 const RECENT: usize = 8;
-
-/// How one stream's data arrived.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Timing {
-    first: Option<(Instant, u64)>,
-    last: Option<Instant>,
-    total: u64,
-}
-
-impl Timing {
-    pub fn saw(&mut self, bytes: usize) {
-        let now = Instant::now();
-        self.total += bytes as u64;
-        self.first.get_or_insert((now, bytes as u64));
-        self.last = Some(now);
-    }
-
-    /// Bytes per second, if the stream was a measure of its link.
-    pub fn bytes_per_s(&self) -> Option<f64> {
-        let ((first, first_bytes), last) = (self.first?, self.last?);
-        let (bytes, took) = (self.total - first_bytes, last - first);
-        (self.total >= MIN_SAMPLE_BYTES && took > Duration::ZERO).then(|| bytes as f64 / took.as_secs_f64())
-    }
-}
 
 /// Every device's recent samples, by serial.
 #[derive(Debug, Default)]
