@@ -843,3 +843,50 @@ fn no_function_is_over_120_lines() {
     assert!(counted > 1000, "the scan found only {counted} functions");
     assert!(long.is_empty(), "{}", long.join("\n"));
 }
+
+/// The fuzz project includes the adb crate's wire decoders by path (it would otherwise build the
+/// whole crate): each may name only siblings the fuzz project includes too, or `.ci/run`'s fuzz
+/// build breaks where README's tests cannot see it.
+#[test]
+fn the_fuzzed_decoders_name_only_siblings_the_fuzz_project_includes() {
+    let root = repo_dir();
+    let includes = std::fs::read_to_string(root.join("fuzz/src/adb.rs")).unwrap();
+    let mut included = Vec::new();
+    let mut path = None;
+    for line in includes.lines() {
+        if let Some(p) = line
+            .trim()
+            .strip_prefix("#[path = \"")
+            .and_then(|l| l.strip_suffix("\"]"))
+        {
+            path = Some(p.to_string());
+        } else if let (Some(p), Some(m)) = (path.take(), line.trim().strip_prefix("pub mod ")) {
+            let file = root.join("fuzz/src").join(&p);
+            included.push((m.trim_end_matches(';').to_string(), file));
+        }
+    }
+    assert!(included.len() >= 4, "fuzz/src/adb.rs includes {included:?}");
+    let names: Vec<&str> = included.iter().map(|(m, _)| m.as_str()).collect();
+    let mut wrong = Vec::new();
+    for (module, file) in &included {
+        let code = std::fs::read_to_string(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        let code = code.split("#[cfg(test)]").next().unwrap_or_default();
+        for (at, _) in code.match_indices("super::") {
+            let name: String = code[at + 7..]
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            if !name.is_empty() && name != "super" && !names.contains(&name.as_str()) {
+                wrong.push(format!("{module} ({}) names super::{name}", file.display()));
+            }
+        }
+    }
+    println!(
+        "{} decoders included by the fuzz project, each naming only included siblings",
+        included.len()
+    );
+    assert!(
+        wrong.is_empty(),
+        "include these in fuzz/src/adb.rs too, or move what they use: {wrong:?}"
+    );
+}
