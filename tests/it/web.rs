@@ -126,12 +126,21 @@ async fn devtools_over_our_own_adb_streams_on_both_routes() {
             .unwrap();
         assert_eq!(sockets.len(), 1, "{unix}");
         assert_eq!(sockets[0].owner, DevtoolsOwner::WebView { pid });
-        let targets = devtools::targets(
-            adb.local_abstract(&name, &sockets[0].name).await.unwrap(),
-            Duration::from_secs(10),
-        )
-        .await
-        .unwrap();
+        // Chromium lists a loaded page's title a moment after `load` on a busy host: ask again
+        // (each time over a new stream) until it shows, at most 50 times.
+        let mut targets = Vec::new();
+        for _ in 0..50 {
+            targets = devtools::targets(
+                adb.local_abstract(&name, &sockets[0].name).await.unwrap(),
+                Duration::from_secs(10),
+            )
+            .await
+            .unwrap();
+            if targets.iter().any(|t| t.kind == "page" && !t.title.is_empty()) {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
         let page = targets.iter().find(|t| t.kind == "page").expect("a page target");
         assert_eq!(page.title, "Sign in", "{targets:?}");
         let socket = adb.local_abstract(&name, &sockets[0].name).await.unwrap();
