@@ -118,20 +118,10 @@ fn lift(d: &mut Device, ts: &input_device::Touchscreen, from: [i32; 2], to: [i32
         input_device::to_shown(at, natural, rotation)
     };
     let (a, b) = (shown(from), shown(to));
-    let (dx, dy) = (b[0] - a[0], b[1] - a[1]);
-    if dx.abs().max(dy.abs()) < 20 {
+    if !crate::phone::swipe_between(d, a, b) {
         tracing::debug!(target: "droidmcp::sim::touch", x = a[0], y = a[1], "touchscreen tap");
         crate::phone::tap(d, a[0], a[1]);
-        return;
     }
-    let direction = if dy.abs() >= dx.abs() {
-        if dy < 0 { "up" } else { "down" }
-    } else if dx < 0 {
-        "left"
-    } else {
-        "right"
-    };
-    crate::phone::swipe(d, direction);
 }
 
 #[cfg(test)]

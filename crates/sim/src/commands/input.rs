@@ -62,17 +62,7 @@ pub fn input(d: &mut Device, args: &[&str]) -> Output {
         },
         ["swipe", x1, y1, x2, y2, rest @ ..] if rest.len() <= 1 => match (num(x1), num(y1), num(x2), num(y2)) {
             (Some(x1), Some(y1), Some(x2), Some(y2)) => {
-                let (dx, dy) = (x2 - x1, y2 - y1);
-                if dx.abs().max(dy.abs()) >= 20 {
-                    let direction = if dy.abs() >= dx.abs() {
-                        if dy < 0 { "up" } else { "down" }
-                    } else if dx < 0 {
-                        "left"
-                    } else {
-                        "right"
-                    };
-                    crate::phone::swipe(d, direction);
-                }
+                crate::phone::swipe_between(d, [x1, y1], [x2, y2]);
                 Output::default()
             }
             _ => Output::err(1, format!("Error: Invalid arguments for command: swipe\n{USAGE}")),

@@ -265,6 +265,24 @@ pub fn key(d: &mut Device, name: &str) {
     }
 }
 
+/// A finger moved from `from` to `to` (shown pixels), as `input swipe` and the touchscreen both
+/// read it: under 20 px it is no swipe (false); else a swipe the way it mostly went.
+pub fn swipe_between(d: &mut Device, from: [i32; 2], to: [i32; 2]) -> bool {
+    let (dx, dy) = (to[0] - from[0], to[1] - from[1]);
+    if dx.abs().max(dy.abs()) < 20 {
+        return false;
+    }
+    let direction = if dy.abs() >= dx.abs() {
+        if dy < 0 { "up" } else { "down" }
+    } else if dx < 0 {
+        "left"
+    } else {
+        "right"
+    };
+    swipe(d, direction);
+    true
+}
+
 /// A swipe: up on the keyguard opens a swipe lock, or shows the PIN pad.
 pub fn swipe(d: &mut Device, direction: &str) {
     if !d.phone.awake || d.phone.dialog.is_some() {
