@@ -7,6 +7,7 @@
 
 use super::State;
 use crate::context::cache::{Cache, parse_id};
+use crate::state::Kind;
 
 /// Keeps the entries this principal's calls made since the last time in the shared store. A
 /// store out of reach is logged: the answer stands, and this instance still serves the id.
@@ -16,7 +17,7 @@ pub async fn publish(state: &State) {
     };
     for entry in state.cache.unpublished() {
         let (json, ttl_ms) = Cache::export(&entry);
-        if let Err(e) = handles.put(&state.principal, &entry.id, &json, ttl_ms).await {
+        if let Err(e) = handles.put(&state.principal, Kind::Cache, &entry.id, &json, Some(ttl_ms)).await {
             tracing::warn!(id = %entry.id, "a cache entry is served by this instance only: {e}");
         }
     }
@@ -30,7 +31,7 @@ pub async fn find(state: &State, id: &str) {
     if parse_id(id).is_err() || state.cache.peek(id).is_some() {
         return;
     }
-    match handles.get(&state.principal, id).await {
+    match handles.get(&state.principal, Kind::Cache, id).await {
         Ok(Some(json)) => {
             state.cache.adopt(id, &json);
         }

@@ -1,41 +1,109 @@
-//! Handles that outlive an instance: what a principal stored under an id (a cache entry, as its
-//! JSON) is found again by that principal's id through any instance sharing the store. Each
-//! value is kept under its principal and its id together, so a principal reads only its own
-//! (another's id answers as a made-up one does), and until its time to live ends on the shared
-//! clock. The caller bounds what it stores (the cache's byte bounds); Redis's own `maxmemory`
-//! bounds the whole (docs/http.md).
+//! Handles that outlive an instance: what a principal stored under an id, of one `Kind` (a cache
+//! entry, a device's refs, a skill, a run's record or one of its results), is found again by
+//! that principal's id through any instance sharing the store. Each value is kept under its
+//! principal, its kind and its id together, so a principal reads only its own (another's id
+//! answers as a made-up one does), and until its time to live ends on the shared clock (a value
+//! put without one lives until removed).
+//!
+//! Bounds: the caller bounds each value (the cache's byte bounds, a ref book's, a skill's
+//! size, a run's quota); `put_within` bounds a kind's whole, counted in the store at the moment
+//! of the write, so two instances cannot both fill the last place (the skills quota); Redis's
+//! own `maxmemory` bounds the rest (docs/http.md).
 
+use std::collections::BTreeMap;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use crate::clock::Clock;
 use crate::leases::Pending;
 
-/// Where handles live (the module's comment is the contract).
-pub trait Handles: Send + Sync + std::fmt::Debug {
-    /// Keeps `value` as `principal`'s `id` for `ttl_ms`.
-    fn put<'a>(&'a self, principal: &'a str, id: &'a str, value: &'a str, ttl_ms: u64) -> Pending<'a, ()>;
-    /// `principal`'s `id`, while it lives.
-    fn get<'a>(&'a self, principal: &'a str, id: &'a str) -> Pending<'a, Option<String>>;
+/// What a handle is: each kind is a namespace of its own under a principal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Kind {
+    /// A cache entry, by its cacheId.
+    Cache,
+    /// A device's ref book, by the device's identity.
+    Refs,
+    /// A saved skill, by its name.
+    Skill,
+    /// A script run's record, by its runId.
+    Run,
+    /// A saved tool answer of a run, by `RUNID/results/FILE`.
+    RunResult,
 }
 
-/// A stored value and when it ends, as a shared store keeps it.
+impl Kind {
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Cache => "cache",
+            Kind::Refs => "refs",
+            Kind::Skill => "skill",
+            Kind::Run => "run",
+            Kind::RunResult => "run-result",
+        }
+    }
+}
+
+/// How much of a kind a principal may keep: values and their bytes in all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Bound {
+    pub items: usize,
+    pub bytes: u64,
+}
+
+/// A `put_within` refused: what the principal's other values of that kind hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Full {
+    pub items: usize,
+    pub bytes: u64,
+}
+
+/// Where handles live (the module's comment is the contract).
+pub trait Handles: Send + Sync + std::fmt::Debug {
+    /// Keeps `value` as `principal`'s `id` of `kind`, for `ttl_ms` (`None`: until removed).
+    fn put<'a>(&'a self, principal: &'a str, kind: Kind, id: &'a str, value: &'a str, ttl_ms: Option<u64>)
+    -> Pending<'a, ()>;
+    /// `put` with no time to live, only if the principal's other live values of `kind` and this
+    /// one fit `bound` (the value `id` replaces does not count); else what the others hold.
+    fn put_within<'a>(
+        &'a self,
+        principal: &'a str,
+        kind: Kind,
+        id: &'a str,
+        value: &'a str,
+        bound: Bound,
+    ) -> Pending<'a, Result<(), Full>>;
+    /// `principal`'s `id` of `kind`, while it lives.
+    fn get<'a>(&'a self, principal: &'a str, kind: Kind, id: &'a str) -> Pending<'a, Option<String>>;
+    /// Every live value of `principal`'s `kind`, by id.
+    fn list<'a>(&'a self, principal: &'a str, kind: Kind) -> Pending<'a, Vec<(String, String)>>;
+    /// Ends `principal`'s `id` of `kind`: whether it lived.
+    fn remove<'a>(&'a self, principal: &'a str, kind: Kind, id: &'a str) -> Pending<'a, bool>;
+}
+
+/// A stored value and when it ends (`u64::MAX`: never), as a shared store keeps it.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Kept {
     pub until_ms: u64,
     pub value: String,
 }
 
-/// The key of `principal`'s `id`: the principal's length first, so no pair of names meets another.
-pub(crate) fn key(principal: &str, id: &str) -> String {
-    format!("handle:{}:{principal}:{id}", principal.len())
+/// The place of `principal`'s values of `kind`: the principal's length first, so no pair of
+/// names meets another.
+pub(crate) fn shelf(principal: &str, kind: Kind) -> String {
+    format!("handle:{}:{principal}:{}", principal.len(), kind.name())
+}
+
+/// When a value put now for `ttl_ms` ends.
+pub(crate) fn until(now: u64, ttl_ms: Option<u64>) -> u64 {
+    ttl_ms.map_or(u64::MAX, |ttl| now.saturating_add(ttl))
 }
 
 /// Handles in this process (one instance; tests).
 #[derive(Debug)]
 pub struct InProcessHandles {
     clock: Arc<dyn Clock>,
-    kept: Mutex<HashMap<String, Kept>>,
+    kept: Mutex<HashMap<String, BTreeMap<String, Kept>>>,
 }
 
 impl InProcessHandles {
@@ -45,30 +113,79 @@ impl InProcessHandles {
             kept: Mutex::new(HashMap::new()),
         }
     }
+
+    /// Runs `with` on the live values of one shelf (the ended ones dropped first), under the lock.
+    fn with<T>(&self, principal: &str, kind: Kind, with: impl FnOnce(&mut BTreeMap<String, Kept>, u64) -> T) -> T {
+        let now = self.clock.now_ms();
+        let mut kept = self.kept.lock().unwrap_or_else(|p| p.into_inner());
+        let key = shelf(principal, kind);
+        let values = kept.entry(key.clone()).or_default();
+        values.retain(|_, k| k.until_ms > now);
+        let answer = with(values, now);
+        if values.is_empty() {
+            kept.remove(&key);
+        }
+        answer
+    }
+}
+
+fn ready<'a, T: Send + 'a>(value: T) -> Pending<'a, T> {
+    Box::pin(std::future::ready(Ok(value)))
 }
 
 impl Handles for InProcessHandles {
-    fn put<'a>(&'a self, principal: &'a str, id: &'a str, value: &'a str, ttl_ms: u64) -> Pending<'a, ()> {
-        let now = self.clock.now_ms();
-        let mut kept = self.kept.lock().unwrap_or_else(|p| p.into_inner());
-        kept.retain(|_, k| k.until_ms > now);
-        kept.insert(
-            key(principal, id),
-            Kept {
-                until_ms: now.saturating_add(ttl_ms),
-                value: value.to_string(),
-            },
-        );
-        Box::pin(std::future::ready(Ok(())))
+    fn put<'a>(&'a self, principal: &'a str, kind: Kind, id: &'a str, value: &'a str, ttl_ms: Option<u64>)
+    -> Pending<'a, ()> {
+        ready(self.with(principal, kind, |values, now| {
+            values.insert(
+                id.to_string(),
+                Kept {
+                    until_ms: until(now, ttl_ms),
+                    value: value.to_string(),
+                },
+            );
+        }))
     }
 
-    fn get<'a>(&'a self, principal: &'a str, id: &'a str) -> Pending<'a, Option<String>> {
-        let now = self.clock.now_ms();
-        let kept = self.kept.lock().unwrap_or_else(|p| p.into_inner());
-        let found = kept
-            .get(&key(principal, id))
-            .filter(|k| k.until_ms > now)
-            .map(|k| k.value.clone());
-        Box::pin(std::future::ready(Ok(found)))
+    fn put_within<'a>(
+        &'a self,
+        principal: &'a str,
+        kind: Kind,
+        id: &'a str,
+        value: &'a str,
+        bound: Bound,
+    ) -> Pending<'a, Result<(), Full>> {
+        ready(self.with(principal, kind, |values, _| {
+            let others = values.iter().filter(|(other, _)| *other != id);
+            let full = others.fold(Full { items: 0, bytes: 0 }, |full, (_, k)| Full {
+                items: full.items + 1,
+                bytes: full.bytes + k.value.len() as u64,
+            });
+            if full.items + 1 > bound.items || full.bytes + value.len() as u64 > bound.bytes {
+                return Err(full);
+            }
+            values.insert(
+                id.to_string(),
+                Kept {
+                    until_ms: u64::MAX,
+                    value: value.to_string(),
+                },
+            );
+            Ok(())
+        }))
+    }
+
+    fn get<'a>(&'a self, principal: &'a str, kind: Kind, id: &'a str) -> Pending<'a, Option<String>> {
+        ready(self.with(principal, kind, |values, _| values.get(id).map(|k| k.value.clone())))
+    }
+
+    fn list<'a>(&'a self, principal: &'a str, kind: Kind) -> Pending<'a, Vec<(String, String)>> {
+        ready(self.with(principal, kind, |values, _| {
+            values.iter().map(|(id, k)| (id.clone(), k.value.clone())).collect()
+        }))
+    }
+
+    fn remove<'a>(&'a self, principal: &'a str, kind: Kind, id: &'a str) -> Pending<'a, bool> {
+        ready(self.with(principal, kind, |values, _| values.remove(id).is_some()))
     }
 }

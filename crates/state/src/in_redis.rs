@@ -1,5 +1,6 @@
 //! The store several instances share: Redis (`--state redis://HOST:PORT[/DB]`), for leases and
-//! handles (`crate::handles`: a handle is one key with its JSON, ended by the shared clock). Each lease is
+//! handles (`crate::handles`: a handle is one key with its JSON, ended by the shared clock, and
+//! its id in its shelf's index, a set, for `list` and the bound `PUT` counts). Each lease is
 //! one key (`PREFIX:lease:DEVICE`) holding the lease as JSON. An operation reads it, decides
 //! with the same code the in-process store runs (`leases::decide`, so `Lease::lets` stays the
 //! one rule), and writes through a compare-and-set script: the write happens only if the key
@@ -13,7 +14,7 @@ use std::time::Duration;
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 
 use crate::clock::Clock;
-use crate::handles::{self, Handles, Kept};
+use crate::handles::{self, Bound, Full, Handles, Kept, Kind};
 use crate::leases::{Holder, Lease, Leases, Pending, StateError, Taken, decide};
 
 /// Writes ARGV[2] (or deletes the key when it is empty) with expiry ARGV[3] ms, only if the key
@@ -30,6 +31,42 @@ end
 return 1
 ";
 
+/// Keeps a value (KEYS[1]: its shelf's index; ARGV: the values' key prefix, id, the kept JSON,
+/// expiry in ms or 0, bounded 0|1, the bound's items and bytes, now, the value's bytes). The
+/// index drops ids whose keys Redis collected; a bounded write counts the shelf's other live
+/// values first and writes only if this one fits. Answers {wrote 1|0, their items, their bytes}.
+/// (It reads keys of the shelf it was not handed: one Redis, not a cluster.)
+const PUT: &str = r"
+local items, bytes = 0, 0
+local bounded = ARGV[5] == '1'
+for _, m in ipairs(redis.call('SMEMBERS', KEYS[1])) do
+  if bounded then
+    local raw = redis.call('GET', ARGV[1] .. m)
+    if raw == false then
+      redis.call('SREM', KEYS[1], m)
+    elseif m ~= ARGV[2] then
+      local kept = cjson.decode(raw)
+      if tonumber(kept.until_ms) > tonumber(ARGV[8]) then
+        items = items + 1
+        bytes = bytes + string.len(kept.value)
+      end
+    end
+  elseif redis.call('EXISTS', ARGV[1] .. m) == 0 then
+    redis.call('SREM', KEYS[1], m)
+  end
+end
+if bounded and (items + 1 > tonumber(ARGV[6]) or bytes + tonumber(ARGV[9]) > tonumber(ARGV[7])) then
+  return {0, items, bytes}
+end
+if ARGV[4] == '0' then
+  redis.call('SET', ARGV[1] .. ARGV[2], ARGV[3])
+else
+  redis.call('SET', ARGV[1] .. ARGV[2], ARGV[3], 'PX', ARGV[4])
+end
+redis.call('SADD', KEYS[1], ARGV[2])
+return {1, items, bytes}
+";
+
 /// How long after its end a lease's key stays before Redis drops it (clocks differ a little).
 const COLLECT_AFTER_MS: u64 = 60_000;
 
@@ -43,6 +80,7 @@ pub struct Redis {
     prefix: String,
     clock: Arc<dyn Clock>,
     script: Arc<redis::Script>,
+    put: Arc<redis::Script>,
 }
 
 impl std::fmt::Debug for Redis {
@@ -77,6 +115,7 @@ impl Redis {
             prefix: prefix.to_string(),
             clock,
             script: Arc::new(redis::Script::new(COMPARE_AND_SET)),
+            put: Arc::new(redis::Script::new(PUT)),
         })
     }
 
@@ -202,39 +241,145 @@ impl Leases for Redis {
     }
 }
 
+impl Redis {
+    /// The index of a shelf (its ids) and the prefix of its values' keys.
+    fn shelf_keys(&self, principal: &str, kind: Kind) -> (String, String) {
+        let shelf = self.key(&handles::shelf(principal, kind));
+        (format!("{shelf}:index"), format!("{shelf}:i:"))
+    }
+
+    /// Writes one value through `PUT` (bounded or not): `Ok(Err(full))` when the bound refused it.
+    async fn put_kept(
+        &self,
+        principal: &str,
+        kind: Kind,
+        id: &str,
+        value: &str,
+        ttl_ms: Option<u64>,
+        bound: Option<Bound>,
+    ) -> Result<Result<(), Full>, StateError> {
+        let now = self.clock.now_ms();
+        let kept = serde_json::to_string(&Kept {
+            until_ms: handles::until(now, ttl_ms),
+            value: value.to_string(),
+        })
+        .map_err(|e| StateError(e.to_string()))?;
+        let (index, values) = self.shelf_keys(principal, kind);
+        let px = ttl_ms.map_or(0, |ttl| ttl.saturating_add(COLLECT_AFTER_MS));
+        let (items, bytes) = bound.map_or((0, 0), |b| (b.items as u64, b.bytes));
+        let (wrote, held_items, held_bytes): (i64, u64, u64) = self
+            .put
+            .key(&index)
+            .arg(&values)
+            .arg(id)
+            .arg(kept)
+            .arg(px)
+            .arg(u8::from(bound.is_some()))
+            .arg(items)
+            .arg(bytes)
+            .arg(now)
+            .arg(value.len())
+            .invoke_async(&mut self.connection())
+            .await
+            .map_err(|e| failed(&format!("keep a {}", kind.name()), e))?;
+        Ok(match wrote {
+            1 => Ok(()),
+            _ => Err(Full {
+                items: usize::try_from(held_items).unwrap_or(usize::MAX),
+                bytes: held_bytes,
+            }),
+        })
+    }
+}
+
 impl Handles for Redis {
-    fn put<'a>(&'a self, principal: &'a str, id: &'a str, value: &'a str, ttl_ms: u64) -> Pending<'a, ()> {
+    fn put<'a>(&'a self, principal: &'a str, kind: Kind, id: &'a str, value: &'a str, ttl_ms: Option<u64>)
+    -> Pending<'a, ()> {
         Box::pin(async move {
-            let until_ms = self.clock.now_ms().saturating_add(ttl_ms);
-            let kept = serde_json::to_string(&Kept {
-                until_ms,
-                value: value.to_string(),
-            })
-            .map_err(|e| StateError(e.to_string()))?;
-            let () = redis::cmd("SET")
-                .arg(self.key(&handles::key(principal, id)))
-                .arg(kept)
-                .arg("PX")
-                .arg(ttl_ms.saturating_add(COLLECT_AFTER_MS))
-                .query_async(&mut self.connection())
-                .await
-                .map_err(|e| failed("keep a cache entry", e))?;
+            // Without a bound nothing refuses it.
+            let _ = self.put_kept(principal, kind, id, value, ttl_ms, None).await?;
             Ok(())
         })
     }
 
-    fn get<'a>(&'a self, principal: &'a str, id: &'a str) -> Pending<'a, Option<String>> {
+    fn put_within<'a>(
+        &'a self,
+        principal: &'a str,
+        kind: Kind,
+        id: &'a str,
+        value: &'a str,
+        bound: Bound,
+    ) -> Pending<'a, Result<(), Full>> {
+        Box::pin(self.put_kept(principal, kind, id, value, None, Some(bound)))
+    }
+
+    fn get<'a>(&'a self, principal: &'a str, kind: Kind, id: &'a str) -> Pending<'a, Option<String>> {
         Box::pin(async move {
+            let (_, values) = self.shelf_keys(principal, kind);
             let raw: Option<String> = redis::cmd("GET")
-                .arg(self.key(&handles::key(principal, id)))
+                .arg(format!("{values}{id}"))
                 .query_async(&mut self.connection())
                 .await
-                .map_err(|e| failed("read a cache entry", e))?;
-            let now = self.clock.now_ms();
-            Ok(raw
-                .and_then(|raw| serde_json::from_str::<Kept>(&raw).ok())
-                .filter(|k| k.until_ms > now)
-                .map(|k| k.value))
+                .map_err(|e| failed(&format!("read a {}", kind.name()), e))?;
+            Ok(self.live(raw))
         })
+    }
+
+    fn list<'a>(&'a self, principal: &'a str, kind: Kind) -> Pending<'a, Vec<(String, String)>> {
+        Box::pin(async move {
+            let (index, values) = self.shelf_keys(principal, kind);
+            let mut connection = self.connection();
+            let what = format!("list the {}s", kind.name());
+            let mut ids: Vec<String> = redis::cmd("SMEMBERS")
+                .arg(&index)
+                .query_async(&mut connection)
+                .await
+                .map_err(|e| failed(&what, e))?;
+            if ids.is_empty() {
+                return Ok(Vec::new());
+            }
+            ids.sort();
+            let keys: Vec<String> = ids.iter().map(|id| format!("{values}{id}")).collect();
+            let raws: Vec<Option<String>> = redis::cmd("MGET")
+                .arg(&keys)
+                .query_async(&mut connection)
+                .await
+                .map_err(|e| failed(&what, e))?;
+            Ok(ids
+                .into_iter()
+                .zip(raws)
+                .filter_map(|(id, raw)| Some((id, self.live(raw)?)))
+                .collect())
+        })
+    }
+
+    fn remove<'a>(&'a self, principal: &'a str, kind: Kind, id: &'a str) -> Pending<'a, bool> {
+        Box::pin(async move {
+            let (index, values) = self.shelf_keys(principal, kind);
+            let mut connection = self.connection();
+            let what = format!("remove a {}", kind.name());
+            let raw: Option<String> = redis::cmd("GETDEL")
+                .arg(format!("{values}{id}"))
+                .query_async(&mut connection)
+                .await
+                .map_err(|e| failed(&what, e))?;
+            let _: i64 = redis::cmd("SREM")
+                .arg(&index)
+                .arg(id)
+                .query_async(&mut connection)
+                .await
+                .map_err(|e| failed(&what, e))?;
+            Ok(self.live(raw).is_some())
+        })
+    }
+}
+
+impl Redis {
+    /// A stored value, while it lives on the shared clock.
+    fn live(&self, raw: Option<String>) -> Option<String> {
+        let now = self.clock.now_ms();
+        raw.and_then(|raw| serde_json::from_str::<Kept>(&raw).ok())
+            .filter(|k| k.until_ms > now)
+            .map(|k| k.value)
     }
 }
