@@ -182,6 +182,9 @@ impl Command for CacheCommand {
 
     async fn apply(self, state: Arc<State>, _ctx: RequestContext<RoleServer>) -> CallToolResult {
         if let CacheCommand::Get(page) = &self {
+            if page.id.contains('/') {
+                return get(&state, page, Some(super::handles::run_result(&state, &page.id).await));
+            }
             super::handles::find(&state, &page.id).await;
         }
         apply(&state, self)
@@ -190,7 +193,7 @@ impl Command for CacheCommand {
 
 pub fn apply(state: &State, command: CacheCommand) -> CallToolResult {
     let output = match command {
-        CacheCommand::Get(page) => return get(state, &page),
+        CacheCommand::Get(page) => return get(state, &page, None),
         CacheCommand::List => CacheOutput {
             operation: "list".into(),
             entries: Some(state.cache.entries().iter().map(|e| entry_info(e)).collect()),
@@ -225,10 +228,11 @@ fn entry_info(e: &Entry) -> EntryInfo {
     }
 }
 
-fn get(state: &State, args: &GetPage) -> CallToolResult {
+/// `run_text`: a run's result as the one door (`handles::run_result`) read it, for a `RUNID/…` id.
+fn get(state: &State, args: &GetPage, run_text: Option<Result<String, String>>) -> CallToolResult {
     let id = args.id.as_str();
     let entry = if id.contains('/') {
-        match run_result(state, id) {
+        match run_result(state, id, run_text) {
             Ok(e) => e,
             Err(e) => return error(e),
         }
@@ -303,12 +307,16 @@ fn get(state: &State, args: &GetPage) -> CallToolResult {
 
 /// A script run's saved tool answer (`RUNID/results/NNN-ns-op.json`), as a cache entry of its
 /// pretty-printed lines; the entry made by the first read serves the pages after it.
-fn run_result(state: &State, reference: &str) -> Result<std::sync::Arc<Entry>, String> {
+fn run_result(
+    state: &State,
+    reference: &str,
+    text: Option<Result<String, String>>,
+) -> Result<std::sync::Arc<Entry>, String> {
     let about = format!("script result {reference}");
     if let Some(entry) = state.cache.entries().into_iter().find(|e| e.about == about) {
         return Ok(entry);
     }
-    let text = state.runs.read_result(reference)?;
+    let text = text.unwrap_or_else(|| state.runs.read_result(reference))?;
     let pretty = serde_json::from_str::<Value>(&text)
         .ok()
         .and_then(|v| serde_json::to_string_pretty(&v).ok())

@@ -1,13 +1,32 @@
-//! Handles that outlive an instance (`--state`): the one door between a principal's cache and
-//! the store instances share (`state::Handles`). Every entry a call made is kept there before
-//! the call's answer leaves (`publish`, from `DroidMcp::dispatch`), so its `cacheId` reads
-//! through any instance at once; an id this instance does not hold is looked up there under the
-//! caller's principal (`find`), so another's id answers as a made-up one. Without `--state`
-//! both do nothing.
+//! Handles that outlive an instance (`--state`): the one door between a principal's state and
+//! the store instances share (`state::Handles`, by `state::Kind`). Without `--state` each
+//! function is this process's own behaviour (the cache, the refs, the run folders, the skills
+//! folder) and the store is never asked.
+//!
+//! - Cache entries: every entry a call made is kept there before the call's answer leaves
+//!   (`publish`, from `DroidMcp::dispatch`), so its `cacheId` reads through any instance at
+//!   once; an id this instance does not hold is looked up under the caller's principal
+//!   (`find`), so another's id answers as a made-up one.
+//! - Refs: the store's book of a device is the one book: fetched before each reading numbers
+//!   its elements or a ref is looked up (`refs_in`), kept after (`refs_out`), so a ref one
+//!   instance gave taps through another. The last reading itself (`State::screens`) is not
+//!   shared: an instance without one reads the device again (the device is the truth).
+//! - Skills: kept in the store, the skills quota counted there as each is saved (`save_skill`,
+//!   `state::Handles::put_within`), so it holds across instances; listed from it, and a skill
+//!   read from it is copied into this instance's skills folder for the run's `workspace` calls.
+//! - Runs: a run's record (which instance runs it, whether it is still running, how it ended)
+//!   and, once it ends, its saved results. A run's live process belongs to the instance running
+//!   it; another instance lists it, names that instance, and serves its results once it ended.
+
+use crate::context::cache::{Cache, parse_id};
+use crate::script::runs::RunInfo;
+use crate::script::skills::{SkillInfo, no_skill, skill_info, skill_text};
+use crate::state::{Bound, Kind};
 
 use super::State;
-use crate::context::cache::{Cache, parse_id};
-use crate::state::Kind;
+
+/// How long a device's ref book is kept after its last reading.
+const REFS_TTL_MS: u64 = 24 * 3600 * 1000;
 
 /// Keeps the entries this principal's calls made since the last time in the shared store. A
 /// store out of reach is logged: the answer stands, and this instance still serves the id.
@@ -17,7 +36,10 @@ pub async fn publish(state: &State) {
     };
     for entry in state.cache.unpublished() {
         let (json, ttl_ms) = Cache::export(&entry);
-        if let Err(e) = handles.put(&state.principal, Kind::Cache, &entry.id, &json, Some(ttl_ms)).await {
+        if let Err(e) = handles
+            .put(&state.principal, Kind::Cache, &entry.id, &json, Some(ttl_ms))
+            .await
+        {
             tracing::warn!(id = %entry.id, "a cache entry is served by this instance only: {e}");
         }
     }
@@ -38,4 +60,276 @@ pub async fn find(state: &State, id: &str) {
         Ok(None) => {}
         Err(e) => tracing::warn!(id, "the shared store could not be asked for a cache entry: {e}"),
     }
+}
+
+/// Takes the shared book of `serial`'s refs as this instance's (another instance may have
+/// numbered newer readings). A store out of reach keeps this instance's book.
+pub async fn refs_in(state: &State, serial: &str) {
+    let Some(handles) = &state.handles else {
+        return;
+    };
+    let device = state.adb.identity(serial);
+    match handles.get(&state.principal, Kind::Refs, &device).await {
+        Ok(Some(json)) => match serde_json::from_str(&json) {
+            Ok(book) => {
+                state
+                    .refs
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .insert(serial.to_string(), book);
+            }
+            Err(e) => tracing::warn!(device, "the shared ref book is unreadable: {e}"),
+        },
+        Ok(None) => {}
+        Err(e) => tracing::warn!(device, "the shared ref book could not be read: {e}"),
+    }
+}
+
+/// Keeps `serial`'s book (bounded by `RefBook`'s own bounds) as the shared one.
+pub async fn refs_out(state: &State, serial: &str) {
+    let Some(handles) = &state.handles else {
+        return;
+    };
+    let json = {
+        let books = state.refs.lock().unwrap_or_else(|p| p.into_inner());
+        match books.get(serial).map(serde_json::to_string) {
+            Some(Ok(json)) => json,
+            _ => return,
+        }
+    };
+    let device = state.adb.identity(serial);
+    if let Err(e) = handles
+        .put(&state.principal, Kind::Refs, &device, &json, Some(REFS_TTL_MS))
+        .await
+    {
+        tracing::warn!(device, "refs from this reading tap through this instance only: {e}");
+    }
+}
+
+/// Saves a skill: in the shared store (the quota counted there, across instances) and this
+/// instance's folder; without one, the folder alone (its quota counted there).
+pub async fn save_skill(state: &State, name: &str, code: &str, description: &str) -> Result<SkillInfo, String> {
+    let Some(handles) = &state.handles else {
+        return state.runs.save_skill(name, code, description);
+    };
+    let text = skill_text(name, code, description)?;
+    let limits = state.runs.limits();
+    let bound = Bound {
+        items: limits.max_skills,
+        bytes: limits.skills_bytes,
+    };
+    match handles.put_within(&state.principal, Kind::Skill, name, &text, bound).await {
+        Ok(Ok(())) => state.runs.adopt_skill(name, &text),
+        Ok(Err(full)) => Err(format!(
+            "{} (counted across every instance sharing --state)",
+            state.runs.skills_full(full.items, full.bytes)
+        )),
+        Err(e) => Err(format!("the skill was not saved: {e}")),
+    }
+}
+
+/// This principal's saved skills, by name.
+pub async fn skills(state: &State) -> Result<Vec<SkillInfo>, String> {
+    let Some(handles) = &state.handles else {
+        return Ok(state.runs.skills());
+    };
+    let kept = handles
+        .list(&state.principal, Kind::Skill)
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok(kept
+        .iter()
+        .filter_map(|(name, text)| skill_info(name, text))
+        .collect())
+}
+
+/// A skill's code, from the shared store when there is one (copied into this instance's
+/// folder, where a run's `workspace` calls read it).
+pub async fn skill(state: &State, name: &str) -> Result<String, String> {
+    let Some(handles) = &state.handles else {
+        return state.runs.skill(name);
+    };
+    match handles.get(&state.principal, Kind::Skill, name).await {
+        Ok(Some(text)) => {
+            state.runs.adopt_skill(name, &text)?;
+            Ok(text)
+        }
+        Ok(None) => {
+            let known: Vec<String> = skills(state).await?.into_iter().map(|s| s.name).collect();
+            Err(no_skill(name, &known))
+        }
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// A run's record in the shared store.
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+struct Record {
+    instance: String,
+    running: bool,
+    files: usize,
+    bytes: u64,
+}
+
+/// This instance, as another names it.
+fn instance() -> String {
+    let host = std::env::var("HOSTNAME").unwrap_or_else(|_| "this host".into());
+    format!("pid {} on {host}", std::process::id())
+}
+
+fn run_ttl_ms(state: &State) -> u64 {
+    u64::try_from(state.runs.limits().ttl.as_millis()).unwrap_or(u64::MAX)
+}
+
+async fn put_record(state: &State, id: &str, record: &Record) {
+    let Some(handles) = &state.handles else {
+        return;
+    };
+    let Ok(json) = serde_json::to_string(record) else {
+        return;
+    };
+    if let Err(e) = handles
+        .put(&state.principal, Kind::Run, id, &json, Some(run_ttl_ms(state)))
+        .await
+    {
+        tracing::warn!(id, "this run is known to this instance only: {e}");
+    }
+}
+
+/// A run started here: other instances list it as running here.
+pub async fn run_started(state: &State, id: &str) {
+    let record = Record {
+        instance: instance(),
+        running: true,
+        files: 0,
+        bytes: 0,
+    };
+    put_record(state, id, &record).await;
+}
+
+/// A run ended here: its saved results (`results/…`, bounded by the run's quota) and its record.
+pub async fn run_ended(state: &State, run: &crate::script::runs::Run) {
+    let Some(handles) = &state.handles else {
+        return;
+    };
+    let results = run.list(Some("results")).unwrap_or_default();
+    let (mut files, mut bytes) = (0, 0);
+    for (path, size) in &results {
+        let Ok(text) = run.read(path) else { continue };
+        let id = format!("{}/{path}", run.id);
+        match handles
+            .put(&state.principal, Kind::RunResult, &id, &text, Some(run_ttl_ms(state)))
+            .await
+        {
+            Ok(()) => (files, bytes) = (files + 1, bytes + size),
+            Err(e) => tracing::warn!(id, "a run's result is served by this instance only: {e}"),
+        }
+    }
+    let record = Record {
+        instance: instance(),
+        running: false,
+        files,
+        bytes,
+    };
+    put_record(state, &run.id, &record).await;
+}
+
+async fn record(state: &State, id: &str) -> Option<Record> {
+    let handles = state.handles.as_ref()?;
+    let json = handles.get(&state.principal, Kind::Run, id).await.ok()??;
+    serde_json::from_str(&json).ok()
+}
+
+/// This principal's runs: this instance's folders, then the ones other instances ran (named).
+pub async fn runs(state: &State) -> Vec<RunInfo> {
+    let mut runs = state.runs.list();
+    let Some(handles) = &state.handles else {
+        return runs;
+    };
+    let kept = handles.list(&state.principal, Kind::Run).await.unwrap_or_default();
+    let ttl = state.runs.limits().ttl;
+    for (id, json) in kept {
+        if runs.iter().any(|r| r.id == id) {
+            continue;
+        }
+        let Ok(record) = serde_json::from_str::<Record>(&json) else {
+            continue;
+        };
+        let age = ulid::Ulid::from_string(&id)
+            .ok()
+            .and_then(|u| std::time::SystemTime::now().duration_since(u.datetime()).ok())
+            .unwrap_or_default();
+        runs.push(RunInfo {
+            id,
+            files: record.files,
+            bytes: record.bytes,
+            age_s: age.as_secs(),
+            expires_in_s: ttl.saturating_sub(age).as_secs(),
+            running: record.running,
+            instance: Some(record.instance),
+        });
+    }
+    runs.sort_by(|a, b| a.id.cmp(&b.id));
+    runs
+}
+
+/// A run's saved result (`RUNID/results/FILE`): from this instance's folder, else the store;
+/// a run still running on another instance is named as such, never an unknown id.
+pub async fn run_result(state: &State, reference: &str) -> Result<String, String> {
+    let local = state.runs.read_result(reference);
+    let (Err(why), Some(handles)) = (&local, &state.handles) else {
+        return local;
+    };
+    if let Ok(Some(text)) = handles.get(&state.principal, Kind::RunResult, reference).await {
+        return Ok(text);
+    }
+    let id = reference.split('/').next().unwrap_or_default();
+    match record(state, id).await {
+        Some(r) if r.running => Err(format!(
+            "run {id} is still running on another instance ({}); its results are shared when it ends: ask again then",
+            r.instance
+        )),
+        Some(r) => Err(format!(
+            "run {id} ran on another instance ({}) and has no result {reference:?}; `script list` shows its file count",
+            r.instance
+        )),
+        None => Err(why.clone()),
+    }
+}
+
+/// Clears a run: this instance's folder and the shared record and results. A run running on
+/// another instance is refused, naming it.
+pub async fn clear_run(state: &State, id: &str) -> Result<(), String> {
+    let local = state.runs.clear(id);
+    let Some(handles) = &state.handles else {
+        return local;
+    };
+    let shared = record(state, id).await;
+    match (&local, &shared) {
+        (Err(why), Some(r)) if r.instance == instance() => return Err(why.clone()),
+        (Err(_), Some(r)) if r.running => {
+            return Err(format!(
+                "run {id} is still running on another instance ({}); clear it once it ends",
+                r.instance
+            ));
+        }
+        (Err(why), None) => return Err(why.clone()),
+        _ => {}
+    }
+    let prefix = format!("{id}/");
+    let results = handles
+        .list(&state.principal, Kind::RunResult)
+        .await
+        .map_err(|e| e.to_string())?;
+    for (reference, _) in results.iter().filter(|(r, _)| r.starts_with(&prefix)) {
+        handles
+            .remove(&state.principal, Kind::RunResult, reference)
+            .await
+            .map_err(|e| e.to_string())?;
+    }
+    handles
+        .remove(&state.principal, Kind::Run, id)
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok(())
 }

@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use super::command::{self, Command, Deadline, Range};
 use super::registry::{self, TOOLS};
-use super::{State, code_of, error};
+use super::{State, code_of, error, handles};
 use crate::context::Kind;
 use crate::context::budget::{Budgeted, respond, unbudgeted};
 use crate::script::api::Namespace;
@@ -185,7 +185,7 @@ impl Host for ToolHost {
     }
 
     fn local(&self, operation: String, arguments: Value) -> HostFuture {
-        let (runs, run) = (self.state.runs.clone(), self.run.clone());
+        let (state, run) = (self.state.clone(), self.run.clone());
         Box::pin(async move {
             let text = |key: &str| {
                 arguments
@@ -208,11 +208,13 @@ impl Host for ToolHost {
                     .write(&text("path"), &text("text"))
                     .map(|n| serde_json::json!({"bytes": n})),
                 "workspace.list" => run.list(arguments.get("dir").and_then(Value::as_str)).map(listing),
-                "skills.save" => runs
-                    .save_skill(&text("name"), &text("code"), &text("description"))
+                "skills.save" => handles::save_skill(&state, &text("name"), &text("code"), &text("description"))
+                    .await
                     .map(|s| serde_json::to_value(s).unwrap_or_default()),
-                "skills.list" => Ok(serde_json::to_value(runs.skills()).unwrap_or_default()),
-                "skills.load" => runs.skill(&text("name")).map(Value::String),
+                "skills.list" => handles::skills(&state)
+                    .await
+                    .map(|s| serde_json::to_value(s).unwrap_or_default()),
+                "skills.load" => handles::skill(&state, &text("name")).await.map(Value::String),
                 "replay.read" => {
                     crate::flow::maestro::read_rendered(&arguments, super::flow::replayable).map(Value::String)
                 }
@@ -345,12 +347,15 @@ pub async fn apply(state: Arc<State>, command: ScriptCommand, ctx: RequestContex
         ScriptCommand::List => ScriptOutput {
             operation: "list".into(),
             folder: state.runs.folder().ok().map(|f| f.display().to_string()),
-            runs: Some(state.runs.list()),
-            skills: Some(state.runs.skills()),
+            runs: Some(handles::runs(&state).await),
+            skills: Some(match handles::skills(&state).await {
+                Ok(skills) => skills,
+                Err(e) => return error(format!("could not list the skills: {e}")),
+            }),
             ..Default::default()
         },
         ScriptCommand::Clear(id) => {
-            if let Err(e) = state.runs.clear(&id) {
+            if let Err(e) = handles::clear_run(&state, &id).await {
                 return error(e);
             }
             ScriptOutput {
@@ -366,7 +371,7 @@ pub async fn apply(state: Arc<State>, command: ScriptCommand, ctx: RequestContex
 async fn run_script(state: Arc<State>, what: RunScript, ctx: RequestContext<RoleServer>) -> CallToolResult {
     let code = match what.source {
         Source::Code(code) => code,
-        Source::Skill(skill) => match state.runs.skill(&skill) {
+        Source::Skill(skill) => match handles::skill(&state, &skill).await {
             Ok(code) => code,
             Err(e) => return error(e),
         },
@@ -387,6 +392,7 @@ async fn run_script(state: Arc<State>, what: RunScript, ctx: RequestContext<Role
         Ok(run) => Arc::new(run),
         Err(e) => return error(e),
     };
+    handles::run_started(&state, &run.id).await;
     let limits = Limits {
         timeout: what.timeout,
         max_calls: state.runs.limits().max_calls,
@@ -403,6 +409,7 @@ async fn run_script(state: Arc<State>, what: RunScript, ctx: RequestContext<Role
         ended: Arc::new(AtomicUsize::new(0)),
     });
     let outcome = sandbox::run(&code, &script_args, &limits, host, slot).await;
+    handles::run_ended(&state, &run).await;
     let calls = outcome
         .calls
         .iter()

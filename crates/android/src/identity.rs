@@ -22,7 +22,7 @@
 use super::ui_elements::{Element, short_class};
 use super::uiautomator::{UiNode, UiTree};
 
-#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Identity {
     pub package: String,
     /// The full class (`android.widget.Button`, `web:button`).

@@ -25,9 +25,11 @@ const MAX_LABEL_BYTES: usize = 8 << 20;
 /// What a ref names: an identity at its place (none for a web element: its selector places it).
 type Placed = (Identity, Bounds);
 
-/// One device's refs: identity ↔ number, across every reading of its screen.
-#[derive(Debug, Clone, Default)]
+/// One device's refs: identity ↔ number, across every reading of its screen. It is written out
+/// whole (JSON, its identities as a list) for instances that share it (`--state`).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RefBook {
+    #[serde(with = "placed_list")]
     numbers: HashMap<Placed, u64>,
     next: u64,
     label_bytes: usize,
@@ -66,6 +68,25 @@ impl RefBook {
     /// Whether `reference` was ever handed out by this book.
     pub fn knows(&self, reference: &str) -> bool {
         parse_ref(reference).is_some_and(|n| n >= 1 && n <= self.next)
+    }
+}
+
+/// A book's map as a list of pairs (JSON's keys are strings; an identity is not).
+mod placed_list {
+    use std::collections::HashMap;
+
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    use super::Placed;
+
+    pub fn serialize<S: Serializer>(numbers: &HashMap<Placed, u64>, to: S) -> Result<S::Ok, S::Error> {
+        let mut pairs: Vec<(&Placed, &u64)> = numbers.iter().collect();
+        pairs.sort_by_key(|(_, number)| **number);
+        pairs.serialize(to)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(from: D) -> Result<HashMap<Placed, u64>, D::Error> {
+        Ok(Vec::<(Placed, u64)>::deserialize(from)?.into_iter().collect())
     }
 }
 

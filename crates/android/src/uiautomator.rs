@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 
 /// A rectangle in device pixels, `[left,top][right,bottom]`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize)]
 pub struct Bounds {
     pub left: i32,
     pub top: i32,

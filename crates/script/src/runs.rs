@@ -108,6 +108,9 @@ pub struct RunInfo {
     pub age_s: u64,
     pub expires_in_s: u64,
     pub running: bool,
+    /// The instance that ran it, when another did (`--state`): its live process and folder are there.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub instance: Option<String>,
 }
 
 impl Runs {
@@ -357,6 +360,7 @@ impl Runs {
                     bytes,
                     age_s: age.as_secs(),
                     expires_in_s: self.limits.ttl.saturating_sub(age).as_secs(),
+                    instance: None,
                 }
             })
             .collect()

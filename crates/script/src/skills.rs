@@ -21,18 +21,7 @@ pub struct SkillInfo {
 impl Runs {
     /// Saves a skill (`skills/<name>.js`, its description on the first line).
     pub fn save_skill(&self, name: &str, code: &str, description: &str) -> Result<SkillInfo, String> {
-        check_skill_name(name)?;
-        let chars = code.chars().count();
-        if code.trim().is_empty() || chars > MAX_SKILL_CHARS {
-            return Err(format!("a skill's code is 1 to {MAX_SKILL_CHARS} chars; got {chars}"));
-        }
-        let description = description.trim();
-        if description.contains('\n') || description.chars().count() > MAX_DESCRIPTION_CHARS {
-            return Err(format!(
-                "a skill's description is one line of at most {MAX_DESCRIPTION_CHARS} chars"
-            ));
-        }
-        let text = format!("// {description}\n{code}");
+        let text = skill_text(name, code, description)?;
         let dir = self.skills_dir()?;
         // The quota, counting every saved skill but the one this replaces.
         let file = format!("{name}.js");
@@ -45,20 +34,30 @@ impl Runs {
         let limits = self.limits();
         let bytes = others.iter().sum::<u64>() + text.len() as u64;
         if others.len() + 1 > limits.max_skills || bytes > limits.skills_bytes {
-            return Err(format!(
-                "the skills quota is {} skills and {} MiB (--skills-max, --skills-mib); {} are saved ({} KiB): remove one from the skills folder, or raise the quota",
-                limits.max_skills,
-                limits.skills_bytes >> 20,
-                others.len(),
-                others.iter().sum::<u64>() >> 10
-            ));
+            return Err(self.skills_full(others.len(), others.iter().sum::<u64>()));
         }
+        self.adopt_skill(name, &text)
+    }
+
+    /// Why a skill was refused: the quota, and what the others hold.
+    pub fn skills_full(&self, saved: usize, bytes: u64) -> String {
+        let limits = self.limits();
+        format!(
+            "the skills quota is {} skills and {} MiB (--skills-max, --skills-mib); {saved} are saved ({} KiB): remove one from the skills folder, or raise the quota",
+            limits.max_skills,
+            limits.skills_bytes >> 20,
+            bytes >> 10
+        )
+    }
+
+    /// Writes a skill's whole text (`skill_text`, checked already, or read from the store
+    /// instances share) as this principal's `skills/<name>.js`, past the quota's check.
+    pub fn adopt_skill(&self, name: &str, text: &str) -> Result<SkillInfo, String> {
+        check_skill_name(name)?;
+        let dir = self.skills_dir()?;
+        let file = format!("{name}.js");
         dir.write(&[file], text.as_bytes())?;
-        Ok(SkillInfo {
-            name: name.to_string(),
-            description: description.to_string(),
-            chars: text.chars().count(),
-        })
+        skill_info(name, text).ok_or_else(|| format!("{name:?} is not a skill name"))
     }
 
     /// A skill's code (its whole file: the description line is a comment).
@@ -69,7 +68,7 @@ impl Runs {
             .map_err(|e| {
                 if e.starts_with("no file") {
                     let known: Vec<String> = self.skills().into_iter().map(|s| s.name).collect();
-                    format!("no skill named {name:?}; saved skills: {}", list_or_none(&known))
+                    no_skill(name, &known)
                 } else {
                     e
                 }
@@ -85,19 +84,46 @@ impl Runs {
             .into_iter()
             .filter_map(|(path, _)| {
                 let name = path.strip_suffix(".js")?;
-                check_skill_name(name).ok()?;
                 let text = dir.read(std::slice::from_ref(&path), MAX_SKILL_CHARS as u64 * 4).ok()?;
-                let first = text.lines().next().unwrap_or_default();
-                Some(SkillInfo {
-                    name: name.to_string(),
-                    description: first.strip_prefix("//").unwrap_or_default().trim().to_string(),
-                    chars: text.chars().count(),
-                })
+                skill_info(name, &text)
             })
             .collect();
         skills.sort_by(|a, b| a.name.cmp(&b.name));
         skills
     }
+}
+
+/// A skill's whole text (its description on the first line, as a comment), checked: its name,
+/// its code's size, a one-line description.
+pub fn skill_text(name: &str, code: &str, description: &str) -> Result<String, String> {
+    check_skill_name(name)?;
+    let chars = code.chars().count();
+    if code.trim().is_empty() || chars > MAX_SKILL_CHARS {
+        return Err(format!("a skill's code is 1 to {MAX_SKILL_CHARS} chars; got {chars}"));
+    }
+    let description = description.trim();
+    if description.contains('\n') || description.chars().count() > MAX_DESCRIPTION_CHARS {
+        return Err(format!(
+            "a skill's description is one line of at most {MAX_DESCRIPTION_CHARS} chars"
+        ));
+    }
+    Ok(format!("// {description}\n{code}"))
+}
+
+/// What `script list` shows of a skill, from its name and whole text.
+pub fn skill_info(name: &str, text: &str) -> Option<SkillInfo> {
+    check_skill_name(name).ok()?;
+    let first = text.lines().next().unwrap_or_default();
+    Some(SkillInfo {
+        name: name.to_string(),
+        description: first.strip_prefix("//").unwrap_or_default().trim().to_string(),
+        chars: text.chars().count(),
+    })
+}
+
+/// Why a skill is not among `known`.
+pub fn no_skill(name: &str, known: &[String]) -> String {
+    format!("no skill named {name:?}; saved skills: {}", list_or_none(known))
 }
 
 fn check_skill_name(name: &str) -> Result<(), String> {

@@ -13,6 +13,7 @@ use crate::android::activity::Focus;
 use crate::android::ui_elements::{Element, elements};
 use crate::android::uiautomator::{Bounds, UiTree, parse_ui_dump};
 use crate::flow;
+use crate::tools::handles;
 use crate::tools::State;
 
 /// One reading of the screen, kept per device so refs can be checked and changes observed.
@@ -108,7 +109,9 @@ pub(super) async fn read_screen(state: &State, serial: &str) -> Result<Snapshot,
         _ => None,
     };
     mark_covered(&tree, &mut els, keyboard);
+    handles::refs_in(state, serial).await;
     state.number_refs(serial, &mut els);
+    handles::refs_out(state, serial).await;
     let mut hasher = DefaultHasher::new();
     for e in &els {
         (&e.label, &e.kind, e.at, &e.flags).hash(&mut hasher);

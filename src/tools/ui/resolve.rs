@@ -15,7 +15,7 @@ use crate::android::ui_elements::{Element, Field, Found, Matcher, Rank, best_tar
 use crate::android::ui_refs::{Resolved, resolve};
 use crate::flow::Recorded;
 use crate::image::grid;
-use crate::tools::{ErrorKind, State};
+use crate::tools::{ErrorKind, State, handles};
 
 /// At most this many matches are listed (`find`) or named (an ambiguous target).
 pub(super) const MAX_MATCHES: usize = 5;
@@ -122,6 +122,7 @@ async fn resolve_target(
 
 /// A ref is an identity: its element must be on the screen now, exactly once.
 async fn by_ref(state: &State, serial: &str, reference: &str, recorded: Option<&Recorded>) -> Result<Landing, Failed> {
+    handles::refs_in(state, serial).await;
     if !state.knows_ref(serial, reference) {
         return Err(Failed::from(format!(
             "unknown ref {reference}: no reading of this device's screen gave it; ui dump or ui find gives refs"

@@ -482,3 +482,20 @@ fn ref_syntax_is_strict() {
         assert_eq!(parse_ref(bad), None, "{bad}");
     }
 }
+
+/// A book written out and read back (as instances sharing state hand it on) is the same book:
+/// the next reading gets the same refs from either, a new element the same new number.
+#[test]
+fn a_book_read_back_from_its_json_numbers_as_the_original() {
+    let mut book = RefBook::default();
+    let first = numbered(&mut book, &screen("", false, "Login"));
+    let json = serde_json::to_string(&book).unwrap();
+    let mut copy: RefBook = serde_json::from_str(&json).unwrap();
+    assert_eq!(copy, book);
+    let next = screen("typed", true, "Welcome");
+    let (mine, theirs) = (numbered(&mut book, &next), numbered(&mut copy, &next));
+    let refs = |els: &[Element]| els.iter().map(|e| e.reference.clone()).collect::<Vec<_>>();
+    assert_eq!(refs(&mine), refs(&theirs));
+    assert!(refs(&theirs).iter().any(|r| !refs(&first).contains(r)), "a new title, a new ref");
+    assert!(copy.knows(&first[0].reference));
+}
