@@ -289,10 +289,19 @@ pub async fn run_result(state: &State, reference: &str) -> Result<String, String
             "run {id} is still running on another instance ({}); its results are shared when it ends: ask again then",
             r.instance
         )),
-        Some(r) => Err(format!(
-            "run {id} ran on another instance ({}) and has no result {reference:?}; `script list` shows its file count",
-            r.instance
-        )),
+        Some(r) => {
+            let prefix = format!("{id}/");
+            let kept = handles.list(&state.principal, Kind::RunResult).await.unwrap_or_default();
+            let saved: Vec<&str> = kept
+                .iter()
+                .filter_map(|(r, _)| r.strip_prefix(&prefix))
+                .collect();
+            Err(format!(
+                "run {id} ran on another instance ({}) and saved no {reference:?}; its saved results: {}",
+                r.instance,
+                if saved.is_empty() { "none".to_string() } else { saved.join(", ") }
+            ))
+        }
         None => Err(why.clone()),
     }
 }

@@ -205,3 +205,97 @@ async fn three_instances_behind_haproxy_share_handles_and_leases_and_outlive_one
     assert!(!failed && free.to_string().contains("bob-acts"), "{free}");
     println!("3 instances, 1 redis-server, haproxy: 3 rounds shared, 1 instance killed, 6 rounds after");
 }
+
+/// Two instances behind haproxy, one redis-server: round robin sends each request to the other
+/// instance than the one before, so every step below is made through one instance and used
+/// through the other. A ref from a dump taps; a skill saved is listed and run; a run's record
+/// and saved results read; the skills quota is counted once across both; another principal
+/// sees none of it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refs_skills_runs_and_the_skills_quota_are_shared_by_instances_behind_haproxy() {
+    let Some(redis) = testkit::redis_server() else { return };
+    let home = tempfile::tempdir().unwrap();
+    let sim = SimProcess::start(&[]);
+    let target = format!("tcp:{}", sim.addr);
+    let (alice, bob, state) = (format!("alice={ALICE}"), format!("bob={BOB}"), redis.url(0));
+    let args = [
+        "--adb", &target, "--token", &alice, "--token", &bob, "--state", &state, "--skills-max", "2",
+    ];
+    let mut instances = Vec::new();
+    for _ in 0..2 {
+        instances.push(HttpServer::start(&args, &[], home.path()).await);
+    }
+    let Some(lb) = balancer(&instances.iter().collect::<Vec<_>>(), home.path()) else {
+        return;
+    };
+    let url = lb.url.as_str();
+
+    // A ref a dump gave through one instance taps through the other (twice: both ways).
+    for round in 0..2 {
+        let (dump, failed) = call(url, ALICE, "ui", json!({"operation": "dump"})).await;
+        assert!(!failed, "{dump}");
+        let element = dump["elements"]
+            .as_array()
+            .and_then(|els| els.iter().find(|e| e["ref"].is_string()))
+            .unwrap_or_else(|| panic!("a dump with refs: {dump}"))
+            .clone();
+        let (tapped, failed) = call(url, ALICE, "ui", json!({"operation": "tap", "ref": element["ref"]})).await;
+        assert!(!failed, "round {round}: {} ({}) through the other instance: {tapped}", element["ref"], element["label"]);
+    }
+
+    // A skill saved by a run through one instance is listed and run through the other.
+    let save = "await skills.save('hello', 'console.log(\"hi \" + args.who)', 'says hi'); const p = await device.properties(); console.log('saved')";
+    let (saved, failed) = call(url, ALICE, "script", json!({"operation": "run", "code": save})).await;
+    assert!(!failed && saved["output"].as_str().unwrap_or_default().contains("saved"), "{saved}");
+    let run_id = saved["runId"].as_str().expect("a runId").to_string();
+    let (listed, failed) = call(url, ALICE, "script", json!({"operation": "list"})).await;
+    assert!(!failed, "{listed}");
+    assert!(
+        listed["skills"].as_array().is_some_and(|s| s.iter().any(|s| s["name"] == "hello")),
+        "the other instance lists the skill: {listed}"
+    );
+    let (ran, failed) = call(url, ALICE, "script", json!({"operation": "run", "skill": "hello", "args": {"who": "team"}})).await;
+    assert!(!failed && ran["output"].as_str().unwrap_or_default().contains("hi team"), "{ran}");
+
+    // The first run is listed and its saved result read through both instances; the one that
+    // did not run it names the one that did.
+    let result = format!("{run_id}/results/002-device-properties.json");
+    let mut named = 0;
+    for round in 0..2 {
+        let (listed, failed) = call(url, ALICE, "script", json!({"operation": "list"})).await;
+        let run = listed["runs"]
+            .as_array()
+            .and_then(|runs| runs.iter().find(|r| r["id"] == run_id.as_str()))
+            .unwrap_or_else(|| panic!("round {round}: run {run_id} listed: {listed}"));
+        assert!(!failed && run["running"] == false, "{listed}");
+        named += usize::from(run["instance"].as_str().is_some_and(|i| i.starts_with("pid ")));
+    }
+    for round in 0..2 {
+        let (got, failed) = call(url, ALICE, "cache", json!({"operation": "get", "id": result})).await;
+        assert!(!failed && got.to_string().contains("ro.build"), "round {round}: {got}");
+    }
+    assert_eq!(named, 1, "exactly the instance that did not run it names the one that did");
+
+    // Bob sees none of Alice's: her skill, her run, its result.
+    let (theirs, failed) = call(url, BOB, "script", json!({"operation": "list"})).await;
+    assert!(!failed && !theirs.to_string().contains("hello") && !theirs.to_string().contains(&run_id), "{theirs}");
+    let (theirs, failed) = call(url, BOB, "cache", json!({"operation": "get", "id": result})).await;
+    assert!(failed, "{theirs}");
+
+    // The skills quota (--skills-max 2) counts both instances' saves: the second lands (two
+    // in all), the third is refused through whichever instance it reaches, each instance
+    // holding fewer than two of its own.
+    let save = |name: &str| json!({"operation": "run", "code": format!("await skills.save('{name}', 'console.log(1)'); console.log('saved {name}')")});
+    let (second, failed) = call(url, ALICE, "script", save("second")).await;
+    assert!(!failed, "{second}");
+    for round in 0..2 {
+        let (third, failed) = call(url, ALICE, "script", save("third")).await;
+        assert!(
+            failed && third.to_string().contains("skills quota is 2 skills"),
+            "round {round}: {third}"
+        );
+    }
+    let (replaced, failed) = call(url, ALICE, "script", save("hello")).await;
+    assert!(!failed, "a skill replacing one of its name fits: {replaced}");
+    println!("2 instances, 1 redis-server, haproxy: refs 2 ways, a skill, a run, the skills quota shared");
+}
