@@ -351,7 +351,10 @@ impl ServerHandler for DroidMcp {
                 .with_mime_type(e.data.mime())
                 .with_size(e.served_bytes as u64)
         });
-        let skills = state.runs.skills().into_iter().map(|skill| {
+        let skills = tools::handles::skills(&state)
+            .await
+            .map_err(|e| ErrorData::internal_error(fit_text(&e, MAX_ERROR_CHARS), None))?;
+        let skills = skills.into_iter().map(|skill| {
             Resource::new(format!("{SKILL_URI}{}", skill.name), skill.name.clone())
                 .with_description(about(&format!("skill: {}", skill.description)))
                 .with_mime_type("text/javascript")
@@ -395,9 +398,8 @@ impl ServerHandler for DroidMcp {
             return Ok(ReadResourceResult::new(vec![contents]).into());
         }
         if let Some(name) = request.uri.strip_prefix(SKILL_URI) {
-            let code = state
-                .runs
-                .skill(name)
+            let code = tools::handles::skill(&state, name)
+                .await
                 .map_err(|e| ErrorData::resource_not_found(fit_text(&e, MAX_ERROR_CHARS), None))?;
             let contents = ResourceContents::text(code, request.uri.clone()).with_mime_type("text/javascript");
             return Ok(ReadResourceResult::new(vec![contents]).into());

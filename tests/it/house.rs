@@ -208,6 +208,12 @@ const MECHANISMS: &[Mechanism] = &[
         pending: &[],
     },
     Mechanism {
+        concern: "a principal's handles (cache, refs, skills, runs) kept in or read from the shared store (--state), at the one door",
+        markers: &["&state.handles"],
+        home: "src/tools/handles.rs",
+        pending: &[],
+    },
+    Mechanism {
         concern: "a lease checked and renewed by an acting call (Leases::touch), at the one door",
         markers: &[".touch("],
         home: "src/tools/leases.rs",
