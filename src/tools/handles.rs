@@ -118,7 +118,10 @@ pub async fn save_skill(state: &State, name: &str, code: &str, description: &str
         items: limits.max_skills,
         bytes: limits.skills_bytes,
     };
-    match handles.put_within(&state.principal, Kind::Skill, name, &text, bound).await {
+    match handles
+        .put_within(&state.principal, Kind::Skill, name, &text, bound)
+        .await
+    {
         Ok(Ok(())) => state.runs.adopt_skill(name, &text),
         Ok(Err(full)) => Err(format!(
             "{} (counted across every instance sharing --state)",
@@ -137,10 +140,7 @@ pub async fn skills(state: &State) -> Result<Vec<SkillInfo>, String> {
         .list(&state.principal, Kind::Skill)
         .await
         .map_err(|e| e.to_string())?;
-    Ok(kept
-        .iter()
-        .filter_map(|(name, text)| skill_info(name, text))
-        .collect())
+    Ok(kept.iter().filter_map(|(name, text)| skill_info(name, text)).collect())
 }
 
 /// A skill's code, from the shared store when there is one (copied into this instance's
@@ -291,15 +291,19 @@ pub async fn run_result(state: &State, reference: &str) -> Result<String, String
         )),
         Some(r) => {
             let prefix = format!("{id}/");
-            let kept = handles.list(&state.principal, Kind::RunResult).await.unwrap_or_default();
-            let saved: Vec<&str> = kept
-                .iter()
-                .filter_map(|(r, _)| r.strip_prefix(&prefix))
-                .collect();
+            let kept = handles
+                .list(&state.principal, Kind::RunResult)
+                .await
+                .unwrap_or_default();
+            let saved: Vec<&str> = kept.iter().filter_map(|(r, _)| r.strip_prefix(&prefix)).collect();
             Err(format!(
                 "run {id} ran on another instance ({}) and saved no {reference:?}; its saved results: {}",
                 r.instance,
-                if saved.is_empty() { "none".to_string() } else { saved.join(", ") }
+                if saved.is_empty() {
+                    "none".to_string()
+                } else {
+                    saved.join(", ")
+                }
             ))
         }
         None => Err(why.clone()),

@@ -219,7 +219,16 @@ async fn refs_skills_runs_and_the_skills_quota_are_shared_by_instances_behind_ha
     let target = format!("tcp:{}", sim.addr);
     let (alice, bob, state) = (format!("alice={ALICE}"), format!("bob={BOB}"), redis.url(0));
     let args = [
-        "--adb", &target, "--token", &alice, "--token", &bob, "--state", &state, "--skills-max", "2",
+        "--adb",
+        &target,
+        "--token",
+        &alice,
+        "--token",
+        &bob,
+        "--state",
+        &state,
+        "--skills-max",
+        "2",
     ];
     let mut instances = Vec::new();
     for _ in 0..2 {
@@ -240,22 +249,40 @@ async fn refs_skills_runs_and_the_skills_quota_are_shared_by_instances_behind_ha
             .unwrap_or_else(|| panic!("a dump with refs: {dump}"))
             .clone();
         let (tapped, failed) = call(url, ALICE, "ui", json!({"operation": "tap", "ref": element["ref"]})).await;
-        assert!(!failed, "round {round}: {} ({}) through the other instance: {tapped}", element["ref"], element["label"]);
+        assert!(
+            !failed,
+            "round {round}: {} ({}) through the other instance: {tapped}",
+            element["ref"], element["label"]
+        );
     }
 
     // A skill saved by a run through one instance is listed and run through the other.
     let save = "await skills.save('hello', 'console.log(\"hi \" + args.who)', 'says hi'); const p = await device.properties(); console.log('saved')";
     let (saved, failed) = call(url, ALICE, "script", json!({"operation": "run", "code": save})).await;
-    assert!(!failed && saved["output"].as_str().unwrap_or_default().contains("saved"), "{saved}");
+    assert!(
+        !failed && saved["output"].as_str().unwrap_or_default().contains("saved"),
+        "{saved}"
+    );
     let run_id = saved["runId"].as_str().expect("a runId").to_string();
     let (listed, failed) = call(url, ALICE, "script", json!({"operation": "list"})).await;
     assert!(!failed, "{listed}");
     assert!(
-        listed["skills"].as_array().is_some_and(|s| s.iter().any(|s| s["name"] == "hello")),
+        listed["skills"]
+            .as_array()
+            .is_some_and(|s| s.iter().any(|s| s["name"] == "hello")),
         "the other instance lists the skill: {listed}"
     );
-    let (ran, failed) = call(url, ALICE, "script", json!({"operation": "run", "skill": "hello", "args": {"who": "team"}})).await;
-    assert!(!failed && ran["output"].as_str().unwrap_or_default().contains("hi team"), "{ran}");
+    let (ran, failed) = call(
+        url,
+        ALICE,
+        "script",
+        json!({"operation": "run", "skill": "hello", "args": {"who": "team"}}),
+    )
+    .await;
+    assert!(
+        !failed && ran["output"].as_str().unwrap_or_default().contains("hi team"),
+        "{ran}"
+    );
 
     // The first run is listed and its saved result read through both instances; the one that
     // did not run it names the one that did.
@@ -274,11 +301,17 @@ async fn refs_skills_runs_and_the_skills_quota_are_shared_by_instances_behind_ha
         let (got, failed) = call(url, ALICE, "cache", json!({"operation": "get", "id": result})).await;
         assert!(!failed && got.to_string().contains("ro.build"), "round {round}: {got}");
     }
-    assert_eq!(named, 1, "exactly the instance that did not run it names the one that did");
+    assert_eq!(
+        named, 1,
+        "exactly the instance that did not run it names the one that did"
+    );
 
     // Bob sees none of Alice's: her skill, her run, its result.
     let (theirs, failed) = call(url, BOB, "script", json!({"operation": "list"})).await;
-    assert!(!failed && !theirs.to_string().contains("hello") && !theirs.to_string().contains(&run_id), "{theirs}");
+    assert!(
+        !failed && !theirs.to_string().contains("hello") && !theirs.to_string().contains(&run_id),
+        "{theirs}"
+    );
     let (theirs, failed) = call(url, BOB, "cache", json!({"operation": "get", "id": result})).await;
     assert!(failed, "{theirs}");
 

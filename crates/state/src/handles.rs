@@ -61,8 +61,14 @@ pub struct Full {
 /// Where handles live (the module's comment is the contract).
 pub trait Handles: Send + Sync + std::fmt::Debug {
     /// Keeps `value` as `principal`'s `id` of `kind`, for `ttl_ms` (`None`: until removed).
-    fn put<'a>(&'a self, principal: &'a str, kind: Kind, id: &'a str, value: &'a str, ttl_ms: Option<u64>)
-    -> Pending<'a, ()>;
+    fn put<'a>(
+        &'a self,
+        principal: &'a str,
+        kind: Kind,
+        id: &'a str,
+        value: &'a str,
+        ttl_ms: Option<u64>,
+    ) -> Pending<'a, ()>;
     /// `put` with no time to live, only if the principal's other live values of `kind` and this
     /// one fit `bound` (the value `id` replaces does not count); else what the others hold.
     fn put_within<'a>(
@@ -134,9 +140,15 @@ fn ready<'a, T: Send + 'a>(value: T) -> Pending<'a, T> {
 }
 
 impl Handles for InProcessHandles {
-    fn put<'a>(&'a self, principal: &'a str, kind: Kind, id: &'a str, value: &'a str, ttl_ms: Option<u64>)
-    -> Pending<'a, ()> {
-        ready(self.with(principal, kind, |values, now| {
+    fn put<'a>(
+        &'a self,
+        principal: &'a str,
+        kind: Kind,
+        id: &'a str,
+        value: &'a str,
+        ttl_ms: Option<u64>,
+    ) -> Pending<'a, ()> {
+        self.with(principal, kind, |values, now| {
             values.insert(
                 id.to_string(),
                 Kept {
@@ -144,7 +156,8 @@ impl Handles for InProcessHandles {
                     value: value.to_string(),
                 },
             );
-        }))
+        });
+        ready(())
     }
 
     fn put_within<'a>(

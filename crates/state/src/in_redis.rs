@@ -293,8 +293,14 @@ impl Redis {
 }
 
 impl Handles for Redis {
-    fn put<'a>(&'a self, principal: &'a str, kind: Kind, id: &'a str, value: &'a str, ttl_ms: Option<u64>)
-    -> Pending<'a, ()> {
+    fn put<'a>(
+        &'a self,
+        principal: &'a str,
+        kind: Kind,
+        id: &'a str,
+        value: &'a str,
+        ttl_ms: Option<u64>,
+    ) -> Pending<'a, ()> {
         Box::pin(async move {
             // Without a bound nothing refuses it.
             let _ = self.put_kept(principal, kind, id, value, ttl_ms, None).await?;

@@ -13,8 +13,8 @@ use crate::android::activity::Focus;
 use crate::android::ui_elements::{Element, elements};
 use crate::android::uiautomator::{Bounds, UiTree, parse_ui_dump};
 use crate::flow;
-use crate::tools::handles;
 use crate::tools::State;
+use crate::tools::handles;
 
 /// One reading of the screen, kept per device so refs can be checked and changes observed.
 #[derive(Debug, Clone)]

@@ -496,6 +496,9 @@ fn a_book_read_back_from_its_json_numbers_as_the_original() {
     let (mine, theirs) = (numbered(&mut book, &next), numbered(&mut copy, &next));
     let refs = |els: &[Element]| els.iter().map(|e| e.reference.clone()).collect::<Vec<_>>();
     assert_eq!(refs(&mine), refs(&theirs));
-    assert!(refs(&theirs).iter().any(|r| !refs(&first).contains(r)), "a new title, a new ref");
+    assert!(
+        refs(&theirs).iter().any(|r| !refs(&first).contains(r)),
+        "a new title, a new ref"
+    );
     assert!(copy.knows(&first[0].reference));
 }

@@ -323,7 +323,11 @@ fn handle_store(stores: &Stores, which: Which, clock: Arc<ManualClock>) -> Arc<d
     match which {
         Which::InProcess => Arc::new(InProcessHandles::new(clock)),
         Which::Redis => {
-            let url = stores.redis.as_ref().expect("each() offers Redis only with its server").url(0);
+            let url = stores
+                .redis
+                .as_ref()
+                .expect("each() offers Redis only with its server")
+                .url(0);
             let prefix = format!("handles{}", stores.next.fetch_add(1, Ordering::SeqCst));
             Arc::new(stores.rt.block_on(Redis::connect(&url, &prefix, clock)).unwrap())
         }
@@ -402,7 +406,13 @@ fn handle_sequences(stores: &Stores, which: Which) {
     let bound = Bound { items: 2, bytes: 16 };
     let (p, k, i) = (0..2usize, 0..2usize, 0..4usize);
     let op = prop_oneof![
-        (p.clone(), k.clone(), i.clone(), 0..4usize, proptest::option::of(1..4u64))
+        (
+            p.clone(),
+            k.clone(),
+            i.clone(),
+            0..4usize,
+            proptest::option::of(1..4u64)
+        )
             .prop_map(|(p, k, i, v, t)| Op::Put(p, k, i, v, t.map(|t| t * 1000))),
         (p.clone(), k.clone(), i.clone(), 0..4usize).prop_map(|(p, k, i, v)| Op::Within(p, k, i, v)),
         (p.clone(), k.clone(), i.clone()).prop_map(|(p, k, i)| Op::Get(p, k, i)),
@@ -441,15 +451,14 @@ fn handle_sequences(stores: &Stores, which: Which) {
                             items: others.len(),
                             bytes: others.iter().map(|v| v.len() as u64).sum(),
                         };
-                        let want = match full.items + 1 > bound.items
-                            || full.bytes + values[v].len() as u64 > bound.bytes
-                        {
-                            true => Err(full),
-                            false => {
-                                model.insert((p, k, ids[i]), (values[v].to_string(), u64::MAX));
-                                Ok(())
-                            }
-                        };
+                        let want =
+                            match full.items + 1 > bound.items || full.bytes + values[v].len() as u64 > bound.bytes {
+                                true => Err(full),
+                                false => {
+                                    model.insert((p, k, ids[i]), (values[v].to_string(), u64::MAX));
+                                    Ok(())
+                                }
+                            };
                         if want.is_err() {
                             refused.set(refused.get() + 1);
                         }
@@ -503,7 +512,10 @@ fn of_bounded_puts_racing_exactly_the_bound_lands() {
                 let url = stores.redis.as_ref().unwrap().url(0);
                 (0..8)
                     .map(|_| {
-                        let store = stores.rt.block_on(Redis::connect(&url, &prefix, clock.clone())).unwrap();
+                        let store = stores
+                            .rt
+                            .block_on(Redis::connect(&url, &prefix, clock.clone()))
+                            .unwrap();
                         Arc::new(store) as Arc<dyn Handles>
                     })
                     .collect()
@@ -520,7 +532,10 @@ fn of_bounded_puts_racing_exactly_the_bound_lands() {
                     let rt = stores.rt.handle().clone();
                     std::thread::spawn(move || {
                         barrier.wait();
-                        let bound = Bound { items: 3, bytes: 1 << 20 };
+                        let bound = Bound {
+                            items: 3,
+                            bytes: 1 << 20,
+                        };
                         let id = format!("s{i}");
                         let put = handles.put_within(&principal, Kind::Skill, &id, "code", bound);
                         rt.block_on(put).expect("the store answers").is_ok()
