@@ -10,76 +10,28 @@
 //! stickiness docs/http.md gives; when that instance dies it gets 404, initialises again, and
 //! its handles and lease go on.
 
-use std::io::Write;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::common::{HttpServer, SimProcess, free_port, http_client, shell_run};
+use crate::common::{HttpServer, SimProcess, http_client, shell_run};
 
 const ALICE: &str = "alice-token-0123456789abcdef";
 const BOB: &str = "bob-token-0123456789abcdef0";
 
-/// haproxy in the foreground, stopped when dropped.
-struct Balancer {
-    child: std::process::Child,
-    url: String,
-}
-
-impl Drop for Balancer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// `host:port` of an instance.
-fn authority(server: &HttpServer) -> String {
-    server
-        .url
-        .strip_prefix("http://")
-        .and_then(|u| u.strip_suffix("/mcp"))
-        .unwrap()
-        .to_string()
-}
-
-/// haproxy round robin over `servers`: health-checked, and a request whose connection is
-/// refused is re-sent to another (`retries`, `option redispatch`). `sticky`: lines added to the
-/// backend (legacy sessions' stickiness, as docs/http.md gives it).
-fn balancer(servers: &[&HttpServer], home: &std::path::Path, sticky: &str) -> Option<Balancer> {
-    if std::process::Command::new("haproxy").arg("-v").output().is_err() {
-        testkit::skip_or_fail("haproxy is not installed (apt-get install haproxy)");
-        return None;
-    }
-    let port = free_port();
-    let backends: String = servers
+/// haproxy round robin over the instances (`testkit::haproxy`), with `sticky`'s lines.
+fn balancer(servers: &[&HttpServer], sticky: &str) -> Option<testkit::Haproxy> {
+    let authorities: Vec<String> = servers
         .iter()
-        .enumerate()
-        .map(|(i, s)| format!("    server d{i} {} check inter 200ms fall 1 rise 1\n", authority(s)))
+        .map(|s| {
+            s.url
+                .strip_prefix("http://")
+                .and_then(|u| u.strip_suffix("/mcp"))
+                .unwrap()
+                .to_string()
+        })
         .collect();
-    let config = format!(
-        "global\n    maxconn 256\ndefaults\n    mode http\n    timeout connect 2s\n    timeout client 60s\n    timeout server 60s\n    retries 3\n    option redispatch 1\nfrontend mcp\n    bind 127.0.0.1:{port}\n    default_backend droidmcp\nbackend droidmcp\n    balance roundrobin\n{sticky}{backends}"
-    );
-    let path = home.join("haproxy.cfg");
-    std::fs::File::create(&path)
-        .unwrap()
-        .write_all(config.as_bytes())
-        .unwrap();
-    let balancer = Balancer {
-        child: std::process::Command::new("haproxy")
-            .args(["-db", "-f", path.to_str().unwrap()])
-            .stdout(std::process::Stdio::null())
-            .spawn()
-            .expect("haproxy starts"),
-        url: format!("http://127.0.0.1:{port}/mcp"),
-    };
-    for _ in 0..200 {
-        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-            return Some(balancer);
-        }
-        std::thread::sleep(Duration::from_millis(25));
-    }
-    panic!("haproxy did not listen on {port}: {config}");
+    testkit::haproxy(&authorities, sticky)
 }
 
 /// A 2026-07-28 `tools/call` on its own through `url`: the tool's answer and whether it is an error.
@@ -135,7 +87,7 @@ async fn three_instances_behind_haproxy_share_handles_and_leases_and_outlive_one
     for _ in 0..3 {
         instances.push(HttpServer::start(&args, &[], home.path()).await);
     }
-    let Some(lb) = balancer(&instances.iter().collect::<Vec<_>>(), home.path(), "") else {
+    let Some(lb) = balancer(&instances.iter().collect::<Vec<_>>(), "") else {
         return;
     };
     let url = lb.url.as_str();
@@ -265,7 +217,7 @@ async fn a_legacy_session_whose_instance_dies_initialises_again_and_keeps_its_ha
     for _ in 0..2 {
         instances.push(HttpServer::start(&args, &[], home.path()).await);
     }
-    let Some(lb) = balancer(&instances.iter().collect::<Vec<_>>(), home.path(), STICKY) else {
+    let Some(lb) = balancer(&instances.iter().collect::<Vec<_>>(), STICKY) else {
         return;
     };
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/clients/python_failover.py");
