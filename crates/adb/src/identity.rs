@@ -104,6 +104,55 @@ mod tests {
         );
     }
 
+    /// Generated: phones (serials of every shape, emulator flags old and new, boot ids or none,
+    /// `\r\n` from old shells): two readings are one identity exactly when they are one phone
+    /// (same serial, and for an emulator or a shared serial the same boot); a phone's is its serial
+    /// alone, so it outlives a reboot; anything else printed is an answer, never a panic.
+    #[test]
+    fn identities_tell_phones_apart_exactly_when_they_are_apart() {
+        use proptest::prelude::{Just, Strategy, prop_oneof};
+        let serial = prop_oneof![
+            Just(String::new()),
+            Just("unknown".to_string()),
+            Just("0123456789ABCDEF".to_string()),
+            Just("EMULATOR34X1X9X0".to_string()),
+            "[0-9a-zA-Z]{6,16}",
+        ];
+        let boot = prop_oneof![Just(None), (0u128..4).prop_map(|n| Some(format!("{BOOT:.32}{n:04x}")))];
+        let phone = (serial, 0u8..4, boot, proptest::bool::ANY);
+        let printed = |(serial, qemu, boot, crlf): &(String, u8, Option<String>, bool)| {
+            let end = if *crlf { "\r\n" } else { "\n" };
+            let flag = |bit: u8| if qemu & bit != 0 { "1" } else { "" };
+            let boot = boot.clone().unwrap_or_default();
+            format!("{serial}{end}{}{end}{}{end}{boot}{end}", flag(1), flag(2))
+        };
+        let cases = std::cell::Cell::new(0);
+        let mut runner = proptest::test_runner::TestRunner::default();
+        runner
+            .run(&(phone.clone(), phone, ".{0,80}"), |(a, b, noise)| {
+                cases.set(cases.get() + 1);
+                let _ = read(&noise);
+                let shared = |p: &(String, u8, Option<String>, bool)| {
+                    p.1 != 0 || ["", "unknown", "0123456789ABCDEF"].contains(&p.0.as_str())
+                };
+                let (ia, ib) = (read(&printed(&a)), read(&printed(&b)));
+                if !shared(&a) {
+                    proptest::prop_assert_eq!(ia.clone(), Ok(format!("serialno:{}", a.0)));
+                }
+                proptest::prop_assert_eq!(ia.is_ok(), !shared(&a) || a.2.is_some());
+                if let (Ok(ia), Ok(ib)) = (&ia, &ib) {
+                    let same = a.0 == b.0 && shared(&a) == shared(&b) && (!shared(&a) || a.2 == b.2);
+                    proptest::prop_assert_eq!(ia == ib, same, "{:?} {:?}", a, b);
+                }
+                Ok(())
+            })
+            .unwrap();
+        println!(
+            "identity: {} generated pairs of readings (serials real, shared and empty; emulator flags; boot ids or none; CRLF) and noise",
+            cases.get()
+        );
+    }
+
     #[test]
     fn a_device_that_names_no_one_phone_has_no_identity() {
         for printed in ["", "\n\n\n", "EMULATOR34X1X9X0\n1\n1\n", "unknown\n\n\nnot-a-boot-id\n"] {
