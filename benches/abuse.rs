@@ -5,13 +5,18 @@
 //! p50 and p99 in each phase, and the server's peak memory. (tests/it/http_abuse.rs asserts the
 //! correctness of each case; this measures what they cost Bob.)
 //!
-//! `cargo bench --bench abuse` (`DROIDMCP_BIN=path/to/droidmcp` measures another build).
+//! Then the same through the balancer, with one instance and with two (`abuse/balanced.rs`).
+//!
+//! `cargo bench --bench abuse` (`-- single` or `-- balanced` runs one part;
+//! `DROIDMCP_BIN=path/to/droidmcp` measures another build).
 
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::io::AsyncWriteExt;
+
+#[path = "abuse/balanced.rs"]
+mod balanced;
 
 const ALICE: &str = "alice-token-0123456789abcdef";
 const BOB: &str = "bob-token-0123456789abcdef0";
@@ -194,33 +199,21 @@ async fn alice(http: reqwest::Client, url: String, addr: String, stop: tokio_uti
 
 #[tokio::main]
 async fn main() {
-    let home = tempfile::tempdir().unwrap();
     // DROIDMCP_BIN: another build to compare (main's, say).
     let bin = std::env::var("DROIDMCP_BIN").unwrap_or(env!("CARGO_BIN_EXE_droidmcp").to_string());
-    let mut child = tokio::process::Command::new(bin)
-        .args(["serve", "--http", "127.0.0.1:0", "--sim", "--token"])
-        .arg(format!("alice={ALICE}"))
-        .arg("--token")
-        .arg(format!("bob={BOB}"))
-        .env("HOME", home.path())
-        .env("RUST_LOG", "error")
-        .stdin(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("droidmcp");
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let url = loop {
-        let line = lines
-            .next_line()
-            .await
-            .unwrap()
-            .expect("the server says where it listens");
-        if let Some(url) = line.split("MCP at ").nth(1) {
-            break url.trim().to_string();
-        }
-    };
-    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    let part = std::env::args().skip(1).find(|a| !a.starts_with('-'));
+    if part.as_deref() != Some("balanced") {
+        single(&bin).await;
+    }
+    if part.as_deref() != Some("single") {
+        balanced::run(&bin).await;
+    }
+}
+
+/// One instance, Bob quiet and under Alice's abuse.
+async fn single(bin: &str) {
+    let home = tempfile::tempdir().unwrap();
+    let balanced::Instance { mut child, url } = balanced::serve(bin, home.path(), &["--sim"]).await;
     let addr = url.trim_start_matches("http://").trim_end_matches("/mcp").to_string();
     let pid = child.id().unwrap();
     let http = client();

@@ -183,11 +183,11 @@ async fn screen(state: &State, uri: &str, encoded: &str) -> Result<ReadResourceR
         })
         .collect();
     let leased = match state.leases.list().await {
-        Ok(leases) => {
-            let key = crate::tools::leases::key(state, &serial);
-            leases.into_iter().find(|l| l.device == key)
-        }
-        Err(_) => None,
+        Ok(leases) if !leases.is_empty() => match crate::tools::leases::key(state, &serial).await {
+            Ok(key) => leases.into_iter().find(|l| l.device == key),
+            Err(_) => None,
+        },
+        _ => None,
     };
     let recording = state.flows.get(&serial);
     let first = recording.steps.len().saturating_sub(LAST_STEPS);
@@ -291,7 +291,11 @@ async fn hold(state: &State, args: &JsonObject) -> CallToolResult {
         Err(e) => return crate::tools::error(e.to_string()),
     };
     // A hold is a lease held by a person (`tools::leases`): one rule for both.
-    let (person, key) = (leases::holder(state, true), leases::key(state, &serial));
+    let person = leases::holder(state, true);
+    let key = match leases::key(state, &serial).await {
+        Ok(key) => key,
+        Err(e) => return crate::tools::error(format!("{e}; nothing changed")),
+    };
     let ttl = leases::PANEL_TTL.as_millis() as u64;
     let outcome = match held {
         true => state.leases.take(&key, &person, ttl).await.map(Some),

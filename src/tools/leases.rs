@@ -24,9 +24,13 @@ pub fn holder(state: &State, person: bool) -> Holder {
     }
 }
 
-/// The key of the device a call resolved to `serial` (`Adb::identity`).
-pub fn key(state: &State, serial: &str) -> String {
-    state.adb.identity(serial)
+/// The key of the device a call resolved to `serial`: the phone itself, whichever route or name
+/// reaches it (`Adb::identity`: its ro.serialno; an emulator's with its boot id), read once per
+/// route. A device that cannot say which phone it is gets no lease, and acting calls on it are
+/// refused while any lease lives: keyed by its route instead, another route to the same phone
+/// would pass.
+pub async fn key(state: &State, serial: &str) -> Result<String, String> {
+    state.adb.identity(serial).await.map_err(|e| e.to_string())
 }
 
 /// When a lease ends, as people read it (UTC, to the millisecond: a renewal shows).
@@ -88,7 +92,15 @@ pub async fn refusal(state: &State, command: &impl Command, by_panel: bool) -> O
     }
     let serial = state.device(command.device()).await.ok()?;
     let caller = holder(state, by_panel);
-    match state.leases.touch(&key(state, &serial), &caller).await {
+    let key = match key(state, &serial).await {
+        Ok(key) => key,
+        Err(e) => {
+            return Some(super::error(format!(
+                "{e}; while a device is leased, acting calls need it, so nothing was done"
+            )));
+        }
+    };
+    match state.leases.touch(&key, &caller).await {
         Ok(None | Some(Taken::Yours(_))) => None,
         Ok(Some(Taken::Theirs(lease))) => Some(super::error(refused(&serial, &lease, &caller))),
         Err(e) => Some(super::error(format!(

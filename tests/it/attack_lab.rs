@@ -1282,10 +1282,9 @@ async fn leases_hold_whatever_the_device_is_called_and_whoever_races() {
 }
 
 /// One phone reached two ways (the adb server's `labA/SERIAL` and its own adbd `own/SERIAL`):
-/// a lease through one name holds through the other. Open: leases are keyed by
-/// `source/serial`, and nothing yet tells that two names are one phone (see the report).
+/// a lease through one name holds through the other, since leases are keyed by the phone
+/// (`Adb::identity`), not by the route.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "open: one phone behind two sources is two lease keys (leases are keyed by source/serial)"]
 async fn a_lease_holds_through_another_route_to_the_same_phone() {
     let Some(adb) = AdbServer::start() else { return };
     let home = tempfile::tempdir().unwrap();

@@ -220,6 +220,12 @@ const MECHANISMS: &[Mechanism] = &[
         pending: &[],
     },
     Mechanism {
+        concern: "a lease's key: the phone, whichever route reaches it (Adb::identity, read by leases::key)",
+        markers: &["adb.identity("],
+        home: "src/tools/leases.rs",
+        pending: &[],
+    },
+    Mechanism {
         concern: "who may act on a leased device, take or end its lease (state::Lease::lets)",
         markers: &[".lets("],
         home: "crates/state/src/leases.rs",

@@ -266,6 +266,92 @@ async fn a_persons_take_over_in_the_panel_and_another_principals_lease_refuse_ea
     lab.server.terminate().await;
 }
 
+/// Both Pixels are copies of one emulator image, so both print the same ro.serialno, as real
+/// emulators do: a lease keyed by the phone (not its route) must still tell them apart.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_copies_of_one_emulator_image_are_two_phones_with_a_lease_each() {
+    let home = tempfile::tempdir().unwrap();
+    let Some(lab) = lab(home.path()).await else { return };
+    let (alice, bob, [p0, p1]) = (&lab.alice, &lab.bob, &lab.pixels);
+    let serials: Vec<String> = futures::future::join_all(
+        lab.pixels
+            .iter()
+            .map(|p| shell_on(alice, Some(p), "getprop ro.serialno")),
+    )
+    .await
+    .iter()
+    .map(|answer| ok(answer)["stdout"].as_str().unwrap_or_default().trim().to_string())
+    .collect();
+    assert_eq!(serials[0], serials[1], "the two copies print one ro.serialno");
+    ok(&call(alice, "adb-device", json!({"operation": "lease", "device": p0})).await);
+    ok(&call(bob, "adb-device", json!({"operation": "lease", "device": p1})).await);
+    ok(&call(bob, "ui", tap(p1)).await);
+    ok(&call(alice, "ui", tap(p0)).await);
+    let refused = err(&call(bob, "ui", tap(p0)).await);
+    assert!(refused.contains(&format!("{p0} {LEASED}")), "{refused}");
+    assert_eq!(listed_lease(alice, p0).await["holder"], "alice");
+    assert_eq!(listed_lease(alice, p1).await["holder"], "bob");
+    lab.server.terminate().await;
+}
+
+/// A device that cannot say which phone it is (its getprop never answers) gets no lease, with an
+/// error saying why; while another device is leased, acting calls on it are refused too: keyed
+/// by its route instead, a second route to the same phone would slip past the lease.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_device_that_cannot_say_which_phone_it_is_gets_no_lease_and_no_acting_call_while_leases_live() {
+    let home = tempfile::tempdir().unwrap();
+    let fine = SimProcess::start(&[]);
+    let mute = SimProcess::start(&["--stall-on", "getprop"]);
+    let sources = [format!("fine=tcp:{}", fine.addr), format!("mute=tcp:{}", mute.addr)];
+    let (a, b) = (format!("alice={ALICE}"), format!("bob={BOB}"));
+    let server = HttpServer::start(
+        &[
+            "--adb",
+            &sources[0],
+            "--adb",
+            &sources[1],
+            "--token",
+            &a,
+            "--token",
+            &b,
+            "--timeout-ms",
+            "3000",
+        ],
+        &[],
+        home.path(),
+    )
+    .await;
+    let alice = ().serve_with_lifecycle(server.transport(Some(ALICE)), lifecycle()).await.unwrap();
+    let bob = ().serve_with_lifecycle(server.transport(Some(BOB)), lifecycle()).await.unwrap();
+    let refused = err(&call(
+        &bob,
+        "adb-device",
+        json!({"operation": "lease", "device": mute.serial()}),
+    )
+    .await);
+    assert!(
+        refused.contains(&format!("cannot tell which phone `{}` is", mute.serial()))
+            && refused.contains("nothing was leased"),
+        "{refused}"
+    );
+    // Nobody holds anything yet: acting on it is not held up.
+    ok(&shell_on(&bob, Some(&mute.serial()), "echo free").await);
+    ok(&call(
+        &alice,
+        "adb-device",
+        json!({"operation": "lease", "device": fine.serial()}),
+    )
+    .await);
+    let refused = err(&shell_on(&bob, Some(&mute.serial()), "touch /data/local/tmp/bob").await);
+    assert!(
+        refused.contains("cannot tell which phone") && refused.contains("nothing was done"),
+        "{refused}"
+    );
+    let listed = ok(&call(&bob, "adb-device", json!({"operation": "list"})).await);
+    assert_eq!(listed["devices"].as_array().map(Vec::len), Some(2), "{listed}");
+    server.terminate().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_lease_requests_are_refused_saying_what_was_wrong() {
     let home = tempfile::tempdir().unwrap();

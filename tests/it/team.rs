@@ -5,77 +5,34 @@
 //! stickiness; what a client finds again it finds by its handles, kept in Redis. A cacheId made
 //! through one instance is read through the others, another principal's id stays unknown to
 //! them, a lease taken through one holds on all, and when an instance is killed the client's
-//! work goes on through the rest (haproxy re-sends a refused connection to another).
+//! work goes on through the rest (haproxy re-sends a refused connection to another). A legacy
+//! client (the official Python SDK, one `Mcp-Session-Id`) is pinned to its instance by the
+//! stickiness docs/http.md gives; when that instance dies it gets 404, initialises again, and
+//! its handles and lease go on. Refs, skills, runs and the skills quota are shared by two
+//! instances as cache entries are.
 
-use std::io::Write;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::common::{HttpServer, SimProcess, free_port, http_client, shell_run};
+use crate::common::{HttpServer, SimProcess, http_client, shell_run};
 
 const ALICE: &str = "alice-token-0123456789abcdef";
 const BOB: &str = "bob-token-0123456789abcdef0";
 
-/// haproxy in the foreground, stopped when dropped.
-struct Balancer {
-    child: std::process::Child,
-    url: String,
-}
-
-impl Drop for Balancer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// `host:port` of an instance.
-fn authority(server: &HttpServer) -> String {
-    server
-        .url
-        .strip_prefix("http://")
-        .and_then(|u| u.strip_suffix("/mcp"))
-        .unwrap()
-        .to_string()
-}
-
-/// haproxy round robin over `servers`: health-checked, and a request whose connection is
-/// refused is re-sent to another (`retries`, `option redispatch`).
-fn balancer(servers: &[&HttpServer], home: &std::path::Path) -> Option<Balancer> {
-    if std::process::Command::new("haproxy").arg("-v").output().is_err() {
-        testkit::skip_or_fail("haproxy is not installed (apt-get install haproxy)");
-        return None;
-    }
-    let port = free_port();
-    let backends: String = servers
+/// haproxy round robin over the instances (`testkit::haproxy`), with `sticky`'s lines.
+fn balancer(servers: &[&HttpServer], sticky: &str) -> Option<testkit::Haproxy> {
+    let authorities: Vec<String> = servers
         .iter()
-        .enumerate()
-        .map(|(i, s)| format!("    server d{i} {} check inter 200ms fall 1 rise 1\n", authority(s)))
+        .map(|s| {
+            s.url
+                .strip_prefix("http://")
+                .and_then(|u| u.strip_suffix("/mcp"))
+                .unwrap()
+                .to_string()
+        })
         .collect();
-    let config = format!(
-        "global\n    maxconn 256\ndefaults\n    mode http\n    timeout connect 2s\n    timeout client 60s\n    timeout server 60s\n    retries 3\n    option redispatch 1\nfrontend mcp\n    bind 127.0.0.1:{port}\n    default_backend droidmcp\nbackend droidmcp\n    balance roundrobin\n{backends}"
-    );
-    let path = home.join("haproxy.cfg");
-    std::fs::File::create(&path)
-        .unwrap()
-        .write_all(config.as_bytes())
-        .unwrap();
-    let balancer = Balancer {
-        child: std::process::Command::new("haproxy")
-            .args(["-db", "-f", path.to_str().unwrap()])
-            .stdout(std::process::Stdio::null())
-            .spawn()
-            .expect("haproxy starts"),
-        url: format!("http://127.0.0.1:{port}/mcp"),
-    };
-    for _ in 0..200 {
-        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-            return Some(balancer);
-        }
-        std::thread::sleep(Duration::from_millis(25));
-    }
-    panic!("haproxy did not listen on {port}: {config}");
+    testkit::haproxy(&authorities, sticky)
 }
 
 /// A 2026-07-28 `tools/call` on its own through `url`: the tool's answer and whether it is an error.
@@ -131,7 +88,7 @@ async fn three_instances_behind_haproxy_share_handles_and_leases_and_outlive_one
     for _ in 0..3 {
         instances.push(HttpServer::start(&args, &[], home.path()).await);
     }
-    let Some(lb) = balancer(&instances.iter().collect::<Vec<_>>(), home.path()) else {
+    let Some(lb) = balancer(&instances.iter().collect::<Vec<_>>(), "") else {
         return;
     };
     let url = lb.url.as_str();
@@ -206,6 +163,132 @@ async fn three_instances_behind_haproxy_share_handles_and_leases_and_outlive_one
     println!("3 instances, 1 redis-server, haproxy: 3 rounds shared, 1 instance killed, 6 rounds after");
 }
 
+/// The stickiness docs/http.md gives haproxy for legacy sessions: an `initialize` is balanced as
+/// any request, and the instance that answered it (`Mcp-Session-Id` in its response) gets the
+/// session's every request after.
+const STICKY: &str = "    stick-table type string len 64 size 10k expire 30m\n    stick match req.hdr(mcp-session-id)\n    stick store-response res.hdr(mcp-session-id)\n";
+
+/// Which of `instances` holds legacy session `session` of `token` (a ping answered 200 there).
+async fn holder_of(instances: &[HttpServer], token: &str, session: &str) -> Option<usize> {
+    let ping = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}).to_string();
+    for (at, instance) in instances.iter().enumerate() {
+        let status = http_client()
+            .post(&instance.url)
+            .header("authorization", format!("Bearer {token}"))
+            .header("accept", "application/json, text/event-stream")
+            .header("content-type", "application/json")
+            .header("mcp-protocol-version", "2025-06-18")
+            .header("mcp-session-id", session)
+            .body(ping.clone())
+            .send()
+            .await
+            .map(|r| r.status().as_u16());
+        if status.is_ok_and(|s| s == 200) {
+            return Some(at);
+        }
+    }
+    None
+}
+
+/// A legacy client (the official Python SDK, `Mcp-Session-Id`) through haproxy with the docs'
+/// stickiness: its session lives in one instance, which is killed mid-session. Its next call
+/// gets the spec's answer for a session the server does not know (404, which the SDK reads as
+/// "Session terminated"; when haproxy sent it on a connection the kill cut, a 502 first, and the
+/// client's one retry gets the 404); it initialises again, as the spec tells a client to, through the
+/// balancer to an instance still up, and its cacheId and its lease (kept in Redis, bound to its
+/// principal, not to the session) still work there: the session goes on through the rest.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_legacy_session_whose_instance_dies_initialises_again_and_keeps_its_handles_and_lease() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let Some(redis) = testkit::redis_server() else { return };
+    let has_sdk = std::process::Command::new("python3")
+        .args(["-c", "import mcp, httpx2; from mcp import Client"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !has_sdk {
+        testkit::skip_or_fail("the MCP Python SDK 2.x is not installed (pip install 'mcp>=2,<3')");
+        return;
+    }
+    let home = tempfile::tempdir().unwrap();
+    let sim = SimProcess::start(&[]);
+    let target = format!("tcp:{}", sim.addr);
+    let (alice, bob, state) = (format!("alice={ALICE}"), format!("bob={BOB}"), redis.url(0));
+    let args = ["--adb", &target, "--token", &alice, "--token", &bob, "--state", &state];
+    let mut instances = Vec::new();
+    for _ in 0..2 {
+        instances.push(HttpServer::start(&args, &[], home.path()).await);
+    }
+    let Some(lb) = balancer(&instances.iter().collect::<Vec<_>>(), STICKY) else {
+        return;
+    };
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/clients/python_failover.py");
+    let mut client = tokio::process::Command::new("python3")
+        .args([script, &lb.url, ALICE])
+        .env("HOME", home.path())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("python3 starts");
+    let mut said = tokio::io::BufReader::new(client.stdout.take().unwrap()).lines();
+    let first = tokio::time::timeout(Duration::from_secs(120), said.next_line())
+        .await
+        .expect("the client takes its handles")
+        .unwrap();
+    let Some(first) = first else {
+        let out = client.wait_with_output().await.unwrap();
+        panic!("the client ended early: {}", String::from_utf8_lossy(&out.stderr));
+    };
+    let first: Value = serde_json::from_str(&first).unwrap();
+    let session = first["session"].as_str().unwrap();
+    let held = holder_of(&instances, ALICE, session)
+        .await
+        .expect("one instance holds the session");
+    let (refused, failed) = call(&lb.url, BOB, "adb-shell", shell_run("echo bob-acts")).await;
+    assert!(
+        failed && refused.to_string().contains("is leased to alice"),
+        "{refused}"
+    );
+
+    std::process::Command::new("kill")
+        .args(["-KILL", &instances[held].pid().to_string()])
+        .status()
+        .unwrap();
+    client.stdin.as_mut().unwrap().write_all(b"killed\n").await.unwrap();
+    let last = tokio::time::timeout(Duration::from_secs(120), said.next_line())
+        .await
+        .expect("the client goes on")
+        .unwrap();
+    let out = client.wait_with_output().await.unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let seen: Value = serde_json::from_str(&last.unwrap_or_default()).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+    println!("legacy session through haproxy, its instance killed: {seen}");
+    assert_ne!(seen["protocol"], "2026-07-28", "a legacy session: {seen}");
+    assert_eq!(
+        seen["afterKill"]["message"], "Session terminated",
+        "the call after the kill gets the spec's 404: {seen}"
+    );
+    let statuses = seen["statuses"].as_array().unwrap();
+    assert!(
+        statuses.last() == Some(&json!("POST 404")) && statuses.iter().all(|s| s == "POST 404" || s == "POST 502"),
+        "{seen}"
+    );
+    assert!(
+        seen["cacheAgain"].as_str().unwrap().contains("ro.build.version.sdk"),
+        "{seen}"
+    );
+    assert!(seen["actsAgain"].as_str().unwrap().contains("still-mine"), "{seen}");
+    let sessions = seen["sessions"].as_array().unwrap();
+    assert!(
+        sessions.len() == 2 && sessions[0] != sessions[1],
+        "a new session: {seen}"
+    );
+    let (free, failed) = call(&lb.url, BOB, "adb-shell", shell_run("echo bob-acts")).await;
+    assert!(!failed && free.to_string().contains("bob-acts"), "released: {free}");
+}
+
 /// Two instances behind haproxy, one redis-server: round robin sends each request to the other
 /// instance than the one before, so every step below is made through one instance and used
 /// through the other. A ref from a dump taps; a skill saved is listed and run; a run's record
@@ -234,7 +317,7 @@ async fn refs_skills_runs_and_the_skills_quota_are_shared_by_instances_behind_ha
     for _ in 0..2 {
         instances.push(HttpServer::start(&args, &[], home.path()).await);
     }
-    let Some(lb) = balancer(&instances.iter().collect::<Vec<_>>(), home.path()) else {
+    let Some(lb) = balancer(&instances.iter().collect::<Vec<_>>(), "") else {
         return;
     };
     let url = lb.url.as_str();

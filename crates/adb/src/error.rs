@@ -33,6 +33,11 @@ pub enum AdbError {
     NoDeviceAnswering(Vec<String>),
     #[error("device `{0}` is offline; reconnect it (or `adb reconnect offline`) and retry")]
     Offline(String),
+    #[error(
+        "cannot tell which phone `{}` is ({why}), and leases are kept on the phone, whichever route reaches it. Check that it answers (adb-shell getprop ro.serialno), then try again",
+        echoed(device)
+    )]
+    Unidentified { device: String, why: String },
     #[error("device unauthorized: {0}")]
     Unauthorized(String),
     #[error("{what} timed out after {} ms; its stream was closed, which ends it on the device; the device may be busy or gone. adb-device health tells", after.as_millis())]

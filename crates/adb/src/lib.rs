@@ -18,6 +18,7 @@ pub mod direct;
 mod env;
 mod error;
 pub mod host;
+mod identity;
 pub mod link;
 pub mod message;
 pub mod queue;
@@ -148,6 +149,8 @@ pub struct Adb {
     homes: std::sync::Mutex<HashMap<String, usize>>,
     /// Emulator consoles: where each is, and their connections.
     consoles: console::Consoles,
+    /// Which phone each route reaches (`identity`), by `label/serial`, read once.
+    identities: std::sync::Mutex<HashMap<String, String>>,
 }
 
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(20);
@@ -169,6 +172,7 @@ impl Adb {
             max_output: capture::DEFAULT_MAX_OUTPUT,
             homes: Default::default(),
             consoles: Default::default(),
+            identities: Default::default(),
         }
     }
 
@@ -231,12 +235,24 @@ impl Adb {
     /// `sources` with its error while the others' devices are listed.
     pub async fn devices(&self) -> Result<Listing, AdbError> {
         if let [one] = self.sources.as_slice() {
+            let devices = one.devices(self.timeout).await?;
+            let routes: Vec<String> = devices.iter().map(|d| format!("{}/{}", one.label, d.serial)).collect();
+            self.forget_gone(&routes, &[]);
             return Ok(Listing {
-                devices: one.devices(self.timeout).await?,
+                devices,
                 sources: Vec::new(),
             });
         }
         let answers = futures::future::join_all(self.sources.iter().map(Source::devices_among_several)).await;
+        let mut routes = Vec::new();
+        let mut silent = Vec::new();
+        for (source, answer) in self.sources.iter().zip(&answers) {
+            match answer {
+                Ok(devices) => routes.extend(devices.iter().map(|d| format!("{}/{}", source.label, d.serial))),
+                Err(_) => silent.push(source.label.as_str()),
+            }
+        }
+        self.forget_gone(&routes, &silent);
         let mut seen: HashMap<&str, Vec<usize>> = HashMap::new();
         for (at, devices) in answers.iter().enumerate() {
             for device in devices.iter().flatten() {
@@ -362,10 +378,10 @@ impl Adb {
         })
     }
 
-    /// A device's identity, the same whichever name a call used and however many sources see
+    /// The route to a device, the same whichever name a call used and however many sources see
     /// its serial: `label/serial` (a name `resolve` gave; a name no source is known for is its
-    /// own). Leases are keyed by it.
-    pub fn identity(&self, name: &str) -> String {
+    /// own). One phone reached two ways has two routes; `identity` names the phone.
+    pub fn route_name(&self, name: &str) -> String {
         if let [one] = self.sources.as_slice() {
             return format!("{}/{name}", one.label);
         }

@@ -70,6 +70,23 @@ pub struct Device {
     pub link_mb_per_s: f64,
     /// The DevTools server the hosted WebView's socket leads to (`sim/webview.rs`), if any.
     pub webview_devtools: Option<std::net::SocketAddr>,
+    /// `/proc/sys/kernel/random/boot_id`: drawn when this phone "boots" (is made), so every
+    /// route to it reads the same one and no two simulated phones share it. An emulator's
+    /// ro.serialno is its image's (the same in every copy); this tells copies apart, as on a host.
+    pub boot_id: String,
+}
+
+/// A random UUID, as the kernel draws one at boot.
+fn boot_id() -> String {
+    let hex = format!("{:032x}", rand::random::<u128>());
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..]
+    )
 }
 
 /// Normalises `pkg/.Act` and `pkg/pkg.Act` to the same fully qualified class.
@@ -133,6 +150,7 @@ impl Device {
             spent: Default::default(),
             link_mb_per_s: p.toml.costs.link_mb_per_s,
             webview_devtools: None,
+            boot_id: boot_id(),
         };
         dev.running = p.toml.processes.clone();
         dev.next_pid = dev.running.values().max().map_or(4000, |&m| m.max(5000) + 100);

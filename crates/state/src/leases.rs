@@ -1,5 +1,5 @@
 //! Device leases: who may act on a device for now. A lease is keyed by the device's identity
-//! (the caller's stable name for it, `source/serial`), names its holder and ends at `until_ms`
+//! (the phone, whichever route reaches it: the caller reads it), names its holder and ends at `until_ms`
 //! unless its holder uses the device again (which renews it for its own time to live) or
 //! releases it.
 //!
@@ -32,7 +32,7 @@ pub struct Holder {
 /// A live lease on one device.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Lease {
-    /// The device's identity (`source/serial`), the key.
+    /// The device's identity (the phone's, whichever route reaches it), the key.
     pub device: String,
     pub holder: Holder,
     /// When it ends, in milliseconds since the Unix epoch, unless used or released first.

@@ -107,3 +107,61 @@ pub fn redis_server() -> Option<RedisServer> {
     }
     panic!("redis-server started five times without answering PING");
 }
+
+/// Debian's haproxy in the foreground, stopped when dropped.
+pub struct Haproxy {
+    child: std::process::Child,
+    /// `http://127.0.0.1:PORT/mcp`.
+    pub url: String,
+}
+
+impl Drop for Haproxy {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// haproxy on a free loopback port, round robin over `servers` (`host:port` each): health-checked
+/// every 200 ms, and a request whose connection is refused is re-sent to another (`retries`,
+/// `option redispatch`). `backend` is added to the backend's lines (stickiness, say). Absent, it
+/// is the skip rule's (a failure under CI).
+pub fn haproxy(servers: &[String], backend: &str) -> Option<Haproxy> {
+    if std::process::Command::new("haproxy").arg("-v").output().is_err() {
+        skip_or_fail("haproxy is not installed (apt-get install haproxy)");
+        return None;
+    }
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port");
+    let servers: String = servers
+        .iter()
+        .enumerate()
+        .map(|(i, s)| format!("    server d{i} {s} check inter 200ms fall 1 rise 1\n"))
+        .collect();
+    let config = format!(
+        "global\n    maxconn 256\ndefaults\n    mode http\n    timeout connect 2s\n    timeout client 60s\n    timeout server 60s\n    retries 3\n    option redispatch 1\nfrontend mcp\n    bind 127.0.0.1:{port}\n    default_backend droidmcp\nbackend droidmcp\n    balance roundrobin\n{backend}{servers}"
+    );
+    // The config on its stdin: a test helper writes no file.
+    let mut child = std::process::Command::new("haproxy")
+        .args(["-db", "-f", "/dev/stdin"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .expect("haproxy starts");
+    let mut stdin = child.stdin.take().expect("haproxy's stdin");
+    std::io::Write::write_all(&mut stdin, config.as_bytes()).expect("haproxy reads its config");
+    drop(stdin);
+    let balancer = Haproxy {
+        child,
+        url: format!("http://127.0.0.1:{port}/mcp"),
+    };
+    for _ in 0..200 {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            return Some(balancer);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(25));
+    }
+    panic!("haproxy did not listen on {port}: {config}");
+}

@@ -78,14 +78,23 @@ fn view(lease: &Lease) -> LeaseView {
     }
 }
 
-/// `list`'s rows, each with its lease.
+/// `list`'s rows, each with its lease (found by the phone's identity: an online device's is read
+/// once, an offline one shows the one read before, if any).
 pub async fn rows(state: &State, devices: Vec<DeviceEntry>) -> Vec<Listed> {
     let held = state.leases.list().await.unwrap_or_default();
+    if held.is_empty() {
+        return devices.into_iter().map(|entry| Listed { entry, lease: None }).collect();
+    }
+    let keys = futures::future::join_all(devices.iter().map(async |entry| match entry.state.as_str() {
+        "device" => leases::key(state, &entry.serial).await.ok(),
+        _ => state.adb.known_identity(&entry.serial),
+    }))
+    .await;
     devices
         .into_iter()
-        .map(|entry| {
-            let key = leases::key(state, &entry.serial);
-            let lease = held.iter().find(|l| l.device == key).map(view);
+        .zip(keys)
+        .map(|(entry, key)| {
+            let lease = key.and_then(|key| held.iter().find(|l| l.device == key)).map(view);
             Listed { entry, lease }
         })
         .collect()
@@ -101,23 +110,32 @@ pub async fn take(
     let me = leases::holder(state, false);
     let ttl_ms = ttl.as_millis() as u64;
     let candidates = match matching {
-        None => vec![state.device(device).await.map_err(|e| e.to_string())?],
+        None => {
+            let serial = state.device(device).await.map_err(|e| e.to_string())?;
+            let key = leases::key(state, &serial)
+                .await
+                .map_err(|e| format!("{e}; nothing was leased"))?;
+            vec![(serial, key)]
+        }
         Some(matching) => {
             // One the caller holds already comes first: a repeated lease renews it, not a second.
+            // A match skips a device that cannot say which phone it is.
             let held = state.leases.list().await.unwrap_or_default();
-            let mut found = matches(state, matching).await?;
-            found.sort_by_key(|serial| {
-                let key = leases::key(state, serial);
-                !held.iter().any(|l| l.device == key && l.holder == me)
-            });
+            let mut found = Vec::new();
+            for serial in matches(state, matching).await? {
+                if let Ok(key) = leases::key(state, &serial).await {
+                    found.push((serial, key));
+                }
+            }
+            found.sort_by_key(|(_, key)| !held.iter().any(|l| l.device == *key && l.holder == me));
             found
         }
     };
     let mut theirs = Vec::new();
-    for serial in candidates {
+    for (serial, key) in candidates {
         match state
             .leases
-            .take(&leases::key(state, &serial), &me, ttl_ms)
+            .take(&key, &me, ttl_ms)
             .await
             .map_err(|e| format!("could not reach the device leases ({e}); nothing was leased"))?
         {
@@ -158,8 +176,8 @@ async fn matches(state: &State, matching: &Match) -> Result<Vec<String>, String>
     let mut found = Vec::new();
     let mut seen = Vec::new();
     for entry in listing.devices.iter().filter(|d| d.state == "device") {
-        let key = leases::key(state, &entry.serial);
-        let source = key.rsplit_once('/').map_or("", |(label, _)| label);
+        let route = state.adb.route_name(&entry.serial);
+        let source = route.rsplit_once('/').map_or("", |(label, _)| label);
         let (model, sdk) = match (&matching.model, matching.sdk) {
             (None, None) => (String::new(), None),
             _ => {
@@ -211,7 +229,10 @@ async fn matches(state: &State, matching: &Match) -> Result<Vec<String>, String>
 pub async fn release(state: &State, device: Option<&str>) -> Result<DeviceOutput, String> {
     let serial = state.device(device).await.map_err(|e| e.to_string())?;
     let me = leases::holder(state, false);
-    let hint = match state.leases.release(&leases::key(state, &serial), &me).await {
+    let key = leases::key(state, &serial)
+        .await
+        .map_err(|e| format!("{e}; nothing was released"))?;
+    let hint = match state.leases.release(&key, &me).await {
         Ok(Some(Taken::Yours(_))) => "released: anyone may act on it, or lease it",
         Ok(None) => "it was not leased: nothing to release",
         Ok(Some(Taken::Theirs(lease))) => return Err(leases::refused(&serial, &lease, &me)),

@@ -120,6 +120,10 @@ fn cat(d: &Device, args: &[&str], stdin: &[u8]) -> Output {
                 .extend_from_slice(crate::webview::proc_net_unix(d).as_bytes());
             continue;
         }
+        if **f == *"/proc/sys/kernel/random/boot_id" {
+            out.stdout.extend_from_slice(format!("{}\n", d.boot_id).as_bytes());
+            continue;
+        }
         match d.fs.read(f) {
             Ok(data) => out.stdout.extend_from_slice(data),
             Err(e) => {
