@@ -68,7 +68,7 @@ pub async fn refs_in(state: &State, serial: &str) {
     let Some(handles) = &state.handles else {
         return;
     };
-    let device = state.adb.identity(serial);
+    let device = state.adb.route_name(serial);
     match handles.get(&state.principal, Kind::Refs, &device).await {
         Ok(Some(json)) => match serde_json::from_str(&json) {
             Ok(book) => {
@@ -97,7 +97,7 @@ pub async fn refs_out(state: &State, serial: &str) {
             _ => return,
         }
     };
-    let device = state.adb.identity(serial);
+    let device = state.adb.route_name(serial);
     if let Err(e) = handles
         .put(&state.principal, Kind::Refs, &device, &json, Some(REFS_TTL_MS))
         .await
