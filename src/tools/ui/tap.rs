@@ -1,10 +1,11 @@
 //! `ui tap` and `ui long-press`: aim (`resolve.rs`'s `land`, verified against what a replayed
-//! step recorded), then press there: a web element through DevTools, anything else with `input`.
+//! step recorded), then press there: a web element through DevTools, anything else through `input.rs`.
 
 use std::time::Duration;
 
 use super::act::{Act, act, web_target};
 use super::answer::{Outcome, output};
+use super::input::Gesture;
 use super::args::UiOperation;
 use super::resolve::land;
 use super::target::Target;
@@ -27,10 +28,7 @@ pub(super) async fn tap(
         Some(_) => None,
         None => web_target(state, serial, landing.element.as_ref()),
     };
-    let (command, web) = match web {
-        Some((page, selector)) => (String::new(), Some(WebAction::Tap { page, selector })),
-        None => (format!("input tap {} {}", landing.at[0], landing.at[1]), None),
-    };
+    let web = web.map(|(page, selector)| WebAction::Tap { page, selector });
     out.target = landing.element;
     let step = match landing.within {
         Some(within) => flow::Action::Command(flow::commands::Command::Tap(flow::commands::Tap::within(
@@ -46,7 +44,10 @@ pub(super) async fn tap(
     act(
         state,
         serial,
-        Act::new(out, step, command, observe).web(web).aimed(aimed),
+        Act::new(out, step, String::new(), observe)
+            .web(web)
+            .gesture(Some(Gesture::Tap(landing.at)))
+            .aimed(aimed),
     )
     .await
 }
@@ -78,12 +79,14 @@ pub(super) async fn long_press(
             duration_ms,
         },
     };
-    let command = format!("input swipe {x} {y} {x} {y} {}", lasts.as_millis());
+    let press = Gesture::Press { at: [x, y], lasts };
     let aimed = target.reads_screen();
     act(
         state,
         serial,
-        Act::new(out, step, command, observe).lasting(lasts).aimed(aimed),
+        Act::new(out, step, String::new(), observe)
+            .gesture(Some(press))
+            .aimed(aimed),
     )
     .await
 }

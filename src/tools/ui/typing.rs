@@ -8,6 +8,7 @@ use super::answer::{Outcome, output};
 use super::args::UiOperation;
 use super::command::Typing;
 use super::ime;
+use super::input::{self, Gesture};
 use super::read::{read_current, read_screen};
 use super::resolve::land;
 use super::target::Target;
@@ -36,7 +37,8 @@ pub(super) async fn type_text(state: &State, serial: &str, typing: &Typing) -> O
         let landing = land(state, serial, &Target::Ref(reference.clone()), None).await?;
         web = web_target(state, serial, landing.element.as_ref());
         if web.is_none() {
-            steps.push(format!("input tap {} {}", landing.at[0], landing.at[1]));
+            // The focusing tap, through the one door, before the text.
+            out.via = Some(input::send(state, serial, &Gesture::Tap(landing.at)).await?);
         }
         out.target = landing.element;
         selector = Some(landing.selector);
@@ -96,14 +98,18 @@ pub(super) async fn type_text(state: &State, serial: &str, typing: &Typing) -> O
             }
         }
         if *submit {
-            steps.push("input keyevent 66".into());
+            steps.push(input::input_line(&Gesture::Key(66)));
         }
         steps.join(" && ")
     };
     act(
         state,
         serial,
-        Act::new(out, step, command, *observe).web(web_action).read(reading),
+        Act::new(out, step, command, *observe)
+            .web(web_action)
+            .read(reading)
+            // A ref's field was tapped above: the reading that resolved it is the "before".
+            .aimed(into.is_some()),
     )
     .await
 }
