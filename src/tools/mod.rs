@@ -121,7 +121,12 @@ pub struct Acting {
 
 impl Drop for Acting {
     fn drop(&mut self) {
-        if let Some(acts) = self.acts.lock().unwrap_or_else(|p| p.into_inner()).get_mut(&self.serial) {
+        if let Some(acts) = self
+            .acts
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get_mut(&self.serial)
+        {
             acts.running = acts.running.saturating_sub(1);
         }
     }

@@ -18,8 +18,15 @@ use crate::tools::State;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Gesture {
     Tap([i32; 2]),
-    Press { at: [i32; 2], lasts: Duration },
-    Swipe { from: [i32; 2], to: [i32; 2], lasts: Duration },
+    Press {
+        at: [i32; 2],
+        lasts: Duration,
+    },
+    Swipe {
+        from: [i32; 2],
+        to: [i32; 2],
+        lasts: Duration,
+    },
     /// An Android key code.
     Key(u32),
 }
@@ -148,8 +155,8 @@ async fn write(state: &State, serial: &str, inputs: &Inputs, gesture: &Gesture) 
                 .iter()
                 .find(|(n, ..)| *n == name)
                 .ok_or(format!("no input device has key {code}"))?;
-            let node = input_device::key_device(&inputs.devices, linux)
-                .ok_or(format!("no input device has {linux}"))?;
+            let node =
+                input_device::key_device(&inputs.devices, linux).ok_or(format!("no input device has {linux}"))?;
             (node.to_string(), vec![(bytes(key_press(*linux_code)), 0.0)])
         }
         _ => {
@@ -184,8 +191,7 @@ async fn write(state: &State, serial: &str, inputs: &Inputs, gesture: &Gesture) 
             (ts.path.clone(), writes)
         }
     };
-    let line = input_device::write_command(&node, &writes)
-        .ok_or(format!("a write is over {MAX_WRITE} bytes"))?;
+    let line = input_device::write_command(&node, &writes).ok_or(format!("a write is over {MAX_WRITE} bytes"))?;
     Ok((line, node))
 }
 
@@ -205,7 +211,9 @@ pub(super) async fn send(state: &State, serial: &str, gesture: &Gesture) -> Resu
                 state.remember_inputs(serial, inputs);
             }
             let fallback = sent.fallback.unwrap_or_default();
-            run(state, serial, &fallback, lasts).await.map_err(|e| failed(&fallback, e))?;
+            run(state, serial, &fallback, lasts)
+                .await
+                .map_err(|e| failed(&fallback, e))?;
             format!("input ({why})")
         }
         Err(e) => return Err(failed(&sent.line, e)),

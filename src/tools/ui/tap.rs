@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use super::act::{Act, act, web_target};
 use super::answer::{Outcome, output};
-use super::input::Gesture;
 use super::args::UiOperation;
+use super::input::Gesture;
 use super::resolve::land;
 use super::target::Target;
 use super::web::WebAction;
@@ -23,6 +23,7 @@ pub(super) async fn tap(
     let mut out = output(UiOperation::Tap, serial);
     let landing = land(state, serial, target, recorded).await?;
     out.at = Some(landing.at);
+    out.aimed_by_reading_ms = landing.reading_ms;
     // A point within a web element is pressed there, as any point is: DevTools taps its centre.
     let web = match landing.within {
         Some(_) => None,
@@ -66,6 +67,7 @@ pub(super) async fn long_press(
     let landing = land(state, serial, target, recorded).await?;
     let [x, y] = landing.at;
     out.at = Some(landing.at);
+    out.aimed_by_reading_ms = landing.reading_ms;
     out.target = landing.element;
     // Within an element, kept as Maestro's longPressOn at that point (which has no length).
     let step = match landing.within {

@@ -9,8 +9,8 @@ use super::args::UiOperation;
 use super::command::Typing;
 use super::ime;
 use super::input::{self, Gesture};
-use super::read::{read_current, read_screen};
-use super::resolve::land;
+use super::read::read_screen;
+use super::resolve::{aim_reading, land};
 use super::target::Target;
 use super::web::{self, WebAction};
 use crate::android::text::quote;
@@ -47,7 +47,8 @@ pub(super) async fn type_text(state: &State, serial: &str, typing: &Typing) -> O
     // field typed into (the ref's, just read) or the one with input focus now. The
     // screen remembered from an earlier call predates the tap that focused the field.
     if out.target.is_none() {
-        let now = read_current(state, serial).await?;
+        let (now, reading_ms) = aim_reading(state, serial).await?;
+        out.aimed_by_reading_ms = reading_ms;
         reading = Some(now);
     }
     if web.is_none() && into.is_none() {
