@@ -53,6 +53,11 @@ pub struct State {
     pub shots: Mutex<HashMap<String, ui::Shot>>,
     /// Each device's display size (`wm size`, natural orientation), read once.
     displays: std::sync::Arc<Mutex<HashMap<String, [u32; 2]>>>,
+    /// Each device's input devices (`getevent -lp`, probed once: `ui/input.rs`).
+    inputs: std::sync::Arc<Mutex<HashMap<String, ui::Inputs>>>,
+    /// Each device's acting calls, by every principal (`State::acting`): whether a reading
+    /// is still the screen (`ui/resolve.rs`'s `aim_reading`).
+    acts: std::sync::Arc<Mutex<HashMap<String, Acts>>>,
     /// Each device's refs: element identities and their numbers, across readings.
     pub refs: Mutex<HashMap<String, crate::android::ui_refs::RefBook>>,
     /// One turn per device for calls that must not overlap on it (input, screenshots).
@@ -101,6 +106,32 @@ pub struct TurnLock {
     holder: Mutex<String>,
 }
 
+/// A device's acting calls so far: how many started, and how many are running now.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Acts {
+    pub started: u64,
+    pub running: u32,
+}
+
+/// An acting call on a device, counted from its start until dropped.
+pub struct Acting {
+    acts: std::sync::Arc<Mutex<HashMap<String, Acts>>>,
+    serial: String,
+}
+
+impl Drop for Acting {
+    fn drop(&mut self) {
+        if let Some(acts) = self
+            .acts
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get_mut(&self.serial)
+        {
+            acts.running = acts.running.saturating_sub(1);
+        }
+    }
+}
+
 /// A device's turn, held until dropped.
 pub struct Turn {
     _guard: tokio::sync::OwnedMutexGuard<()>,
@@ -129,6 +160,8 @@ impl State {
             turns: Default::default(),
             refs: Mutex::new(HashMap::new()),
             displays: Default::default(),
+            inputs: Default::default(),
+            acts: Default::default(),
             runs: std::sync::Arc::new(crate::script::runs::Runs::new(None, Default::default())),
             install_dirs: Default::default(),
             confined_installs: false,
@@ -156,6 +189,8 @@ impl State {
         session.leases = self.leases.clone();
         session.handles = self.handles.clone();
         session.displays = self.displays.clone();
+        session.inputs = self.inputs.clone();
+        session.acts = self.acts.clone();
         session.runs = std::sync::Arc::new(self.runs.for_principal(principal));
         session.install_dirs = self.install_dirs.clone();
         session.confined_installs = true;
@@ -246,6 +281,45 @@ impl State {
         };
         *turn.holder.lock().unwrap_or_else(|p| p.into_inner()) = what.to_string();
         Ok(Turn { _guard: guard })
+    }
+
+    /// Counts an acting call on `serial` (any principal's, any tool's: `registry::built`, the
+    /// one place) until the guard drops.
+    pub fn acting(&self, serial: &str) -> Acting {
+        let mut acts = self.acts.lock().unwrap_or_else(|p| p.into_inner());
+        let count = acts.entry(serial.to_string()).or_default();
+        count.started += 1;
+        count.running += 1;
+        Acting {
+            acts: self.acts.clone(),
+            serial: serial.to_string(),
+        }
+    }
+
+    /// The acting calls on `serial` so far.
+    pub fn acts(&self, serial: &str) -> Acts {
+        self.acts
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(serial)
+            .copied()
+            .unwrap_or_default()
+    }
+
+    /// The device's input devices, as probed (`ui/input.rs`).
+    pub(crate) fn inputs(&self, serial: &str) -> Option<ui::Inputs> {
+        self.inputs
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(serial)
+            .cloned()
+    }
+
+    pub(crate) fn remember_inputs(&self, serial: &str, inputs: ui::Inputs) {
+        self.inputs
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(serial.to_string(), inputs);
     }
 
     pub fn screen(&self, serial: &str) -> Option<ui::Snapshot> {

@@ -183,10 +183,16 @@ fn built<C: Command>(args: JsonObject) -> Result<Built, String> {
         operation,
         run: Box::new(move |state, ctx, by_panel| {
             Box::pin(async move {
-                match super::leases::refusal(&state, &command, by_panel).await {
-                    Some(refused) => refused,
-                    None => command.apply(state, ctx).await,
+                if let Some(refused) = super::leases::refusal(&state, &command, by_panel).await {
+                    return refused;
                 }
+                // Counted while it runs: a reading taken before it no longer aims a tap
+                // (`ui/resolve.rs`'s `aim_reading`).
+                let _acting = match acts {
+                    true => state.device(command.device()).await.ok().map(|s| state.acting(&s)),
+                    false => None,
+                };
+                command.apply(state, ctx).await
             })
         }),
     })

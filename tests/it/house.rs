@@ -15,6 +15,18 @@ struct Mechanism {
 
 const MECHANISMS: &[Mechanism] = &[
     Mechanism {
+        concern: "turning a point into a device command (input.rs chooses the input device or `input`)",
+        markers: &["input tap "],
+        home: "src/tools/ui/input.rs",
+        pending: &[],
+    },
+    Mechanism {
+        concern: "turning a press or a swipe into a device command (input.rs)",
+        markers: &["input swipe "],
+        home: "src/tools/ui/input.rs",
+        pending: &[],
+    },
+    Mechanism {
         concern: "measuring a stream's speed from the bytes it sent (`link.rs` keeps each device's)",
         markers: &["fn bytes_per_s("],
         home: "crates/adb/src/capture.rs",

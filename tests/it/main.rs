@@ -53,6 +53,7 @@ mod oauth;
 mod packaging;
 mod panel;
 mod phone_costs;
+mod phone_input;
 mod phone_states;
 mod principals;
 mod sim_adb;

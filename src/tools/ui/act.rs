@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use super::answer::{Done, Observe, Outcome, UiOutput};
 use super::command::FingerDirection;
+use super::input::{self, Gesture};
 use super::read::{Snapshot, read_screen};
 use super::web::{self, WebAction};
 use crate::android::ui_elements::Element;
@@ -19,6 +20,8 @@ pub(super) struct Act {
     out: UiOutput,
     step: flow::Action,
     command: String,
+    /// A gesture or key, made through the one door (`input.rs`) where `command` would run.
+    gesture: Option<Gesture>,
     web: Option<WebAction>,
     observe: bool,
     /// A reading this call took before acting (typing reads the focus): the "before".
@@ -26,8 +29,6 @@ pub(super) struct Act {
     /// Aimed by a reading just taken (a ref, a text), with nothing run since: the device's
     /// remembered screen is the "before".
     aimed: bool,
-    /// A gesture's command lasts its duration on the device: its timeout allows for it.
-    lasts: Duration,
 }
 
 impl Act {
@@ -36,11 +37,11 @@ impl Act {
             out,
             step,
             command,
+            gesture: None,
             web: None,
             observe,
             reading: None,
             aimed: false,
-            lasts: Duration::ZERO,
         }
     }
 
@@ -49,16 +50,17 @@ impl Act {
         Act { web, ..self }
     }
 
+    /// The gesture the action is (its device command is `input.rs`'s to choose).
+    pub(super) fn gesture(self, gesture: Option<Gesture>) -> Act {
+        Act { gesture, ..self }
+    }
+
     pub(super) fn read(self, reading: Option<Snapshot>) -> Act {
         Act { reading, ..self }
     }
 
     pub(super) fn aimed(self, aimed: bool) -> Act {
         Act { aimed, ..self }
-    }
-
-    pub(super) fn lasting(self, lasts: Duration) -> Act {
-        Act { lasts, ..self }
     }
 }
 
@@ -73,14 +75,17 @@ pub(super) async fn act(state: &State, serial: &str, a: Act) -> Outcome {
         (true, None) if a.aimed => state.screen(serial),
         (true, None) => Some(read_screen(state, serial).await?),
     };
-    if let Some(web_action) = a.web {
-        web::perform(state, serial, web_action).await?;
+    let mut out = a.out;
+    match (a.web, a.gesture) {
+        (Some(web_action), _) => web::perform(state, serial, web_action).await?,
+        (None, Some(gesture)) => out.via = Some(input::send(state, serial, &gesture).await?),
+        (None, None) => {}
     }
     if !a.command.is_empty() {
-        checked_shell_lasting(state, serial, &a.command, a.lasts).await?;
+        checked_shell(state, serial, &a.command).await?;
     }
     Ok(Done {
-        out: a.out,
+        out,
         image: None,
         step: Some(a.step),
         observe: before.map(|before| Observe {
@@ -122,25 +127,9 @@ pub(super) fn web_target(state: &State, serial: &str, element: Option<&Element>)
 
 /// Runs an input command and fails with its stderr when it fails.
 pub(super) async fn checked_shell(state: &State, serial: &str, command: &str) -> Result<(), String> {
-    checked_shell_lasting(state, serial, command, Duration::ZERO).await
-}
-
-/// `checked_shell` for a command that lasts `lasts` on the device beyond its usual time.
-async fn checked_shell_lasting(state: &State, serial: &str, command: &str, lasts: Duration) -> Result<(), String> {
-    let limit = state.adb.timeout() + lasts;
-    let out = state
-        .adb
-        .shell_with_timeout(serial, command, limit)
+    input::run(state, serial, command, Duration::ZERO)
         .await
-        .map_err(|e| e.to_string())?;
-    match out.exit_code {
-        Some(0) | None => Ok(()),
-        Some(code) => Err(format!(
-            "`{}` failed (exit {code}): {}",
-            crate::adb::shown(command),
-            String::from_utf8_lossy(&out.stderr).trim()
-        )),
-    }
+        .map_err(|e| input::failed(command, e))
 }
 
 /// Escapes text for `input text`: a space becomes `%s`; the shell quoting is done by `quote`.

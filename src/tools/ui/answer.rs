@@ -61,6 +61,12 @@ pub struct UiOutput {
     /// encoded here) or `png` (encoded on the phone).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub frame: Option<FramePath>,
+    /// How a gesture reached the device: its input device, or `input` and why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub via: Option<String>,
+    /// A tap aimed by a reading this many ms old, not a fresh one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub aimed_by_reading_ms: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub observed: Option<Observed>,
     /// The page in the WebView on the screen (dump, find): its elements are among the others.
@@ -88,6 +94,8 @@ impl Budgeted for UiOutput {
         "image",
         "scale",
         "frame",
+        "via",
+        "aimedByReadingMs",
         "observed",
         "web",
     ];

@@ -3,6 +3,7 @@
 use super::act::{Act, act};
 use super::answer::{Outcome, output};
 use super::args::UiOperation;
+use super::input::Gesture;
 use super::web::{self, WebAction};
 use crate::flow;
 use crate::tools::State;
@@ -19,18 +20,15 @@ pub(super) async fn key(state: &State, serial: &str, name: &str, code: u32, obse
         66 => web::focused_field(state, serial).await,
         _ => None,
     };
-    let (command, web) = match web {
-        Some((page, selector)) => (
-            String::new(),
-            Some(WebAction::Type {
-                page,
-                selector,
-                text: String::new(),
-                clear: false,
-                submit: true,
-            }),
-        ),
-        None => (format!("input keyevent {code}"), None),
-    };
-    act(state, serial, Act::new(out, step, command, observe).web(web)).await
+    let web = web.map(|(page, selector)| WebAction::Type {
+        page,
+        selector,
+        text: String::new(),
+        clear: false,
+        submit: true,
+    });
+    let key = Act::new(out, step, String::new(), observe)
+        .web(web)
+        .gesture(Some(Gesture::Key(code)));
+    act(state, serial, key).await
 }

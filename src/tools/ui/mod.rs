@@ -27,6 +27,7 @@ pub mod command;
 mod dump;
 mod find;
 mod ime;
+mod input;
 mod key;
 mod phone;
 mod read;
@@ -48,7 +49,7 @@ use dump::dump;
 use find::find;
 use key::key;
 use phone::describe;
-use read::{observed, read_current};
+use read::{observed, read_after_acting, read_current};
 use screenshot::screenshot;
 use scroll::scroll;
 use swipe::swipe;
@@ -61,6 +62,7 @@ pub use answer::{Observed, UiOutput};
 pub use args::{MatchKind, Space, UiArgs, UiOperation, WireDirection, fields_of};
 pub use capture::Shot;
 pub use command::{ContentDirection, FingerDirection, SwipePath, Typing, UiAction, UiCommand};
+pub use input::Inputs;
 pub use phone::PhoneState;
 pub use read::{Snapshot, read};
 pub use target::{Query, Target};
@@ -201,7 +203,7 @@ async fn finish(state: &State, serial: &str, outcome: Outcome) -> Outcome {
     }
     if let Some(Observe { before, unchanged }) = done.observe.take() {
         tokio::time::sleep(Duration::from_millis(300)).await;
-        let after = read_current(state, serial).await?;
+        let after = read_after_acting(state, serial).await?;
         let seen = observed(&before, &after);
         if !seen.changed {
             done.out.hint = Some(unchanged);

@@ -30,6 +30,10 @@ pub struct Snapshot {
     pub state: crate::android::screen_state::ScreenState,
     /// The page of a WebView on the screen, read through DevTools (`web.rs`).
     pub web: Option<web::WebPage>,
+    /// When it was taken (its start), and the device's acting calls then, other than the one
+    /// taking it: what says whether a tap may still aim by it (`resolve.rs`'s `aim_reading`).
+    pub taken: std::time::Instant,
+    pub acts: crate::tools::Acts,
 }
 
 /// Why a reading has no tree: the screen never went idle (the screen itself can still be seen
@@ -57,6 +61,7 @@ impl From<ReadError> for String {
 /// the one hand-over). Nothing else is kept of it: see `read_current`.
 pub(super) async fn read_screen(state: &State, serial: &str) -> Result<Snapshot, ReadError> {
     let started = std::time::Instant::now();
+    let acts = state.acts(serial);
     let out = state
         .adb
         .shell(serial, READING)
@@ -127,6 +132,8 @@ pub(super) async fn read_screen(state: &State, serial: &str) -> Result<Snapshot,
         signature: hasher.finish(),
         state: phone,
         web,
+        taken: started,
+        acts,
     };
     seen(state, serial, &snapshot);
     Ok(snapshot)
@@ -148,6 +155,15 @@ pub(super) fn elements_of(tree: &mut UiTree, hidden: impl FnOnce(&[Element]) -> 
 /// action is not kept: the one after it is.
 pub(super) async fn read_current(state: &State, serial: &str) -> Result<Snapshot, ReadError> {
     let snapshot = read_screen(state, serial).await?;
+    state.remember_screen(serial, snapshot.clone());
+    Ok(snapshot)
+}
+
+/// `read_current` after this call acted: the call's own count is not another's acting call, so
+/// the next one may aim by this reading (`resolve.rs`'s `aim_reading`).
+pub(super) async fn read_after_acting(state: &State, serial: &str) -> Result<Snapshot, ReadError> {
+    let mut snapshot = read_screen(state, serial).await?;
+    snapshot.acts.running = snapshot.acts.running.saturating_sub(1);
     state.remember_screen(serial, snapshot.clone());
     Ok(snapshot)
 }

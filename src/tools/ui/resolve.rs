@@ -3,10 +3,12 @@
 //! what a replayed step recorded before anything touches the device (`ref_on`, `query_on`,
 //! `point_on`: the resolution on a reading, no device in it); and what a query finds on a reading.
 
+use std::time::Duration;
+
 use super::answer::Failed;
 use super::args::Space;
 use super::phone::refuse;
-use super::read::{Snapshot, read_current, screen_bounds, screen_size};
+use super::read::{ReadError, Snapshot, read_current, screen_bounds, screen_size};
 use super::target::{Query, Target};
 use super::web;
 use crate::android::relative_point::RelativePoint;
@@ -29,6 +31,29 @@ pub(super) struct Landing {
     pub selector: crate::flow::Target,
     /// Where inside `element` `at` was placed (`Target::Within`); `None`: its centre, or a point.
     pub within: Option<RelativePoint>,
+    /// Aimed by a remembered reading this many ms old (`aim_reading`), not a fresh one.
+    pub reading_ms: Option<u64>,
+}
+
+/// How old a remembered reading may be for a tap to aim by it (`aim_reading`): an app's own
+/// timers, animations and pushes change a screen with no call of ours.
+pub(super) const REUSE_WITHIN: Duration = Duration::from_secs(5);
+
+/// The reading a tap (or `type`'s field) aims by: the device's remembered one when it is still
+/// the screen as far as anyone here knows, else a fresh one. Remembered counts when it is
+/// younger than `REUSE_WITHIN`, no acting call on the device (any principal's, any tool's) ran
+/// or was running since it was taken but the one asking, and it shows no web page (a page is
+/// checked afresh through DevTools). `Some(ms)`: reused, that old. The one place this is decided.
+pub(super) async fn aim_reading(state: &State, serial: &str) -> Result<(Snapshot, Option<u64>), ReadError> {
+    if let Some(snap) = state.screen(serial) {
+        let age = snap.taken.elapsed();
+        let now = state.acts(serial);
+        if snap.web.is_none() && snap.acts.running == 0 && now.started == snap.acts.started + 1 && age < REUSE_WITHIN {
+            tracing::info!(target: "droidmcp::tools::ui::resolve", serial, age_ms = age.as_millis() as u64, "aimed by the remembered reading");
+            return Ok((snap, Some(age.as_millis() as u64)));
+        }
+    }
+    Ok((read_current(state, serial).await?, None))
 }
 
 /// Resolves `target` on the screen now, verified against what a replayed flow `recorded` of it.
@@ -128,13 +153,14 @@ async fn by_ref(state: &State, serial: &str, reference: &str, recorded: Option<&
             "unknown ref {reference}: no reading of this device's screen gave it; ui dump or ui find gives refs"
         )));
     }
-    let now = read_current(state, serial).await?;
+    let (now, reading_ms) = aim_reading(state, serial).await?;
     let element = ref_on(&now, reference, recorded)?;
     Ok(Landing {
         at: element.at,
         element: Some(element.clone()),
         selector: step_selector(&now, element),
         within: None,
+        reading_ms,
     })
 }
 
@@ -174,13 +200,14 @@ pub(super) fn ref_on<'a>(
 }
 
 async fn by_query(state: &State, serial: &str, query: &Query, recorded: Option<&Recorded>) -> Result<Landing, Failed> {
-    let snap = read_current(state, serial).await?;
+    let (snap, reading_ms) = aim_reading(state, serial).await?;
     let element = query_on(&snap, query, recorded)?;
     Ok(Landing {
         at: element.at,
         element: Some(element.clone()),
         selector: step_selector(&snap, &element),
         within: None,
+        reading_ms,
     })
 }
 
@@ -248,6 +275,7 @@ async fn at_point(state: &State, serial: &str, at: [i32; 2], recorded: Option<&R
         element,
         selector: crate::flow::record::selector_at(reading, at),
         within: None,
+        reading_ms: None,
     })
 }
 

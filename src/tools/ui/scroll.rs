@@ -3,10 +3,11 @@
 
 use std::time::Duration;
 
-use super::act::{checked_shell, swipe_across};
+use super::act::swipe_across;
 use super::answer::{Done, Observe, Outcome, output};
 use super::args::UiOperation;
 use super::command::ContentDirection;
+use super::input::{self, Gesture};
 use super::read::{observed, read_current, read_screen, screen_bounds, screen_size};
 use super::resolve::{not_on_screen, recorded_query};
 use super::target::Query;
@@ -25,7 +26,11 @@ pub(super) async fn scroll(
     let screen = screen_size(state, serial).await?;
     // The finger moves against the content: to scroll down, swipe up.
     let (from, to) = swipe_across(screen, toward.finger(), 60);
-    let swipe = format!("input swipe {} {} {} {} 300", from[0], from[1], to[0], to[1]);
+    let swipe = Gesture::Swipe {
+        from,
+        to,
+        lasts: Duration::from_millis(300),
+    };
     let mut out = output(UiOperation::Scroll, serial);
     let Some(query) = until else {
         let before = match observe {
@@ -35,7 +40,7 @@ pub(super) async fn scroll(
             }
             false => None,
         };
-        checked_shell(state, serial, &swipe).await?;
+        out.via = Some(input::send(state, serial, &swipe).await?);
         out.at = Some(to);
         return Ok(Done {
             out,
@@ -82,7 +87,7 @@ pub(super) async fn scroll(
         if attempt == MAX_SCROLLS {
             break;
         }
-        checked_shell(state, serial, &swipe).await?;
+        out.via = Some(input::send(state, serial, &swipe).await?);
         tokio::time::sleep(Duration::from_millis(250)).await;
         let next = read_current(state, serial).await?;
         if next.signature == snap.signature {

@@ -6,6 +6,7 @@ use super::act::{Act, act, swipe_across};
 use super::answer::{Outcome, output};
 use super::args::UiOperation;
 use super::command::SwipePath;
+use super::input::Gesture;
 use super::read::screen_size;
 use crate::flow;
 use crate::tools::State;
@@ -37,7 +38,11 @@ pub(super) async fn swipe(
         },
         _ => flow::Action::Swipe { from, to, duration_ms },
     };
-    let ms = lasts.as_millis();
-    let command = format!("input swipe {} {} {} {} {ms}", from[0], from[1], to[0], to[1]);
-    act(state, serial, Act::new(out, step, command, observe).lasting(lasts)).await
+    let gesture = Gesture::Swipe { from, to, lasts };
+    act(
+        state,
+        serial,
+        Act::new(out, step, String::new(), observe).gesture(Some(gesture)),
+    )
+    .await
 }

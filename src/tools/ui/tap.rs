@@ -1,11 +1,12 @@
 //! `ui tap` and `ui long-press`: aim (`resolve.rs`'s `land`, verified against what a replayed
-//! step recorded), then press there: a web element through DevTools, anything else with `input`.
+//! step recorded), then press there: a web element through DevTools, anything else through `input.rs`.
 
 use std::time::Duration;
 
 use super::act::{Act, act, web_target};
 use super::answer::{Outcome, output};
 use super::args::UiOperation;
+use super::input::Gesture;
 use super::resolve::land;
 use super::target::Target;
 use super::web::WebAction;
@@ -22,15 +23,13 @@ pub(super) async fn tap(
     let mut out = output(UiOperation::Tap, serial);
     let landing = land(state, serial, target, recorded).await?;
     out.at = Some(landing.at);
+    out.aimed_by_reading_ms = landing.reading_ms;
     // A point within a web element is pressed there, as any point is: DevTools taps its centre.
     let web = match landing.within {
         Some(_) => None,
         None => web_target(state, serial, landing.element.as_ref()),
     };
-    let (command, web) = match web {
-        Some((page, selector)) => (String::new(), Some(WebAction::Tap { page, selector })),
-        None => (format!("input tap {} {}", landing.at[0], landing.at[1]), None),
-    };
+    let web = web.map(|(page, selector)| WebAction::Tap { page, selector });
     out.target = landing.element;
     let step = match landing.within {
         Some(within) => flow::Action::Command(flow::commands::Command::Tap(flow::commands::Tap::within(
@@ -46,7 +45,10 @@ pub(super) async fn tap(
     act(
         state,
         serial,
-        Act::new(out, step, command, observe).web(web).aimed(aimed),
+        Act::new(out, step, String::new(), observe)
+            .web(web)
+            .gesture(Some(Gesture::Tap(landing.at)))
+            .aimed(aimed),
     )
     .await
 }
@@ -65,6 +67,7 @@ pub(super) async fn long_press(
     let landing = land(state, serial, target, recorded).await?;
     let [x, y] = landing.at;
     out.at = Some(landing.at);
+    out.aimed_by_reading_ms = landing.reading_ms;
     out.target = landing.element;
     // Within an element, kept as Maestro's longPressOn at that point (which has no length).
     let step = match landing.within {
@@ -78,12 +81,14 @@ pub(super) async fn long_press(
             duration_ms,
         },
     };
-    let command = format!("input swipe {x} {y} {x} {y} {}", lasts.as_millis());
+    let press = Gesture::Press { at: [x, y], lasts };
     let aimed = target.reads_screen();
     act(
         state,
         serial,
-        Act::new(out, step, command, observe).lasting(lasts).aimed(aimed),
+        Act::new(out, step, String::new(), observe)
+            .gesture(Some(press))
+            .aimed(aimed),
     )
     .await
 }

@@ -8,8 +8,9 @@ use super::answer::{Outcome, output};
 use super::args::UiOperation;
 use super::command::Typing;
 use super::ime;
-use super::read::{read_current, read_screen};
-use super::resolve::land;
+use super::input::{self, Gesture};
+use super::read::read_screen;
+use super::resolve::{aim_reading, land};
 use super::target::Target;
 use super::web::{self, WebAction};
 use crate::android::text::quote;
@@ -36,7 +37,8 @@ pub(super) async fn type_text(state: &State, serial: &str, typing: &Typing) -> O
         let landing = land(state, serial, &Target::Ref(reference.clone()), None).await?;
         web = web_target(state, serial, landing.element.as_ref());
         if web.is_none() {
-            steps.push(format!("input tap {} {}", landing.at[0], landing.at[1]));
+            // The focusing tap, through the one door, before the text.
+            out.via = Some(input::send(state, serial, &Gesture::Tap(landing.at)).await?);
         }
         out.target = landing.element;
         selector = Some(landing.selector);
@@ -45,7 +47,8 @@ pub(super) async fn type_text(state: &State, serial: &str, typing: &Typing) -> O
     // field typed into (the ref's, just read) or the one with input focus now. The
     // screen remembered from an earlier call predates the tap that focused the field.
     if out.target.is_none() {
-        let now = read_current(state, serial).await?;
+        let (now, reading_ms) = aim_reading(state, serial).await?;
+        out.aimed_by_reading_ms = reading_ms;
         reading = Some(now);
     }
     if web.is_none() && into.is_none() {
@@ -96,14 +99,18 @@ pub(super) async fn type_text(state: &State, serial: &str, typing: &Typing) -> O
             }
         }
         if *submit {
-            steps.push("input keyevent 66".into());
+            steps.push(input::input_line(&Gesture::Key(66)));
         }
         steps.join(" && ")
     };
     act(
         state,
         serial,
-        Act::new(out, step, command, *observe).web(web_action).read(reading),
+        Act::new(out, step, command, *observe)
+            .web(web_action)
+            .read(reading)
+            // A ref's field was tapped above: the reading that resolved it is the "before".
+            .aimed(into.is_some()),
     )
     .await
 }

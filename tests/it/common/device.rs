@@ -301,3 +301,57 @@ pub fn connected_sim(extra: &[&str]) -> Option<(AdbServer, SimProcess, String)> 
     let serial = adb.connect(&sim);
     Some((adb, sim, serial))
 }
+
+/// A simulated phone (a `droidmcp sim` process playing `profile`), an MCP server that drives it
+/// over `--adb tcp:` with its stderr kept, and the test's own route to the phone beside the
+/// server's (a private adb server): reading `sim-state costs`, or acting behind the server's back,
+/// without an MCP call the server would count as acting. `None` without `adb` (CI fails).
+pub struct PhoneRig {
+    pub client: super::McpClient,
+    pub log: Log,
+    pub adb: AdbServer,
+    pub serial: String,
+    _sim: SimProcess,
+    _home: tempfile::TempDir,
+}
+
+impl PhoneRig {
+    pub async fn start(profile: &Path, envs: &[(&str, &str)]) -> Option<PhoneRig> {
+        let adb = AdbServer::start()?;
+        let sim = SimProcess::start_profile(profile, &[]);
+        let serial = adb.connect(&sim);
+        let home = tempfile::tempdir().unwrap();
+        let target = format!("tcp:{}", sim.addr);
+        let (client, log) = super::mcp_server_logged(&["--adb", &target], envs, home.path()).await;
+        Some(PhoneRig {
+            client,
+            log,
+            adb,
+            serial,
+            _sim: sim,
+            _home: home,
+        })
+    }
+
+    /// A shell line on the phone by the test's own route: its stdout (a failure panics).
+    pub fn sh(&self, line: &str) -> String {
+        let (out, err, code) = self.adb.shell(&self.serial, &[line]);
+        assert_eq!(code, 0, "adb shell {line}: {err}");
+        out
+    }
+
+    /// (device ms, programs) the simulated phone has spent so far (`sim-state costs`).
+    pub fn spent(&self) -> (f64, u64) {
+        let text = self.sh("sim-state costs");
+        let number = |key: &str| -> f64 {
+            let at = text.find(key).unwrap_or_else(|| panic!("no {key} in {text}")) + key.len();
+            text[at..]
+                .split(|c: char| !c.is_ascii_digit() && c != '.')
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap()
+        };
+        (number("device_ms="), number("programs=") as u64)
+    }
+}

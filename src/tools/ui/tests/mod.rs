@@ -73,6 +73,8 @@ fn reading(xml: &str, page: &[Value], book: &mut RefBook, recording: &Recording)
         signature: 0,
         state: ScreenState::Ready,
         web: None,
+        taken: std::time::Instant::now(),
+        acts: Default::default(),
     }
 }
 

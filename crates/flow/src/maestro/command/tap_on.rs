@@ -258,7 +258,7 @@ async function tapWith(selector, recorded, o, warnings) {
   const [x, y] = first.at.map(Math.round);
   for (let i = 1; i < o.repeat; i++) {
     await sleep(o.delayMs);
-    await shellChecked(`input tap ${x} ${y}`);
+    await ui.tap({ x, y });
   }
   if (o.retry && first.observed && !first.observed.changed) {
     warnings.push("tapped again: the screen did not change");
