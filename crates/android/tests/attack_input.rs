@@ -6,14 +6,13 @@
 
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeSet;
-use std::os::fd::OwnedFd;
-use std::os::unix::net::UnixDatagram;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use droidmcp_android::input_device::{
     ABS_MT_POSITION_X, ABS_MT_POSITION_Y, Axis, EV_ABS, Event, Touchscreen, Width, decode, encode, from_axis,
     key_press, parse_getevent, to_axis, to_natural, touch_down, touch_move, touch_up, touchscreen, write_command,
+    write_command_in,
 };
 use proptest::prelude::{Just, ProptestConfig, any, prop_oneof};
 use proptest::strategy::Strategy;
@@ -251,8 +250,8 @@ fn generated_hostile_listings_never_panic() {
 }
 
 /// The node's path is one shell word whatever it holds: generated names of shell metacharacters
-/// are created in a scratch directory, the command runs in Debian's `sh`, and exactly that file
-/// gets exactly the bytes; nothing else appears (no `$(…)`, backtick, `;` or glob took effect).
+/// are created in a scratch directory (where the write is staged too), the command runs in
+/// Debian's `sh`, and exactly that file gets exactly the bytes; nothing else appears (no `$(…)`, backtick, `;` or glob took effect).
 #[test]
 fn generated_hostile_paths_stay_one_quoted_word_in_a_real_shell() {
     let chars = prop_oneof![
@@ -294,7 +293,12 @@ fn generated_hostile_paths_stay_one_quoted_word_in_a_real_shell() {
             let dir = Scratch::new(cases.get());
             let path = dir.path().join(&name);
             std::fs::write(&path, b"").unwrap();
-            let command = write_command(path.to_str().unwrap(), &[(bytes.clone(), 0.0)]).unwrap();
+            let command = write_command_in(
+                dir.path().to_str().unwrap(),
+                path.to_str().unwrap(),
+                &[(bytes.clone(), 0.0)],
+            )
+            .unwrap();
             let out = Command::new("sh")
                 .arg("-c")
                 .arg(&command)
@@ -351,53 +355,81 @@ fn a_non_finite_or_absurd_pause_is_refused_not_slept() {
 }
 
 /// evdev takes only whole events per `write()` ("count < input_event_size() → -EINVAL", the
-/// kernel's evdev_write). The command's `printf` is toybox's on Android, and toybox 0.8.5
-/// through 0.8.10 set stdout unbuffered for every applet that is not line-buffered
-/// (main.c: `setvbuf(stdout, 0, … _IONBF, 0)`, https://github.com/landley/toybox, tags
-/// 0.8.5-0.8.10; block buffering came with 0.8.11 in 2024): its `putchar` per byte is one
-/// `write()` per byte. Debian's toybox (the same code) runs the command's printf here with its
-/// stdout on a datagram socket, so every `write()` arrives as one datagram, and each is taken as
-/// evdev would.
+/// kernel's evdev_write). On Android the command's `printf` and `cat` are toybox's, and toybox
+/// 0.8.5 through 0.8.10 set stdout unbuffered (main.c: `setvbuf(stdout, 0, … _IONBF, 0)`,
+/// https://github.com/landley/toybox, tags 0.8.5-0.8.10; block buffering came with 0.8.11): its
+/// `printf` is one `write()` per byte. Debian's toybox 0.8.9 (the same code) plays them here, in
+/// a real `sh`, and strace counts every `write()` that reaches the node.
 #[test]
-fn the_printf_hands_evdev_whole_events_per_write() {
+fn every_write_the_command_makes_to_the_node_is_whole_events() {
     let ts = touchscreen(&parse_getevent(&device(1, "fts_ts", &mt(1079, 2399), true))).unwrap();
-    let events: Vec<Event> = touch_down(&ts, [540, 1200], [1080, 2400], 0);
     let width = Width::Bits64;
-    let bytes = encode(&events, width);
-    let command = write_command("/dev/input/event1", &[(bytes.clone(), 0.0)]).unwrap();
-    let format = command
-        .split("printf '")
-        .nth(1)
-        .and_then(|rest| rest.split('\'').next())
-        .expect("one printf of a quoted format");
-    let (ours, theirs) = UnixDatagram::pair().unwrap();
-    let status = Command::new("toybox")
-        .arg("printf")
-        .arg(format)
-        .stdout(Stdio::from(OwnedFd::from(theirs)))
-        .status()
-        .expect("Debian's toybox (apt-get install toybox)");
-    assert!(status.success());
-    ours.set_nonblocking(true).unwrap();
-    let (mut writes, mut received) = (Vec::new(), Vec::new());
-    let mut buf = [0u8; 4096];
-    while let Ok(n) = ours.recv(&mut buf) {
-        writes.push(n);
-        // evdev_write: a write shorter than one event is refused whole; a longer one is taken
-        // event by event and its trailing part dropped.
-        if n >= width.event_bytes() {
-            received.extend(decode(&buf[..n], width));
-        }
-    }
-    assert_eq!(writes.iter().sum::<usize>(), bytes.len(), "all bytes were written");
+    let (down, up) = (touch_down(&ts, [540, 1200], [1080, 2400], 0), touch_up());
+    let writes = [(encode(&down, width), 0.01), (encode(&up, width), 0.0)];
+    let scratch = Scratch::new(1000);
+    let node = scratch.path().join("event1");
+    std::fs::write(&node, b"").unwrap();
+    let command = write_command_in(scratch.path().to_str().unwrap(), node.to_str().unwrap(), &writes)
+        .unwrap()
+        .replace("printf ", "toybox printf ")
+        .replace("cat ", "toybox cat ");
+    let trace = std::env::temp_dir().join(format!("attack46-trace-{}", std::process::id()));
+    let run = Command::new("strace")
+        .args([
+            "-f",
+            "-y",
+            "-qq",
+            "-xx",
+            "-s",
+            "4096",
+            "-e",
+            "trace=write",
+            "-e",
+            "signal=none",
+            "-o",
+        ])
+        .arg(&trace)
+        .args(["sh", "-c", &command])
+        .status();
+    let Ok(status) = run else {
+        testkit::skip_or_fail("strace is not installed (apt-get install strace)");
+        return;
+    };
+    let traced = std::fs::read_to_string(&trace).unwrap_or_default();
+    let _ = std::fs::remove_file(&trace);
+    assert!(status.success(), "{command}\n{traced}");
+    // `-xx` shows the path in hex too.
+    let hex: String = node.to_str().unwrap().bytes().map(|b| format!("\\x{b:02x}")).collect();
+    let marker = format!("<{hex}>");
+    // `write(3</…/event1>, "\x00\x01…", 144) = 144`: each write's bytes, as strace shows them.
+    let written: Vec<Vec<u8>> = traced
+        .lines()
+        .filter(|l| l.contains(&marker))
+        .filter_map(|l| {
+            let quoted = l.split_once(", \"")?.1.split_once('"')?.0;
+            quoted
+                .split("\\x")
+                .skip(1)
+                .map(|h| u8::from_str_radix(h, 16).ok())
+                .collect::<Option<Vec<u8>>>()
+        })
+        .collect();
+    let sizes: Vec<usize> = written.iter().map(Vec::len).collect();
+    println!("writes to the node: {sizes:?}");
+    assert_eq!(sizes.len(), 2, "one write per staged write: {traced}");
+    assert!(
+        sizes.iter().all(|n| n % width.event_bytes() == 0),
+        "evdev refuses part of an event: {sizes:?}"
+    );
+    assert_eq!(decode(&written.concat(), width), [down, up].concat());
+    let left: Vec<_> = std::fs::read_dir(scratch.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
     assert_eq!(
-        received,
-        events,
-        "evdev got {} of {} events: printf made {} writes of sizes {:?}…",
-        received.len(),
-        events.len(),
-        writes.len(),
-        &writes[..writes.len().min(8)]
+        left,
+        [std::ffi::OsString::from("event1")],
+        "the staging file is removed"
     );
 }
 
