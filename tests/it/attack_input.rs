@@ -39,7 +39,10 @@ async fn a_byte_per_write_printf_on_android_14_does_not_press_a_key_and_the_stag
     let direct = shell(&client, &format!("printf '{octal}' > {node}")).await;
     let after = ok(&call(&client, "ui", json!({"operation": "dump"})).await);
     println!("printf straight to {node}: {direct:?}\nthen: {}", after["state"]);
-    assert_eq!(after["state"]["name"], "asleep", "a byte-per-write printf pressed WAKEUP");
+    assert_eq!(
+        after["state"]["name"], "asleep",
+        "a byte-per-write printf pressed WAKEUP"
+    );
     let refused = direct.structured_content.expect("a shell answer");
     assert_ne!(refused["exitCode"], 0, "{refused}");
     assert!(
@@ -51,7 +54,11 @@ async fn a_byte_per_write_printf_on_android_14_does_not_press_a_key_and_the_stag
     let staged = ok(&shell(&client, &command).await);
     assert_eq!(staged["exitCode"], 0, "{staged}");
     let woke = ok(&call(&client, "ui", json!({"operation": "dump"})).await);
-    assert!(woke["state"].is_null(), "the staged write woke the phone: {}", woke["state"]);
+    assert!(
+        woke["state"].is_null(),
+        "the staged write woke the phone: {}",
+        woke["state"]
+    );
     let left = ok(&shell(&client, "ls -a /data/local/tmp").await);
     assert!(
         !left["stdout"].as_str().unwrap().contains(".droidmcp-input"),
