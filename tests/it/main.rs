@@ -8,6 +8,7 @@ mod common;
 
 mod attack_files;
 mod attack_identity;
+mod attack_input;
 mod attack_lab;
 mod attack_sim_web;
 mod attack_suite;

@@ -165,15 +165,15 @@ fn jpeg_of(result: &rmcp::model::CallToolResult) -> image::RgbImage {
         .into_rgb8()
 }
 
-/// A frame by the cheaper path: the first screenshot is a PNG (the link is not measured yet);
-/// its bytes measure the link, and then USB 3 takes raw frames (10 MB in 83 ms beats a 363 ms
-/// PNG encoding on the phone) while Wi-Fi keeps PNG. Either way the picture is the same.
-/// A sample is ~1 ms of bytes at USB 3's speed, so a starved host can make several look slow
-/// (a measurement can only err slow, never fast: the simulator's link paces its bytes): USB may
-/// take a few PNGs before its raw one, at most `SHOTS`; Wi-Fi never takes a raw one.
+/// A frame by the cheaper path: before the first screenshot nothing has measured the link, so
+/// the phone sends 1 MiB from /dev/zero (and on a link that carried it in under 100 ms, 4 MiB
+/// more); then USB 3 takes raw frames (10 MB in 83 ms beats a 363 ms PNG encoding on the phone)
+/// while Wi-Fi keeps PNG. Either way the picture is the same. A measure is timed from the
+/// stream's open, so a busy host can only make a link look slower, never faster.
 #[tokio::test]
 async fn usb_takes_raw_frames_once_the_link_is_measured_and_wifi_keeps_png() {
     let profile = repo_dir().join("fixtures/phone");
+    let mut pictures = Vec::new();
     for link in ["usb", "wifi"] {
         let Some(phone) = PhoneRig::start(&profile, &[("RUST_LOG", "warn,droidmcp::tools::ui::capture=info")]).await
         else {
@@ -181,13 +181,8 @@ async fn usb_takes_raw_frames_once_the_link_is_measured_and_wifi_keeps_png() {
         };
         let (client, log) = (&phone.client, &phone.log);
         phone.sh(&format!("sim-state link {link}"));
-        const SHOTS: usize = 8;
         let mut shots = Vec::new();
-        while shots.len() < 3
-            || (link == "usb"
-                && shots.len() < SHOTS
-                && shots.last().is_some_and(|s: &(String, String, _)| s.0 != "raw"))
-        {
+        for _ in 0..3 {
             let before = phone.spent();
             let result = call(client, "ui", json!({"operation": "screenshot"})).await;
             let after = phone.spent();
@@ -197,43 +192,35 @@ async fn usb_takes_raw_frames_once_the_link_is_measured_and_wifi_keeps_png() {
         let frames: Vec<&str> = shots.iter().map(|(f, ..)| f.as_str()).collect();
         let charged: Vec<&str> = shots.iter().map(|(_, ms, _)| ms.as_str()).collect();
         println!("{link}: frames {frames:?}, device ms {charged:?}");
-        assert_eq!(frames[0], "png", "unmeasured: PNG on {link}");
         match link {
-            "usb" => assert_eq!(
-                frames.last(),
-                Some(&"raw"),
-                "USB 3 takes raw frames once measured: {frames:?}"
-            ),
+            "usb" => assert_eq!(frames, ["raw"; 3], "USB 3 takes raw frames once measured"),
             _ => assert_eq!(frames, ["png"; 3], "Wi-Fi keeps PNG"),
         }
-        // What the model charges each path at 1080×2400 (counted, not timed).
-        for (frame, ms, _) in &shots {
-            let want = match (frame.as_str(), link) {
-                ("raw", _) => 127.0,
-                (_, "usb") => 364.1,
-                _ => 393.5,
+        // What the model charges each path at 1080×2400 (counted, not timed); the first shot
+        // also pays the probes: 5 ms a program and the link's time for their bytes.
+        for (i, (frame, ms, _)) in shots.iter().enumerate() {
+            let probes = match (i, link) {
+                (0, "usb") => 5.0 + 8.4 + 5.0 + 33.6,
+                (0, _) => 5.0 + 209.7,
+                _ => 0.0,
             };
+            let want = probes
+                + match (frame.as_str(), link) {
+                    ("raw", _) => 127.0,
+                    (_, "usb") => 364.1,
+                    _ => 393.5,
+                };
             // `sim-state costs` prints tenths: a difference of two readings may be off by one.
             let ms: f64 = ms.parse().unwrap();
             assert!(
-                (ms - want).abs() <= 0.11,
-                "{frame} over {link}: {ms} ms, the model says {want}"
+                (ms - want).abs() <= 0.21,
+                "shot {i}, {frame} over {link}: {ms} ms, the model says {want}"
             );
         }
-        let (first, last) = (&shots[0].2, &shots[shots.len() - 1].2);
-        assert_eq!(first.dimensions(), last.dimensions());
-        let diff: u64 = first
-            .as_raw()
-            .iter()
-            .zip(last.as_raw())
-            .map(|(a, b)| u64::from(a.abs_diff(*b)))
-            .sum();
-        let mean = diff as f64 / first.as_raw().len() as f64;
-        println!("{link}: first and last frames differ by {mean:.3} of 255 a channel on average");
-        assert!(mean < 2.0, "the same screen within JPEG's tolerance on {link}: {mean}");
+        pictures.push(shots.pop().unwrap().2);
         // stderr is read as it comes: the lines may be a moment behind the answer.
         for _ in 0..100 {
-            if log.lock().unwrap().matches("frame=").count() >= shots.len() {
+            if log.lock().unwrap().matches("frame=").count() >= 3 {
                 break;
             }
             tokio::time::sleep(std::time::Duration::from_millis(50)).await;
@@ -241,9 +228,21 @@ async fn usb_takes_raw_frames_once_the_link_is_measured_and_wifi_keeps_png() {
         let log = log.lock().unwrap().clone();
         let lines: Vec<&str> = log.lines().filter(|l| l.contains("frame=")).collect();
         assert!(
-            lines.len() == shots.len() && lines[0].contains("not measured") && lines[lines.len() - 1].contains("MB/s"),
-            "each choice is logged, with the link's speed once measured: {lines:?}"
+            lines.len() == 3 && lines.iter().all(|l| l.contains("MB/s")),
+            "each choice is logged, with the link's speed: {lines:?}"
         );
         phone.client.cancel().await.unwrap();
     }
+    // The same screen by either path: a raw frame resized and encoded here, a PNG the phone made.
+    let (raw, png) = (&pictures[0], &pictures[1]);
+    assert_eq!(raw.dimensions(), png.dimensions());
+    let diff: u64 = raw
+        .as_raw()
+        .iter()
+        .zip(png.as_raw())
+        .map(|(a, b)| u64::from(a.abs_diff(*b)))
+        .sum();
+    let mean = diff as f64 / raw.as_raw().len() as f64;
+    println!("a raw frame and a PNG of the same screen differ by {mean:.3} of 255 a channel on average");
+    assert!(mean < 2.0, "the same screen within JPEG's tolerance: {mean}");
 }

@@ -96,27 +96,37 @@ impl ShellOutput {
 
 /// A transfer smaller than this says more about timers and packets than about the link.
 pub const MIN_SAMPLE_BYTES: u64 = 64 * 1024;
-/// How one stream's data arrived.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// How one stream's data arrived, timed from the stream's open: no byte of it crossed the link
+/// before, so bytes over that time are never more than the link carries, however late the host
+/// reads (a drained backlog), only less (the program's own time before and while it writes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Timing {
-    first: Option<(Instant, u64)>,
+    opened: Instant,
     last: Option<Instant>,
     total: u64,
 }
 
+impl Default for Timing {
+    /// Opened now.
+    fn default() -> Timing {
+        Timing {
+            opened: Instant::now(),
+            last: None,
+            total: 0,
+        }
+    }
+}
+
 impl Timing {
     pub fn saw(&mut self, bytes: usize) {
-        let now = Instant::now();
         self.total += bytes as u64;
-        self.first.get_or_insert((now, bytes as u64));
-        self.last = Some(now);
+        self.last = Some(Instant::now());
     }
 
     /// Bytes per second, if the stream was a measure of its link.
     pub fn bytes_per_s(&self) -> Option<f64> {
-        let ((first, first_bytes), last) = (self.first?, self.last?);
-        let (bytes, took) = (self.total - first_bytes, last - first);
-        (self.total >= MIN_SAMPLE_BYTES && took > Duration::ZERO).then(|| bytes as f64 / took.as_secs_f64())
+        let took = self.last? - self.opened;
+        (self.total >= MIN_SAMPLE_BYTES && took > Duration::ZERO).then(|| self.total as f64 / took.as_secs_f64())
     }
 }
 

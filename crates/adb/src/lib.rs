@@ -466,11 +466,24 @@ impl Adb {
 }
 
 impl Adb {
-    /// The device's link speed in MB/s, measured from what it already sent (`link`); `None`
-    /// until a transfer has measured it.
+    /// The device's link speed in MB/s, measured from what it already sent (`link`), or by
+    /// `link::PROBES` when nothing has measured it yet; `None` if the probe could not.
     pub async fn link_mb_per_s(&self, serial: &str) -> Option<f64> {
-        let (source, serial) = self.locate(serial).await.ok()?;
-        source.links.mb_per_s(&serial)
+        let (source, located) = self.locate(serial).await.ok()?;
+        if let Some(speed) = source.links.mb_per_s(&located) {
+            return Some(speed);
+        }
+        for probe in link::PROBES {
+            let started = std::time::Instant::now();
+            if let Err(e) = source.exec(&located, probe, None, self.timeout(), &|_| {}).await {
+                tracing::debug!(target: "droidmcp::adb::link", serial, "the link probe failed: {e}");
+                break;
+            }
+            if started.elapsed() >= link::DECISIVE {
+                break;
+            }
+        }
+        source.links.mb_per_s(&located)
     }
 }
 

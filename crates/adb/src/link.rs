@@ -1,15 +1,23 @@
 //! Each device's link speed, as the bytes it already sent show it: every exec stream's capture
-//! times its data from the first read to the last (`capture::Timing`, beside the bytes it counts,
-//! where the fuzz targets include it too), and the bytes after the first read over that
-//! time are one sample. A device's speed is the fastest of its recent samples: a stream its
-//! program writes slowly (`screencap -p` writes its PNG while encoding it) shows less than the
-//! link, never more. Small transfers (under `MIN_SAMPLE_BYTES`) and ones that arrive in one read
-//! are no measure (an adb server forwards a device's packets whole) and are not kept.
+//! times its data from the stream's open to its last byte (`capture::Timing`, beside the bytes
+//! it counts, where the fuzz targets include it too), and that is one sample, never more than
+//! the link whatever the host does. A device's speed is the fastest of its recent samples: a
+//! stream its program writes slowly (`screencap -p` writes its PNG while encoding it) shows less
+//! than the link, never more. Before anything the device sent could measure it, `PROBES` do: a
+//! few MiB the phone makes at once. Small transfers (under `MIN_SAMPLE_BYTES`) are
+//! no measure and are not kept.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
 
 pub use super::capture::{MIN_SAMPLE_BYTES, Timing};
+
+/// What measures a link nothing has measured yet: bytes the phone makes at once (toybox's
+/// `head` copies /dev/zero), so the time is the link's, plus the program's start and the host's
+/// own delays. 1 MiB first (0.2 s over Wi-Fi); when that took under `DECISIVE` the link is fast
+/// or the host was busy, and 4 MiB more (34 ms over USB 3) tell which.
+pub const PROBES: [&str; 2] = ["head -c 1048576 /dev/zero", "head -c 4194304 /dev/zero"];
+pub const DECISIVE: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// How many recent samples a device's speed is the fastest of: a link that changes (a phone
 /// moved from USB to Wi-Fi) shows within this many transfers.
@@ -43,23 +51,20 @@ mod tests {
     use super::{Links, MIN_SAMPLE_BYTES, Timing};
 
     #[test]
-    fn a_small_or_single_read_transfer_is_no_sample_and_the_fastest_recent_one_is_the_speed() {
+    fn a_small_transfer_is_no_sample_and_the_fastest_recent_one_is_the_speed() {
         let links = Links::default();
-        let mut one_read = Timing::default();
-        one_read.saw(10 * MIN_SAMPLE_BYTES as usize);
-        assert_eq!(one_read.bytes_per_s(), None, "one read: no time to measure");
         let mut small = Timing::default();
-        small.saw(100);
         std::thread::sleep(std::time::Duration::from_millis(2));
         small.saw(100);
         assert_eq!(small.bytes_per_s(), None, "too small to say");
         links.record("a", &small);
         assert_eq!(links.mb_per_s("a"), None);
         let mut big = Timing::default();
-        big.saw(1000);
         std::thread::sleep(std::time::Duration::from_millis(2));
         big.saw(MIN_SAMPLE_BYTES as usize);
-        let speed = big.bytes_per_s().expect("a sample");
+        let speed = big
+            .bytes_per_s()
+            .expect("a sample, even in one read: timed from the open");
         assert!(speed > 0.0 && speed <= MIN_SAMPLE_BYTES as f64 / 0.002, "{speed}");
         links.record("a", &big);
         assert_eq!(links.mb_per_s("a"), Some(speed / 1e6));

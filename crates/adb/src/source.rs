@@ -262,6 +262,8 @@ impl Source {
                     .map_err(|e| e.during(&what(), &self.route))?;
                 let call = async {
                     let (_, mut stream) = self.direct_stream(conn, limit, |_| format!("exec:{command}")).await?;
+                    // Opened now: the link is timed from here (`capture::Timing`).
+                    let mut output = capture::Capture::new(self.max_output);
                     if let Some(mut file) = file {
                         use tokio::io::AsyncReadExt;
                         let mut chunk = vec![0u8; stream.max_payload()];
@@ -280,7 +282,6 @@ impl Source {
                             sent(written);
                         }
                     }
-                    let mut output = capture::Capture::new(self.max_output);
                     stream.read_to_end(&mut output).await?;
                     let timing = output.timing;
                     Ok((output.finish().0, timing))

@@ -15,8 +15,21 @@ pub struct Axis {
 }
 
 impl Axis {
+    /// The raw values the axis covers; at least one, so an axis that describes nothing
+    /// (`min 0, max -1`) never divides.
     fn span(&self) -> i64 {
-        i64::from(self.max) - i64::from(self.min) + 1
+        (i64::from(self.max) - i64::from(self.min) + 1).max(1)
+    }
+
+    /// An axis that covers more than one value: Android disables a touch device whose position
+    /// axes do not ("did not report support for X or Y axis").
+    fn valid(&self) -> bool {
+        self.max > self.min
+    }
+
+    /// `num / den` of the way from `min` to `max`, without overflow at any i32 range.
+    fn part(&self, num: i64, den: i64) -> i32 {
+        (i64::from(self.min) + (i64::from(self.max) - i64::from(self.min)) * num / den) as i32
     }
 }
 
@@ -109,15 +122,29 @@ pub struct Touchscreen {
     pub touch_major: Option<Axis>,
 }
 
-/// The touchscreen: a direct device (INPUT_PROP_DIRECT) with both multitouch position axes. A
-/// device listed without its props (older `getevent`) counts when no other is direct.
+/// The touchscreen: a direct device (INPUT_PROP_DIRECT) with both multitouch position axes valid.
+/// A device listed without its props (older `getevent`) counts when no other is direct. Where
+/// several qualify (an emulator's `virtio_input_multi_touch_1…11`, one per possible display; a
+/// vivo's `vivo_ts` beside `synaptics_tcm_touch`), the lowest-numbered node: the one display 0's
+/// panel was bound to first on the devices published, whatever order `getevent` lists them in.
 pub fn touchscreen(devices: &[InputDevice]) -> Option<Touchscreen> {
-    let positional = |d: &&InputDevice| d.axis("ABS_MT_POSITION_X").is_some() && d.axis("ABS_MT_POSITION_Y").is_some();
-    let device = devices
-        .iter()
-        .filter(positional)
-        .find(|d| d.props.iter().any(|p| p == "INPUT_PROP_DIRECT"))
-        .or_else(|| devices.iter().filter(positional).find(|d| d.props.is_empty()))?;
+    let positional = |d: &&InputDevice| {
+        let valid = |name| d.axis(name).is_some_and(|a: Axis| a.valid());
+        valid("ABS_MT_POSITION_X") && valid("ABS_MT_POSITION_Y")
+    };
+    let direct = |d: &&InputDevice| d.props.iter().any(|p| p == "INPUT_PROP_DIRECT");
+    let device = match devices.iter().filter(positional).any(|d| direct(&d)) {
+        true => devices
+            .iter()
+            .filter(positional)
+            .filter(direct)
+            .min_by_key(|d| node_number(&d.path)),
+        false => devices
+            .iter()
+            .filter(positional)
+            .filter(|d| d.props.is_empty())
+            .min_by_key(|d| node_number(&d.path)),
+    }?;
     Some(Touchscreen {
         path: device.path.clone(),
         name: device.name.clone(),
@@ -128,6 +155,12 @@ pub fn touchscreen(devices: &[InputDevice]) -> Option<Touchscreen> {
         pressure: device.axis("ABS_MT_PRESSURE"),
         touch_major: device.axis("ABS_MT_TOUCH_MAJOR"),
     })
+}
+
+/// `/dev/input/event12` → 12; a node not named so sorts last, then by name.
+fn node_number(path: &str) -> (u64, String) {
+    let number = path.rsplit_once("event").and_then(|(_, n)| n.parse().ok());
+    (number.unwrap_or(u64::MAX), path.to_string())
 }
 
 /// The node that has `key` (`KEY_BACK`, `KEY_POWER`…) in its key list.
@@ -279,10 +312,10 @@ pub fn touch_down(ts: &Touchscreen, at: [i32; 2], natural: [u32; 2], rotation: u
     events.push(ev(EV_ABS, ABS_MT_POSITION_X, to_axis(nx, natural[0], ts.x)));
     events.push(ev(EV_ABS, ABS_MT_POSITION_Y, to_axis(ny, natural[1], ts.y)));
     if let Some(p) = ts.pressure {
-        events.push(ev(EV_ABS, ABS_MT_PRESSURE, (p.min + p.max) / 2));
+        events.push(ev(EV_ABS, ABS_MT_PRESSURE, p.part(1, 2)));
     }
     if let Some(m) = ts.touch_major {
-        events.push(ev(EV_ABS, ABS_MT_TOUCH_MAJOR, (m.min + m.max) / 8));
+        events.push(ev(EV_ABS, ABS_MT_TOUCH_MAJOR, m.part(1, 8)));
     }
     events.push(ev(EV_KEY, BTN_TOUCH, 1));
     events.push(ev(EV_SYN, SYN_REPORT, 0));
@@ -318,27 +351,56 @@ pub fn key_press(code: u16) -> Vec<Event> {
     ]
 }
 
-/// A write stays under bionic's stdio buffer (1 KiB): `printf` hands it to the kernel in one
-/// `write`, so evdev never sees part of an event.
+/// The most one write carries: a staged file this small is one `read` and one `write` for
+/// `cat` (toybox's buffer is 4 KiB), so evdev never sees part of an event.
 pub const MAX_WRITE: usize = 1008;
+/// The longest pause between two writes: a gesture's pace, never a wait.
+pub const MAX_PAUSE_S: f64 = 60.0;
+/// Where writes are staged on the device: the folder the shell user may write.
+pub const STAGING: &str = "/data/local/tmp";
 
-/// One shell command that writes `bytes` to `path` if the shell may (`test -w`), one `printf` of
-/// octal escapes per write; between writes, `sleep`s (seconds), so a gesture keeps its pace on
-/// the device. `None` when a write is over `MAX_WRITE`.
+/// One shell command that writes each of `writes` to `path` if the shell may (`test -w`),
+/// pausing between them (seconds), so a gesture keeps its pace on the device. evdev refuses a
+/// `write()` shorter than one event, and toybox 0.8.5-0.8.10's `printf` (Android 12-14) writes
+/// a byte at a time, so each write's bytes are staged in a file by `printf` and handed over by
+/// `cat`, whole; the file is removed whatever happened, and the status is the writes'.
+/// `None` when a write is over `MAX_WRITE` or a pause is not a number of seconds up to
+/// `MAX_PAUSE_S`.
 pub fn write_command(path: &str, writes: &[(Vec<u8>, f64)]) -> Option<String> {
+    write_command_in(STAGING, path, writes)
+}
+
+/// `write_command`, staging in `folder` (tests run it in a host's shell).
+pub fn write_command_in(folder: &str, path: &str, writes: &[(Vec<u8>, f64)]) -> Option<String> {
     let node = quote(path);
+    let file = quote(&format!("{folder}/.droidmcp-input-{}", staging_name(path, writes)));
     let mut line = format!("test -w {node}");
     for (bytes, pause) in writes {
-        if bytes.len() > MAX_WRITE {
+        if bytes.len() > MAX_WRITE || !(pause.is_finite() && (0.0..=MAX_PAUSE_S).contains(pause)) {
             return None;
         }
         let octal: String = bytes.iter().map(|b| format!("\\{b:03o}")).collect();
-        line.push_str(&format!(" && printf {} > {node}", quote(&octal)));
+        line.push_str(&format!(" && printf {} > {file} && cat {file} > {node}", quote(&octal)));
         if *pause > 0.0 {
             line.push_str(&format!(" && sleep {pause:.3}"));
         }
     }
+    line.push_str(&format!(" && rm -f {file} || ! rm -f {file}"));
     Some(line)
+}
+
+/// A staging file's name no other writer shares: this process, a count, and what is written
+/// (two servers may drive one phone).
+fn staging_name(path: &str, writes: &[(Vec<u8>, f64)]) -> String {
+    use std::hash::{Hash, Hasher};
+    static COUNT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let mut hash = std::collections::hash_map::DefaultHasher::new();
+    path.hash(&mut hash);
+    for (bytes, _) in writes {
+        bytes.hash(&mut hash);
+    }
+    let count = COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    format!("{}-{count}-{:08x}", std::process::id(), hash.finish() as u32)
 }
 
 #[cfg(test)]

@@ -1,4 +1,4 @@
-//! A small POSIX-like `sh` for the simulated device: quoting, `;`, `&&`, `||`, pipes,
+//! A small POSIX-like `sh` for the simulated device: quoting, `;`, `&&`, `||`, `!`, pipes,
 //! `>`/`>>`/`2>`/`2>&1`/`<` redirections and `$?`. Each simple command runs through `commands`.
 
 use std::sync::Arc;
@@ -402,6 +402,14 @@ pub async fn run_script_after(sim: &Arc<Simulator>, script: &str, stdin: Vec<u8>
             continue;
         }
         let mut input = stdin.take().unwrap_or_default();
+        // `! PIPELINE`: its status inverted.
+        let mut pipeline = pipeline;
+        let negated = pipeline
+            .first()
+            .is_some_and(|c| c.argv.first().map(String::as_str) == Some("!"));
+        if negated {
+            pipeline[0].argv.remove(0);
+        }
         for (i, cmd) in pipeline.iter().enumerate() {
             let last = i + 1 == pipeline.len();
             let out = run_simple(sim, cmd, std::mem::take(&mut input), status).await;
@@ -418,6 +426,9 @@ pub async fn run_script_after(sim: &Arc<Simulator>, script: &str, stdin: Vec<u8>
                 total.exits = true;
                 return total;
             }
+        }
+        if negated {
+            status = i32::from(status == 0);
         }
         if total.keeps_running {
             break;
@@ -471,12 +482,13 @@ async fn run_simple(sim: &Arc<Simulator>, cmd: &SimpleCommand, stdin: Vec<u8>, l
     {
         // A write to an input device: the kernel takes the events (sim/touch); costs/input_write.
         let data = std::mem::take(&mut out.stdout);
+        let program = argv.first().map(String::as_str).unwrap_or_default();
         let written = sim.with_device(|d| {
             crate::costs::input_write(d);
-            crate::touch::write(d, path, &data)
+            crate::touch::redirect(d, program, path, &data)
         });
         if let Err(why) = written {
-            return Output::err(1, format!("/system/bin/sh: can't create {path}: {why}\n"));
+            return Output::err(1, format!("{why}\n"));
         }
     }
     if let Some((path, append)) = &cmd.stdout_to {

@@ -66,17 +66,48 @@ pub fn getevent(d: &Device, args: &[&str]) -> crate::shell::Output {
     }
 }
 
-/// A write of `bytes` to input node `path`, as the kernel takes it.
-pub fn write(d: &mut Device, path: &str, bytes: &[u8]) -> Result<(), String> {
+/// `program`'s output redirected to input node `path`: opened (refused on a phone whose shell
+/// may not), then handed over in the `write()`s the program makes. toybox's `printf` writes a
+/// byte at a time on Android 12-14 (toybox 0.8.5-0.8.10 left stdout unbuffered), otherwise
+/// through bionic's 1 KiB stdio buffer; `cat` writes what one read of its 4 KiB buffer got; any
+/// other program writes its output whole. The first refused write ends the program.
+pub fn redirect(d: &mut Device, program: &str, path: &str, output: &[u8]) -> Result<(), String> {
     if d.touch.refused {
-        return Err("Permission denied".into());
+        return Err(format!("/system/bin/sh: can't create {path}: Permission denied"));
     }
+    if !d.touch.is_node(path) {
+        return Err(format!(
+            "/system/bin/sh: can't create {path}: No such file or directory"
+        ));
+    }
+    let sdk: u32 = d
+        .prop("ro.build.version.sdk")
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(0);
+    let chunk = match program {
+        "printf" if (31..=34).contains(&sdk) => 1,
+        "printf" => 1024,
+        "cat" => 4096,
+        _ => output.len().max(1),
+    };
+    for piece in output.chunks(chunk) {
+        write(d, path, piece).map_err(|why| format!("{program}: write: {why}"))?;
+    }
+    Ok(())
+}
+
+/// One `write()` of `bytes` to input node `path`, as evdev takes it: shorter than one event is
+/// refused whole (EINVAL); otherwise each whole event is taken and a trailing part dropped.
+fn write(d: &mut Device, path: &str, bytes: &[u8]) -> Result<(), String> {
     let devices = d.touch.devices();
     let Some(device) = devices.iter().find(|dev| dev.path == path) else {
         return Err("No such file or directory".into());
     };
-    d.touch.writes += 1;
     let width = Width::of_abi(&d.prop("ro.product.cpu.abi").unwrap_or_default());
+    if bytes.len() < width.event_bytes() {
+        return Err("Invalid argument".into());
+    }
+    d.touch.writes += 1;
     let screen = input_device::touchscreen(&devices).filter(|t| t.path == device.path);
     for e in input_device::decode(bytes, width) {
         match (e.kind, e.code) {

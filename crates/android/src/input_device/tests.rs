@@ -5,8 +5,8 @@ use proptest::prelude::{Just, ProptestConfig, prop_oneof};
 use proptest::test_runner::TestRunner;
 
 use super::{
-    ABS_MT_POSITION_X, ABS_MT_POSITION_Y, Axis, EV_ABS, Touchscreen, Width, decode, encode, from_axis, key_device,
-    parse_getevent, to_axis, to_natural, to_shown, touch_down, touchscreen, write_command,
+    ABS_MT_POSITION_X, ABS_MT_POSITION_Y, Axis, EV_ABS, MAX_PAUSE_S, Touchscreen, Width, decode, encode, from_axis,
+    key_device, parse_getevent, to_axis, to_natural, to_shown, touch_down, touchscreen, write_command,
 };
 
 /// Public `getevent -lp` captures (fixtures/README.md cites each), their displays in pixels.
@@ -83,16 +83,32 @@ fn events_are_24_bytes_on_64_bit_and_16_on_32_bit_and_decode_back() {
 }
 
 #[test]
-fn the_write_is_one_command_of_quoted_octal_after_test_w() {
-    let cmd = write_command("/dev/input/event2", &[(vec![0, 37, 39, 255], 0.0)]).unwrap();
+fn the_write_is_staged_by_printf_handed_over_by_cat_and_cleaned_up_after_test_w() {
+    let cmd = write_command("/dev/input/event2", &[(vec![0, 37, 39, 255], 0.05), (vec![1], 0.0)]).unwrap();
+    let file = cmd
+        .split(" > ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .expect("a staging file");
+    assert!(file.starts_with("'/data/local/tmp/.droidmcp-input-"), "{cmd}");
     assert_eq!(
         cmd,
-        r"test -w '/dev/input/event2' && printf '\000\045\047\377' > '/dev/input/event2'"
+        format!(
+            r"test -w '/dev/input/event2' && printf '\000\045\047\377' > {file} && cat {file} > '/dev/input/event2' && sleep 0.050 && printf '\001' > {file} && cat {file} > '/dev/input/event2' && rm -f {file} || ! rm -f {file}"
+        )
     );
+    let again = write_command("/dev/input/event2", &[(vec![0, 37, 39, 255], 0.05)]).unwrap();
+    assert!(!again.contains(file), "each command stages in its own file: {again}");
     assert!(
         write_command("/dev/input/event2", &[(vec![0; 2000], 0.0)]).is_none(),
         "over one write"
     );
+    for pause in [f64::NAN, f64::INFINITY, -1.0, MAX_PAUSE_S + 1.0] {
+        assert!(
+            write_command("/dev/input/event2", &[(vec![0; 24], pause)]).is_none(),
+            "pause {pause}"
+        );
+    }
 }
 
 /// Every shown point of every capture, in every rotation, encoded and decoded as the simulator

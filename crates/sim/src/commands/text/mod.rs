@@ -130,8 +130,15 @@ fn sed_files(sim: &Simulator, p: &opts::Parsed, stdin: &[u8]) -> Output {
 }
 
 fn read_file(sim: &Simulator, path: &str) -> Result<Vec<u8>, crate::fs::FsError> {
+    if path == "/dev/zero" {
+        // A phone's never ends; what `head -c` takes of it (the link probe's 1 MiB) is here.
+        return Ok(vec![0; DEV_ZERO_BYTES]);
+    }
     sim.with_device(|d| d.fs.read(path).map(<[u8]>::to_vec))
 }
+
+/// How much of `/dev/zero` the simulator's text commands read.
+const DEV_ZERO_BYTES: usize = 4 << 20;
 
 /// The inputs named by `files` (`-` or none: stdin), and an Output holding the errors of the
 /// ones that cannot be read (`NAME: FILE: No such file or directory`, exit code 1 or 2).
