@@ -415,3 +415,42 @@ async fn refs_skills_runs_and_the_skills_quota_are_shared_by_instances_behind_ha
     assert!(!failed, "a skill replacing one of its name fits: {replaced}");
     println!("2 instances, 1 redis-server, haproxy: refs 2 ways, a skill, a run, the skills quota shared");
 }
+
+/// Several instances on one phone: one does not see another's acting calls, so a tap never aims
+/// by a reading it remembers. Alice reads the launcher through one instance; Bob opens Settings
+/// through the other; Alice's tap by label through the first reads again and finds the launcher's
+/// "Contacts" gone, rather than tapping where it was on Settings' screen.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tap_reads_again_when_another_instance_acted_on_the_phone() {
+    let Some(redis) = testkit::redis_server() else { return };
+    let home = tempfile::tempdir().unwrap();
+    let sim = SimProcess::start(&[]);
+    let target = format!("tcp:{}", sim.addr);
+    let (alice, bob, state) = (format!("alice={ALICE}"), format!("bob={BOB}"), redis.url(0));
+    let args = ["--adb", &target, "--token", &alice, "--token", &bob, "--state", &state];
+    let (a, b) = (
+        HttpServer::start(&args, &[], home.path()).await,
+        HttpServer::start(&args, &[], home.path()).await,
+    );
+    let (read, failed) = call(&a.url, ALICE, "ui", json!({"operation": "dump"})).await;
+    assert!(!failed && read.to_string().contains("Contacts"), "{read}");
+    let (opened, failed) = call(
+        &b.url,
+        BOB,
+        "adb-app",
+        json!({"operation": "launch", "package": "com.android.settings"}),
+    )
+    .await;
+    assert!(!failed, "{opened}");
+    let (tap, failed) = call(
+        &a.url,
+        ALICE,
+        "ui",
+        json!({"operation": "tap", "contentDesc": "Contacts"}),
+    )
+    .await;
+    assert!(
+        failed && tap.to_string().contains("nothing on the screen matches"),
+        "a tap aimed by a reading another instance's call made stale: {tap}"
+    );
+}

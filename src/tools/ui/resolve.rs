@@ -43,9 +43,10 @@ pub(super) const REUSE_WITHIN: Duration = Duration::from_secs(5);
 /// the screen as far as anyone here knows, else a fresh one. Remembered counts when it is
 /// younger than `REUSE_WITHIN`, no acting call on the device (any principal's, any tool's) ran
 /// or was running since it was taken but the one asking, and it shows no web page (a page is
-/// checked afresh through DevTools). `Some(ms)`: reused, that old. The one place this is decided.
+/// checked afresh through DevTools). Never with a shared store (`--state`): another instance's
+/// acting calls are not counted here. `Some(ms)`: reused, that old. The one place this is decided.
 pub(super) async fn aim_reading(state: &State, serial: &str) -> Result<(Snapshot, Option<u64>), ReadError> {
-    if let Some(snap) = state.screen(serial) {
+    if let Some(snap) = state.screen(serial).filter(|_| state.handles.is_none()) {
         let age = snap.taken.elapsed();
         let now = state.acts(serial);
         if snap.web.is_none() && snap.acts.running == 0 && now.started == snap.acts.started + 1 && age < REUSE_WITHIN {
