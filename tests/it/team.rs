@@ -36,7 +36,7 @@ fn balancer(servers: &[&HttpServer], sticky: &str) -> Option<testkit::Haproxy> {
 }
 
 /// A 2026-07-28 `tools/call` on its own through `url`: the tool's answer and whether it is an error.
-async fn call(url: &str, token: &str, tool: &str, arguments: Value) -> (Value, bool) {
+pub(crate) async fn call(url: &str, token: &str, tool: &str, arguments: Value) -> (Value, bool) {
     let message = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
         "name": tool, "arguments": arguments, "_meta": {
             "io.modelcontextprotocol/protocolVersion": "2026-07-28",
