@@ -112,9 +112,11 @@ impl DroidMcp {
             Ok(command) => {
                 let call = self.call(&ctx, &state, command.deadline);
                 let by_panel = crate::panel::by_panel(&ctx.meta);
-                let answer = guard(call, command.run(tool, state.clone(), ctx, by_panel)).await;
+                let mut answer = guard(call, command.run(tool, state.clone(), ctx, by_panel)).await;
                 // Its entries reach the other instances before its answer reaches the client.
-                tools::handles::publish(&state).await;
+                if let Err(note) = tools::handles::publish(&state).await {
+                    answer.content.push(rmcp::model::ContentBlock::text(note));
+                }
                 answer
             }
             Err(refused) => {
@@ -413,7 +415,9 @@ impl ServerHandler for DroidMcp {
                 None,
             ));
         };
-        tools::handles::find(&state, id).await;
+        if let Err(why) = tools::handles::find(&state, id).await {
+            return Err(ErrorData::resource_not_found(fit_text(&why, MAX_ERROR_CHARS), None));
+        }
         let entry = state
             .cache
             .get(id)

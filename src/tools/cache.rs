@@ -185,7 +185,9 @@ impl Command for CacheCommand {
             if page.id.contains('/') {
                 return get(&state, page, Some(super::handles::run_result(&state, &page.id).await));
             }
-            super::handles::find(&state, &page.id).await;
+            if let Err(why) = super::handles::find(&state, &page.id).await {
+                return super::error(why);
+            }
         }
         apply(&state, self)
     }

@@ -29,11 +29,14 @@ use super::State;
 const REFS_TTL_MS: u64 = 24 * 3600 * 1000;
 
 /// Keeps the entries this principal's calls made since the last time in the shared store. A
-/// store out of reach is logged: the answer stands, and this instance still serves the id.
-pub async fn publish(state: &State) {
+/// store out of reach does not undo the answer, and this instance still serves the ids: what it
+/// could not keep is said (`Err`), for the answer to carry.
+pub async fn publish(state: &State) -> Result<(), String> {
     let Some(handles) = &state.handles else {
-        return;
+        return Ok(());
     };
+    let mut kept_here = Vec::new();
+    let mut why = String::new();
     for entry in state.cache.unpublished() {
         let (json, ttl_ms) = Cache::export(&entry);
         if let Err(e) = handles
@@ -41,24 +44,39 @@ pub async fn publish(state: &State) {
             .await
         {
             tracing::warn!(id = %entry.id, "a cache entry is served by this instance only: {e}");
+            kept_here.push(entry.id.clone());
+            why = e.to_string();
         }
+    }
+    match kept_here.is_empty() {
+        true => Ok(()),
+        false => Err(format!(
+            "note: {} read through this instance only: the store instances share could not keep them ({why})",
+            kept_here.join(", ")
+        )),
     }
 }
 
 /// Brings `id` into this principal's cache from the shared store when another instance made it.
-pub async fn find(state: &State, id: &str) {
+/// A store out of reach is the answer for an id this instance does not hold (`Err`: why, for the
+/// caller to say instead of calling the id made up).
+pub async fn find(state: &State, id: &str) -> Result<(), String> {
     let Some(handles) = &state.handles else {
-        return;
+        return Ok(());
     };
     if parse_id(id).is_err() || state.cache.peek(id).is_some() {
-        return;
+        return Ok(());
     }
     match handles.get(&state.principal, Kind::Cache, id).await {
         Ok(Some(json)) => {
             state.cache.adopt(id, &json);
+            Ok(())
         }
-        Ok(None) => {}
-        Err(e) => tracing::warn!(id, "the shared store could not be asked for a cache entry: {e}"),
+        Ok(None) => Ok(()),
+        Err(e) => Err(format!(
+            "cache id `{}` is not held by this instance, and the store instances share could not be asked for it ({e}); it may have been made through another instance: ask again once the store is back",
+            crate::android::text::echoed(id)
+        )),
     }
 }
 

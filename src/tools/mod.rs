@@ -55,9 +55,9 @@ pub struct State {
     displays: std::sync::Arc<Mutex<HashMap<String, [u32; 2]>>>,
     /// Each device's input devices (`getevent -lp`, probed once: `ui/input.rs`).
     inputs: std::sync::Arc<Mutex<HashMap<String, ui::Inputs>>>,
-    /// Each device's acting calls, by every principal (`State::acting`): whether a reading
-    /// is still the screen (`ui/resolve.rs`'s `aim_reading`).
-    acts: std::sync::Arc<Mutex<HashMap<String, Acts>>>,
+    /// The acting calls on every device, by every principal (`State::acting`): whether a
+    /// reading is still the screen (`ui/resolve.rs`'s `aim_reading`).
+    acts: std::sync::Arc<Mutex<Acts>>,
     /// Each device's refs: element identities and their numbers, across readings.
     pub refs: Mutex<HashMap<String, crate::android::ui_refs::RefBook>>,
     /// One turn per device for calls that must not overlap on it (input, screenshots).
@@ -106,29 +106,25 @@ pub struct TurnLock {
     holder: Mutex<String>,
 }
 
-/// A device's acting calls so far: how many started, and how many are running now.
+/// The acting calls so far, on any device: how many started, and how many are running now.
+/// Counted across devices, not per route: one phone reached by two routes (two adb servers, or
+/// one and a direct connection) has two names here, and an acting call through either must
+/// stop a reading taken through the other from aiming a tap.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct Acts {
     pub started: u64,
     pub running: u32,
 }
 
-/// An acting call on a device, counted from its start until dropped.
+/// An acting call, counted from its start until dropped.
 pub struct Acting {
-    acts: std::sync::Arc<Mutex<HashMap<String, Acts>>>,
-    serial: String,
+    acts: std::sync::Arc<Mutex<Acts>>,
 }
 
 impl Drop for Acting {
     fn drop(&mut self) {
-        if let Some(acts) = self
-            .acts
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get_mut(&self.serial)
-        {
-            acts.running = acts.running.saturating_sub(1);
-        }
+        let mut acts = self.acts.lock().unwrap_or_else(|p| p.into_inner());
+        acts.running = acts.running.saturating_sub(1);
     }
 }
 
@@ -283,27 +279,20 @@ impl State {
         Ok(Turn { _guard: guard })
     }
 
-    /// Counts an acting call on `serial` (any principal's, any tool's: `registry::built`, the
-    /// one place) until the guard drops.
-    pub fn acting(&self, serial: &str) -> Acting {
+    /// Counts an acting call (any principal's, any tool's, on any device: `registry::built`,
+    /// the one place) until the guard drops.
+    pub fn acting(&self) -> Acting {
         let mut acts = self.acts.lock().unwrap_or_else(|p| p.into_inner());
-        let count = acts.entry(serial.to_string()).or_default();
-        count.started += 1;
-        count.running += 1;
+        acts.started += 1;
+        acts.running += 1;
         Acting {
             acts: self.acts.clone(),
-            serial: serial.to_string(),
         }
     }
 
-    /// The acting calls on `serial` so far.
-    pub fn acts(&self, serial: &str) -> Acts {
-        self.acts
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(serial)
-            .copied()
-            .unwrap_or_default()
+    /// The acting calls so far.
+    pub fn acts(&self) -> Acts {
+        *self.acts.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// The device's input devices, as probed (`ui/input.rs`).

@@ -188,10 +188,7 @@ fn built<C: Command>(args: JsonObject) -> Result<Built, String> {
                 }
                 // Counted while it runs: a reading taken before it no longer aims a tap
                 // (`ui/resolve.rs`'s `aim_reading`).
-                let _acting = match acts {
-                    true => state.device(command.device()).await.ok().map(|s| state.acting(&s)),
-                    false => None,
-                };
+                let _acting = acts.then(|| state.acting());
                 command.apply(state, ctx).await
             })
         }),

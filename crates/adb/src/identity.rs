@@ -21,11 +21,13 @@ pub fn read(printed: &str) -> Result<String, String> {
     let serial = line(0);
     let emulator = line(1) == "1" || line(2) == "1";
     let boot = Some(line(3)).filter(|b| b.len() == 36 && b.chars().all(|c| c.is_ascii_hexdigit() || c == '-'));
-    if !emulator && !SHARED_SERIALS.contains(&serial) && serial.chars().all(|c| c.is_ascii_graphic()) {
+    let shared = SHARED_SERIALS.iter().any(|s| s.eq_ignore_ascii_case(serial));
+    if !emulator && !shared && serial.chars().all(|c| c.is_ascii_graphic()) {
         return Ok(format!("serialno:{serial}"));
     }
+    // Its own prefix: no phone's serial can spell a booted device's identity.
     match boot {
-        Some(boot) => Ok(format!("serialno:{serial}+boot:{boot}")),
+        Some(boot) => Ok(format!("boot:{boot}+serialno:{serial}")),
         None => Err(format!(
             "its ro.serialno is {serial:?}{}, which many devices share, and it printed no boot id (/proc/sys/kernel/random/boot_id)",
             if emulator { " (an emulator)" } else { "" }
@@ -95,13 +97,29 @@ mod tests {
         for qemu in ["1\n\n", "\n1\n", "1\n1\n"] {
             assert_eq!(
                 read(&format!("EMULATOR34X1X9X0\n{qemu}{BOOT}\n")).unwrap(),
-                format!("serialno:EMULATOR34X1X9X0+boot:{BOOT}")
+                format!("boot:{BOOT}+serialno:EMULATOR34X1X9X0")
             );
         }
         assert_eq!(
             read(&format!("0123456789ABCDEF\n\n\n{BOOT}\n")).unwrap(),
-            format!("serialno:0123456789ABCDEF+boot:{BOOT}")
+            format!("boot:{BOOT}+serialno:0123456789ABCDEF")
         );
+    }
+
+    /// Found from outside: a phone whose serial spells an emulator's identity is still another
+    /// phone, and a factory-default serial in lower case is still shared by many.
+    #[test]
+    fn no_serial_spells_another_devices_identity_and_shared_serials_match_in_any_case() {
+        let emulator = read(&format!("X\n1\n\n{BOOT}\n")).unwrap();
+        let spelled = read(&format!("X+boot:{BOOT}\n\n\n")).unwrap();
+        assert_ne!(emulator, spelled);
+        let spelled = read(&format!("{}\n\n\n", emulator.trim_start_matches("serialno:"))).unwrap();
+        assert_ne!(emulator, spelled);
+        assert_eq!(
+            read(&format!("0123456789abcdef\n\n\n{BOOT}\n")).unwrap(),
+            format!("boot:{BOOT}+serialno:0123456789abcdef")
+        );
+        assert!(read("0123456789abcdef\n\n\n").is_err(), "shared, and no boot id");
     }
 
     /// Generated: phones (serials of every shape, emulator flags old and new, boot ids or none,

@@ -362,7 +362,7 @@ impl Adb {
     }
 
     /// The source that reaches `name` (a serial, or `label/serial`), and its serial there.
-    async fn locate(&self, name: &str) -> Result<(&Source, String), AdbError> {
+    pub(crate) async fn locate(&self, name: &str) -> Result<(&Source, String), AdbError> {
         if let [one] = self.sources.as_slice() {
             return Ok((one, name.to_string()));
         }
@@ -462,28 +462,6 @@ impl Adb {
         let (source, serial) = self.locate(serial).await?;
         let file = tokio::fs::File::from_std(input);
         source.exec(&serial, command, Some(file), limit, sent).await
-    }
-}
-
-impl Adb {
-    /// The device's link speed in MB/s, measured from what it already sent (`link`), or by
-    /// `link::PROBES` when nothing has measured it yet; `None` if the probe could not.
-    pub async fn link_mb_per_s(&self, serial: &str) -> Option<f64> {
-        let (source, located) = self.locate(serial).await.ok()?;
-        if let Some(speed) = source.links.mb_per_s(&located) {
-            return Some(speed);
-        }
-        for probe in link::PROBES {
-            let started = std::time::Instant::now();
-            if let Err(e) = source.exec(&located, probe, None, self.timeout(), &|_| {}).await {
-                tracing::debug!(target: "droidmcp::adb::link", serial, "the link probe failed: {e}");
-                break;
-            }
-            if started.elapsed() >= link::DECISIVE {
-                break;
-            }
-        }
-        source.links.mb_per_s(&located)
     }
 }
 

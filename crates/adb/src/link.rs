@@ -46,6 +46,28 @@ impl Links {
     }
 }
 
+impl super::Adb {
+    /// The device's link speed in MB/s, measured from what it already sent (`link`), or by
+    /// `PROBES` when nothing has measured it yet; `None` if the probe could not.
+    pub async fn link_mb_per_s(&self, serial: &str) -> Option<f64> {
+        let (source, located) = self.locate(serial).await.ok()?;
+        if let Some(speed) = source.links.mb_per_s(&located) {
+            return Some(speed);
+        }
+        for probe in PROBES {
+            let started = std::time::Instant::now();
+            if let Err(e) = source.exec(&located, probe, None, self.timeout(), &|_| {}).await {
+                tracing::debug!(target: "droidmcp::adb::link", serial, "the link probe failed: {e}");
+                break;
+            }
+            if started.elapsed() >= DECISIVE {
+                break;
+            }
+        }
+        source.links.mb_per_s(&located)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::{Links, MIN_SAMPLE_BYTES, Timing};

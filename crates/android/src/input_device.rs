@@ -389,12 +389,13 @@ pub fn write_command_in(folder: &str, path: &str, writes: &[(Vec<u8>, f64)]) -> 
     Some(line)
 }
 
-/// A staging file's name no other writer shares: this process, a count, and what is written
-/// (two servers may drive one phone).
+/// A staging file's name no other writer shares: this process, a count, and a randomly keyed
+/// hash of what is written (two servers may drive one phone).
 fn staging_name(path: &str, writes: &[(Vec<u8>, f64)]) -> String {
-    use std::hash::{Hash, Hasher};
+    use std::hash::{BuildHasher, Hash, Hasher};
     static COUNT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let mut hash = std::collections::hash_map::DefaultHasher::new();
+    // Randomly keyed per process: two servers in containers are both pid 1 and count from 0.
+    let mut hash = std::collections::hash_map::RandomState::new().build_hasher();
     path.hash(&mut hash);
     for (bytes, _) in writes {
         bytes.hash(&mut hash);

@@ -10,8 +10,8 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::process::Command;
 
 use droidmcp_android::input_device::{
-    ABS_MT_POSITION_X, ABS_MT_POSITION_Y, Axis, EV_ABS, Event, Touchscreen, Width, decode, encode, from_axis,
-    key_press, parse_getevent, to_axis, to_natural, touch_down, touch_move, touch_up, touchscreen, write_command,
+    ABS_MT_POSITION_X, ABS_MT_POSITION_Y, Axis, EV_ABS, Touchscreen, Width, decode, encode, from_axis, key_press,
+    parse_getevent, to_axis, to_natural, touch_down, touch_move, touch_up, touchscreen, write_command,
     write_command_in,
 };
 use proptest::prelude::{Just, ProptestConfig, any, prop_oneof};

@@ -89,6 +89,22 @@ impl std::fmt::Debug for Redis {
     }
 }
 
+/// The longest any operation waits for Redis, reconnecting included: a store that is down
+/// answers as down, not as a call's timeout blaming the device.
+const OPERATION_LIMIT: Duration = Duration::from_secs(5);
+
+/// An operation on its way, bounded by `OPERATION_LIMIT`.
+fn bounded<'a, T: Send + 'a>(operation: impl Future<Output = Result<T, StateError>> + Send + 'a) -> Pending<'a, T> {
+    Box::pin(async move {
+        tokio::time::timeout(OPERATION_LIMIT, operation).await.unwrap_or_else(|_| {
+            Err(StateError(format!(
+                "the shared state (Redis, --state) did not answer within {} s; check that redis-server is up and reachable",
+                OPERATION_LIMIT.as_secs()
+            )))
+        })
+    })
+}
+
 fn failed(what: &str, e: redis::RedisError) -> StateError {
     StateError(format!(
         "the shared state (Redis, --state) could not {what}: {e}; check that redis-server is up and reachable"
@@ -185,21 +201,21 @@ impl Redis {
 
 impl Leases for Redis {
     fn take<'a>(&'a self, device: &'a str, holder: &'a Holder, ttl_ms: u64) -> Pending<'a, Taken> {
-        Box::pin(self.with(device, move |current, now| {
+        bounded(self.with(device, move |current, now| {
             decide::take(current, now, device, holder, ttl_ms)
         }))
     }
 
     fn touch<'a>(&'a self, device: &'a str, holder: &'a Holder) -> Pending<'a, Option<Taken>> {
-        Box::pin(self.with(device, move |current, now| decide::touch(current, now, holder)))
+        bounded(self.with(device, move |current, now| decide::touch(current, now, holder)))
     }
 
     fn release<'a>(&'a self, device: &'a str, holder: &'a Holder) -> Pending<'a, Option<Taken>> {
-        Box::pin(self.with(device, move |current, _| decide::release(current, holder)))
+        bounded(self.with(device, move |current, _| decide::release(current, holder)))
     }
 
     fn list(&self) -> Pending<'_, Vec<Lease>> {
-        Box::pin(async move {
+        bounded(async move {
             let pattern = self.lease_key("*");
             let mut connection = self.connection();
             let mut keys: Vec<String> = Vec::new();
@@ -301,7 +317,7 @@ impl Handles for Redis {
         value: &'a str,
         ttl_ms: Option<u64>,
     ) -> Pending<'a, ()> {
-        Box::pin(async move {
+        bounded(async move {
             // Without a bound nothing refuses it.
             let _ = self.put_kept(principal, kind, id, value, ttl_ms, None).await?;
             Ok(())
@@ -316,11 +332,11 @@ impl Handles for Redis {
         value: &'a str,
         bound: Bound,
     ) -> Pending<'a, Result<(), Full>> {
-        Box::pin(self.put_kept(principal, kind, id, value, None, Some(bound)))
+        bounded(self.put_kept(principal, kind, id, value, None, Some(bound)))
     }
 
     fn get<'a>(&'a self, principal: &'a str, kind: Kind, id: &'a str) -> Pending<'a, Option<String>> {
-        Box::pin(async move {
+        bounded(async move {
             let (_, values) = self.shelf_keys(principal, kind);
             let raw: Option<String> = redis::cmd("GET")
                 .arg(format!("{values}{id}"))
@@ -332,7 +348,7 @@ impl Handles for Redis {
     }
 
     fn list<'a>(&'a self, principal: &'a str, kind: Kind) -> Pending<'a, Vec<(String, String)>> {
-        Box::pin(async move {
+        bounded(async move {
             let (index, values) = self.shelf_keys(principal, kind);
             let mut connection = self.connection();
             let what = format!("list the {}s", kind.name());
@@ -360,7 +376,7 @@ impl Handles for Redis {
     }
 
     fn remove<'a>(&'a self, principal: &'a str, kind: Kind, id: &'a str) -> Pending<'a, bool> {
-        Box::pin(async move {
+        bounded(async move {
             let (index, values) = self.shelf_keys(principal, kind);
             let mut connection = self.connection();
             let what = format!("remove a {}", kind.name());

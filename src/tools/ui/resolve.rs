@@ -41,14 +41,14 @@ pub(super) const REUSE_WITHIN: Duration = Duration::from_secs(5);
 
 /// The reading a tap (or `type`'s field) aims by: the device's remembered one when it is still
 /// the screen as far as anyone here knows, else a fresh one. Remembered counts when it is
-/// younger than `REUSE_WITHIN`, no acting call on the device (any principal's, any tool's) ran
-/// or was running since it was taken but the one asking, and it shows no web page (a page is
+/// younger than `REUSE_WITHIN`, no acting call (any principal's, any tool's, on any device: one
+/// phone may have two routes' names) ran or was running since it was taken but the one asking, and it shows no web page (a page is
 /// checked afresh through DevTools). Never with a shared store (`--state`): another instance's
 /// acting calls are not counted here. `Some(ms)`: reused, that old. The one place this is decided.
 pub(super) async fn aim_reading(state: &State, serial: &str) -> Result<(Snapshot, Option<u64>), ReadError> {
     if let Some(snap) = state.screen(serial).filter(|_| state.handles.is_none()) {
         let age = snap.taken.elapsed();
-        let now = state.acts(serial);
+        let now = state.acts();
         if snap.web.is_none() && snap.acts.running == 0 && now.started == snap.acts.started + 1 && age < REUSE_WITHIN {
             tracing::info!(target: "droidmcp::tools::ui::resolve", serial, age_ms = age.as_millis() as u64, "aimed by the remembered reading");
             return Ok((snap, Some(age.as_millis() as u64)));
