@@ -291,7 +291,7 @@ impl State {
     }
 
     /// The acting calls so far.
-    pub fn acts(&self) -> Acts {
+    pub fn acting_calls(&self) -> Acts {
         *self.acts.lock().unwrap_or_else(|p| p.into_inner())
     }
 

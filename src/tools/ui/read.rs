@@ -61,7 +61,7 @@ impl From<ReadError> for String {
 /// the one hand-over). Nothing else is kept of it: see `read_current`.
 pub(super) async fn read_screen(state: &State, serial: &str) -> Result<Snapshot, ReadError> {
     let started = std::time::Instant::now();
-    let acts = state.acts();
+    let acts = state.acting_calls();
     let out = state
         .adb
         .shell(serial, READING)

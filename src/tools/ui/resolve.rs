@@ -48,7 +48,7 @@ pub(super) const REUSE_WITHIN: Duration = Duration::from_secs(5);
 pub(super) async fn aim_reading(state: &State, serial: &str) -> Result<(Snapshot, Option<u64>), ReadError> {
     if let Some(snap) = state.screen(serial).filter(|_| state.handles.is_none()) {
         let age = snap.taken.elapsed();
-        let now = state.acts();
+        let now = state.acting_calls();
         if snap.web.is_none() && snap.acts.running == 0 && now.started == snap.acts.started + 1 && age < REUSE_WITHIN {
             tracing::info!(target: "droidmcp::tools::ui::resolve", serial, age_ms = age.as_millis() as u64, "aimed by the remembered reading");
             return Ok((snap, Some(age.as_millis() as u64)));
