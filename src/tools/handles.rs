@@ -7,9 +7,10 @@
 //!   (`publish`, from `DroidMcp::dispatch`), so its `cacheId` reads through any instance at
 //!   once; an id this instance does not hold is looked up under the caller's principal
 //!   (`find`), so another's id answers as a made-up one.
-//! - Refs: the store's book of a device is the one book: fetched before each reading numbers
-//!   its elements or a ref is looked up (`refs_in`), kept after (`refs_out`), so a ref one
-//!   instance gave taps through another. The last reading itself (`State::screens`) is not
+//! - Refs: the store's book of a device is the one book: each reading numbers its elements on
+//!   it and writes it back by compare and set, numbering again when another instance wrote
+//!   first (`number_refs`); a ref is looked up in it (`refs_in`), so a ref one instance gave
+//!   taps through another and never names two elements. The last reading itself (`State::screens`) is not
 //!   shared: an instance without one reads the device again (the device is the truth).
 //! - Skills: kept in the store, the skills quota counted there as each is saved (`save_skill`,
 //!   `state::Handles::put_within`), so it holds across instances; listed from it, and a skill
@@ -18,6 +19,8 @@
 //!   and, once it ends, its saved results. A run's live process belongs to the instance running
 //!   it; another instance lists it, names that instance, and serves its results once it ended.
 
+use crate::android::ui_elements::Element;
+use crate::android::ui_refs::RefBook;
 use crate::context::cache::{Cache, parse_id};
 use crate::script::runs::RunInfo;
 use crate::script::skills::{SkillInfo, no_skill, skill_info, skill_text};
@@ -27,6 +30,9 @@ use super::State;
 
 /// How long a device's ref book is kept after its last reading.
 const REFS_TTL_MS: u64 = 24 * 3600 * 1000;
+
+/// How often a reading numbers again after another instance's reading changed the book first.
+const REFS_ATTEMPTS: usize = 32;
 
 /// Keeps the entries this principal's calls made since the last time in the shared store. A
 /// store out of reach does not undo the answer, and this instance still serves the ids: what it
@@ -103,25 +109,56 @@ pub async fn refs_in(state: &State, serial: &str) {
     }
 }
 
-/// Keeps `serial`'s book (bounded by `RefBook`'s own bounds) as the shared one.
-pub async fn refs_out(state: &State, serial: &str) {
+/// Numbers a reading's elements by `serial`'s book (`RefBook::number`, bounded by its own
+/// bounds). With a shared store the store's book is the one book: fetched, numbered, and
+/// written back only over the version fetched (`Handles::put_if`); when another instance wrote
+/// it meanwhile, fetched and numbered again, so two readings at once never give one number to
+/// two elements. A store out of reach numbers by this instance's book.
+pub async fn number_refs(state: &State, serial: &str, elements: &mut [Element]) -> Result<(), String> {
     let Some(handles) = &state.handles else {
-        return;
-    };
-    let json = {
-        let books = state.refs.lock().unwrap_or_else(|p| p.into_inner());
-        match books.get(serial).map(serde_json::to_string) {
-            Some(Ok(json)) => json,
-            _ => return,
-        }
+        state.number_refs(serial, elements);
+        return Ok(());
     };
     let device = state.adb.route_name(serial);
-    if let Err(e) = handles
-        .put(&state.principal, Kind::Refs, &device, &json, Some(REFS_TTL_MS))
-        .await
-    {
-        tracing::warn!(device, "refs from this reading tap through this instance only: {e}");
+    for _ in 0..REFS_ATTEMPTS {
+        let fetched = match handles.fetch(&state.principal, Kind::Refs, &device).await {
+            Ok(fetched) => fetched,
+            Err(e) => {
+                tracing::warn!(device, "refs from this reading tap through this instance only: {e}");
+                state.number_refs(serial, elements);
+                return Ok(());
+            }
+        };
+        let mut book: RefBook = match &fetched {
+            Some(kept) => serde_json::from_str(&kept.value).unwrap_or_else(|e| {
+                tracing::warn!(device, "the shared ref book is unreadable, numbering anew: {e}");
+                RefBook::default()
+            }),
+            None => state.ref_book(serial),
+        };
+        book.number(elements);
+        let json = serde_json::to_string(&book).map_err(|e| e.to_string())?;
+        let version = fetched.as_ref().map(|k| k.version.as_str());
+        match handles
+            .put_if(&state.principal, Kind::Refs, &device, version, &json, Some(REFS_TTL_MS))
+            .await
+        {
+            Ok(true) => {
+                state.set_ref_book(serial, book);
+                return Ok(());
+            }
+            // Another instance numbered a reading of this device meanwhile: number on its book.
+            Ok(false) => tokio::task::yield_now().await,
+            Err(e) => {
+                tracing::warn!(device, "refs from this reading tap through this instance only: {e}");
+                state.set_ref_book(serial, book);
+                return Ok(());
+            }
+        }
     }
+    Err(format!(
+        "this device's refs changed under this reading {REFS_ATTEMPTS} times (other readings of it, through other instances, at the same moment); nothing was numbered: read the screen again"
+    ))
 }
 
 /// Saves a skill: in the shared store (the quota counted there, across instances) and this

@@ -245,6 +245,18 @@ impl State {
             .number(elements);
     }
 
+    /// A copy of this device's book (empty when no reading numbered one yet).
+    pub fn ref_book(&self, serial: &str) -> crate::android::ui_refs::RefBook {
+        let books = self.refs.lock().unwrap_or_else(|p| p.into_inner());
+        books.get(serial).cloned().unwrap_or_default()
+    }
+
+    /// Takes `book` as this device's (the shared store's, numbered by a reading).
+    pub fn set_ref_book(&self, serial: &str, book: crate::android::ui_refs::RefBook) {
+        let mut books = self.refs.lock().unwrap_or_else(|p| p.into_inner());
+        books.insert(serial.to_string(), book);
+    }
+
     /// Whether this device's book ever handed out `reference`.
     pub fn knows_ref(&self, serial: &str, reference: &str) -> bool {
         self.refs

@@ -221,7 +221,7 @@ const MECHANISMS: &[Mechanism] = &[
     },
     Mechanism {
         concern: "a principal's handles (cache, refs, skills, runs) kept in or read from the shared store (--state), at the one door",
-        markers: &["&state.handles"],
+        markers: &["&state.handles", ".put_if("],
         home: "src/tools/handles.rs",
         pending: &[],
     },

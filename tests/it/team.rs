@@ -454,3 +454,132 @@ async fn a_tap_reads_again_when_another_instance_acted_on_the_phone() {
         "a tap aimed by a reading another instance's call made stale: {tap}"
     );
 }
+
+/// A way to Redis that holds each of its answers `delay` (requests go straight on): an
+/// instance's reading fetches the ref book at once but writes it back long after, so readings
+/// at once overlap between the two (a race the real network makes rare, not impossible).
+async fn slow_path_to(port: u16, delay: Duration) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((client, _)) = listener.accept().await {
+            let Ok(server) = tokio::net::TcpStream::connect(("127.0.0.1", port)).await else {
+                continue;
+            };
+            let (client_in, client_out) = client.into_split();
+            let (server_in, server_out) = server.into_split();
+            tokio::spawn(held(client_in, server_out, Duration::ZERO));
+            tokio::spawn(held(server_in, client_out, delay));
+        }
+    });
+    format!("redis://{address}/0")
+}
+
+async fn held(mut from: tokio::net::tcp::OwnedReadHalf, mut to: tokio::net::tcp::OwnedWriteHalf, delay: Duration) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    // Each chunk goes on `delay` after it came, whatever follows it (a latency, not a queue).
+    let (send, mut due) = tokio::sync::mpsc::unbounded_channel::<(tokio::time::Instant, Vec<u8>)>();
+    tokio::spawn(async move {
+        while let Some((at, chunk)) = due.recv().await {
+            tokio::time::sleep_until(at).await;
+            if to.write_all(&chunk).await.is_err() {
+                break;
+            }
+        }
+    });
+    let mut buffer = vec![0u8; 64 * 1024];
+    while let Ok(n @ 1..) = from.read(&mut buffer).await {
+        if send
+            .send((tokio::time::Instant::now() + delay, buffer[..n].to_vec()))
+            .is_err()
+        {
+            break;
+        }
+    }
+}
+
+/// Two readings of one device at once through two instances, each a request straight to one,
+/// while the screen changes between them: the first instance reads the launcher and is slow to
+/// the store (a path to Redis that holds each chunk), the screen turns to Settings, and the
+/// second reads it and numbers before the first writes its book back. Each round a principal
+/// of its own (its book starts empty). In every answer through either instance a ref names one
+/// element (label, type, place), never two (issue 45: the book is written by compare and set;
+/// the first reading loses the race and numbers again on the second's book).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn readings_at_once_through_two_instances_never_give_one_ref_to_two_elements() {
+    let Some(redis) = testkit::redis_server() else { return };
+    let home = tempfile::tempdir().unwrap();
+    let sim = SimProcess::start_logged(&[]);
+    let target = format!("tcp:{}", sim.addr);
+    let rounds = 3;
+    let tokens: Vec<String> = (0..rounds)
+        .map(|r| format!("p{r}=team-token-{r}-0123456789abcdef"))
+        .collect();
+    let slow = slow_path_to(redis.port, Duration::from_millis(500)).await;
+    let direct = redis.url(0);
+    let mut instances = Vec::new();
+    for state in [&slow, &direct] {
+        let mut args = vec!["--adb", &target, "--state", state];
+        for token in &tokens {
+            args.extend(["--token", token]);
+        }
+        instances.push(HttpServer::start(&args, &[], home.path()).await);
+    }
+    let (slow_url, fast_url) = (instances[0].url.clone(), instances[1].url.clone());
+    let flips = ["am start -n com.android.settings/.Settings", "input keyevent 3"];
+    let dump = json!({"operation": "dump", "limit": 200});
+    let (mut clashes, mut refs) = (Vec::new(), 0);
+    let mut screens = std::collections::BTreeSet::new();
+    for (round, token) in tokens.iter().enumerate() {
+        let token: &'static str = token.split_once('=').unwrap().1.to_string().leak();
+        let dumps_before = sim.log().matches("uiautomator").count();
+        let (url, first_dump) = (slow_url.clone(), dump.clone());
+        let first = tokio::spawn(async move { call(&url, token, "ui", first_dump).await });
+        // Once the first instance has the screen from the device, the screen changes and the
+        // second instance reads it.
+        for _ in 0..500 {
+            if sim.log().matches("uiautomator").count() > dumps_before {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        let (said, failed) = call(&fast_url, token, "adb-shell", shell_run(flips[round % 2])).await;
+        assert!(!failed, "{said}");
+        let second = call(&fast_url, token, "ui", dump.clone()).await;
+        let mut named: std::collections::BTreeMap<String, (String, Value)> = Default::default();
+        for (reading, failed) in [first.await.unwrap(), second] {
+            assert!(!failed, "{reading}");
+            let elements = reading["elements"].as_array().cloned().unwrap_or_default();
+            screens.insert(
+                elements
+                    .iter()
+                    .map(|e| e["label"].to_string())
+                    .collect::<Vec<_>>()
+                    .join("|"),
+            );
+            for e in elements.iter().filter(|e| e["ref"].is_string()) {
+                let reference = e["ref"].as_str().unwrap().to_string();
+                let what = (e["label"].to_string(), json!([e["type"], e["at"]]));
+                match named.get(&reference) {
+                    Some(first) if *first != what => {
+                        clashes.push(format!("round {round}, {reference}: {first:?} and {what:?}"))
+                    }
+                    Some(_) => {}
+                    None => {
+                        named.insert(reference, what);
+                    }
+                }
+            }
+        }
+        refs += named.len();
+    }
+    assert!(
+        screens.len() >= 2,
+        "the readings saw one screen only: nothing could clash"
+    );
+    assert!(clashes.is_empty(), "refs naming two elements: {clashes:#?}");
+    println!(
+        "{rounds} rounds of 2 readings at once through 2 instances, {} screens, {refs} refs: each names one element",
+        screens.len()
+    );
+}

@@ -9,6 +9,10 @@
 //! size, a run's quota); `put_within` bounds a kind's whole, counted in the store at the moment
 //! of the write, so two instances cannot both fill the last place (the skills quota); Redis's
 //! own `maxmemory` bounds the rest (docs/http.md).
+//!
+//! Compare and set: every write gives the value a new version (a token never given before);
+//! `put_if` writes only over the version its caller fetched, so of two instances that read one
+//! value and change it at once, one writes and the other fetches again (the ref books).
 
 use std::collections::BTreeMap;
 use std::collections::HashMap;
@@ -58,6 +62,33 @@ pub struct Full {
     pub bytes: u64,
 }
 
+/// A value and its version, as `fetch` found it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Versioned {
+    pub value: String,
+    pub version: String,
+}
+
+/// A version no write gave before, in any process: this process's random part and a count.
+pub(crate) fn new_version() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    use std::sync::OnceLock;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static PROCESS: OnceLock<u64> = OnceLock::new();
+    static COUNT: AtomicU64 = AtomicU64::new(0);
+    let process = PROCESS.get_or_init(|| {
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u32(std::process::id());
+        h.write_u128(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos()),
+        );
+        h.finish()
+    });
+    format!("{process:016x}.{}", COUNT.fetch_add(1, Ordering::Relaxed))
+}
+
 /// Where handles live (the module's comment is the contract).
 pub trait Handles: Send + Sync + std::fmt::Debug {
     /// Keeps `value` as `principal`'s `id` of `kind`, for `ttl_ms` (`None`: until removed).
@@ -79,6 +110,19 @@ pub trait Handles: Send + Sync + std::fmt::Debug {
         value: &'a str,
         bound: Bound,
     ) -> Pending<'a, Result<(), Full>>;
+    /// `put`, only if `principal`'s `id` of `kind` is still at `version` (`None`: only if it has
+    /// no live value): whether it wrote. A `false` is a lost race: fetch again and redo.
+    fn put_if<'a>(
+        &'a self,
+        principal: &'a str,
+        kind: Kind,
+        id: &'a str,
+        version: Option<&'a str>,
+        value: &'a str,
+        ttl_ms: Option<u64>,
+    ) -> Pending<'a, bool>;
+    /// `get` with the value's version, for `put_if`.
+    fn fetch<'a>(&'a self, principal: &'a str, kind: Kind, id: &'a str) -> Pending<'a, Option<Versioned>>;
     /// `principal`'s `id` of `kind`, while it lives.
     fn get<'a>(&'a self, principal: &'a str, kind: Kind, id: &'a str) -> Pending<'a, Option<String>>;
     /// Every live value of `principal`'s `kind`, by id.
@@ -92,6 +136,19 @@ pub trait Handles: Send + Sync + std::fmt::Debug {
 pub(crate) struct Kept {
     pub until_ms: u64,
     pub value: String,
+    /// Empty in values kept before versions were.
+    #[serde(default)]
+    pub version: String,
+}
+
+impl Kept {
+    pub fn new(until_ms: u64, value: &str) -> Kept {
+        Kept {
+            until_ms,
+            value: value.to_string(),
+            version: new_version(),
+        }
+    }
 }
 
 /// The place of `principal`'s values of `kind`: the principal's length first, so no pair of
@@ -149,15 +206,36 @@ impl Handles for InProcessHandles {
         ttl_ms: Option<u64>,
     ) -> Pending<'a, ()> {
         self.with(principal, kind, |values, now| {
-            values.insert(
-                id.to_string(),
-                Kept {
-                    until_ms: until(now, ttl_ms),
-                    value: value.to_string(),
-                },
-            );
+            values.insert(id.to_string(), Kept::new(until(now, ttl_ms), value));
         });
         ready(())
+    }
+
+    fn put_if<'a>(
+        &'a self,
+        principal: &'a str,
+        kind: Kind,
+        id: &'a str,
+        version: Option<&'a str>,
+        value: &'a str,
+        ttl_ms: Option<u64>,
+    ) -> Pending<'a, bool> {
+        ready(self.with(principal, kind, |values, now| {
+            if values.get(id).map(|k| k.version.as_str()) != version {
+                return false;
+            }
+            values.insert(id.to_string(), Kept::new(until(now, ttl_ms), value));
+            true
+        }))
+    }
+
+    fn fetch<'a>(&'a self, principal: &'a str, kind: Kind, id: &'a str) -> Pending<'a, Option<Versioned>> {
+        ready(self.with(principal, kind, |values, _| {
+            values.get(id).map(|k| Versioned {
+                value: k.value.clone(),
+                version: k.version.clone(),
+            })
+        }))
     }
 
     fn put_within<'a>(
@@ -177,13 +255,7 @@ impl Handles for InProcessHandles {
             if full.items + 1 > bound.items || full.bytes + value.len() as u64 > bound.bytes {
                 return Err(full);
             }
-            values.insert(
-                id.to_string(),
-                Kept {
-                    until_ms: u64::MAX,
-                    value: value.to_string(),
-                },
-            );
+            values.insert(id.to_string(), Kept::new(u64::MAX, value));
             Ok(())
         }))
     }

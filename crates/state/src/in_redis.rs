@@ -14,7 +14,7 @@ use std::time::Duration;
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 
 use crate::clock::Clock;
-use crate::handles::{self, Bound, Full, Handles, Kept, Kind};
+use crate::handles::{self, Bound, Full, Handles, Kept, Kind, Versioned};
 use crate::leases::{Holder, Lease, Leases, Pending, StateError, Taken, decide};
 
 /// Writes ARGV[2] (or deletes the key when it is empty) with expiry ARGV[3] ms, only if the key
@@ -32,11 +32,25 @@ return 1
 ";
 
 /// Keeps a value (KEYS[1]: its shelf's index; ARGV: the values' key prefix, id, the kept JSON,
-/// expiry in ms or 0, bounded 0|1, the bound's items and bytes, now, the value's bytes). The
+/// expiry in ms or 0, bounded 0|1, the bound's items and bytes, now, the value's bytes, and
+/// the version it must be written over: empty for any, `-` for no live value, `=VERSION`). The
 /// index drops ids whose keys Redis collected; a bounded write counts the shelf's other live
-/// values first and writes only if this one fits. Answers {wrote 1|0, their items, their bytes}.
-/// (It reads keys of the shelf it was not handed: one Redis, not a cluster.)
+/// values first and writes only if this one fits. Answers {wrote 1|0, their items, their
+/// bytes}, or {2, 0, 0} when the value is not at the version asked. (It reads keys of the
+/// shelf it was not handed: one Redis, not a cluster.)
 const PUT: &str = r"
+if ARGV[10] ~= '' then
+  local raw = redis.call('GET', ARGV[1] .. ARGV[2])
+  local at = '-'
+  if raw ~= false then
+    local kept = cjson.decode(raw)
+    if tonumber(kept.until_ms) > tonumber(ARGV[8]) then
+      at = '='
+      if type(kept.version) == 'string' then at = '=' .. kept.version end
+    end
+  end
+  if at ~= ARGV[10] then return {2, 0, 0} end
+end
 local items, bytes = 0, 0
 local bounded = ARGV[5] == '1'
 for _, m in ipairs(redis.call('SMEMBERS', KEYS[1])) do
@@ -264,7 +278,8 @@ impl Redis {
         (format!("{shelf}:index"), format!("{shelf}:i:"))
     }
 
-    /// Writes one value through `PUT` (bounded or not): `Ok(Err(full))` when the bound refused it.
+    /// Writes one value through `PUT` (bounded or not, over a version or any): what it came to.
+    #[allow(clippy::too_many_arguments)]
     async fn put_kept(
         &self,
         principal: &str,
@@ -273,13 +288,16 @@ impl Redis {
         value: &str,
         ttl_ms: Option<u64>,
         bound: Option<Bound>,
-    ) -> Result<Result<(), Full>, StateError> {
+        over: Option<Option<&str>>,
+    ) -> Result<Wrote, StateError> {
         let now = self.clock.now_ms();
-        let kept = serde_json::to_string(&Kept {
-            until_ms: handles::until(now, ttl_ms),
-            value: value.to_string(),
-        })
-        .map_err(|e| StateError(e.to_string()))?;
+        let kept = serde_json::to_string(&Kept::new(handles::until(now, ttl_ms), value))
+            .map_err(|e| StateError(e.to_string()))?;
+        let over = match over {
+            None => String::new(),
+            Some(None) => "-".to_string(),
+            Some(Some(version)) => format!("={version}"),
+        };
         let (index, values) = self.shelf_keys(principal, kind);
         let px = ttl_ms.map_or(0, |ttl| ttl.saturating_add(COLLECT_AFTER_MS));
         let (items, bytes) = bound.map_or((0, 0), |b| (b.items as u64, b.bytes));
@@ -295,17 +313,26 @@ impl Redis {
             .arg(bytes)
             .arg(now)
             .arg(value.len())
+            .arg(over)
             .invoke_async(&mut self.connection())
             .await
             .map_err(|e| failed(&format!("keep a {}", kind.name()), e))?;
         Ok(match wrote {
-            1 => Ok(()),
-            _ => Err(Full {
+            1 => Wrote::Yes,
+            2 => Wrote::NotAtVersion,
+            _ => Wrote::Full(Full {
                 items: usize::try_from(held_items).unwrap_or(usize::MAX),
                 bytes: held_bytes,
             }),
         })
     }
+}
+
+/// What `PUT` came to.
+enum Wrote {
+    Yes,
+    Full(Full),
+    NotAtVersion,
 }
 
 impl Handles for Redis {
@@ -318,9 +345,41 @@ impl Handles for Redis {
         ttl_ms: Option<u64>,
     ) -> Pending<'a, ()> {
         bounded(async move {
-            // Without a bound nothing refuses it.
-            let _ = self.put_kept(principal, kind, id, value, ttl_ms, None).await?;
+            // Without a bound or a version nothing refuses it.
+            self.put_kept(principal, kind, id, value, ttl_ms, None, None).await?;
             Ok(())
+        })
+    }
+
+    fn put_if<'a>(
+        &'a self,
+        principal: &'a str,
+        kind: Kind,
+        id: &'a str,
+        version: Option<&'a str>,
+        value: &'a str,
+        ttl_ms: Option<u64>,
+    ) -> Pending<'a, bool> {
+        bounded(async move {
+            let wrote = self
+                .put_kept(principal, kind, id, value, ttl_ms, None, Some(version))
+                .await?;
+            Ok(matches!(wrote, Wrote::Yes))
+        })
+    }
+
+    fn fetch<'a>(&'a self, principal: &'a str, kind: Kind, id: &'a str) -> Pending<'a, Option<Versioned>> {
+        bounded(async move {
+            let (_, values) = self.shelf_keys(principal, kind);
+            let raw: Option<String> = redis::cmd("GET")
+                .arg(format!("{values}{id}"))
+                .query_async(&mut self.connection())
+                .await
+                .map_err(|e| failed(&format!("read a {}", kind.name()), e))?;
+            Ok(self.live(raw).map(|k| Versioned {
+                value: k.value,
+                version: k.version,
+            }))
         })
     }
 
@@ -332,19 +391,21 @@ impl Handles for Redis {
         value: &'a str,
         bound: Bound,
     ) -> Pending<'a, Result<(), Full>> {
-        bounded(self.put_kept(principal, kind, id, value, None, Some(bound)))
+        bounded(async move {
+            Ok(
+                match self
+                    .put_kept(principal, kind, id, value, None, Some(bound), None)
+                    .await?
+                {
+                    Wrote::Full(full) => Err(full),
+                    _ => Ok(()),
+                },
+            )
+        })
     }
 
     fn get<'a>(&'a self, principal: &'a str, kind: Kind, id: &'a str) -> Pending<'a, Option<String>> {
-        bounded(async move {
-            let (_, values) = self.shelf_keys(principal, kind);
-            let raw: Option<String> = redis::cmd("GET")
-                .arg(format!("{values}{id}"))
-                .query_async(&mut self.connection())
-                .await
-                .map_err(|e| failed(&format!("read a {}", kind.name()), e))?;
-            Ok(self.live(raw))
-        })
+        bounded(async move { Ok(self.fetch(principal, kind, id).await?.map(|v| v.value)) })
     }
 
     fn list<'a>(&'a self, principal: &'a str, kind: Kind) -> Pending<'a, Vec<(String, String)>> {
@@ -370,7 +431,7 @@ impl Handles for Redis {
             Ok(ids
                 .into_iter()
                 .zip(raws)
-                .filter_map(|(id, raw)| Some((id, self.live(raw)?)))
+                .filter_map(|(id, raw)| Some((id, self.live(raw)?.value)))
                 .collect())
         })
     }
@@ -398,10 +459,9 @@ impl Handles for Redis {
 
 impl Redis {
     /// A stored value, while it lives on the shared clock.
-    fn live(&self, raw: Option<String>) -> Option<String> {
+    fn live(&self, raw: Option<String>) -> Option<Kept> {
         let now = self.clock.now_ms();
         raw.and_then(|raw| serde_json::from_str::<Kept>(&raw).ok())
             .filter(|k| k.until_ms > now)
-            .map(|k| k.value)
     }
 }

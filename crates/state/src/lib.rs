@@ -10,6 +10,6 @@ mod in_redis;
 mod leases;
 
 pub use clock::{Clock, ManualClock, SystemClock};
-pub use handles::{Bound, Full, Handles, InProcessHandles, Kind};
+pub use handles::{Bound, Full, Handles, InProcessHandles, Kind, Versioned};
 pub use in_redis::Redis;
 pub use leases::{Holder, InProcess, Lease, Leases, Pending, StateError, Taken};

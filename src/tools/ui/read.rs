@@ -114,9 +114,9 @@ pub(super) async fn read_screen(state: &State, serial: &str) -> Result<Snapshot,
         _ => None,
     };
     mark_covered(&tree, &mut els, keyboard);
-    handles::refs_in(state, serial).await;
-    state.number_refs(serial, &mut els);
-    handles::refs_out(state, serial).await;
+    handles::number_refs(state, serial, &mut els)
+        .await
+        .map_err(ReadError::Failed)?;
     let mut hasher = DefaultHasher::new();
     for e in &els {
         (&e.label, &e.kind, e.at, &e.flags).hash(&mut hasher);
