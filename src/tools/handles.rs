@@ -14,7 +14,9 @@
 //!   shared: an instance without one reads the device again (the device is the truth).
 //! - Skills: kept in the store, the skills quota counted there as each is saved (`save_skill`,
 //!   `state::Handles::put_within`), so it holds across instances; listed from it, and a skill
-//!   read from it is copied into this instance's skills folder for the run's `workspace` calls.
+//!   read from it is copied into this instance's skills folder for the run's `workspace` calls;
+//!   removed from it (`remove_skill`), its place freed, and this instance's copy with it (a
+//!   copy of a skill another instance removed goes when the skills are listed, and as a run starts).
 //! - Runs: a run's record (which instance runs it, whether it is still running, how it ended)
 //!   and, once it ends, its saved results. A run's live process belongs to the instance running
 //!   it; another instance lists it, names that instance, and serves its results once it ended.
@@ -168,7 +170,8 @@ pub async fn save_skill(state: &State, name: &str, code: &str, description: &str
     }
 }
 
-/// This principal's saved skills, by name.
+/// This principal's saved skills, by name. With a shared store, this instance's copies of
+/// skills removed through another instance are removed here too (a run reads the folder).
 pub async fn skills(state: &State) -> Result<Vec<SkillInfo>, String> {
     let Some(handles) = &state.handles else {
         return Ok(state.runs.skills());
@@ -177,7 +180,29 @@ pub async fn skills(state: &State) -> Result<Vec<SkillInfo>, String> {
         .list(&state.principal, Kind::Skill)
         .await
         .map_err(|e| e.to_string())?;
+    for copy in state.runs.skills() {
+        if !kept.iter().any(|(name, _)| *name == copy.name) {
+            let _ = state.runs.remove_skill(&copy.name);
+        }
+    }
     Ok(kept.iter().filter_map(|(name, text)| skill_info(name, text)).collect())
+}
+
+/// Removes a saved skill: from the shared store (every instance, its place in the quota freed)
+/// and this instance's folder; without one, from the folder.
+pub async fn remove_skill(state: &State, name: &str) -> Result<(), String> {
+    let mut removed = state.runs.remove_skill(name)?;
+    if let Some(handles) = &state.handles {
+        removed = handles
+            .remove(&state.principal, Kind::Skill, name)
+            .await
+            .map_err(|e| format!("the skill was not removed: {e}"))?;
+    }
+    if removed {
+        return Ok(());
+    }
+    let known: Vec<String> = skills(state).await?.into_iter().map(|s| s.name).collect();
+    Err(no_skill(name, &known))
 }
 
 /// A skill's code, from the shared store when there is one (copied into this instance's
@@ -192,6 +217,8 @@ pub async fn skill(state: &State, name: &str) -> Result<String, String> {
             Ok(text)
         }
         Ok(None) => {
+            // Removed through another instance: this instance's copy goes too.
+            let _ = state.runs.remove_skill(name);
             let known: Vec<String> = skills(state).await?.into_iter().map(|s| s.name).collect();
             Err(no_skill(name, &known))
         }

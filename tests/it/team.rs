@@ -583,3 +583,97 @@ async fn readings_at_once_through_two_instances_never_give_one_ref_to_two_elemen
         screens.len()
     );
 }
+
+/// A skill removed through one instance is gone from every one, its place in the skills quota
+/// freed across them (issue 45): with `--skills-max 2`, two saved through A fill it (A's
+/// refusal names a way to free a place that works with `--state`); one removed through B; the
+/// third saved through A lands, and A neither lists, runs nor reads (its folder's copy) the
+/// removed one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_skill_removed_through_one_instance_is_gone_from_all_and_frees_its_place() {
+    let Some(redis) = testkit::redis_server() else { return };
+    let home = tempfile::tempdir().unwrap();
+    let sim = SimProcess::start(&[]);
+    let target = format!("tcp:{}", sim.addr);
+    let (alice, state) = (format!("alice={ALICE}"), redis.url(0));
+    let args = [
+        "--adb",
+        &target,
+        "--token",
+        &alice,
+        "--state",
+        &state,
+        "--skills-max",
+        "2",
+    ];
+    let a = HttpServer::start(&args, &[], home.path()).await;
+    let b = HttpServer::start(&args, &[], home.path()).await;
+    let run = |code: &str| json!({"operation": "run", "code": code});
+    let save = |name: &str| {
+        run(&format!(
+            "await skills.save('{name}', 'console.log(\"{name}\")'); console.log('saved {name}')"
+        ))
+    };
+    for name in ["one", "two"] {
+        let (saved, failed) = call(&a.url, ALICE, "script", save(name)).await;
+        assert!(!failed, "{saved}");
+    }
+    let (full, failed) = call(&a.url, ALICE, "script", save("three")).await;
+    assert!(
+        failed
+            && full.to_string().contains("skills quota is 2 skills")
+            && full.to_string().contains("skills.remove(name)"),
+        "the refusal names skills.remove: {full}"
+    );
+    let (removed, failed) = call(
+        &b.url,
+        ALICE,
+        "script",
+        run("console.log(JSON.stringify(await skills.remove('one')))"),
+    )
+    .await;
+    assert!(
+        !failed
+            && removed["output"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("\"removed\":\"one\""),
+        "{removed}"
+    );
+    let (again, failed) = call(&b.url, ALICE, "script", run("await skills.remove('one')")).await;
+    assert!(
+        failed && again.to_string().contains("no skill named \\\"one\\\""),
+        "removing it twice: {again}"
+    );
+    let (third, failed) = call(&a.url, ALICE, "script", save("three")).await;
+    assert!(
+        !failed,
+        "the place one freed through B takes the third through A: {third}"
+    );
+
+    let (listed, failed) = call(&a.url, ALICE, "script", json!({"operation": "list"})).await;
+    let names: Vec<&str> = listed["skills"]
+        .as_array()
+        .map(|s| s.iter().filter_map(|s| s["name"].as_str()).collect())
+        .unwrap_or_default();
+    assert!(!failed && names == ["three", "two"], "A lists: {listed}");
+    let (ran, failed) = call(&a.url, ALICE, "script", json!({"operation": "run", "skill": "one"})).await;
+    assert!(
+        failed && ran.to_string().contains("no skill named"),
+        "A runs the removed one: {ran}"
+    );
+    let (read, failed) = call(&a.url, ALICE, "script", run("await workspace.read('skills/one.js')")).await;
+    assert!(failed, "A's copy of the removed one is gone: {read}");
+    let (read, failed) = call(
+        &a.url,
+        ALICE,
+        "script",
+        run("console.log(await workspace.read('skills/two.js'))"),
+    )
+    .await;
+    assert!(
+        !failed && read["output"].as_str().unwrap_or_default().contains("two"),
+        "{read}"
+    );
+    println!("2 instances, 1 redis-server: a skill removed through one, gone from both, its place freed");
+}
