@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
 use super::command::{self, Command, Deadline};
-use super::{State, error};
+use super::{State, error, handles};
 use crate::confine::Folder;
 use crate::context::budget::{Budgeted, respond};
 use crate::context::{Data, Kind};
@@ -146,21 +146,26 @@ pub async fn apply(state: &State, command: FlowCommand) -> CallToolResult {
         Ok(s) => s,
         Err(e) => return error(e.to_string()),
     };
+    // With --state the recording is the one instances share (`handles::recording_in`).
+    let shared = handles::recording_in(state, &serial).await;
     let output = match &command.export {
         None => {
             let cleared = state.flows.reset(&serial);
-            FlowOutput {
+            Ok(FlowOutput {
                 operation: "reset".into(),
-                device: serial,
+                device: serial.clone(),
                 steps: Some(0),
                 hint: Some(format!("a new recording starts; the old one had {cleared} steps")),
                 ..Default::default()
-            }
+            })
         }
-        Some(what) => match export(state, &serial, what).await {
-            Ok(output) => output,
-            Err(e) => return error(e),
-        },
+        Some(what) => export(state, &serial, what).await,
+    };
+    // An export may read the screen: the newest step's outcome.
+    handles::recording_out(state, &serial, shared).await;
+    let output = match output {
+        Ok(output) => output,
+        Err(e) => return error(e),
     };
     respond(&output, state.budget, &state.cache, "flow")
 }

@@ -14,7 +14,13 @@
 //!   shared: an instance without one reads the device again (the device is the truth).
 //! - Skills: kept in the store, the skills quota counted there as each is saved (`save_skill`,
 //!   `state::Handles::put_within`), so it holds across instances; listed from it, and a skill
-//!   read from it is copied into this instance's skills folder for the run's `workspace` calls.
+//!   read from it is copied into this instance's skills folder for the run's `workspace` calls;
+//!   removed from it (`remove_skill`), its place freed, and this instance's copy with it (a
+//!   copy of a skill another instance removed goes when the skills are listed, and as a run starts).
+//! - Recordings: the store's recording of a device is the one recording: taken before a call
+//!   that may change it (`recording_in`) and written back by compare and set (`recording_out`),
+//!   this call's steps after another instance's when it wrote first. Only steps and which fields
+//!   hold a secret are kept there; values typed into those stay with the instance that typed them.
 //! - Runs: a run's record (which instance runs it, whether it is still running, how it ended)
 //!   and, once it ends, its saved results. A run's live process belongs to the instance running
 //!   it; another instance lists it, names that instance, and serves its results once it ended.
@@ -22,13 +28,14 @@
 use crate::android::ui_elements::Element;
 use crate::android::ui_refs::RefBook;
 use crate::context::cache::{Cache, parse_id};
+use crate::flow::Recording;
 use crate::script::runs::RunInfo;
 use crate::script::skills::{SkillInfo, no_skill, skill_info, skill_text};
 use crate::state::{Bound, Kind};
 
 use super::State;
 
-/// How long a device's ref book is kept after its last reading.
+/// How long a device's ref book (and its recording) is kept after its last reading (change).
 const REFS_TTL_MS: u64 = 24 * 3600 * 1000;
 
 /// How often a reading numbers again after another instance's reading changed the book first.
@@ -186,7 +193,8 @@ pub async fn save_skill(state: &State, name: &str, code: &str, description: &str
     }
 }
 
-/// This principal's saved skills, by name.
+/// This principal's saved skills, by name. With a shared store, this instance's copies of
+/// skills removed through another instance are removed here too (a run reads the folder).
 pub async fn skills(state: &State) -> Result<Vec<SkillInfo>, String> {
     let Some(handles) = &state.handles else {
         return Ok(state.runs.skills());
@@ -195,7 +203,29 @@ pub async fn skills(state: &State) -> Result<Vec<SkillInfo>, String> {
         .list(&state.principal, Kind::Skill)
         .await
         .map_err(|e| e.to_string())?;
+    for copy in state.runs.skills() {
+        if !kept.iter().any(|(name, _)| *name == copy.name) {
+            let _ = state.runs.remove_skill(&copy.name);
+        }
+    }
     Ok(kept.iter().filter_map(|(name, text)| skill_info(name, text)).collect())
+}
+
+/// Removes a saved skill: from the shared store (every instance, its place in the quota freed)
+/// and this instance's folder; without one, from the folder.
+pub async fn remove_skill(state: &State, name: &str) -> Result<(), String> {
+    let mut removed = state.runs.remove_skill(name)?;
+    if let Some(handles) = &state.handles {
+        removed = handles
+            .remove(&state.principal, Kind::Skill, name)
+            .await
+            .map_err(|e| format!("the skill was not removed: {e}"))?;
+    }
+    if removed {
+        return Ok(());
+    }
+    let known: Vec<String> = skills(state).await?.into_iter().map(|s| s.name).collect();
+    Err(no_skill(name, &known))
 }
 
 /// A skill's code, from the shared store when there is one (copied into this instance's
@@ -210,11 +240,117 @@ pub async fn skill(state: &State, name: &str) -> Result<String, String> {
             Ok(text)
         }
         Ok(None) => {
+            // Removed through another instance: this instance's copy goes too.
+            let _ = state.runs.remove_skill(name);
             let known: Vec<String> = skills(state).await?.into_iter().map(|s| s.name).collect();
             Err(no_skill(name, &known))
         }
         Err(e) => Err(e.to_string()),
     }
+}
+
+/// A device's recording as this instance took it from the shared store, to write it back over.
+pub struct RecordingBase {
+    /// The version fetched (`None`: the store held none).
+    version: Option<String>,
+    /// What was fetched (or this instance's, when the store held none), as JSON: unchanged,
+    /// nothing is written back.
+    json: String,
+    /// Its steps in all (`Recording::total`).
+    total: usize,
+}
+
+/// Takes the shared recording of `serial` as this instance's, before a call that may change it
+/// (an acting call records, a reading gives the newest step its outcome): `None` without a
+/// store, or when it is out of reach (this instance records on its own).
+pub async fn recording_in(state: &State, serial: &str) -> Option<RecordingBase> {
+    let handles = state.handles.as_ref()?;
+    let device = state.adb.route_name(serial);
+    let fetched = match handles.fetch(&state.principal, Kind::Recording, &device).await {
+        Ok(fetched) => fetched,
+        Err(e) => {
+            tracing::warn!(device, "this device's recording is this instance's only: {e}");
+            return None;
+        }
+    };
+    let recording = match &fetched {
+        Some(kept) => match serde_json::from_str::<Recording>(&kept.value) {
+            Ok(recording) => recording,
+            Err(e) => {
+                tracing::warn!(device, "the shared recording is unreadable, recording anew: {e}");
+                Recording::default()
+            }
+        },
+        None => state.flows.get(serial),
+    };
+    let base = RecordingBase {
+        version: fetched.as_ref().map(|k| k.version.clone()),
+        json: fetched.map_or_else(|| serde_json::to_string(&recording).unwrap_or_default(), |k| k.value),
+        total: recording.total(),
+    };
+    state.flows.put(serial, recording);
+    Some(base)
+}
+
+/// Writes this instance's recording of `serial` back over `base` by compare and set, when the
+/// call changed it; when another instance wrote it meanwhile, this call's steps go after theirs
+/// (`Recording::onto`) and are written again. Only steps and which fields hold a secret are
+/// written: a value typed into one never is (it is typed as `${NAME}`).
+pub async fn recording_out(state: &State, serial: &str, base: Option<RecordingBase>) {
+    let (Some(handles), Some(mut base)) = (&state.handles, base) else {
+        return;
+    };
+    let device = state.adb.route_name(serial);
+    let mut recording = state.flows.get(serial);
+    for _ in 0..REFS_ATTEMPTS {
+        let json = match serde_json::to_string(&recording) {
+            Ok(json) => json,
+            Err(e) => {
+                tracing::warn!(device, "this recording is this instance's only: {e}");
+                return;
+            }
+        };
+        if json == base.json {
+            return;
+        }
+        match handles
+            .put_if(
+                &state.principal,
+                Kind::Recording,
+                &device,
+                base.version.as_deref(),
+                &json,
+                Some(REFS_TTL_MS),
+            )
+            .await
+        {
+            Ok(true) => return,
+            Ok(false) => {}
+            Err(e) => {
+                tracing::warn!(device, "this call's steps are recorded by this instance only: {e}");
+                return;
+            }
+        }
+        // Another instance recorded on this device meanwhile: this call's steps after theirs.
+        let Ok(Some(kept)) = handles.fetch(&state.principal, Kind::Recording, &device).await else {
+            continue;
+        };
+        let Ok(theirs) = serde_json::from_str::<Recording>(&kept.value) else {
+            return;
+        };
+        let total = theirs.total();
+        recording = recording.onto(base.total, theirs);
+        base = RecordingBase {
+            version: Some(kept.version),
+            json: kept.value,
+            total,
+        };
+        state.flows.put(serial, recording.clone());
+    }
+    tracing::warn!(
+        device,
+        "this call's steps are recorded by this instance only: the recording kept changing"
+    );
 }
 
 /// A run's record in the shared store.

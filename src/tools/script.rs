@@ -215,6 +215,9 @@ impl Host for ToolHost {
                     .await
                     .map(|s| serde_json::to_value(s).unwrap_or_default()),
                 "skills.load" => handles::skill(&state, &text("name")).await.map(Value::String),
+                "skills.remove" => handles::remove_skill(&state, &text("name"))
+                    .await
+                    .map(|()| serde_json::json!({"removed": text("name")})),
                 "replay.read" => {
                     crate::flow::maestro::read_rendered(&arguments, super::flow::replayable).map(Value::String)
                 }
@@ -369,6 +372,11 @@ pub async fn apply(state: Arc<State>, command: ScriptCommand, ctx: RequestContex
 }
 
 async fn run_script(state: Arc<State>, what: RunScript, ctx: RequestContext<RoleServer>) -> CallToolResult {
+    if state.handles.is_some() {
+        // Listing drops this instance's copies of skills another instance removed: the run's
+        // `workspace.read("skills/…")` reads this folder.
+        let _ = handles::skills(&state).await;
+    }
     let code = match what.source {
         Source::Code(code) => code,
         Source::Skill(skill) => match handles::skill(&state, &skill).await {

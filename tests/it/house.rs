@@ -220,8 +220,8 @@ const MECHANISMS: &[Mechanism] = &[
         pending: &[],
     },
     Mechanism {
-        concern: "a principal's handles (cache, refs, skills, runs) kept in or read from the shared store (--state), at the one door",
-        markers: &["&state.handles", ".put_if("],
+        concern: "a principal's handles (cache, refs, skills, runs, recordings) kept in or read from the shared store (--state), at the one door",
+        markers: &["&state.handles", ".put_if(", "flows.put("],
         home: "src/tools/handles.rs",
         pending: &[],
     },

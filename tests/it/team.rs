@@ -8,8 +8,8 @@
 //! work goes on through the rest (haproxy re-sends a refused connection to another). A legacy
 //! client (the official Python SDK, one `Mcp-Session-Id`) is pinned to its instance by the
 //! stickiness docs/http.md gives; when that instance dies it gets 404, initialises again, and
-//! its handles and lease go on. Refs, skills, runs and the skills quota are shared by two
-//! instances as cache entries are.
+//! its handles and lease go on. Refs, skills (saved and removed), runs, the skills quota and
+//! flow recordings (never a password typed) are shared by two instances as cache entries are.
 
 use std::time::Duration;
 
@@ -581,5 +581,204 @@ async fn readings_at_once_through_two_instances_never_give_one_ref_to_two_elemen
     println!(
         "{rounds} rounds of 2 readings at once through 2 instances, {} screens, {refs} refs: each names one element",
         screens.len()
+    );
+}
+
+/// A skill removed through one instance is gone from every one, its place in the skills quota
+/// freed across them (issue 45): with `--skills-max 2`, two saved through A fill it (A's
+/// refusal names a way to free a place that works with `--state`); one removed through B; the
+/// third saved through A lands, and A neither lists, runs nor reads (its folder's copy) the
+/// removed one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_skill_removed_through_one_instance_is_gone_from_all_and_frees_its_place() {
+    let Some(redis) = testkit::redis_server() else { return };
+    let home = tempfile::tempdir().unwrap();
+    let sim = SimProcess::start(&[]);
+    let target = format!("tcp:{}", sim.addr);
+    let (alice, state) = (format!("alice={ALICE}"), redis.url(0));
+    let args = [
+        "--adb",
+        &target,
+        "--token",
+        &alice,
+        "--state",
+        &state,
+        "--skills-max",
+        "2",
+    ];
+    let a = HttpServer::start(&args, &[], home.path()).await;
+    let b = HttpServer::start(&args, &[], home.path()).await;
+    let run = |code: &str| json!({"operation": "run", "code": code});
+    let save = |name: &str| {
+        run(&format!(
+            "await skills.save('{name}', 'console.log(\"{name}\")'); console.log('saved {name}')"
+        ))
+    };
+    for name in ["one", "two"] {
+        let (saved, failed) = call(&a.url, ALICE, "script", save(name)).await;
+        assert!(!failed, "{saved}");
+    }
+    let (full, failed) = call(&a.url, ALICE, "script", save("three")).await;
+    assert!(
+        failed
+            && full.to_string().contains("skills quota is 2 skills")
+            && full.to_string().contains("skills.remove(name)"),
+        "the refusal names skills.remove: {full}"
+    );
+    let (removed, failed) = call(
+        &b.url,
+        ALICE,
+        "script",
+        run("console.log(JSON.stringify(await skills.remove('one')))"),
+    )
+    .await;
+    assert!(
+        !failed
+            && removed["output"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("\"removed\":\"one\""),
+        "{removed}"
+    );
+    let (again, failed) = call(&b.url, ALICE, "script", run("await skills.remove('one')")).await;
+    assert!(
+        failed && again.to_string().contains("no skill named \\\"one\\\""),
+        "removing it twice: {again}"
+    );
+    let (third, failed) = call(&a.url, ALICE, "script", save("three")).await;
+    assert!(
+        !failed,
+        "the place one freed through B takes the third through A: {third}"
+    );
+
+    let (listed, failed) = call(&a.url, ALICE, "script", json!({"operation": "list"})).await;
+    let names: Vec<&str> = listed["skills"]
+        .as_array()
+        .map(|s| s.iter().filter_map(|s| s["name"].as_str()).collect())
+        .unwrap_or_default();
+    assert!(!failed && names == ["three", "two"], "A lists: {listed}");
+    let (ran, failed) = call(&a.url, ALICE, "script", json!({"operation": "run", "skill": "one"})).await;
+    assert!(
+        failed && ran.to_string().contains("no skill named"),
+        "A runs the removed one: {ran}"
+    );
+    let (read, failed) = call(&a.url, ALICE, "script", run("await workspace.read('skills/one.js')")).await;
+    assert!(failed, "A's copy of the removed one is gone: {read}");
+    let (read, failed) = call(
+        &a.url,
+        ALICE,
+        "script",
+        run("console.log(await workspace.read('skills/two.js'))"),
+    )
+    .await;
+    assert!(
+        !failed && read["output"].as_str().unwrap_or_default().contains("two"),
+        "{read}"
+    );
+    println!("2 instances, 1 redis-server: a skill removed through one, gone from both, its place freed");
+}
+
+/// Everything a Redis holds, keys and values (strings, hashes, sets, sorted sets, lists), as one
+/// text to search (Debian's redis-cli).
+fn everything_in(port: u16) -> String {
+    let cli = |args: &[&str]| {
+        let out = std::process::Command::new("redis-cli")
+            .args(["-p", &port.to_string()])
+            .args(args)
+            .output()
+            .expect("redis-cli runs");
+        assert!(out.status.success(), "redis-cli {args:?}: {out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let mut all = String::new();
+    for key in cli(&["--scan"]).lines().filter(|k| !k.is_empty()) {
+        let kind = cli(&["TYPE", key]).trim().to_string();
+        let values = match kind.as_str() {
+            "string" => cli(&["GET", key]),
+            "hash" => cli(&["HGETALL", key]),
+            "set" => cli(&["SMEMBERS", key]),
+            "zset" => cli(&["ZRANGE", key, "0", "-1"]),
+            "list" => cli(&["LRANGE", key, "0", "-1"]),
+            other => panic!("{key} is a {other}: read it too"),
+        };
+        all.push_str(&format!("{key} ({kind}): {values}\n"));
+    }
+    all
+}
+
+/// A recording made through one instance exports through another (issue 45): on the login demo,
+/// through A, a launch, a tap and a type into the user name, a tap and a type into the password;
+/// through B, `flow export` gives the very flow A exports, in both formats. The password is
+/// in neither export nor anywhere in Redis (keys and values), where the recording is.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_recording_made_through_one_instance_exports_through_another_without_its_secrets() {
+    const LOGIN: &str = "org.droidmcp.demo.login";
+    let Some(redis) = testkit::redis_server() else { return };
+    let home = tempfile::tempdir().unwrap();
+    let sim = SimProcess::start(&[]);
+    let target = format!("tcp:{}", sim.addr);
+    let (alice, state) = (format!("alice={ALICE}"), redis.url(0));
+    let mut instances = Vec::new();
+    let mut workspaces = Vec::new();
+    for _ in 0..2 {
+        let workspace = tempfile::tempdir().unwrap();
+        let ws = workspace.path().to_str().unwrap().to_string();
+        let args = [
+            "--adb",
+            &target,
+            "--token",
+            &alice,
+            "--state",
+            &state,
+            "--workspace",
+            &ws,
+        ];
+        instances.push(HttpServer::start(&args, &[], home.path()).await);
+        workspaces.push(workspace);
+    }
+    let (a, b) = (&instances[0].url, &instances[1].url);
+    let secret = "Hunter2-secret!";
+    let steps = [
+        ("adb-app", json!({"operation": "launch", "package": LOGIN})),
+        (
+            "ui",
+            json!({"operation": "tap", "resourceId": format!("{LOGIN}:id/username")}),
+        ),
+        ("ui", json!({"operation": "type", "text": "ada@example.com"})),
+        (
+            "ui",
+            json!({"operation": "tap", "resourceId": format!("{LOGIN}:id/password")}),
+        ),
+        ("ui", json!({"operation": "type", "text": secret, "observe": true})),
+    ];
+    for (tool, args) in steps {
+        let (done, failed) = call(a, ALICE, tool, args.clone()).await;
+        assert!(!failed, "{tool} {args}: {done}");
+    }
+    let mut formats = 0;
+    for format in ["js", "maestro"] {
+        let export = json!({"operation": "export", "format": format, "name": "login"});
+        let mut texts = Vec::new();
+        for url in [b, a] {
+            let (exported, failed) = call(url, ALICE, "flow", export.clone()).await;
+            assert!(!failed && exported["steps"] == 5, "{format}: {exported}");
+            assert!(!exported.to_string().contains(secret), "{exported}");
+            let text = std::fs::read_to_string(exported["path"].as_str().unwrap()).unwrap();
+            texts.push(text);
+        }
+        let (on_b, on_a) = (&texts[0], &texts[1]);
+        assert_eq!(on_b, on_a, "{format}: B exports what A does");
+        assert!(on_b.contains("ada@example.com") && !on_b.contains(secret), "{on_b}");
+        assert!(
+            on_b.contains("PASSWORD"),
+            "the password typed as its placeholder: {on_b}"
+        );
+        formats += 1;
+    }
+    let kept = everything_in(redis.port);
+    assert!(kept.contains(":recording"), "the recording is in Redis: {kept}");
+    assert!(!kept.contains(secret), "the password is in Redis: {kept}");
+    println!(
+        "2 instances, 1 redis-server: 5 steps recorded through A, exported through B in {formats} formats, no secret in Redis"
     );
 }

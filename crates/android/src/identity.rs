@@ -174,7 +174,7 @@ pub fn state_word(n: &UiNode) -> bool {
 /// A field as the recording knows it across readings: its identity, and how many elements
 /// before it on its reading have the same one (two unnamed fields of one form are two fields,
 /// wherever the keyboard pushes them).
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct FieldKey {
     pub identity: Identity,
     pub twin: usize,

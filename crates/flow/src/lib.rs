@@ -23,7 +23,7 @@ pub use record::{Recording, Recordings};
 pub use verify::Recorded;
 
 /// How a step finds its element again on another run.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Selector {
     /// The full resource-id (`com.android.settings:id/search_action_bar`).
     ResourceId(String),
@@ -35,12 +35,14 @@ pub enum Selector {
     /// Percent of the screen's width and height (a Maestro `point: "50%, 90%"`). Fragile.
     Percent([u32; 2]),
     /// A condition's selector with a `${…}` in it, read again, rendered, as it is looked for.
+    #[serde(skip)]
     Rendered(Box<Rendered>),
     /// A Maestro `text` that is a regular expression (`Log.*`): at replay, `ui`'s regex match of
     /// an element's whole text (or that very text).
     Pattern(String),
     /// A Maestro selector beyond one id or text (index, flags, size, relations, id with a
     /// pattern): `ui` resolves it as Maestro does (`android::selector`).
+    #[serde(skip)]
     Maestro(android::selector::ElementSelector),
 }
 
@@ -73,7 +75,7 @@ impl Selector {
 /// An element to act on: its selector, and what the recording saw of it: its label (its name; a
 /// step whose selector no longer matches is healed by a label that matches exactly one element),
 /// class and resource-id. A replay acts only on an element that has each of them (`verify`).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Target {
     pub selector: Selector,
     pub label: Option<String>,
@@ -103,7 +105,7 @@ impl Target {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Action {
     Launch {
         package: String,
@@ -186,13 +188,17 @@ pub enum Action {
     },
     /// A Maestro device command a recording never makes (`commands.rs`, each in its file in
     /// `maestro/command/`).
+    #[serde(skip)]
     Command(commands::Command),
     /// JavaScript a Maestro flow runs (`runScript`, `evalScript`, `assertTrue`).
+    #[serde(skip)]
     Script(Js),
     /// A Maestro command with a `${…}` in it, read again, rendered, as its step runs.
+    #[serde(skip)]
     Rendered(Rendered),
     /// Steps that run under a rule decided as the flow runs (variables, repeat, retry,
     /// onFlowComplete): not a step of its own, its steps are.
+    #[serde(skip)]
     Block {
         control: Control,
         body: Vec<Step>,
@@ -201,7 +207,7 @@ pub enum Action {
 
 /// What the recording saw after a step: the activity in front, and up to `MAX_VISIBLE` labels
 /// that appeared. A replay waits for each and checks the activity.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Expect {
     pub activity: Option<String>,
     pub visible: Vec<Selector>,
@@ -211,7 +217,7 @@ pub struct Expect {
 /// small changes of the app.
 pub const MAX_VISIBLE: usize = 2;
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Step {
     pub action: Action,
     pub expect: Expect,
@@ -227,7 +233,7 @@ pub struct Step {
 /// A `runFlow {when}` block's condition: each selector given shows (`visible`) or does not
 /// (`not_visible`). A block's steps are consecutive; its first (`opens`) reads the condition once,
 /// as the block starts, and the rest follow that reading.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct When {
     pub visible: Option<Selector>,
     pub not_visible: Option<Selector>,

@@ -12,7 +12,7 @@
 
 mod secrets;
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::sync::Mutex;
 
 use super::{Action, Expect, MAX_VISIBLE, Selector, Step, Target, is_password, placeholder_word, selector_for};
@@ -25,15 +25,18 @@ pub const MAX_STEPS: usize = 500;
 
 pub use secrets::{MIN_VALUE_CHARS, names_a_password};
 
-#[derive(Debug, Default, Clone)]
+/// A recording as instances sharing `--state` keep it: its steps (typed secrets only as
+/// `${NAME}`), its outcomes and which fields hold a secret, by identity and NAME; never a
+/// value typed (those stay in this process: `secrets`).
+#[derive(Debug, Default, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Recording {
     pub steps: VecDeque<Step>,
     /// Steps dropped from the front since the recording started.
     pub dropped: usize,
     /// The labels of the last screen read, to tell what a step made appear.
-    last_labels: Option<HashSet<String>>,
+    last_labels: Option<BTreeSet<String>>,
     /// The labels seen before the newest step, while its outcome is still to be read.
-    pending: Option<Option<HashSet<String>>>,
+    pending: Option<Option<BTreeSet<String>>>,
     /// Every field any reading showed as a password, by its identity, with the NAME of the
     /// `${NAME}` typed into it: a field that shows its text for a while (a "show password"
     /// toggle) still holds a secret, and two fields never share a NAME.
@@ -62,7 +65,7 @@ impl Recording {
             .filter(|i| !self.is_secret(elements, *i))
             .map(|i| elements[i].clone())
             .collect();
-        let labels: HashSet<String> = shown.iter().map(|e| e.label.clone()).collect();
+        let labels: BTreeSet<String> = shown.iter().map(|e| e.label.clone()).collect();
         if let (Some(before), Some(step)) = (self.pending.take(), self.steps.back_mut()) {
             step.expect = outcome(activity, &shown, before.as_ref());
         }
@@ -179,6 +182,33 @@ impl Recording {
     pub fn fragile(&self) -> usize {
         self.steps.iter().filter(|s| s.fragile()).count()
     }
+
+    /// Steps recorded since the recording started, dropped ones too.
+    pub fn total(&self) -> usize {
+        self.dropped + self.steps.len()
+    }
+
+    /// This recording's steps after the first `since` (taken on a copy of another recording
+    /// that had `since`), on `theirs`, which changed meanwhile: their steps, then these, within
+    /// `MAX_STEPS`; the secret fields of both.
+    pub fn onto(self, since: usize, mut theirs: Recording) -> Recording {
+        let new = self.total().saturating_sub(since).min(self.steps.len());
+        for step in self.steps.into_iter().rev().take(new).rev() {
+            theirs.push(step);
+        }
+        for (key, name) in self.secrets {
+            if !theirs.secrets.iter().any(|(known, _)| *known == key) {
+                let taken = theirs.secrets.iter().any(|(_, n)| *n == name);
+                let name = if taken {
+                    format!("{name}_{}", theirs.secrets.len() + 1)
+                } else {
+                    name
+                };
+                theirs.secrets.push((key, name));
+            }
+        }
+        theirs
+    }
 }
 
 /// What typing `text` is recorded as: `${NAME}` into secret field NAME, else the text, as a
@@ -254,7 +284,7 @@ pub fn hide(tree: &mut UiTree, hidden: &Hidden) -> bool {
 
 /// What a step was seen to do: the activity in front and the stable labels that appeared (on a
 /// first look, the first stable labels of the screen).
-fn outcome(activity: Option<&str>, elements: &[Element], before: Option<&HashSet<String>>) -> Expect {
+fn outcome(activity: Option<&str>, elements: &[Element], before: Option<&BTreeSet<String>>) -> Expect {
     let mut visible: Vec<Selector> = Vec::new();
     for e in elements {
         if visible.len() == MAX_VISIBLE {
@@ -359,6 +389,11 @@ impl Recordings {
 
     pub fn get(&self, serial: &str) -> Recording {
         self.lock().get(serial).cloned().unwrap_or_default()
+    }
+
+    /// Takes `recording` as this device's (the one instances sharing `--state` keep).
+    pub fn put(&self, serial: &str, recording: Recording) {
+        self.lock().insert(serial.to_string(), recording);
     }
 
     /// `Recording::typed` on this device's recording; what goes to a secret field is kept for

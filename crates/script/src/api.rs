@@ -110,6 +110,8 @@ declare const replay: {
 declare const skills: {
   save(name: string, code: string, description?: string): Promise<{ name: string; description: string; chars: number }>;
   list(): Promise<{ name: string; description: string; chars: number }[]>;
+  /** Removes a saved skill, from every instance with --state, freeing its place in the quota. */
+  remove(name: string): Promise<{ removed: string }>;
   /** Runs the skill here, under this run's limits; it reads `args`; resolves to what it returns. */
   run(name: string, args?: Record<string, unknown>): Promise<unknown>;
 };

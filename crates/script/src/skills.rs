@@ -43,7 +43,7 @@ impl Runs {
     pub fn skills_full(&self, saved: usize, bytes: u64) -> String {
         let limits = self.limits();
         format!(
-            "the skills quota is {} skills and {} MiB (--skills-max, --skills-mib); {saved} are saved ({} KiB): remove one from the skills folder, or raise the quota",
+            "the skills quota is {} skills and {} MiB (--skills-max, --skills-mib); {saved} are saved ({} KiB): remove one (`skills.remove(name)` in a script), or raise the quota",
             limits.max_skills,
             limits.skills_bytes >> 20,
             bytes >> 10
@@ -58,6 +58,16 @@ impl Runs {
         let file = format!("{name}.js");
         dir.write(&[file], text.as_bytes())?;
         skill_info(name, text).ok_or_else(|| format!("{name:?} is not a skill name"))
+    }
+
+    /// Removes this principal's `skills/<name>.js`: whether it was there.
+    pub fn remove_skill(&self, name: &str) -> Result<bool, String> {
+        check_skill_name(name)?;
+        match self.skills_dir()?.remove(&format!("{name}.js")) {
+            Ok(()) => Ok(true),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+            Err(e) => Err(format!("could not remove skill {name:?}: {e}")),
+        }
     }
 
     /// A skill's code (its whole file: the description line is a comment).

@@ -1,6 +1,6 @@
 //! Handles that outlive an instance: what a principal stored under an id, of one `Kind` (a cache
-//! entry, a device's refs, a skill, a run's record or one of its results), is found again by
-//! that principal's id through any instance sharing the store. Each value is kept under its
+//! entry, a device's refs, a skill, a run's record or one of its results, a device's
+//! recording), is found again by that principal's id through any instance sharing the store. Each value is kept under its
 //! principal, its kind and its id together, so a principal reads only its own (another's id
 //! answers as a made-up one does), and until its time to live ends on the shared clock (a value
 //! put without one lives until removed).
@@ -12,7 +12,8 @@
 //!
 //! Compare and set: every write gives the value a new version (a token never given before);
 //! `put_if` writes only over the version its caller fetched, so of two instances that read one
-//! value and change it at once, one writes and the other fetches again (the ref books).
+//! value and change it at once, one writes and the other fetches again (the ref books, the
+//! recordings).
 
 use std::collections::BTreeMap;
 use std::collections::HashMap;
@@ -34,6 +35,8 @@ pub enum Kind {
     Run,
     /// A saved tool answer of a run, by `RUNID/results/FILE`.
     RunResult,
+    /// A device's flow recording, by the device's identity.
+    Recording,
 }
 
 impl Kind {
@@ -44,6 +47,7 @@ impl Kind {
             Kind::Skill => "skill",
             Kind::Run => "run",
             Kind::RunResult => "run-result",
+            Kind::Recording => "recording",
         }
     }
 }

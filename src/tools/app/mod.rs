@@ -192,7 +192,9 @@ pub async fn apply(state: &State, command: AppCommand, ctx: RequestContext<RoleS
     if outcome.is_ok()
         && let Some(step) = flow_step(action)
     {
+        let shared = super::handles::recording_in(state, &serial).await;
         state.flows.record(&serial, step);
+        super::handles::recording_out(state, &serial, shared).await;
     }
     match outcome {
         Ok(output) => {

@@ -298,7 +298,9 @@ pub async fn apply(state: &State, command: DeviceCommand, ctx: RequestContext<Ro
             match emulator::run(state, device.as_deref(), command.as_deref()).await {
                 Ok((output, step)) => {
                     if let (Some(step), Some(serial)) = (step, output.device.as_deref()) {
+                        let shared = super::handles::recording_in(state, serial).await;
                         state.flows.record(serial, step);
+                        super::handles::recording_out(state, serial, shared).await;
                     }
                     Ok(output)
                 }

@@ -16,7 +16,7 @@ use rmcp::model::{CallToolResult, JsonObject};
 use rmcp::service::RequestContext;
 
 use super::command::{Command, Deadline};
-use super::{State, error, error_of};
+use super::{State, error, error_of, handles};
 use crate::context::budget::respond;
 
 mod act;
@@ -141,6 +141,9 @@ impl Command for UiCommand {
                 Err(e) => return error(e),
             },
         };
+        // Every operation may change the recording: an act records, a reading gives the
+        // newest step its outcome and learns the secret fields.
+        let shared = handles::recording_in(state, &serial).await;
         let lasts = Duration::from_millis(action.gesture_ms());
         let outcome = match action {
             UiAction::Dump { limit, offset, filter } => dump(state, &serial, *limit, *offset, filter.as_deref()).await,
@@ -178,7 +181,9 @@ impl Command for UiCommand {
                 max_size,
             } => screenshot(state, &serial, *grid, *annotate, *max_size).await,
         };
-        match finish(state, &serial, outcome).await {
+        let finished = finish(state, &serial, outcome).await;
+        handles::recording_out(state, &serial, shared).await;
+        match finished {
             Ok(done) => {
                 let mut result = respond(
                     &done.out,

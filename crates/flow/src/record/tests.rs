@@ -247,3 +247,41 @@ fn the_recording_keeps_the_newest_steps_and_counts_the_dropped() {
     assert_eq!(r.dropped, 7);
     assert_eq!(r.steps[0].action, Action::Key { name: "7".into() });
 }
+
+/// Two instances recorded on one copy at once (`--state`): the one that writes second puts its
+/// new steps after the other's, each once, within `MAX_STEPS`; and a recording read back from
+/// its JSON is the same recording.
+#[test]
+fn steps_recorded_on_a_copy_go_after_the_steps_recorded_meanwhile() {
+    let key = |n: &str| Step::new(Action::Key { name: n.into() });
+    let names = |r: &Recording| -> Vec<String> {
+        r.steps
+            .iter()
+            .map(|s| match &s.action {
+                Action::Key { name } => name.clone(),
+                other => format!("{other:?}"),
+            })
+            .collect()
+    };
+    let mut base = Recording::default();
+    base.push(key("A"));
+    let (mut ours, mut theirs) = (base.clone(), base.clone());
+    ours.push(key("OURS"));
+    theirs.push(key("THEIRS1"));
+    theirs.push(key("THEIRS2"));
+    let merged = ours.onto(base.total(), theirs);
+    assert_eq!(names(&merged), ["A", "THEIRS1", "THEIRS2", "OURS"]);
+    let json = serde_json::to_string(&merged).unwrap();
+    let back: Recording = serde_json::from_str(&json).unwrap();
+    assert_eq!(serde_json::to_string(&back).unwrap(), json);
+
+    let mut full = Recording::default();
+    for i in 0..MAX_STEPS {
+        full.push(key(&i.to_string()));
+    }
+    let mut ours = full.clone();
+    ours.push(key("LAST"));
+    let merged = ours.onto(full.total(), full.clone());
+    assert_eq!((merged.steps.len(), merged.dropped), (MAX_STEPS, 1));
+    assert_eq!(names(&merged).last().map(String::as_str), Some("LAST"));
+}

@@ -55,6 +55,7 @@
     save: (name, code, description) =>
       local("skills.save", { name, code: String(code), description: description === undefined ? "" : String(description) }),
     list: () => local("skills.list", {}),
+    remove: (name) => local("skills.remove", { name }),
     // A skill is code run here, in this run, under its limits, with its own `args`.
     run: async (name, args) => new AsyncFunction("args", await local("skills.load", { name }))(args === undefined ? {} : args),
   }));
