@@ -12,6 +12,7 @@ mod attack_input;
 mod attack_lab;
 mod attack_sim_web;
 mod attack_suite;
+mod attack_rec;
 mod attack_team2;
 mod attack_templates;
 mod bad_inputs;
