@@ -51,7 +51,15 @@ async fn two(
         let ws = tempfile::tempdir().unwrap();
         let wsp = ws.path().to_str().unwrap().to_string();
         let mut args: Vec<&str> = vec![
-            "--adb", &target, "--token", &alice, "--token", &bob, "--state", state, "--workspace",
+            "--adb",
+            &target,
+            "--token",
+            &alice,
+            "--token",
+            &bob,
+            "--state",
+            state,
+            "--workspace",
             &wsp,
         ];
         args.extend_from_slice(extra);
@@ -85,31 +93,58 @@ async fn a_password_revealed_through_the_other_instance_stays_secret() {
     let mut answers = Vec::new();
     let steps: Vec<(&str, &str, Value)> = vec![
         (&a.url, "adb-app", json!({"operation": "launch", "package": LOGIN})),
-        (&b.url, "ui", json!({"operation": "tap", "resourceId": format!("{LOGIN}:id/password")})),
+        (
+            &b.url,
+            "ui",
+            json!({"operation": "tap", "resourceId": format!("{LOGIN}:id/password")}),
+        ),
         (&a.url, "ui", json!({"operation": "type", "text": secret})),
-        (&b.url, "ui", json!({"operation": "tap", "contentDesc": "Show password", "observe": true})),
+        (
+            &b.url,
+            "ui",
+            json!({"operation": "tap", "contentDesc": "Show password", "observe": true}),
+        ),
         (&b.url, "ui", json!({"operation": "dump"})),
-        (&b.url, "ui", json!({"operation": "find", "text": "Zebra", "match": "contains"})),
+        (
+            &b.url,
+            "ui",
+            json!({"operation": "find", "text": "Zebra", "match": "contains"}),
+        ),
         (&a.url, "ui", json!({"operation": "dump"})),
     ];
     for (url, tool, args) in steps {
         let (done, failed) = call(url, ALICE, tool, args.clone()).await;
-        assert!(!failed || tool == "ui" && args["operation"] == "find", "{tool} {args}: {done}");
-        answers.push(format!("{} {tool} {}: {done}", if url == a.url { "A" } else { "B" }, args["operation"]));
+        assert!(
+            !failed || tool == "ui" && args["operation"] == "find",
+            "{tool} {args}: {done}"
+        );
+        answers.push(format!(
+            "{} {tool} {}: {done}",
+            if url == a.url { "A" } else { "B" },
+            args["operation"]
+        ));
     }
     for url in [&b.url, &a.url] {
         for format in ["js", "maestro"] {
-            let (exported, _) =
-                call(url, ALICE, "flow", json!({"operation": "export", "format": format})).await;
-            answers.push(format!("export {format}: {exported} file: {}", exported_text(&exported)));
+            let (exported, _) = call(url, ALICE, "flow", json!({"operation": "export", "format": format})).await;
+            answers.push(format!(
+                "export {format}: {exported} file: {}",
+                exported_text(&exported)
+            ));
         }
     }
-    let leaked: Vec<&String> = answers.iter().filter(|a| a.contains(secret) || a.contains("Quokka")).collect();
+    let leaked: Vec<&String> = answers
+        .iter()
+        .filter(|a| a.contains(secret) || a.contains("Quokka"))
+        .collect();
     let kept = everything_in(redis.port);
     assert!(
         leaked.is_empty() && !kept.contains("Quokka"),
         "the password leaked: answers {leaked:#?}\nredis holds it: {}",
-        kept.lines().filter(|l| l.contains("Quokka")).collect::<Vec<_>>().join("\n")
+        kept.lines()
+            .filter(|l| l.contains("Quokka"))
+            .collect::<Vec<_>>()
+            .join("\n")
     );
 }
 
@@ -123,7 +158,10 @@ async fn bob_through_the_other_instance_cannot_export_or_reset_alices_recording(
     let (a, b, _dirs) = two(&sim, &state, home.path(), &[]).await;
     for (tool, args) in [
         ("adb-app", json!({"operation": "launch", "package": LOGIN})),
-        ("ui", json!({"operation": "tap", "resourceId": format!("{LOGIN}:id/username")})),
+        (
+            "ui",
+            json!({"operation": "tap", "resourceId": format!("{LOGIN}:id/username")}),
+        ),
         ("ui", json!({"operation": "type", "text": "alice-private-name"})),
     ] {
         let (done, failed) = call(&a.url, ALICE, tool, args).await;
@@ -149,15 +187,33 @@ async fn steps_through_both_instances_at_once_are_each_recorded_once_and_a_reset
     let sim = SimProcess::start(&[]);
     let state = redis.url(0);
     let (a, b, _dirs) = two(&sim, &state, home.path(), &[]).await;
-    let (done, failed) = call(&a.url, ALICE, "adb-app", json!({"operation": "launch", "package": LOGIN})).await;
+    let (done, failed) = call(
+        &a.url,
+        ALICE,
+        "adb-app",
+        json!({"operation": "launch", "package": LOGIN}),
+    )
+    .await;
     assert!(!failed, "{done}");
-    let (done, failed) = call(&b.url, ALICE, "ui", json!({"operation": "tap", "resourceId": format!("{LOGIN}:id/username")})).await;
+    let (done, failed) = call(
+        &b.url,
+        ALICE,
+        "ui",
+        json!({"operation": "tap", "resourceId": format!("{LOGIN}:id/username")}),
+    )
+    .await;
     assert!(!failed, "{done}");
     let mut expected = 2;
     // Alternately.
     for i in 0..6 {
         let url = if i % 2 == 0 { &a.url } else { &b.url };
-        let (done, failed) = call(url, ALICE, "ui", json!({"operation": "type", "text": format!("seq{i}x")})).await;
+        let (done, failed) = call(
+            url,
+            ALICE,
+            "ui",
+            json!({"operation": "type", "text": format!("seq{i}x")}),
+        )
+        .await;
         assert!(!failed, "{done}");
         expected += 1;
     }
@@ -166,7 +222,13 @@ async fn steps_through_both_instances_at_once_are_each_recorded_once_and_a_reset
     for i in 0..8 {
         let url = if i % 2 == 0 { a.url.clone() } else { b.url.clone() };
         tasks.push(tokio::spawn(async move {
-            call(&url, ALICE, "ui", json!({"operation": "type", "text": format!("par{i}y")})).await
+            call(
+                &url,
+                ALICE,
+                "ui",
+                json!({"operation": "type", "text": format!("par{i}y")}),
+            )
+            .await
         }));
     }
     let mut ok = 0;
@@ -229,19 +291,40 @@ async fn skills_remove_of_odd_names_and_of_another_principals_skill_is_refused()
     .await;
     assert!(!failed, "{saved}");
     let mut wrong = Vec::new();
-    for odd in ["../one", "one/..", "%6Fne", "one.js", "ONE", "one ", "", "o\\u0000ne", "skills/one", "*", "on?"] {
+    for odd in [
+        "../one",
+        "one/..",
+        "%6Fne",
+        "one.js",
+        "ONE",
+        "one ",
+        "",
+        "o\\u0000ne",
+        "skills/one",
+        "*",
+        "on?",
+    ] {
         let (r, failed) = call(
             &b.url,
             ALICE,
             "script",
-            run(format!("console.log(JSON.stringify(await skills.remove({})))", json!(odd))),
+            run(format!(
+                "console.log(JSON.stringify(await skills.remove({})))",
+                json!(odd)
+            )),
         )
         .await;
         if !failed {
             wrong.push(format!("{odd:?} removed: {r}"));
         }
     }
-    let (r, failed) = call(&b.url, BOB, "script", run("console.log(JSON.stringify(await skills.remove('one')))".into())).await;
+    let (r, failed) = call(
+        &b.url,
+        BOB,
+        "script",
+        run("console.log(JSON.stringify(await skills.remove('one')))".into()),
+    )
+    .await;
     if !failed {
         wrong.push(format!("Bob removed Alice's one: {r}"));
     } else if r.to_string().contains("saved skills: one") {
@@ -276,9 +359,8 @@ async fn a_skill_removed_through_b_while_a_runs_it_does_not_come_back() {
     .await;
     assert!(!failed, "{saved}");
     let url = a.url.clone();
-    let running = tokio::spawn(async move {
-        call(&url, ALICE, "script", json!({"operation": "run", "skill": "slow"})).await
-    });
+    let running =
+        tokio::spawn(async move { call(&url, ALICE, "script", json!({"operation": "run", "skill": "slow"})).await });
     tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     let (removed, failed) = call(
         &b.url,
@@ -307,7 +389,11 @@ async fn a_skill_removed_through_b_while_a_runs_it_does_not_come_back() {
     )
     .await;
     assert!(
-        failed && !listed.to_string().contains("\"slow\"") && read_failed && !failed2 && !save2.to_string().contains("slow"),
+        failed
+            && !listed.to_string().contains("\"slow\"")
+            && read_failed
+            && !failed2
+            && !save2.to_string().contains("slow"),
         "after removal through B: run through A {again}; A lists {listed}; A reads {read}; B lists {save2}"
     );
 }
