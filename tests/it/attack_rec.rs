@@ -4,37 +4,9 @@
 use serde_json::{Value, json};
 
 use crate::common::{HttpServer, SimProcess, login_with_eye};
-use crate::team::call;
+use crate::team::{ALICE, BOB, call, everything_in};
 
-const ALICE: &str = "alice-token-0123456789abcdef";
-const BOB: &str = "bob-token-0123456789abcdef0";
 const LOGIN: &str = "org.droidmcp.demo.login";
-
-fn everything_in(port: u16) -> String {
-    let cli = |args: &[&str]| {
-        let out = std::process::Command::new("redis-cli")
-            .args(["-p", &port.to_string()])
-            .args(args)
-            .output()
-            .expect("redis-cli runs");
-        assert!(out.status.success(), "redis-cli {args:?}: {out:?}");
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    };
-    let mut all = String::new();
-    for key in cli(&["--scan"]).lines().filter(|k| !k.is_empty()) {
-        let kind = cli(&["TYPE", key]).trim().to_string();
-        let values = match kind.as_str() {
-            "string" => cli(&["GET", key]),
-            "hash" => cli(&["HGETALL", key]),
-            "set" => cli(&["SMEMBERS", key]),
-            "zset" => cli(&["ZRANGE", key, "0", "-1"]),
-            "list" => cli(&["LRANGE", key, "0", "-1"]),
-            other => panic!("{key} is a {other}"),
-        };
-        all.push_str(&format!("{key} ({kind}): {values}\n"));
-    }
-    all
-}
 
 /// Two instances on one sim and one redis; extra flags appended.
 async fn two(

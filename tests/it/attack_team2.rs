@@ -7,10 +7,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::common::{AdbServer, HttpServer, SimProcess, shell_run};
-use crate::team::call;
-
-const ALICE: &str = "alice-token-0123456789abcdef";
-const BOB: &str = "bob-token-0123456789abcdef0";
+use crate::team::{ALICE, BOB, call};
 
 /// `redis-cli -p PORT ARGS…`: what it printed.
 fn redis_cli(port: u16, args: &[&str]) -> String {

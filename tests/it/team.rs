@@ -17,8 +17,8 @@ use serde_json::{Value, json};
 
 use crate::common::{HttpServer, SimProcess, http_client, shell_run};
 
-const ALICE: &str = "alice-token-0123456789abcdef";
-const BOB: &str = "bob-token-0123456789abcdef0";
+pub(crate) const ALICE: &str = "alice-token-0123456789abcdef";
+pub(crate) const BOB: &str = "bob-token-0123456789abcdef0";
 
 /// haproxy round robin over the instances (`testkit::haproxy`), with `sticky`'s lines.
 fn balancer(servers: &[&HttpServer], sticky: &str) -> Option<testkit::Haproxy> {
@@ -680,7 +680,7 @@ async fn a_skill_removed_through_one_instance_is_gone_from_all_and_frees_its_pla
 
 /// Everything a Redis holds, keys and values (strings, hashes, sets, sorted sets, lists), as one
 /// text to search (Debian's redis-cli).
-fn everything_in(port: u16) -> String {
+pub(crate) fn everything_in(port: u16) -> String {
     let cli = |args: &[&str]| {
         let out = std::process::Command::new("redis-cli")
             .args(["-p", &port.to_string()])
