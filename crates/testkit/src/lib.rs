@@ -123,7 +123,7 @@ impl Drop for Haproxy {
 }
 
 /// haproxy on a free loopback port, round robin over `servers` (`host:port` each): health-checked
-/// every 200 ms, and a request whose connection is refused is re-sent to another (`retries`,
+/// every 200 ms (two misses in a row mark one down: a busy host's one late check does not), and a request whose connection is refused is re-sent to another (`retries`,
 /// `option redispatch`). `backend` is added to the backend's lines (stickiness, say). Absent, it
 /// is the skip rule's (a failure under CI).
 pub fn haproxy(servers: &[String], backend: &str) -> Option<Haproxy> {
@@ -138,10 +138,10 @@ pub fn haproxy(servers: &[String], backend: &str) -> Option<Haproxy> {
     let servers: String = servers
         .iter()
         .enumerate()
-        .map(|(i, s)| format!("    server d{i} {s} check inter 200ms fall 1 rise 1\n"))
+        .map(|(i, s)| format!("    server d{i} {s} check inter 200ms fall 2 rise 1\n"))
         .collect();
     let config = format!(
-        "global\n    maxconn 256\ndefaults\n    mode http\n    timeout connect 2s\n    timeout client 60s\n    timeout server 60s\n    retries 3\n    option redispatch 1\nfrontend mcp\n    bind 127.0.0.1:{port}\n    default_backend droidmcp\nbackend droidmcp\n    balance roundrobin\n{backend}{servers}"
+        "global\n    maxconn 256\ndefaults\n    mode http\n    timeout connect 2s\n    timeout client 60s\n    timeout server 60s\n    timeout check 1s\n    retries 3\n    option redispatch 1\nfrontend mcp\n    bind 127.0.0.1:{port}\n    default_backend droidmcp\nbackend droidmcp\n    balance roundrobin\n{backend}{servers}"
     );
     // The config on its stdin: a test helper writes no file.
     let mut child = std::process::Command::new("haproxy")
