@@ -4,11 +4,14 @@
 //! the link whatever the host does. A device's speed is the fastest of its recent samples: a
 //! stream its program writes slowly (`screencap -p` writes its PNG while encoding it) shows less
 //! than the link, never more. Before anything the device sent could measure it, `PROBES` do: a
-//! few MiB the phone makes at once. Small transfers (under `MIN_SAMPLE_BYTES`) are
-//! no measure and are not kept.
+//! few MiB the phone makes at once, and again once `PROBE_AGAIN` has passed: a measure taken
+//! while the host was busy reads slow, and the PNG streams a slow reading chooses never show more
+//! (they are as slow as the phone encodes), so without a fresh probe it would stick. Small
+//! transfers (under `MIN_SAMPLE_BYTES`) are no measure and are not kept.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 pub use super::capture::{MIN_SAMPLE_BYTES, Timing};
 
@@ -17,21 +20,32 @@ pub use super::capture::{MIN_SAMPLE_BYTES, Timing};
 /// own delays. 1 MiB first (0.2 s over Wi-Fi); when that took under `DECISIVE` the link is fast
 /// or the host was busy, and 4 MiB more (34 ms over USB 3) tell which.
 pub const PROBES: [&str; 2] = ["head -c 1048576 /dev/zero", "head -c 4194304 /dev/zero"];
-pub const DECISIVE: std::time::Duration = std::time::Duration::from_millis(100);
+pub const DECISIVE: Duration = Duration::from_millis(100);
 
 /// How many recent samples a device's speed is the fastest of: a link that changes (a phone
 /// moved from USB to Wi-Fi) shows within this many transfers.
 const RECENT: usize = 8;
 
-/// Every device's recent samples, by serial.
+/// How long a device's probe stands: then the next frame choice probes again (0.2 s on Wi-Fi
+/// every 5 min, 0.07% of the phone's time; 50 ms on USB).
+pub const PROBE_AGAIN: Duration = Duration::from_secs(300);
+
+/// One device's link: its recent samples, and when it was last probed.
 #[derive(Debug, Default)]
-pub struct Links(Mutex<HashMap<String, VecDeque<f64>>>);
+struct Link {
+    recent: VecDeque<f64>,
+    probed: Option<Instant>,
+}
+
+/// Every device's link, by serial.
+#[derive(Debug, Default)]
+pub struct Links(Mutex<HashMap<String, Link>>);
 
 impl Links {
     pub fn record(&self, serial: &str, timing: &Timing) {
         let Some(speed) = timing.bytes_per_s() else { return };
         let mut links = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        let recent = links.entry(serial.to_string()).or_default();
+        let recent = &mut links.entry(serial.to_string()).or_default().recent;
         if recent.len() == RECENT {
             recent.pop_front();
         }
@@ -42,17 +56,40 @@ impl Links {
     /// The device's link in MB/s, once a transfer has measured it.
     pub fn mb_per_s(&self, serial: &str) -> Option<f64> {
         let links = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        links.get(serial)?.iter().copied().reduce(f64::max).map(|b| b / 1e6)
+        links
+            .get(serial)?
+            .recent
+            .iter()
+            .copied()
+            .reduce(f64::max)
+            .map(|b| b / 1e6)
+    }
+
+    /// Whether the device's link wants a probe at `now`: nothing has measured it, or its last
+    /// probe is `PROBE_AGAIN` old. Says yes once: the caller probes, and the time is noted.
+    pub fn probe_due(&self, serial: &str, now: Instant) -> bool {
+        let mut links = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let link = links.entry(serial.to_string()).or_default();
+        let due = match link.probed {
+            None => link.recent.is_empty(),
+            Some(at) => now.saturating_duration_since(at) >= PROBE_AGAIN,
+        };
+        if due || link.probed.is_none() {
+            // A link first measured by what it sent counts as probed then.
+            link.probed = Some(now);
+        }
+        due
     }
 }
 
 impl super::Adb {
     /// The device's link speed in MB/s, measured from what it already sent (`link`), or by
-    /// `PROBES` when nothing has measured it yet; `None` if the probe could not.
+    /// `PROBES` when nothing has measured it yet or the last probe is `PROBE_AGAIN` old; `None`
+    /// if nothing could.
     pub async fn link_mb_per_s(&self, serial: &str) -> Option<f64> {
         let (source, located) = self.locate(serial).await.ok()?;
-        if let Some(speed) = source.links.mb_per_s(&located) {
-            return Some(speed);
+        if !source.links.probe_due(&located, Instant::now()) {
+            return source.links.mb_per_s(&located);
         }
         for probe in PROBES {
             let started = std::time::Instant::now();
@@ -91,5 +128,26 @@ mod tests {
         links.record("a", &big);
         assert_eq!(links.mb_per_s("a"), Some(speed / 1e6));
         assert_eq!(links.mb_per_s("b"), None, "per device");
+    }
+
+    #[test]
+    fn a_link_is_probed_when_unmeasured_and_again_once_its_probe_is_old() {
+        use super::PROBE_AGAIN;
+        use std::time::{Duration, Instant};
+        let links = Links::default();
+        let start = Instant::now();
+        assert!(links.probe_due("a", start), "never measured");
+        assert!(!links.probe_due("a", start + Duration::from_secs(1)), "just probed");
+        assert!(!links.probe_due("a", start + PROBE_AGAIN - Duration::from_millis(1)));
+        assert!(links.probe_due("a", start + PROBE_AGAIN), "its probe is old");
+        assert!(!links.probe_due("a", start + PROBE_AGAIN), "once");
+        assert!(links.probe_due("a", start + PROBE_AGAIN * 2 + Duration::from_secs(1)));
+        // A link its own transfers measured first is probed only once the time has passed.
+        let mut big = Timing::default();
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        big.saw(MIN_SAMPLE_BYTES as usize);
+        links.record("b", &big);
+        assert!(!links.probe_due("b", start), "measured by what it sent");
+        assert!(links.probe_due("b", start + PROBE_AGAIN));
     }
 }
