@@ -142,6 +142,33 @@ fn take_screenshot_writes_the_png_beside_the_report() {
     assert!(!dir.path().join("absolute").exists());
 }
 
+/// Two screenshots whose names the device's file name flattens alike (`shot/1` and `shot 1`,
+/// and two Japanese names of one length) are two files: each PNG is the screen its step saw.
+/// Files are pulled after the run, so one device file for both names pulled the last screen as
+/// every one of them.
+#[test]
+fn screenshots_named_alike_on_the_device_keep_their_own_screens() {
+    let dir = tempfile::tempdir().unwrap();
+    let sim = SimProcess::start(&[]);
+    let shots = flow(
+        dir.path(),
+        "alike.yaml",
+        "appId: com.android.settings\n---\n- launchApp\n- takeScreenshot: \"shot/1\"\n- takeScreenshot: \"ログイン\"\n- tapOn: \"Network & internet\"\n- takeScreenshot: \"shot 1\"\n- takeScreenshot: \"設定画面\"\n",
+    );
+    let report = dir.path().join("out/report.xml");
+    let out = replay(&shots, Some(&sim), &["--junit", report.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stdout(&out));
+    let pixels = |name: &str| {
+        let png = std::fs::read(dir.path().join("out").join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+        image::load_from_memory(&png).expect("a PNG").to_rgba8().into_raw()
+    };
+    let (home, home_ja) = (pixels("shot/1.png"), pixels("ログイン.png"));
+    let (network, network_ja) = (pixels("shot 1.png"), pixels("設定画面.png"));
+    assert_eq!(home, home_ja, "both taken on the home screen");
+    assert_eq!(network, network_ja, "both taken after the tap");
+    assert_ne!(home, network, "the tap changed the screen, and each name kept its own");
+}
+
 /// swipe {from, direction}: the finger starts on the element and goes a tenth of the screen
 /// from the edge; the contacts list moves to its second page.
 #[test]

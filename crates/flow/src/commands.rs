@@ -114,10 +114,16 @@ impl Command {
 }
 
 /// Where a file is made on the device before the replay pulls it: the name flattened, in the
-/// folder every app and adb may write.
+/// folder every app and adb may write. A name flattening changed (`shots/a`, `shots_a`, or any
+/// two non-ASCII names of one length) or cut (past 64 characters) gets its own digest after it,
+/// so two names never share a file: files are pulled after the run, and a second screenshot
+/// written over the first would be pulled as both.
 pub fn device_file(name: &str, extension: &str) -> String {
+    use sha2::Digest;
+    const KEPT: usize = 64;
     let flat: String = name
         .chars()
+        .take(KEPT)
         .map(|c| {
             if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
                 c
@@ -126,7 +132,13 @@ pub fn device_file(name: &str, extension: &str) -> String {
             }
         })
         .collect();
-    format!("/data/local/tmp/droidmcp-{flat}.{extension}")
+    if flat == name {
+        return format!("/data/local/tmp/droidmcp-{flat}.{extension}");
+    }
+    let digest = sha2::Sha256::digest(name.as_bytes());
+    let tag: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
+    // After a `.`, which no flattened name holds: never a plain name's file.
+    format!("/data/local/tmp/droidmcp-{flat}.{tag}.{extension}")
 }
 
 /// The script's helpers these commands share (`commands.js`); each command's own is in its file
@@ -231,4 +243,42 @@ pub(crate) fn generated(
         })),
     ]
     .boxed()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::device_file;
+
+    #[test]
+    fn names_flattened_alike_or_cut_alike_get_files_of_their_own() {
+        assert_eq!(
+            device_file("settings_home", "png"),
+            "/data/local/tmp/droidmcp-settings_home.png"
+        );
+        let long_a = format!("{}a", "x".repeat(200));
+        let long_b = format!("{}b", "x".repeat(200));
+        let names = [
+            "shots/a",
+            "shots_a",
+            "shots a",
+            "ログイン",
+            "設定画面",
+            "café",
+            "caf_",
+            "a.b",
+            "a_b",
+            &long_a,
+            &long_b,
+        ];
+        let files: std::collections::BTreeSet<String> = names.iter().map(|n| device_file(n, "png")).collect();
+        assert_eq!(files.len(), names.len(), "{files:?}");
+        for file in &files {
+            let base = file.rsplit('/').next().unwrap();
+            assert!(base.len() <= 100, "{file}");
+            assert!(
+                base.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)),
+                "{file}"
+            );
+        }
+    }
 }
