@@ -190,9 +190,31 @@ impl Recording {
 
     /// This recording's steps after the first `since` (taken on a copy of another recording
     /// that had `since`), on `theirs`, which changed meanwhile: their steps, then these, within
-    /// `MAX_STEPS`; the secret fields of both.
+    /// `MAX_STEPS`; the secret fields of both; and the outcomes this copy gave steps both hold
+    /// that theirs has none of yet (a reading here gave its step one while another instance
+    /// recorded the next step there).
     pub fn onto(self, since: usize, mut theirs: Recording) -> Recording {
         let new = self.total().saturating_sub(since).min(self.steps.len());
+        let newest_theirs = theirs.total().checked_sub(1);
+        for (at, step) in self.steps.iter().enumerate() {
+            let absolute = self.dropped + at;
+            if absolute >= since || step.expect == Expect::default() {
+                continue;
+            }
+            let Some(same) = absolute
+                .checked_sub(theirs.dropped)
+                .and_then(|i| theirs.steps.get_mut(i))
+            else {
+                continue;
+            };
+            if same.expect == Expect::default() && same.action == step.action {
+                same.expect = step.expect.clone();
+                if Some(absolute) == newest_theirs {
+                    // Its outcome is given: theirs waits for none.
+                    theirs.pending = None;
+                }
+            }
+        }
         for step in self.steps.into_iter().rev().take(new).rev() {
             theirs.push(step);
         }

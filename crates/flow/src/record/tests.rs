@@ -285,3 +285,33 @@ fn steps_recorded_on_a_copy_go_after_the_steps_recorded_meanwhile() {
     assert_eq!((merged.steps.len(), merged.dropped), (MAX_STEPS, 1));
     assert_eq!(names(&merged).last().map(String::as_str), Some("LAST"));
 }
+
+/// A reading through one instance gave the newest step its outcome while another instance
+/// recorded the next step: the merge keeps that outcome (it was dropped, and the exported flow
+/// asserted nothing after the step), and never overwrites one theirs gave.
+#[test]
+fn an_outcome_given_on_a_copy_is_kept_when_another_instance_recorded_meanwhile() {
+    let key = |n: &str| Step::new(Action::Key { name: n.into() });
+    let mut base = Recording::default();
+    base.saw(Some(".Settings"), &labelled(&["Settings", "Battery"]));
+    base.push(key("TAP"));
+    let (mut ours, mut theirs) = (base.clone(), base.clone());
+    ours.saw(Some(".SubSettings"), &labelled(&["Settings", "Wi-Fi"]));
+    theirs.push(key("NEXT"));
+    let merged = ours.clone().onto(base.total(), theirs);
+    let names: Vec<String> = merged.steps.iter().map(|s| format!("{:?}", s.action)).collect();
+    assert_eq!(merged.steps.len(), 2, "{names:?}");
+    assert_eq!(merged.steps[0].expect.activity.as_deref(), Some(".SubSettings"));
+    assert_eq!(merged.steps[0].expect.visible, vec![Selector::Text("Wi-Fi".into())]);
+    assert_eq!(
+        merged.steps[1].expect,
+        Default::default(),
+        "the next step's is still to come"
+    );
+
+    // Theirs gave the step an outcome of its own first: theirs stands.
+    let mut theirs = base.clone();
+    theirs.saw(Some(".Other"), &labelled(&["Other"]));
+    let merged = ours.onto(base.total(), theirs);
+    assert_eq!(merged.steps[0].expect.activity.as_deref(), Some(".Other"));
+}
