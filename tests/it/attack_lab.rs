@@ -747,6 +747,54 @@ async fn a_jwks_that_hangs_fails_or_floods_refuses_its_own_tokens_and_blocks_nob
     server.terminate().await;
 }
 
+/// A made-up kid, sent once the set may be fetched again (`REFRESH_EVERY`), makes the server
+/// fetch the issuer's JWKS, and that JWKS hangs (an authorization server having a bad minute):
+/// another principal's token of the same issuer, signed by a key the server holds, is answered
+/// meanwhile, not after the fetch gives up (10 s, every 30 s, for anyone who can make a JWT).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_made_up_kid_whose_fetch_hangs_holds_no_other_token_of_its_issuer() {
+    let Some(provider) = provider().await else { return };
+    let fake = Fake::start().await;
+    fake.route("/rot/jwks", Reply::Json(jwks(&provider).await));
+    let home = tempfile::tempdir().unwrap();
+    let config = home.path().join("oauth.toml");
+    let issuer = format!("{}/rot", fake.url);
+    std::fs::write(
+        &config,
+        format!("[[issuers]]\nurl = \"{issuer}\"\njwks_uri = \"{issuer}/jwks\"\n"),
+    )
+    .unwrap();
+    let server = HttpServer::start(&["--sim", "--oauth-config", config.to_str().unwrap()], &[], home.path()).await;
+    let alice = token_of(&provider, &issuer, &server.url, "alice");
+    let (got, challenge) = raw(&server.url, "", &bearer(&alice)).await;
+    assert_eq!(got, 200, "alice with the keys fetched: {challenge}");
+    assert_eq!(fake.asked("/rot/jwks"), 1);
+
+    fake.route("/rot/jwks", Reply::Hang);
+    // The set may be fetched again for an unknown kid once this has passed since the last fetch.
+    tokio::time::sleep(droidmcp::http::oauth::verify::REFRESH_EVERY + Duration::from_secs(1)).await;
+    let claims = json!({"iss": issuer, "aud": server.url, "sub": "mallory", "exp": now() + 300, "iat": now()});
+    let made_up = provider.forged(&provider.signing, "made-up-kid", &claims);
+    let server_url = server.url.clone();
+    let pending = tokio::spawn(async move { raw(&server_url, "", &bearer(&made_up)).await });
+    while fake.asked("/rot/jwks") < 2 {
+        assert!(!pending.is_finished(), "the made-up kid was answered without a fetch");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let (got, challenge) = raw(&server.url, "", &bearer(&alice)).await;
+    let fetch_still_hangs = !pending.is_finished();
+    assert_eq!(got, 200, "alice while the made-up kid's fetch hangs: {challenge}");
+    assert!(
+        fetch_still_hangs,
+        "alice was answered only once the made-up kid's fetch gave up: {:?}",
+        pending.await
+    );
+    let (got, challenge) = pending.await.unwrap();
+    println!("the made-up kid, its fetch hung: {got} {challenge}");
+    assert_eq!(got, 401, "{challenge}");
+    server.terminate().await;
+}
+
 /// RFC 7662 answers an attacker would like read generously: inactive, for another audience,
 /// expired, `active` as a string, no subject; and an introspection endpoint that fails or hangs
 /// blocks nobody else.

@@ -62,7 +62,11 @@ struct Issuer {
     config: IssuerConfig,
     /// How its principals are named: `CLAIM@` this (the issuer without its scheme).
     label: String,
-    keys: tokio::sync::Mutex<Keys>,
+    /// What is known of its keys, held only to read or write it.
+    keys: Mutex<Keys>,
+    /// Held while its metadata or keys are fetched: one fetch at a time, which only calls whose
+    /// key is not at hand wait on (a made-up kid's fetch, however slow, holds no other token).
+    fetching: tokio::sync::Mutex<()>,
 }
 
 #[derive(Default)]
@@ -135,7 +139,8 @@ impl OAuth {
                     .trim_end_matches('/')
                     .to_string(),
                 config: config.clone(),
-                keys: tokio::sync::Mutex::new(Keys::default()),
+                keys: Mutex::new(Keys::default()),
+                fetching: tokio::sync::Mutex::new(()),
             })
             .collect::<Vec<Issuer>>();
         // Two issuers one label (`http://idp` and `https://idp/`) would make their users with
@@ -295,7 +300,6 @@ impl OAuth {
     /// The keys `kid` names in the issuer's set (the set fetched when it has none, is old, or
     /// lacks the kid and was not fetched within `REFRESH_EVERY`).
     async fn keys(&self, issuer: &Issuer, kid: Option<&str>, alg: Algorithm) -> Result<Vec<DecodingKey>, Refused> {
-        let mut keys = issuer.keys.lock().await;
         let find = |set: &JwkSet| -> Option<Vec<jsonwebtoken::jwk::Jwk>> {
             let named: Vec<_> = match kid {
                 Some(kid) => set
@@ -310,16 +314,32 @@ impl OAuth {
             };
             (!named.is_empty()).then_some(named)
         };
-        let fresh = keys.fetched.is_some_and(|at| at.elapsed() < KEYS_MAX_AGE);
-        let found = keys.set.as_ref().filter(|_| fresh).and_then(find);
+        let at_hand = |keys: &Keys| {
+            let fresh = keys.fetched.is_some_and(|at| at.elapsed() < KEYS_MAX_AGE);
+            keys.set.as_ref().filter(|_| fresh).and_then(find)
+        };
+        let found = at_hand(&issuer.keys.lock().unwrap_or_else(|p| p.into_inner()));
         let found = match found {
             Some(found) => found,
             None => {
-                let may_fetch =
-                    keys.set.is_none() || !fresh || keys.fetched.is_none_or(|at| at.elapsed() >= REFRESH_EVERY);
+                // After any fetch under way (its answer may hold the kid), then fetch if allowed.
+                let _one = issuer.fetching.lock().await;
+                let may_fetch = {
+                    let mut keys = issuer.keys.lock().unwrap_or_else(|p| p.into_inner());
+                    let fresh = keys.fetched.is_some_and(|at| at.elapsed() < KEYS_MAX_AGE);
+                    let may = at_hand(&keys).is_none()
+                        && (keys.set.is_none()
+                            || !fresh
+                            || keys.fetched.is_none_or(|at| at.elapsed() >= REFRESH_EVERY));
+                    if may {
+                        keys.fetched = Some(Instant::now());
+                    }
+                    may
+                };
                 if may_fetch {
-                    keys.fetched = Some(Instant::now());
-                    match self.fetch_keys(issuer, &mut keys).await {
+                    let fetched = self.fetch_keys(issuer).await;
+                    let mut keys = issuer.keys.lock().unwrap_or_else(|p| p.into_inner());
+                    match fetched {
                         Ok(set) => keys.set = Some(set),
                         Err(why) if keys.set.is_none() => return Err(unavailable(why)),
                         Err(why) => {
@@ -327,6 +347,7 @@ impl OAuth {
                         }
                     }
                 }
+                let keys = issuer.keys.lock().unwrap_or_else(|p| p.into_inner());
                 keys.set.as_ref().and_then(find).ok_or_else(|| {
                     refused(match kid {
                         Some(kid) => format!("signed with key {}, which is not in the issuer's key set", text(kid)),
@@ -359,11 +380,12 @@ impl OAuth {
             .collect()
     }
 
-    async fn fetch_keys(&self, issuer: &Issuer, keys: &mut Keys) -> Result<JwkSet, String> {
+    /// The issuer's key set, fetched (under `fetching`, held by the caller).
+    async fn fetch_keys(&self, issuer: &Issuer) -> Result<JwkSet, String> {
         let jwks = match &issuer.config.jwks_uri {
             Some(uri) => uri.clone(),
             None => {
-                let metadata = self.metadata(issuer, keys).await?;
+                let metadata = self.metadata(issuer).await?;
                 metadata["jwks_uri"]
                     .as_str()
                     .ok_or_else(|| format!("{}'s metadata names no jwks_uri", issuer.config.url))?
@@ -374,9 +396,10 @@ impl OAuth {
         serde_json::from_value(set).map_err(|e| format!("{jwks} is not a JWK set ({e})"))
     }
 
-    /// The issuer's metadata: RFC 8414's, else OpenID Connect's, its `issuer` checked.
-    async fn metadata(&self, issuer: &Issuer, keys: &mut Keys) -> Result<Value, String> {
-        if let Some(metadata) = &keys.metadata {
+    /// The issuer's metadata: RFC 8414's, else OpenID Connect's, its `issuer` checked; kept
+    /// once had. Fetched under `fetching`, held by the caller.
+    async fn metadata(&self, issuer: &Issuer) -> Result<Value, String> {
+        if let Some(metadata) = &issuer.keys.lock().unwrap_or_else(|p| p.into_inner()).metadata {
             return Ok(metadata.clone());
         }
         let url = &issuer.config.url;
@@ -392,7 +415,7 @@ impl OAuth {
         for at in tried {
             match self.get(&at).await {
                 Ok(metadata) if metadata["issuer"].as_str() == Some(url.as_str()) => {
-                    keys.metadata = Some(metadata.clone());
+                    issuer.keys.lock().unwrap_or_else(|p| p.into_inner()).metadata = Some(metadata.clone());
                     return Ok(metadata);
                 }
                 Ok(metadata) => why.push(format!("{at} names issuer {}", metadata["issuer"])),
@@ -454,8 +477,15 @@ impl OAuth {
         let endpoint = match &config.endpoint {
             Some(endpoint) => endpoint.clone(),
             None => {
-                let mut keys = issuer.keys.lock().await;
-                match self.metadata(issuer, &mut keys).await {
+                let kept = issuer.keys.lock().unwrap_or_else(|p| p.into_inner()).metadata.clone();
+                let metadata = match kept {
+                    Some(kept) => Ok(kept),
+                    None => {
+                        let _one = issuer.fetching.lock().await;
+                        self.metadata(issuer).await
+                    }
+                };
+                match metadata {
                     Ok(m) => match m["introspection_endpoint"].as_str() {
                         Some(e) => e.to_string(),
                         None => {
