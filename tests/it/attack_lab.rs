@@ -795,6 +795,65 @@ async fn a_made_up_kid_whose_fetch_hangs_holds_no_other_token_of_its_issuer() {
     server.terminate().await;
 }
 
+/// The issuer rotates its key: tokens under the new kid arrive at once, once the set may be
+/// fetched again. One fetch is made, and every one of them waits for it and passes (none is
+/// refused because another's fetch was under way).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tokens_under_a_rotated_kid_arriving_at_once_make_one_fetch_and_all_pass() {
+    let Some(provider) = provider().await else { return };
+    let fake = Fake::start().await;
+    let published = jwks(&provider).await;
+    let with_kids = |kids: &[&str]| {
+        let key = published["keys"][0].clone();
+        let keys: Vec<Value> = kids
+            .iter()
+            .map(|kid| {
+                let mut k = key.clone();
+                k["kid"] = json!(kid);
+                k
+            })
+            .collect();
+        Reply::Json(json!({ "keys": keys }))
+    };
+    fake.route("/rot/jwks", with_kids(&["old"]));
+    let home = tempfile::tempdir().unwrap();
+    let config = home.path().join("oauth.toml");
+    let issuer = format!("{}/rot", fake.url);
+    std::fs::write(
+        &config,
+        format!("[[issuers]]\nurl = \"{issuer}\"\njwks_uri = \"{issuer}/jwks\"\n"),
+    )
+    .unwrap();
+    let server = HttpServer::start(&["--sim", "--oauth-config", config.to_str().unwrap()], &[], home.path()).await;
+    let under = |kid: &str, sub: &str| {
+        let claims = json!({"iss": issuer, "aud": server.url, "sub": sub, "exp": now() + 300, "iat": now(), "scope": "droidmcp:read"});
+        provider.forged(&provider.signing, kid, &claims)
+    };
+    let (got, challenge) = raw(&server.url, "", &bearer(&under("old", "first"))).await;
+    assert_eq!(got, 200, "{challenge}");
+
+    fake.route("/rot/jwks", with_kids(&["old", "new"]));
+    tokio::time::sleep(droidmcp::http::oauth::verify::REFRESH_EVERY + Duration::from_secs(1)).await;
+    let at_once: Vec<_> = (0..8)
+        .map(|i| {
+            let (url, token) = (server.url.clone(), under("new", &format!("user{i}")));
+            tokio::spawn(async move { raw(&url, "", &bearer(&token)).await })
+        })
+        .collect();
+    let mut answers = Vec::new();
+    for call in at_once {
+        answers.push(call.await.unwrap());
+    }
+    println!(
+        "8 tokens under the rotated kid at once: {:?}; JWKS fetched {} times in all",
+        answers.iter().map(|a| a.0).collect::<Vec<_>>(),
+        fake.asked("/rot/jwks")
+    );
+    assert!(answers.iter().all(|(got, _)| *got == 200), "{answers:?}");
+    assert_eq!(fake.asked("/rot/jwks"), 2, "one fetch for the rotation");
+    server.terminate().await;
+}
+
 /// RFC 7662 answers an attacker would like read generously: inactive, for another audience,
 /// expired, `active` as a string, no subject; and an introspection endpoint that fails or hangs
 /// blocks nobody else.
