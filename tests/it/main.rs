@@ -7,6 +7,7 @@
 mod common;
 
 mod attack_files;
+mod attack_files5;
 mod attack_identity;
 mod attack_input;
 mod attack_lab;
