@@ -628,7 +628,7 @@ async fn first_two_screenshots(sim: &SimProcess) -> (rmcp::model::CallToolResult
     (first, second)
 }
 
-/// Trap. A device whose link probe does not finish (its `head` stalls; on a phone, a wedged
+/// Was a trap (fixed: `link::PROBE_LIMIT`). A device whose link probe does not finish (its `head` stalls; on a phone, a wedged
 /// stream) fails the first screenshot: the probe waits the whole device-call timeout before the
 /// screenshot even starts, and the call runs past its bound ("the device answers slowly or not
 /// at all"), though `screencap` answers at once, as the second screenshot shows. A probe must
@@ -646,7 +646,7 @@ async fn a_probe_that_stalls_does_not_fail_the_first_screenshot() {
     );
 }
 
-/// Trap. A phone on a slow link (0.25 MB/s: a phone reached through a VPN or a remote farm's
+/// Was a trap (fixed: `link::PROBE_LIMIT`). A phone on a slow link (0.25 MB/s: a phone reached through a VPN or a remote farm's
 /// tunnel) fails its first screenshot: the 1 MiB probe needs 4 s, the call has 3 s, and the
 /// PNG alone (0.6 s) fits, as the second screenshot, which probes no more, shows. On the
 /// default 20 s timeout the same happens below 0.05 MB/s.

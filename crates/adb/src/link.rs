@@ -21,6 +21,10 @@ pub use super::capture::{MIN_SAMPLE_BYTES, Timing};
 /// or the host was busy, and 4 MiB more (34 ms over USB 3) tell which.
 pub const PROBES: [&str; 2] = ["head -c 1048576 /dev/zero", "head -c 4194304 /dev/zero"];
 pub const DECISIVE: Duration = Duration::from_millis(100);
+/// What a probe may take at most (a quarter of the device-call timeout when that is less): a
+/// link too slow for it, or a stream that stalls, leaves the link unmeasured (PNG) rather than
+/// costing the screenshot that asked its answer.
+pub const PROBE_LIMIT: Duration = Duration::from_secs(2);
 
 /// How many recent samples a device's speed is the fastest of: a link that changes (a phone
 /// moved from USB to Wi-Fi) shows within this many transfers.
@@ -91,9 +95,10 @@ impl super::Adb {
         if !source.links.probe_due(&located, Instant::now()) {
             return source.links.mb_per_s(&located);
         }
+        let limit = (self.timeout() / 4).min(PROBE_LIMIT);
         for probe in PROBES {
             let started = std::time::Instant::now();
-            if let Err(e) = source.exec(&located, probe, None, self.timeout(), &|_| {}).await {
+            if let Err(e) = source.exec(&located, probe, None, limit, &|_| {}).await {
                 tracing::debug!(target: "droidmcp::adb::link", serial, "the link probe failed: {e}");
                 break;
             }
