@@ -15,7 +15,7 @@ use std::sync::Mutex;
 
 use serde_json::{Value, json};
 
-use crate::confine::{Folder, plain_file, plain_from, plain_name};
+use crate::confine::{Folder, plain_file, plain_name};
 
 use super::{JunitFormat, Options, Report, ReportFormat};
 
@@ -32,9 +32,51 @@ pub struct Outputs {
     /// `--test-suite-name`: the Maestro-shaped JUnit report's suite name.
     suite_name: Option<String>,
     log: Mutex<String>,
-    /// Each name a flow's file was written under this run, and the flow (file and shard) and
-    /// its name, so that another flow's file of the same name is kept beside it.
-    claims: Mutex<HashMap<Vec<String>, (String, String)>>,
+    /// Each name a file was written under this run (folded to lower case), and by whom, so that
+    /// another flow's file of the same name is kept beside it.
+    claims: Mutex<HashMap<Vec<String>, Claim>>,
+}
+
+/// Who wrote a file of this run under a name.
+struct Claim {
+    /// The flow's file and shard (empty: a name droidmcp gave).
+    owner: String,
+    /// The flow's name, as a line shows it.
+    flow: String,
+    /// A name given to a file renamed away from another's: never a flow's own name too.
+    renamed: bool,
+}
+
+impl Claim {
+    fn new(owner: &str, flow: &str, renamed: bool) -> Claim {
+        Claim {
+            owner: owner.to_string(),
+            flow: flow.to_string(),
+            renamed,
+        }
+    }
+}
+
+/// `STEM-TAIL` and `end` (`[-K].png`) as one plain name that fits (`confine::plain_file`'s
+/// bounds): the tail made plain, and what does not fit cut from it, then from the stem.
+fn fitted(stem: &str, tail: &str, end: &str) -> String {
+    use crate::confine::{MAX_NAME_BYTES, MAX_NAME_CHARS};
+    let whole = plain_file(&format!("{stem}-"), tail, end);
+    if whole.chars().count() <= MAX_NAME_CHARS && whole.len() <= MAX_NAME_BYTES {
+        return whole;
+    }
+    // The stem alone is too long for any tail: keep its head, room for 20 chars of the tail.
+    let room_chars = MAX_NAME_CHARS - 21 - end.chars().count();
+    let room_bytes = MAX_NAME_BYTES - 21 * 4 - end.len();
+    let mut head = String::new();
+    for c in stem.chars() {
+        if head.chars().count() == room_chars || head.len() + c.len_utf8() > room_bytes {
+            break;
+        }
+        head.push(c);
+    }
+    let head = head.trim_end();
+    plain_file(&format!("{head}-"), tail, end)
 }
 
 impl Outputs {
@@ -129,10 +171,11 @@ impl Outputs {
     /// The name a file a flow made is written under (`parts`, a path in `beside`). Maestro
     /// writes `takeScreenshot: NAME` to NAME.png whichever flow or shard took it, the last
     /// silently replacing the others; here a flow's own file keeps its name (a flow that takes
-    /// the same name twice replaces its own, as in Maestro), and a file of that name another
-    /// flow (or the same flow on another shard) already wrote this run is kept: this one goes
-    /// to `NAME-FLOW[-shard-N][-K].png`, with a line saying why. `owner`: the flow's file and
-    /// shard; `flow`: its name.
+    /// the same name twice replaces its own, as in Maestro), and a file of that name (in any
+    /// case: a case-blind disk's view) another flow (or the same flow on another shard) already
+    /// wrote this run, or a name given to a renamed file, is kept: this one goes to
+    /// `NAME-FLOW[-shard-N][-K].png`, cut to fit a name, on no name claimed this run, with a
+    /// line saying why. `owner`: the flow's file and shard; `flow`: its name.
     pub fn name_made_file(
         &self,
         parts: Vec<String>,
@@ -144,11 +187,12 @@ impl Outputs {
             Some(n) => format!("{flow:?} (shard {n})"),
             None => format!("{flow:?}"),
         };
+        let folded = |name: &[String]| -> Vec<String> { name.iter().map(|p| p.to_lowercase()).collect() };
         let mut claims = self.claims.lock().unwrap_or_else(|p| p.into_inner());
-        let by_name = match claims.get(&parts) {
-            Some((by, name)) if by != owner => name.clone(),
+        let by_name = match claims.get(&folded(&parts)) {
+            Some(claim) if claim.owner != owner || claim.renamed => claim.flow.clone(),
             _ => {
-                claims.insert(parts.clone(), (owner.to_string(), shown));
+                claims.insert(folded(&parts), Claim::new(owner, &shown, false));
                 return (parts, None);
             }
         };
@@ -157,27 +201,19 @@ impl Outputs {
             Some((stem, ext)) if !stem.is_empty() => (stem.to_string(), format!(".{ext}")),
             _ => (file[0].clone(), String::new()),
         };
-        let mut tail = plain_from(flow);
+        let mut tail = flow.to_string();
         if let Some(n) = shard {
             tail.push_str(&format!("-shard-{n}"));
         }
-        let taken = |claims: &HashMap<Vec<String>, (String, String)>, name: &[String]| {
-            claims.get(name).is_some_and(|(by, _)| by != owner)
-        };
-        let mut k = 1;
-        let renamed = loop {
-            let suffix = if k == 1 { String::new() } else { format!("-{k}") };
-            let candidate: Vec<String> = dir
-                .iter()
-                .cloned()
-                .chain([format!("{stem}-{tail}{suffix}{ext}")])
-                .collect();
-            if !taken(&claims, &candidate) {
-                break candidate;
-            }
-            k += 1;
-        };
-        claims.insert(renamed.clone(), (owner.to_string(), shown));
+        let renamed = (1..)
+            .map(|k| {
+                let end = if k == 1 { ext.clone() } else { format!("-{k}{ext}") };
+                let name: Vec<String> = dir.iter().cloned().chain([fitted(&stem, &tail, &end)]).collect();
+                name
+            })
+            .find(|name| !claims.contains_key(&folded(name)))
+            .unwrap_or_default();
+        claims.insert(folded(&renamed), Claim::new(owner, &shown, true));
         let note = format!(
             "{} was written by the flow {by_name} this run: this one is kept as {} (Maestro would replace one with the other)",
             parts.join("/"),
@@ -192,11 +228,7 @@ impl Outputs {
     /// alike once plain or folded, keep a file each, the later `-2`, `-3` … before `ext`.
     fn fresh(&self, prefix: &str, text: &str, ext: &str) -> String {
         let mut claims = self.claims.lock().unwrap_or_else(|p| p.into_inner());
-        let folded: HashSet<String> = claims
-            .keys()
-            .filter(|k| k.len() == 1)
-            .map(|k| k[0].to_lowercase())
-            .collect();
+        let folded: HashSet<String> = claims.keys().filter(|k| k.len() == 1).map(|k| k[0].clone()).collect();
         let name = (1..)
             .map(|n| match n {
                 1 => plain_file(prefix, text, ext),
@@ -204,7 +236,7 @@ impl Outputs {
             })
             .find(|name| !folded.contains(&name.to_lowercase()))
             .unwrap_or_default();
-        claims.insert(vec![name.clone()], (String::new(), String::new()));
+        claims.insert(vec![name.to_lowercase()], Claim::new("", "", false));
         name
     }
 

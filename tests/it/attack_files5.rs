@@ -101,7 +101,7 @@ fn a_screenshot_named_with_and_without_png_keeps_both_screens() {
     );
 }
 
-/// Trap. A flow whose own screenshot name is the name another flow's file was renamed to loses
+/// Was a trap (fixed: `Outputs::name_made_file`: a rename lands on no name claimed this run). A flow whose own screenshot name is the name another flow's file was renamed to loses
 /// one of its two screens. Flow `login` takes `home`; flow `settings` takes `home-settings`,
 /// then `home` on another screen: its `home` is renamed `home-settings.png`
 /// (`NAME-FLOW.png`, `name_made_file`), which its own `home-settings` already is (a flow's own
@@ -145,7 +145,7 @@ fn a_flows_own_name_that_is_another_flows_renamed_file_keeps_both() {
     assert_eq!(pngs.len(), 3, "{pngs:?}\n{text}");
 }
 
-/// Trap. Two flows of one suite take the same screenshot name (each documents the same login
+/// Was a trap (fixed: `name_made_file` cuts a rename to fit). Two flows of one suite take the same screenshot name (each documents the same login
 /// screen), and their header `name:` is a sentence, as Maestro's flow reference writes it
 /// (`name: Human-Readable Flow Name`). The second file is
 /// renamed `NAME-FLOW.png`, past the 100 chars a name may have, so it is not written: the flow
@@ -185,7 +185,7 @@ fn a_renamed_screenshot_of_a_long_flow_name_is_still_written() {
     assert_eq!(pngs.len(), 2, "{pngs:?}");
 }
 
-/// Trap. Two flows take `Home` and `home`. On a Mac's disk (APFS, case-blind by default) they
+/// Was a trap (fixed: claims are folded to lower case). Two flows take `Home` and `home`. On a Mac's disk (APFS, case-blind by default) they
 /// are one file, so the second flow's screenshot silently replaces the first: no rename, no
 /// note. droidmcp gives its own names once a run "whatever its case" (`Outputs::fresh`, for a
 /// `Login` beside a `login` on a case-blind disk), but not the flows' files.
@@ -294,7 +294,7 @@ fn one_phone_listed_twice_does_not_share_a_device_file_between_shards() {
     );
 }
 
-/// Trap. A Japanese screenshot name of 70 chars (214 bytes as a file name: any disk takes it,
+/// Was a trap (fixed: `confine::plain_name` names the byte limit). A Japanese screenshot name of 70 chars (214 bytes as a file name: any disk takes it,
 /// and Maestro writes it) is refused "over 100 chars". The limit it passed is the 200 bytes a
 /// name may have here; the error names the wrong one, so the user shortens it by the wrong rule.
 #[test]

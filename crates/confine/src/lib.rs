@@ -38,14 +38,21 @@ pub const MAX_NAME_CHARS: usize = 100;
 pub const MAX_NAME_BYTES: usize = 200;
 
 /// What a plain name is, as errors say it.
-const RULE: &str = "one part of letters, digits, spaces, - _ and ., not starting with . or - nor ending with a space, at most 100 chars (e.g. notes.txt, screen-1.png)";
+const RULE: &str = "one part of letters, digits, spaces, - _ and ., not starting with . or - nor ending with a space, at most 100 chars and 200 bytes (e.g. notes.txt, screen-1.png)";
 
 /// Checks that `name` is plain: one path part that stays in its folder wherever it is used.
 pub fn plain_name(name: &str) -> Result<(), String> {
     let why = if name.is_empty() {
         "it is empty".to_string()
-    } else if name.chars().count() > MAX_NAME_CHARS || name.len() > MAX_NAME_BYTES {
+    } else if name.chars().count() > MAX_NAME_CHARS {
         format!("it is over {MAX_NAME_CHARS} chars")
+    } else if name.len() > MAX_NAME_BYTES {
+        // A name in another script meets this first: its letters take 2 to 4 bytes each.
+        format!(
+            "it is over {MAX_NAME_BYTES} bytes ({} in UTF-8, in {} chars)",
+            name.len(),
+            name.chars().count()
+        )
     } else if name.contains('/') {
         "it has a /, which leads into another folder".to_string()
     } else if name.starts_with('.') {
