@@ -85,9 +85,10 @@ pub async fn devices(state: &State, named: &[String], shards: usize) -> Result<V
             .map(|d| d.serial)
             .collect()
     };
+    let (found, again) = one_route_a_phone(state, found).await;
     if found.len() < shards {
         return Err(format!(
-            "{shards} shards need {shards} devices and {} {} online{}: start or connect more (several adb servers with --adb NAME=server:HOST:PORT, repeated), or ask for fewer shards",
+            "{shards} shards need {shards} devices and {} {} online{}{}: start or connect more (several adb servers with --adb NAME=server:HOST:PORT, repeated), or ask for fewer shards",
             found.len(),
             if found.len() == 1 { "is" } else { "are" },
             if found.is_empty() {
@@ -95,9 +96,41 @@ pub async fn devices(state: &State, named: &[String], shards: usize) -> Result<V
             } else {
                 format!(" ({})", found.join(", "))
             },
+            if again.is_empty() {
+                String::new()
+            } else {
+                format!("; {again}")
+            },
         ));
     }
+    if !again.is_empty() {
+        println!("note   {again}");
+    }
     Ok(found)
+}
+
+/// `serials` with one route to each phone: a phone adb lists twice (by USB and by Wi-Fi, or
+/// through two adb servers) would be two shards running flows at once on one screen. The phone
+/// is told by `leases::key` (its identity); one that cannot say keeps its route. Also says
+/// which routes were left out, for the caller's line.
+async fn one_route_a_phone(state: &State, serials: Vec<String>) -> (Vec<String>, String) {
+    let mut kept: Vec<(String, Option<String>)> = Vec::new();
+    let mut again = Vec::new();
+    for serial in serials {
+        let key = crate::tools::leases::key(state, &serial).await.ok();
+        match kept.iter().find(|(_, k)| key.is_some() && *k == key) {
+            Some((first, _)) => again.push(format!("{serial} is {first} again (one phone, two routes): not used")),
+            None => kept.push((serial, key)),
+        }
+    }
+    let said = match again.is_empty() {
+        true => String::new(),
+        false => format!("; {}", again.join("; ")),
+    };
+    (
+        kept.into_iter().map(|(s, _)| s).collect(),
+        said.trim_start_matches("; ").to_string(),
+    )
 }
 
 /// Why no device was chosen, in the command line's words: with several online, the options

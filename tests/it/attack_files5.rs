@@ -249,7 +249,7 @@ fn a_recording_running_when_the_flow_ends_lands_beside_the_report() {
     }
 }
 
-/// Trap. One phone plugged in by USB with wireless debugging on is listed twice by adb (its USB
+/// Was a trap (fixed: `replay::suite::devices` keeps one route a phone). One phone plugged in by USB with wireless debugging on is listed twice by adb (its USB
 /// serial and `IP:5555`; here `127.0.0.1:PORT` and `localhost:PORT`), and `--shard-all 2` takes
 /// the two rows for two devices: the flow runs twice at once on the one phone, both runs make
 /// `/data/local/tmp/droidmcp-home.png`, and the run that ends first pulls and removes it under
