@@ -25,10 +25,10 @@ pub fn holder(state: &State, person: bool) -> Holder {
 }
 
 /// The key of the device a call resolved to `serial`: the phone itself, whichever route or name
-/// reaches it (also how a replay's shards tell two routes to one phone, `replay::suite`) (`Adb::identity`: its ro.serialno; an emulator's with its boot id), read once per
+/// reaches it (`Adb::identity`: its ro.serialno; an emulator's with its boot id), read once per
 /// route. A device that cannot say which phone it is gets no lease, and acting calls on it are
 /// refused while any lease lives: keyed by its route instead, another route to the same phone
-/// would pass.
+/// would pass. A replay's shards tell two routes to one phone by it too (`replay::suite`).
 pub async fn key(state: &State, serial: &str) -> Result<String, String> {
     state.adb.identity(serial).await.map_err(|e| e.to_string())
 }
