@@ -216,7 +216,7 @@ fn screenshot_names_two_flows_spell_in_other_cases_stay_two_files_on_a_case_blin
     );
 }
 
-/// Trap. A flow that fails while its recording runs (or never stops it) keeps no video: the one
+/// Was a trap (fixed: a flow that starts a recording stops one left open after its last command, `stopRecordingLeftOpen`). A flow that fails while its recording runs (or never stops it) keeps no video: the one
 /// file that shows how it failed. Maestro closes a recording left open as the flow's commands end,
 /// passed or failed (`Orchestra.runFlow`: "close existing screen recording, if left open"), and
 /// writes NAME.mp4; the replay pulls a recording only at `stopRecording`, so nothing lands beside

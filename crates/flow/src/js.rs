@@ -2,6 +2,7 @@
 //! same API an assistant uses, then waits for what the recording saw after it. `droidmcp
 //! replay` runs it (a Maestro flow too, turned into this first), and so does `script run`.
 
+use super::commands::Command;
 use super::{Action, Control, Js, Selector, Step, Target, When, literal, one_line, quoted as lit};
 
 /// What a replay reads back from the run's folder: one record per step.
@@ -41,7 +42,17 @@ pub fn render(steps: &[Step], header: &[String]) -> String {
             out.push_str(&format!("const {} = {};\n", script_name(code), lit(code)));
         }
     }
-    out.push_str(&body);
+    // Maestro closes a recording left open as the flow's commands end, passed or failed
+    // (`Orchestra.runFlow`), and keeps its file: so does a flow that starts one.
+    let records = super::control::leaves(steps)
+        .iter()
+        .any(|s| matches!(&s.action, Action::Command(Command::StartRecording(_))));
+    match records {
+        true => out.push_str(&format!(
+            "try {{\n{body}}} finally {{\n  await stopRecordingLeftOpen();\n}}\n"
+        )),
+        false => out.push_str(&body),
+    }
     out
 }
 

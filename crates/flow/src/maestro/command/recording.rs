@@ -14,7 +14,7 @@ use crate::{Action, Step, quoted as lit};
 pub(in crate::maestro) const START_RECORDING: Spec = Spec {
     name: "startRecording",
     status: Status::Replayed,
-    note: "PATH.mp4 beside the report: the device's screenrecord running beside the next steps (at most its 180 s), pulled after the run",
+    note: "PATH.mp4 beside the report: the device's screenrecord running beside the next steps (at most its 180 s), pulled after the run; one still running when the flow ends is stopped and kept",
     own: &["path", "optional"],
     aimed: &[],
     read: Some(|_: &mut Reader, given: &Given, _: &mut Vec<Step>| {
@@ -105,5 +105,16 @@ async function stopRecording() {
   if (done.error || done.exitCode !== 0) throw new Error(`screenrecord failed: ${done.error || done.stderr}`);
   files.push({ device: done.device, path: devicePath, name });
   await workspace.write("flow-files.json", files);
+}
+
+// After the flow's last command, passed or failed: a recording still running is stopped and
+// kept, as Maestro keeps it; its own failure is a warning, never the flow's error.
+async function stopRecordingLeftOpen() {
+  if (recording === null) return;
+  try {
+    await stopRecording();
+  } catch (e) {
+    console.warn(`the recording left running could not be kept: ${(e && e.message) || e}`);
+  }
 }
 "#;
