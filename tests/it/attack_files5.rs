@@ -64,7 +64,7 @@ fn left_on_device(sim: &SimProcess) -> Vec<String> {
         .collect()
 }
 
-/// Trap. `takeScreenshot: shot` and, later, `takeScreenshot: shot.png` are two names: Maestro
+/// Was a trap (fixed: `take_screenshot::file_name` appends the extension as Maestro does, whatever the path ends with). `takeScreenshot: shot` and, later, `takeScreenshot: shot.png` are two names: Maestro
 /// appends `.png` to the path as written (`Orchestra.takeScreenshotCommand`: `command.path +
 /// ".png"`, 1.39.10), so it keeps `shot.png` and `shot.png.png`. Public suites write the `.png`
 /// themselves (diabetactic/diabetify `maestro/tests/auth/01-login-flow.mock.yaml`:

@@ -103,7 +103,8 @@ fn scroll_until_visible_swipes_with_maestros_options_until_the_element_shows() {
     );
 }
 
-/// takeScreenshot: NAME.png lands beside the JUnit report (in its own folder when NAME has one),
+/// takeScreenshot: NAME.png lands beside the JUnit report (in its own folder when NAME has one;
+/// `.png` appended as Maestro appends it, whatever NAME ends with),
 /// a PNG of the whole screen, and the device keeps no copy; an absolute NAME is refused at its
 /// line (it would land anywhere).
 #[test]
@@ -118,7 +119,9 @@ fn take_screenshot_writes_the_png_beside_the_report() {
     let report = dir.path().join("out/report.xml");
     let out = replay(&shots, Some(&sim), &["--junit", report.to_str().unwrap()]);
     assert!(out.status.success(), "{}", stdout(&out));
-    for name in ["out/settings_home.png", "out/shots/settings again.png"] {
+    // Maestro appends `.png` to the path as written (`Orchestra.takeScreenshotCommand`): a
+    // path that ends with `.png` is `NAME.png.png`.
+    for name in ["out/settings_home.png", "out/shots/settings again.png.png"] {
         let png = std::fs::read(dir.path().join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
         let image = image::load_from_memory(&png).expect("a PNG");
         assert_eq!((image.width(), image.height()), (1080, 2400), "{name}");

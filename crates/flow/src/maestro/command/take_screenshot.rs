@@ -52,7 +52,8 @@ impl Run for Screenshot {
     }
 }
 
-/// The name a command's file takes (`path`, its `extension` appended as Maestro appends it): a
+/// The name a command's file takes (`path`, its `extension` appended as Maestro appends it, to
+/// a path that ends with it too): a
 /// path inside the working folder, as the one door takes it (`confine::relative`: plain names,
 /// `/` between folders). Maestro writes the path beside the folder it runs in, or where an
 /// absolute one says; a replay confines it to that folder (`inside`), so a flow a third party
@@ -66,8 +67,9 @@ pub(super) fn file_name(arg: &MarkedYamlOwned, command: &Spec, extension: &str) 
         None => arg,
     };
     let name = string(node, command.name)?;
-    let name = name.strip_suffix(extension).unwrap_or(&name);
-    let name = confine::chrooted(name);
+    // Appended to whatever the path ends with, as Maestro appends it: `shot.png` is
+    // `shot.png.png`, never the same file as `shot`.
+    let name = confine::chrooted(&name);
     // A template's name is held to the door's rules as its step reads it again, rendered.
     if marked(node) {
         return Ok(name);
