@@ -44,9 +44,11 @@ pub fn render(steps: &[Step], header: &[String]) -> String {
     }
     // Maestro closes a recording left open as the flow's commands end, passed or failed
     // (`Orchestra.runFlow`), and keeps its file: so does a flow that starts one.
-    let records = super::control::leaves(steps)
-        .iter()
-        .any(|s| matches!(&s.action, Action::Command(Command::StartRecording(_))));
+    let records = super::control::leaves(steps).iter().any(|s| match &s.action {
+        Action::Command(Command::StartRecording(_)) => true,
+        Action::Rendered(r) => r.command.as_deref() == Some("startRecording"),
+        _ => false,
+    });
     match records {
         true => out.push_str(&format!(
             "try {{\n{body}}} finally {{\n  await stopRecordingLeftOpen();\n}}\n"
