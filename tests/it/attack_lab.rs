@@ -21,7 +21,7 @@ const B64: base64::engine::GeneralPurpose = base64::engine::general_purpose::URL
 
 /// What the fake authorization server answers at a path.
 #[derive(Clone)]
-enum Reply {
+pub(crate) enum Reply {
     Json(Value),
     Status(u16),
     /// Accepts and never answers.
@@ -33,14 +33,14 @@ enum Reply {
 }
 
 /// An authorization server that misbehaves as told: `routes` by path, what it was asked in `hits`.
-struct Fake {
-    url: String,
+pub(crate) struct Fake {
+    pub(crate) url: String,
     routes: Arc<Mutex<HashMap<String, Reply>>>,
     hits: Arc<Mutex<Vec<String>>>,
 }
 
 impl Fake {
-    async fn start() -> Fake {
+    pub(crate) async fn start() -> Fake {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
         let routes: Arc<Mutex<HashMap<String, Reply>>> = Arc::default();
@@ -57,11 +57,11 @@ impl Fake {
         Fake { url, routes, hits }
     }
 
-    fn route(&self, path: &str, reply: Reply) {
+    pub(crate) fn route(&self, path: &str, reply: Reply) {
         self.routes.lock().unwrap().insert(path.to_string(), reply);
     }
 
-    fn asked(&self, path: &str) -> usize {
+    pub(crate) fn asked(&self, path: &str) -> usize {
         self.hits.lock().unwrap().iter().filter(|p| *p == path).count()
     }
 
@@ -160,7 +160,7 @@ impl Fake {
 }
 
 /// The provider's JWKS, as it publishes it.
-async fn jwks(provider: &Provider) -> Value {
+pub(crate) async fn jwks(provider: &Provider) -> Value {
     let text = http_client()
         .get(format!("{}/jwks", provider.issuer))
         .send()
@@ -203,7 +203,7 @@ fn public_pem(private_der: &[u8], pkcs1: bool) -> Vec<u8> {
 }
 
 /// A request to `/mcp` (or `/mcp?QUERY`) with exactly these headers: its status and challenge.
-async fn raw(mcp: &str, query: &str, headers: &[(&str, String)]) -> (u16, String) {
+pub(crate) async fn raw(mcp: &str, query: &str, headers: &[(&str, String)]) -> (u16, String) {
     let url = format!("{mcp}{query}");
     let mut request = http_client()
         .post(url)
@@ -228,7 +228,7 @@ async fn raw(mcp: &str, query: &str, headers: &[(&str, String)]) -> (u16, String
     (status, challenge)
 }
 
-fn bearer(token: &str) -> Vec<(&'static str, String)> {
+pub(crate) fn bearer(token: &str) -> Vec<(&'static str, String)> {
     vec![("authorization", format!("Bearer {token}"))]
 }
 
@@ -243,7 +243,7 @@ async fn scoped_call(server: &HttpServer, token: &str, tool: &str, args: Value) 
     (status, challenge, text)
 }
 
-const STATIC: &str = "static-bob-0123456789abcdef";
+pub(crate) const STATIC: &str = "static-bob-0123456789abcdef";
 
 /// A request's case: its name, query, headers, the status and challenge `error` expected, the spec.
 type Case = (
@@ -652,7 +652,7 @@ async fn forged_and_smuggled_tokens_get_the_status_the_specs_name() {
 }
 
 /// A token of `iss` for `aud`, signed with the provider's key under its kid.
-fn token_of(provider: &Provider, iss: &str, aud: &str, sub: &str) -> String {
+pub(crate) fn token_of(provider: &Provider, iss: &str, aud: &str, sub: &str) -> String {
     provider.forged(
         &provider.signing,
         &provider.kid,

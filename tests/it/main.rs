@@ -6,6 +6,7 @@
 
 mod common;
 
+mod attack_auth6;
 mod attack_files;
 mod attack_files5;
 mod attack_identity;
