@@ -40,6 +40,7 @@ fn discovery(path: &str) -> [String; 3] {
     ]
 }
 
+/// Was a trap, fixed (a fetch that ended while a call waited is its answer: `Keys::keys_tried`).
 /// The issuer's keys were never had (the server just started) and its JWKS hangs: three of its
 /// users' tokens arrive at once. They queue on the one fetch; when it gives up, each waiter finds
 /// no set and fetches again, one after another, so the n-th waits n fetch timeouts (100 tokens:
@@ -87,6 +88,7 @@ async fn tokens_queued_behind_a_first_jwks_fetch_that_hangs_share_it_not_fetch_a
     server.terminate().await;
 }
 
+/// Was a trap, fixed (`Keys::metadata_tried`, read before a call waits).
 /// The same through discovery (no `jwks_uri` configured) and introspection: an issuer whose
 /// first discovery URL hangs (the others 404), two JWTs and an opaque token at once. Each queued
 /// call walks the three discovery URLs again under the lock, 10 s each, serially (the third

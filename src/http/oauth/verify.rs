@@ -75,6 +75,13 @@ struct Keys {
     metadata: Option<Value>,
     set: Option<JwkSet>,
     fetched: Option<Instant>,
+    /// Fetches of the set, and of the metadata, that ended, and why the last one failed: a call
+    /// that waited on `fetching` while one ended takes its answer, failed or not, rather than
+    /// asking again (callers queued behind a fetch that hangs would each wait its timeout).
+    keys_tried: u64,
+    keys_error: Option<String>,
+    metadata_tried: u64,
+    metadata_error: Option<String>,
 }
 
 /// Who a token names and what it may do.
@@ -323,12 +330,19 @@ impl OAuth {
         let found = match found {
             Some(found) => found,
             None => {
-                // After any fetch under way (its answer may hold the kid), then fetch if allowed.
+                // After any fetch under way (its answer may hold the kid, and is this call's
+                // if it ended meanwhile), then fetch if allowed.
+                let (seen, seen_metadata) = {
+                    let keys = issuer.keys.lock().unwrap_or_else(|p| p.into_inner());
+                    (keys.keys_tried, keys.metadata_tried)
+                };
                 let _one = issuer.fetching.lock().await;
                 let may_fetch = {
                     let mut keys = issuer.keys.lock().unwrap_or_else(|p| p.into_inner());
                     let fresh = keys.fetched.is_some_and(|at| at.elapsed() < KEYS_MAX_AGE);
-                    let may = at_hand(&keys).is_none()
+                    let shared = keys.keys_tried != seen;
+                    let may = !shared
+                        && at_hand(&keys).is_none()
                         && (keys.set.is_none()
                             || !fresh
                             || keys.fetched.is_none_or(|at| at.elapsed() >= REFRESH_EVERY));
@@ -338,17 +352,27 @@ impl OAuth {
                     may
                 };
                 if may_fetch {
-                    let fetched = self.fetch_keys(issuer).await;
+                    let fetched = self.fetch_keys(issuer, seen_metadata).await;
                     let mut keys = issuer.keys.lock().unwrap_or_else(|p| p.into_inner());
+                    keys.keys_tried += 1;
                     match fetched {
-                        Ok(set) => keys.set = Some(set),
-                        Err(why) if keys.set.is_none() => return Err(unavailable(why)),
+                        Ok(set) => {
+                            keys.set = Some(set);
+                            keys.keys_error = None;
+                        }
                         Err(why) => {
-                            tracing::warn!(issuer = %issuer.config.url, %why, "the keys could not be fetched again")
+                            tracing::warn!(issuer = %issuer.config.url, %why, "the keys could not be fetched");
+                            keys.keys_error = Some(why);
                         }
                     }
                 }
                 let keys = issuer.keys.lock().unwrap_or_else(|p| p.into_inner());
+                if keys.set.is_none() {
+                    let why = keys.keys_error.clone();
+                    return Err(unavailable(
+                        why.unwrap_or_else(|| "the issuer's keys could not be fetched".into()),
+                    ));
+                }
                 keys.set.as_ref().and_then(find).ok_or_else(|| {
                     refused(match kid {
                         Some(kid) => format!("signed with key {}, which is not in the issuer's key set", text(kid)),
@@ -381,12 +405,13 @@ impl OAuth {
             .collect()
     }
 
-    /// The issuer's key set, fetched (under `fetching`, held by the caller).
-    async fn fetch_keys(&self, issuer: &Issuer) -> Result<JwkSet, String> {
+    /// The issuer's key set, fetched (under `fetching`, held by the caller; `seen_metadata`:
+    /// `metadata_tried` before it waited).
+    async fn fetch_keys(&self, issuer: &Issuer, seen_metadata: u64) -> Result<JwkSet, String> {
         let jwks = match &issuer.config.jwks_uri {
             Some(uri) => uri.clone(),
             None => {
-                let metadata = self.metadata(issuer).await?;
+                let metadata = self.metadata(issuer, seen_metadata).await?;
                 metadata["jwks_uri"]
                     .as_str()
                     .ok_or_else(|| format!("{}'s metadata names no jwks_uri", issuer.config.url))?
@@ -398,11 +423,30 @@ impl OAuth {
     }
 
     /// The issuer's metadata: RFC 8414's, else OpenID Connect's, its `issuer` checked; kept
-    /// once had. Fetched under `fetching`, held by the caller.
-    async fn metadata(&self, issuer: &Issuer) -> Result<Value, String> {
-        if let Some(metadata) = &issuer.keys.lock().unwrap_or_else(|p| p.into_inner()).metadata {
-            return Ok(metadata.clone());
+    /// once had. Fetched under `fetching`, held by the caller; an attempt that ended while the
+    /// caller waited (`seen`: `metadata_tried` before it waited) is its answer.
+    async fn metadata(&self, issuer: &Issuer, seen: u64) -> Result<Value, String> {
+        {
+            let keys = issuer.keys.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(metadata) = &keys.metadata {
+                return Ok(metadata.clone());
+            }
+            if keys.metadata_tried != seen {
+                return Err(keys.metadata_error.clone().unwrap_or_default());
+            }
         }
+        let found = self.discover(issuer).await;
+        let mut keys = issuer.keys.lock().unwrap_or_else(|p| p.into_inner());
+        keys.metadata_tried += 1;
+        match &found {
+            Ok(metadata) => keys.metadata = Some(metadata.clone()),
+            Err(why) => keys.metadata_error = Some(why.clone()),
+        }
+        found
+    }
+
+    /// The discovery documents asked in turn, the first that names the issuer.
+    async fn discover(&self, issuer: &Issuer) -> Result<Value, String> {
         let url = &issuer.config.url;
         let parsed = reqwest::Url::parse(url).map_err(|e| e.to_string())?;
         let origin = parsed.origin().ascii_serialization();
@@ -415,10 +459,7 @@ impl OAuth {
         let mut why = Vec::new();
         for at in tried {
             match self.get(&at).await {
-                Ok(metadata) if metadata["issuer"].as_str() == Some(url.as_str()) => {
-                    issuer.keys.lock().unwrap_or_else(|p| p.into_inner()).metadata = Some(metadata.clone());
-                    return Ok(metadata);
-                }
+                Ok(metadata) if metadata["issuer"].as_str() == Some(url.as_str()) => return Ok(metadata),
                 Ok(metadata) => why.push(format!("{at} names issuer {}", metadata["issuer"])),
                 Err(e) => why.push(e),
             }

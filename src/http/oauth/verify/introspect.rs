@@ -57,12 +57,15 @@ impl OAuth {
         let endpoint = match &config.endpoint {
             Some(endpoint) => endpoint.clone(),
             None => {
-                let kept = issuer.keys.lock().unwrap_or_else(|p| p.into_inner()).metadata.clone();
+                let (kept, seen) = {
+                    let keys = issuer.keys.lock().unwrap_or_else(|p| p.into_inner());
+                    (keys.metadata.clone(), keys.metadata_tried)
+                };
                 let metadata = match kept {
                     Some(kept) => Ok(kept),
                     None => {
                         let _one = issuer.fetching.lock().await;
-                        self.metadata(issuer).await
+                        self.metadata(issuer, seen).await
                     }
                 };
                 match metadata {
