@@ -123,14 +123,7 @@ async fn one_route_a_phone(state: &State, serials: Vec<String>) -> (Vec<String>,
             None => kept.push((serial, key)),
         }
     }
-    let said = match again.is_empty() {
-        true => String::new(),
-        false => format!("; {}", again.join("; ")),
-    };
-    (
-        kept.into_iter().map(|(s, _)| s).collect(),
-        said.trim_start_matches("; ").to_string(),
-    )
+    (kept.into_iter().map(|(s, _)| s).collect(), again.join("; "))
 }
 
 /// Why no device was chosen, in the command line's words: with several online, the options

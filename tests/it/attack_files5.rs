@@ -64,6 +64,28 @@ fn left_on_device(sim: &SimProcess) -> Vec<String> {
         .collect()
 }
 
+/// A workspace of `flows` (file, header, commands) replayed on the simulator from a folder of its
+/// own: the run, what it said, and that folder (where its files land).
+fn replay_workspace(flows: &[(&str, &str, &str)]) -> (Output, String, tempfile::TempDir) {
+    let ws = tempfile::tempdir().unwrap();
+    let here = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    for (file, header, commands) in flows {
+        crate::suite::flow(ws.path(), file, header, commands);
+    }
+    let out = droidmcp(&[ws.path().to_str().unwrap(), "--sim"], home.path())
+        .current_dir(here.path())
+        .output()
+        .unwrap();
+    let text = said(&out);
+    (out, text, here)
+}
+
+/// The PNGs under `dir`, as paths inside it.
+fn pngs_under(dir: &Path) -> Vec<String> {
+    files_under(dir).into_iter().filter(|f| f.ends_with(".png")).collect()
+}
+
 /// Was a trap (fixed: `take_screenshot::file_name` appends the extension as Maestro does, whatever the path ends with). `takeScreenshot: shot` and, later, `takeScreenshot: shot.png` are two names: Maestro
 /// appends `.png` to the path as written (`Orchestra.takeScreenshotCommand`: `command.path +
 /// ".png"`, 1.39.10), so it keeps `shot.png` and `shot.png.png`. Public suites write the `.png`
@@ -110,26 +132,14 @@ fn a_screenshot_named_with_and_without_png_keeps_both_screens() {
 /// prefix theirs by flow, diabetify's `heroku-auth-01-initial`).
 #[test]
 fn a_flows_own_name_that_is_another_flows_renamed_file_keeps_both() {
-    let ws = tempfile::tempdir().unwrap();
-    let here = tempfile::tempdir().unwrap();
-    let home = tempfile::tempdir().unwrap();
-    crate::suite::flow(
-        ws.path(),
-        "a.yaml",
-        "name: login\n",
-        "- launchApp\n- takeScreenshot: home\n",
-    );
-    crate::suite::flow(
-        ws.path(),
-        "b.yaml",
-        "name: settings\n",
-        "- launchApp\n- takeScreenshot: home-settings\n- tapOn: \"Network & internet\"\n- takeScreenshot: home\n",
-    );
-    let out = droidmcp(&[ws.path().to_str().unwrap(), "--sim"], home.path())
-        .current_dir(here.path())
-        .output()
-        .unwrap();
-    let text = said(&out);
+    let (out, text, here) = replay_workspace(&[
+        ("a.yaml", "name: login\n", "- launchApp\n- takeScreenshot: home\n"),
+        (
+            "b.yaml",
+            "name: settings\n",
+            "- launchApp\n- takeScreenshot: home-settings\n- tapOn: \"Network & internet\"\n- takeScreenshot: home\n",
+        ),
+    ]);
     assert!(out.status.success(), "{text}");
     let written = file_lines(&out);
     let distinct: std::collections::BTreeSet<&String> = written.iter().collect();
@@ -138,10 +148,7 @@ fn a_flows_own_name_that_is_another_flows_renamed_file_keeps_both() {
         (3, 3),
         "three screenshots, three files: {written:?}"
     );
-    let pngs: Vec<String> = files_under(here.path())
-        .into_iter()
-        .filter(|f| f.ends_with(".png"))
-        .collect();
+    let pngs = pngs_under(here.path());
     assert_eq!(pngs.len(), 3, "{pngs:?}\n{text}");
 }
 
@@ -153,35 +160,24 @@ fn a_flows_own_name_that_is_another_flows_renamed_file_keeps_both() {
 /// The door cuts the names droidmcp makes (`plain_file`); this one is not cut.
 #[test]
 fn a_renamed_screenshot_of_a_long_flow_name_is_still_written() {
-    let ws = tempfile::tempdir().unwrap();
-    let here = tempfile::tempdir().unwrap();
-    let home = tempfile::tempdir().unwrap();
     let body = "- launchApp\n- takeScreenshot: \"01_login_screen_after_entering_valid_credentials\"\n";
-    crate::suite::flow(
-        ws.path(),
-        "a.yaml",
-        "name: Login with valid credentials and verify the home screen\n",
-        body,
-    );
-    crate::suite::flow(
-        ws.path(),
-        "b.yaml",
-        "name: Second login check with valid credentials on the home screen\n",
-        body,
-    );
-    let out = droidmcp(&[ws.path().to_str().unwrap(), "--sim"], home.path())
-        .current_dir(here.path())
-        .output()
-        .unwrap();
-    let text = said(&out);
+    let (out, text, here) = replay_workspace(&[
+        (
+            "a.yaml",
+            "name: Login with valid credentials and verify the home screen\n",
+            body,
+        ),
+        (
+            "b.yaml",
+            "name: Second login check with valid credentials on the home screen\n",
+            body,
+        ),
+    ]);
     assert!(
         out.status.success(),
         "both flows pass and keep their screenshot: {text}"
     );
-    let pngs: Vec<String> = files_under(here.path())
-        .into_iter()
-        .filter(|f| f.ends_with(".png"))
-        .collect();
+    let pngs = pngs_under(here.path());
     assert_eq!(pngs.len(), 2, "{pngs:?}");
 }
 
@@ -191,21 +187,14 @@ fn a_renamed_screenshot_of_a_long_flow_name_is_still_written() {
 /// `Login` beside a `login` on a case-blind disk), but not the flows' files.
 #[test]
 fn screenshot_names_two_flows_spell_in_other_cases_stay_two_files_on_a_case_blind_disk() {
-    let ws = tempfile::tempdir().unwrap();
-    let here = tempfile::tempdir().unwrap();
-    let home = tempfile::tempdir().unwrap();
-    crate::suite::flow(ws.path(), "a.yaml", "", "- launchApp\n- takeScreenshot: Home\n");
-    crate::suite::flow(
-        ws.path(),
-        "b.yaml",
-        "",
-        "- launchApp\n- tapOn: \"Network & internet\"\n- takeScreenshot: home\n",
-    );
-    let out = droidmcp(&[ws.path().to_str().unwrap(), "--sim"], home.path())
-        .current_dir(here.path())
-        .output()
-        .unwrap();
-    let text = said(&out);
+    let (out, text, _here) = replay_workspace(&[
+        ("a.yaml", "", "- launchApp\n- takeScreenshot: Home\n"),
+        (
+            "b.yaml",
+            "",
+            "- launchApp\n- tapOn: \"Network & internet\"\n- takeScreenshot: home\n",
+        ),
+    ]);
     assert!(out.status.success(), "{text}");
     let folded: std::collections::BTreeSet<String> = file_lines(&out).iter().map(|f| f.to_lowercase()).collect();
     assert_eq!(
